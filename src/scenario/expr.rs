@@ -1,0 +1,407 @@
+//! CEL expressions (`assert`, `capture`, `requires`, `for_each`) and the
+//! helper functions a spec editor needs. Values cross the boundary as JSON.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, OnceLock};
+
+use cel::extractors::Arguments;
+use cel::objects::Value as CelValue;
+use cel::{Context, Env, ExecutionError, Program};
+use serde_json::{Map, Value};
+
+/// A CEL error, with the expression's own position inside its text.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ExprError {
+    #[error("CEL syntax error: {0}")]
+    Syntax(String),
+    #[error("CEL evaluation failed: {0}")]
+    Eval(String),
+    #[error("CEL expression returned {found}, expected {expected}")]
+    Type { expected: &'static str, found: String },
+}
+
+fn env() -> Arc<Env> {
+    static ENV: OnceLock<Arc<Env>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut env = Env::stdlib();
+        // Extensions only add overloads; a failure here would be a bug in the crate
+        // version, and the plain standard library still works.
+        let _ = env.add_extension(cel::extensions::strings);
+        let _ = env.add_extension(cel::extensions::lists);
+        let _ = env.add_extension(cel::extensions::math);
+        Arc::new(env)
+    })
+    .clone()
+}
+
+/// A compiled expression.
+pub struct Compiled {
+    program: Program,
+}
+
+impl std::fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Compiled")
+    }
+}
+
+/// Compiles an expression, so syntax errors surface when the file is loaded.
+pub fn compile(source: &str) -> Result<Compiled, ExprError> {
+    env()
+        .compile(source)
+        .map(|program| Compiled { program })
+        .map_err(|e| ExprError::Syntax(clean_parse_error(&e.to_string())))
+}
+
+fn clean_parse_error(text: &str) -> String {
+    text.lines()
+        .next()
+        .unwrap_or(text)
+        .trim_start_matches("ERROR: ")
+        .replace("<input>:", "column ")
+}
+
+/// Evaluates `source` with `bindings` (name → JSON value) as variables.
+pub fn eval(source: &str, bindings: &Map<String, Value>) -> Result<Value, ExprError> {
+    let compiled = compile(source)?;
+    let mut ctx = Context::with_env(env());
+    register_helpers(&mut ctx);
+    for (name, value) in bindings {
+        let cel_value = cel::to_value(value).map_err(|e| ExprError::Eval(format!("binding {name}: {e}")))?;
+        ctx.add_variable_from_value(name.clone(), cel_value);
+    }
+    let out = compiled.program.execute(&ctx).map_err(|e| ExprError::Eval(e.to_string()))?;
+    to_json(&out)
+}
+
+/// Evaluates an expression that must give a boolean.
+pub fn eval_bool(source: &str, bindings: &Map<String, Value>) -> Result<bool, ExprError> {
+    match eval(source, bindings)? {
+        Value::Bool(b) => Ok(b),
+        other => Err(ExprError::Type {
+            expected: "a boolean",
+            found: crate::jsonrpc::type_name(&other).to_string(),
+        }),
+    }
+}
+
+/// Evaluates an expression that must give a list.
+pub fn eval_list(source: &str, bindings: &Map<String, Value>) -> Result<Vec<Value>, ExprError> {
+    match eval(source, bindings)? {
+        Value::Array(items) => Ok(items),
+        other => Err(ExprError::Type {
+            expected: "a list",
+            found: crate::jsonrpc::type_name(&other).to_string(),
+        }),
+    }
+}
+
+fn to_json(value: &CelValue) -> Result<Value, ExprError> {
+    value.json().map_err(|e| ExprError::Eval(format!("result cannot be shown as JSON: {e}")))
+}
+
+fn from_json(value: &Value) -> Result<CelValue, ExecutionError> {
+    cel::to_value(value).map_err(|e| ExecutionError::function_error("json", e))
+}
+
+type HelperResult = Result<CelValue, ExecutionError>;
+
+/// The helper functions documented in scenarios/README.md.
+fn register_helpers(ctx: &mut Context) {
+    let helpers: [(&str, fn(Arguments) -> HelperResult); 15] = [
+        ("same_set", same_set),
+        ("subset", subset),
+        ("unique", unique),
+        ("sorted", sorted),
+        ("non_increasing", non_increasing),
+        ("marker", marker),
+        ("carrier", carrier),
+        ("parse_json", parse_json),
+        ("keys", keys),
+        ("tokens", tokens),
+        ("lower", lower),
+        ("json_equal", json_equal),
+        ("count", count),
+        ("distinctive_word", distinctive_word),
+        ("tool_result", tool_result),
+    ];
+    for (name, f) in helpers {
+        // A name clash with the standard library would be a programming error
+        // caught by the unit tests below.
+        let _ = ctx.add_function(name, f);
+    }
+}
+
+fn args_json(name: &str, Arguments(args): &Arguments, n: usize) -> Result<Vec<Value>, ExecutionError> {
+    if args.len() != n {
+        return Err(ExecutionError::function_error(
+            name,
+            format!("takes {n} argument(s), got {}", args.len()),
+        ));
+    }
+    args.iter()
+        .map(|a| a.json().map_err(|e| ExecutionError::function_error(name, e.to_string())))
+        .collect()
+}
+
+fn list_arg<'a>(name: &str, v: &'a Value) -> Result<&'a Vec<Value>, ExecutionError> {
+    v.as_array()
+        .ok_or_else(|| ExecutionError::function_error(name, format!("expects a list, got {}", crate::jsonrpc::type_name(v))))
+}
+
+fn str_arg<'a>(name: &str, v: &'a Value) -> Result<&'a str, ExecutionError> {
+    v.as_str()
+        .ok_or_else(|| ExecutionError::function_error(name, format!("expects a string, got {}", crate::jsonrpc::type_name(v))))
+}
+
+/// Canonical text of a value, so lists of objects can be compared as sets.
+fn canonical(v: &Value) -> String {
+    match v {
+        Value::Object(map) => {
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            let inner: Vec<String> = entries
+                .into_iter()
+                .map(|(k, v)| format!("{}:{}", Value::String(k.clone()), canonical(v)))
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        }
+        Value::Array(items) => format!("[{}]", items.iter().map(canonical).collect::<Vec<_>>().join(",")),
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => format!("{}", f as i64),
+            _ => n.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+fn set_of(items: &[Value]) -> BTreeSet<String> {
+    items.iter().map(canonical).collect()
+}
+
+fn same_set(args: Arguments) -> HelperResult {
+    let a = args_json("same_set", &args, 2)?;
+    Ok(CelValue::Bool(set_of(list_arg("same_set", &a[0])?) == set_of(list_arg("same_set", &a[1])?)))
+}
+
+fn subset(args: Arguments) -> HelperResult {
+    let a = args_json("subset", &args, 2)?;
+    let whole = set_of(list_arg("subset", &a[1])?);
+    Ok(CelValue::Bool(list_arg("subset", &a[0])?.iter().all(|x| whole.contains(&canonical(x)))))
+}
+
+fn unique(args: Arguments) -> HelperResult {
+    let a = args_json("unique", &args, 1)?;
+    let items = list_arg("unique", &a[0])?;
+    Ok(CelValue::Bool(set_of(items).len() == items.len()))
+}
+
+fn sorted(args: Arguments) -> HelperResult {
+    let a = args_json("sorted", &args, 1)?;
+    let mut items = list_arg("sorted", &a[0])?.clone();
+    items.sort_by(compare_json);
+    from_json(&Value::Array(items))
+}
+
+fn compare_json(a: &Value, b: &Value) -> std::cmp::Ordering {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x.total_cmp(&y),
+        _ => canonical(a).cmp(&canonical(b)),
+    }
+}
+
+fn non_increasing(args: Arguments) -> HelperResult {
+    let a = args_json("non_increasing", &args, 1)?;
+    let items = list_arg("non_increasing", &a[0])?;
+    Ok(CelValue::Bool(items.windows(2).all(|w| compare_json(&w[0], &w[1]) != std::cmp::Ordering::Less)))
+}
+
+/// Where a string marker such as `TOOL_DESCRIPTION_REQUIRED` shows up in a
+/// response, in the order DESIGN.md section 6 lists the accepted carriers.
+pub fn find_carrier(response: &Value, code: &str) -> Option<&'static str> {
+    let error = response.get("error");
+    if let Some(error) = error {
+        if error.pointer("/data/code").and_then(Value::as_str) == Some(code) {
+            return Some("error.data.code");
+        }
+        if error.get("code").and_then(Value::as_str) == Some(code) {
+            return Some("error.code (string)");
+        }
+        if error.get("message").and_then(Value::as_str).is_some_and(|m| m.contains(code)) {
+            return Some("error.message");
+        }
+        if error.get("data").is_some_and(|d| d.to_string().contains(code)) {
+            return Some("error.data");
+        }
+    }
+    let result = response.get("result")?;
+    if result.get("isError") != Some(&Value::Bool(true)) {
+        return None;
+    }
+    if let Some(sc) = result.get("structuredContent") {
+        if sc.to_string().contains(code) {
+            return Some("result.structuredContent (isError)");
+        }
+    }
+    let texts = result.get("content").and_then(Value::as_array)?;
+    texts
+        .iter()
+        .filter_map(|c| c.get("text").and_then(Value::as_str))
+        .any(|t| t.contains(code))
+        .then_some("result.content text (isError)")
+}
+
+fn marker(args: Arguments) -> HelperResult {
+    let a = args_json("marker", &args, 2)?;
+    let code = str_arg("marker", &a[1])?;
+    Ok(CelValue::Bool(find_carrier(&a[0], code).is_some()))
+}
+
+fn carrier(args: Arguments) -> HelperResult {
+    let a = args_json("carrier", &args, 2)?;
+    let code = str_arg("carrier", &a[1])?;
+    Ok(CelValue::String(Arc::new(find_carrier(&a[0], code).unwrap_or("").to_string())))
+}
+
+fn parse_json(args: Arguments) -> HelperResult {
+    let a = args_json("parse_json", &args, 1)?;
+    let text = str_arg("parse_json", &a[0])?;
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| ExecutionError::function_error("parse_json", format!("text is not JSON: {e}")))?;
+    from_json(&v)
+}
+
+fn keys(args: Arguments) -> HelperResult {
+    let a = args_json("keys", &args, 1)?;
+    let obj = a[0]
+        .as_object()
+        .ok_or_else(|| ExecutionError::function_error("keys", "expects a map"))?;
+    from_json(&Value::Array(obj.keys().map(|k| Value::String(k.clone())).collect()))
+}
+
+/// Lowercase alphanumeric words of a text.
+pub fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+fn tokens(args: Arguments) -> HelperResult {
+    let a = args_json("tokens", &args, 1)?;
+    let text = str_arg("tokens", &a[0])?;
+    from_json(&Value::Array(words(text).into_iter().map(Value::String).collect()))
+}
+
+fn lower(args: Arguments) -> HelperResult {
+    let a = args_json("lower", &args, 1)?;
+    Ok(CelValue::String(Arc::new(str_arg("lower", &a[0])?.to_lowercase())))
+}
+
+fn json_equal(args: Arguments) -> HelperResult {
+    let a = args_json("json_equal", &args, 2)?;
+    Ok(CelValue::Bool(super::pattern::json_eq(&a[0], &a[1])))
+}
+
+fn count(args: Arguments) -> HelperResult {
+    let a = args_json("count", &args, 2)?;
+    let needle = canonical(&a[1]);
+    let n = list_arg("count", &a[0])?.iter().filter(|x| canonical(x) == needle).count();
+    Ok(CelValue::Int(n as i64))
+}
+
+/// A word (5+ letters) of the named tool's description that no other tool's
+/// description contains, or "" when there is none.
+fn distinctive_word(args: Arguments) -> HelperResult {
+    let a = args_json("distinctive_word", &args, 2)?;
+    let tools = list_arg("distinctive_word", &a[0])?;
+    let name = str_arg("distinctive_word", &a[1])?;
+    let description = |t: &Value| t.get("description").and_then(Value::as_str).unwrap_or("").to_string();
+    let Some(target) = tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(name)) else {
+        return Ok(CelValue::String(Arc::new(String::new())));
+    };
+    let others: BTreeSet<String> = tools
+        .iter()
+        .filter(|t| t.get("name").and_then(Value::as_str) != Some(name))
+        .flat_map(|t| words(&description(t)))
+        .collect();
+    let word = words(&description(target))
+        .into_iter()
+        .filter(|w| w.chars().count() >= 5 && w.chars().all(char::is_alphabetic) && !others.contains(w))
+        .max_by_key(|w| (w.len(), std::cmp::Reverse(w.clone())))
+        .unwrap_or_default();
+    Ok(CelValue::String(Arc::new(word)))
+}
+
+/// The structured payload of a `tools/call` answer: `structuredContent`, or the
+/// first text content parsed as JSON, or null.
+fn tool_result(args: Arguments) -> HelperResult {
+    let a = args_json("tool_result", &args, 1)?;
+    let result = a[0].get("result").unwrap_or(&a[0]);
+    if let Some(sc) = result.get("structuredContent") {
+        return from_json(sc);
+    }
+    let parsed = result
+        .get("content")
+        .and_then(Value::as_array)
+        .and_then(|c| c.iter().find_map(|c| c.get("text").and_then(Value::as_str)))
+        .and_then(|t| serde_json::from_str::<Value>(t).ok())
+        .unwrap_or(Value::Null);
+    from_json(&parsed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn b(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn evaluates_over_json_bindings() {
+        let bindings = b(json!({"all": {"result": {"tools": [{"name": "a", "groups": ["g"]}, {"name": "b"}]}}}));
+        let names = eval("all.result.tools.filter(t, has(t.groups) && 'g' in t.groups).map(t, t.name)", &bindings);
+        assert_eq!(names, Ok(json!(["a"])));
+        assert_eq!(eval_bool("size(all.result.tools) == 2", &bindings), Ok(true));
+    }
+
+    #[test]
+    fn helpers_work() {
+        let bindings = b(json!({
+            "x": [3, 1, 2], "y": [1, 2, 3, 3],
+            "r": {"error": {"code": -32010, "message": "m", "data": {"code": "TOOL_DESCRIPTION_REQUIRED"}}},
+            "tools": [{"name": "a", "description": "Archive the quarterly ledger"}, {"name": "b", "description": "Archive a page"}],
+            "call": {"result": {"content": [{"type": "text", "text": "{\"n\": 1}"}]}}
+        }));
+        for expr in [
+            "same_set(x, y)",
+            "subset([1, 2], x)",
+            "!unique(y) && unique(x)",
+            "sorted(x) == [1, 2, 3]",
+            "non_increasing([3, 3, 1]) && !non_increasing(x)",
+            "marker(r, 'TOOL_DESCRIPTION_REQUIRED') && carrier(r, 'TOOL_DESCRIPTION_REQUIRED') == 'error.data.code'",
+            "!marker(r, 'MISSING_TOOL_SELECTION')",
+            "parse_json('{\"a\": [1]}').a == [1]",
+            "keys({'k': 1}) == ['k']",
+            "tokens('Create a NEW page') == ['create', 'a', 'new', 'page']",
+            "lower('AbC') == 'abc'",
+            "json_equal({'a': 1}, {'a': 1})",
+            "count(y, 3) == 2",
+            "distinctive_word(tools, 'a') == 'quarterly'",
+            "tool_result(call).n == 1",
+        ] {
+            assert_eq!(eval_bool(expr, &bindings), Ok(true), "{expr}");
+        }
+    }
+
+    #[test]
+    fn errors_are_explained() {
+        assert!(matches!(compile("a +"), Err(ExprError::Syntax(_))));
+        let empty = Map::new();
+        assert!(matches!(eval_bool("missing.field", &empty), Err(ExprError::Eval(_))));
+        assert!(matches!(eval_bool("1 + 1", &empty), Err(ExprError::Type { .. })));
+        assert!(matches!(eval("same_set(1)", &empty), Err(ExprError::Eval(_))));
+    }
+}

@@ -1,0 +1,159 @@
+//! The scenario model: what a scenario file says, after loading and checking.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::source::Position;
+
+/// How much a requirement weighs: what its failure turns into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Level {
+    #[serde(rename = "MUST")]
+    Must,
+    #[serde(rename = "SHOULD")]
+    Should,
+    #[serde(rename = "MAY")]
+    May,
+    #[serde(rename = "INFO")]
+    Info,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Must => "MUST",
+            Level::Should => "SHOULD",
+            Level::May => "MAY",
+            Level::Info => "INFO",
+        }
+    }
+
+    /// The weaker of two levels: a SHOULD check inside a MUST scenario only warns.
+    pub fn weaker(self, other: Level) -> Level {
+        self.max(other)
+    }
+}
+
+impl std::fmt::Display for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A reference into one of the source documents.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpecRef {
+    pub doc: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quote: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// A CEL expression with where it was written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    pub source: String,
+    pub position: Position,
+}
+
+/// A precondition: false → the scenario is skipped with `reason`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Requirement {
+    pub expr: Expr,
+    pub reason: String,
+}
+
+/// One `assert` entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Assertion {
+    pub expr: Expr,
+    pub message: Option<String>,
+    pub level: Option<Level>,
+}
+
+/// What a step does on the wire.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    Request {
+        method: String,
+        params: Option<Value>,
+        rpc_id: Option<Value>,
+        /// Follow `nextCursor`, concatenating `result.<field>`.
+        paginate: Option<String>,
+        max_pages: usize,
+    },
+    Notify {
+        method: String,
+        params: Option<Value>,
+    },
+    /// Bytes as written (a newline is added when missing); waits for one answer
+    /// when the step has an `expect`.
+    SendRaw { text: String },
+    WaitNotification { method: String },
+    Sleep { ms: u64 },
+    /// No wire traffic: only captures and asserts.
+    Check,
+}
+
+/// A `for_each` fan-out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForEach {
+    pub items: Expr,
+    pub var: String,
+    pub max_items: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub id: Option<String>,
+    pub session: Option<String>,
+    pub action: Action,
+    pub for_each: Option<ForEach>,
+    /// Inject the stateless era's `_meta` (default true; false to test its absence).
+    pub meta: bool,
+    pub expect: Option<Value>,
+    pub expect_position: Position,
+    pub asserts: Vec<Assertion>,
+    pub captures: Vec<(String, Expr)>,
+    pub timeout_ms: Option<u64>,
+    pub level: Option<Level>,
+    pub position: Position,
+}
+
+impl Step {
+    /// A display name for messages: the step id or its ordinal.
+    pub fn label(&self, index: usize) -> String {
+        match &self.id {
+            Some(id) => format!("step '{id}'"),
+            None => format!("step {}", index + 1),
+        }
+    }
+}
+
+/// A fully loaded and checked scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    pub id: String,
+    pub title: String,
+    pub profile: String,
+    pub level: Level,
+    pub requirements: Vec<String>,
+    pub spec: Vec<SpecRef>,
+    pub description: Option<String>,
+    pub requires: Vec<Requirement>,
+    /// Protocol versions the scenario applies to; empty means every era.
+    pub eras: Vec<String>,
+    /// The reason shown when the negotiated era is not in `eras`.
+    pub eras_reason: Option<String>,
+    pub transports: Vec<String>,
+    pub fixture: Option<String>,
+    pub timeout_ms: Option<u64>,
+    pub steps: Vec<Step>,
+    pub asserts: Vec<Assertion>,
+    /// Where the scenario came from (`builtin:base/x.yaml` or a file path).
+    pub origin: String,
+}

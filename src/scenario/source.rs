@@ -1,0 +1,182 @@
+//! YAML text → JSON value, remembering where every node came from so that any
+//! later error (schema, pattern, CEL) can point at `file:line:col`.
+
+use std::collections::HashMap;
+
+use saphyr::{LoadableYamlNode, MarkedYamlOwned, ScalarOwned, YamlDataOwned};
+use serde_json::{Map, Number, Value};
+
+/// A 1-based line and column in a source file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Position {
+    pub line: usize,
+    pub col: usize,
+}
+
+impl std::fmt::Display for Position {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.line, self.col)
+    }
+}
+
+/// A parsed document and the position of every node, keyed by JSON Pointer.
+#[derive(Debug, Clone, Default)]
+pub struct SourceDoc {
+    pub value: Value,
+    positions: HashMap<String, Position>,
+    key_positions: HashMap<String, Position>,
+}
+
+impl SourceDoc {
+    /// The position of the node at `pointer`, or of its nearest ancestor.
+    pub fn position(&self, pointer: &str) -> Position {
+        let mut p = pointer.to_string();
+        loop {
+            if let Some(pos) = self.positions.get(&p) {
+                return *pos;
+            }
+            match p.rfind('/') {
+                Some(i) => p.truncate(i),
+                None => return Position { line: 1, col: 1 },
+            }
+        }
+    }
+
+    /// The position of the key that introduces `pointer` (better for "unknown key").
+    pub fn key_position(&self, pointer: &str) -> Position {
+        self.key_positions
+            .get(pointer)
+            .copied()
+            .unwrap_or_else(|| self.position(pointer))
+    }
+}
+
+/// Why a YAML text could not become a JSON document.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{position}: {message}")]
+pub struct SourceError {
+    pub position: Position,
+    pub message: String,
+}
+
+/// Parses one YAML document into JSON with positions.
+pub fn parse_yaml(text: &str) -> Result<SourceDoc, SourceError> {
+    let docs = MarkedYamlOwned::load_from_str(text).map_err(|e| SourceError {
+        position: Position {
+            line: e.marker().line(),
+            col: e.marker().col() + 1,
+        },
+        message: format!("invalid YAML: {}", e.info()),
+    })?;
+    let mut docs = docs.into_iter();
+    let Some(root) = docs.next() else {
+        return Err(SourceError {
+            position: Position { line: 1, col: 1 },
+            message: "the file is empty; expected a scenario mapping".into(),
+        });
+    };
+    if let Some(extra) = docs.next() {
+        return Err(SourceError {
+            position: position_of(&extra),
+            message: "a scenario file holds exactly one YAML document".into(),
+        });
+    }
+    let mut doc = SourceDoc::default();
+    doc.value = convert(&root, String::new(), &mut doc)?;
+    Ok(doc)
+}
+
+fn position_of(node: &MarkedYamlOwned) -> Position {
+    Position {
+        line: node.span.start.line(),
+        col: node.span.start.col() + 1,
+    }
+}
+
+/// Escapes a key for use in a JSON Pointer (RFC 6901).
+pub fn escape_pointer(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+fn convert(node: &MarkedYamlOwned, pointer: String, doc: &mut SourceDoc) -> Result<Value, SourceError> {
+    let position = position_of(node);
+    doc.positions.insert(pointer.clone(), position);
+    let err = |message: String| SourceError { position, message };
+    Ok(match &node.data {
+        YamlDataOwned::Value(scalar) => scalar_to_json(scalar).ok_or_else(|| err("number is not finite".into()))?,
+        YamlDataOwned::Representation(text, _, _) => Value::String(text.clone()),
+        YamlDataOwned::Sequence(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                out.push(convert(item, format!("{pointer}/{i}"), doc)?);
+            }
+            Value::Array(out)
+        }
+        YamlDataOwned::Mapping(map) => {
+            let mut out = Map::new();
+            for (key, value) in map {
+                let Some(name) = key_text(key) else {
+                    return Err(SourceError {
+                        position: position_of(key),
+                        message: "mapping keys must be strings".into(),
+                    });
+                };
+                let child = format!("{pointer}/{}", escape_pointer(&name));
+                doc.key_positions.insert(child.clone(), position_of(key));
+                let converted = convert(value, child, doc)?;
+                out.insert(name, converted);
+            }
+            Value::Object(out)
+        }
+        YamlDataOwned::Tagged(_, inner) => convert(inner, pointer, doc)?,
+        YamlDataOwned::Alias(_) => return Err(err("YAML aliases are not supported in scenario files".into())),
+        YamlDataOwned::BadValue => return Err(err("value cannot be read (bad scalar for its tag)".into())),
+    })
+}
+
+fn key_text(key: &MarkedYamlOwned) -> Option<String> {
+    match &key.data {
+        YamlDataOwned::Value(ScalarOwned::String(s)) => Some(s.to_string()),
+        YamlDataOwned::Value(ScalarOwned::Integer(i)) => Some(i.to_string()),
+        YamlDataOwned::Value(ScalarOwned::Boolean(b)) => Some(b.to_string()),
+        YamlDataOwned::Representation(s, _, _) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+fn scalar_to_json(scalar: &ScalarOwned) -> Option<Value> {
+    Some(match scalar {
+        ScalarOwned::Null => Value::Null,
+        ScalarOwned::Boolean(b) => Value::Bool(*b),
+        ScalarOwned::Integer(i) => Value::Number((*i).into()),
+        ScalarOwned::FloatingPoint(f) => Value::Number(Number::from_f64(f.into_inner())?),
+        ScalarOwned::String(s) => Value::String(s.to_string()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn converts_and_remembers_positions() {
+        let doc = parse_yaml("id: a\nsteps:\n  - request: tools/list\n    params: {x: 1}\n").expect("parse");
+        assert_eq!(doc.value, json!({"id": "a", "steps": [{"request": "tools/list", "params": {"x": 1}}]}));
+        assert_eq!(doc.position("/steps/0/params/x"), Position { line: 4, col: 17 });
+        assert_eq!(doc.key_position("/steps/0/params"), Position { line: 4, col: 5 });
+        assert_eq!(doc.position("/steps/0/nope/deeper"), Position { line: 3, col: 5 });
+    }
+
+    #[test]
+    fn syntax_errors_carry_a_position() {
+        let err = parse_yaml("id: [unclosed\n").expect_err("must fail");
+        assert!(err.position.line >= 1, "{err}");
+        assert!(err.message.starts_with("invalid YAML"), "{err}");
+    }
+
+    #[test]
+    fn duplicate_keys_are_rejected() {
+        assert!(parse_yaml("id: a\nid: b\n").is_err());
+    }
+}
