@@ -2,6 +2,8 @@
 //! JSON pattern matcher, interpolation and CEL. No I/O beyond reading files.
 
 pub mod expr;
+pub mod interpolate;
+pub mod load;
 pub mod model;
 pub mod pattern;
 pub mod source;

@@ -1,0 +1,556 @@
+//! Loading is strict: a scenario file is parsed with positions, checked
+//! against `fixtures/schemas/scenario.schema.json`, then every pattern, CEL
+//! expression and interpolation is checked. Every problem is reported as
+//! `file:line:col: message`, and a file with any problem is not run.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::Validator;
+use serde_json::{Map, Value};
+
+use super::expr;
+use super::interpolate;
+use super::model::{Action, Assertion, Expr, ForEach, Level, Requirement, Scenario, SpecRef, Step};
+use super::pattern;
+use super::source::{parse_yaml, Position, SourceDoc};
+
+/// The scenario file schema, shipped with the binary.
+pub const SCENARIO_SCHEMA: &str = include_str!("../../fixtures/schemas/scenario.schema.json");
+
+const ACTIONS: &[&str] = &["request", "notify", "send_raw", "wait_notification", "sleep_ms"];
+const DEFAULT_MAX_PAGES: usize = 1000;
+const DEFAULT_MAX_ITEMS: usize = 50;
+
+/// One problem in one file.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{file}:{position}: {message}")]
+pub struct LoadError {
+    pub file: String,
+    pub position: Position,
+    pub message: String,
+}
+
+/// Every problem found while loading a set of files.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+pub struct LoadErrors(pub Vec<LoadError>);
+
+fn schema_validator() -> &'static Result<Validator, String> {
+    static VALIDATOR: OnceLock<Result<Validator, String>> = OnceLock::new();
+    VALIDATOR.get_or_init(|| {
+        let schema: Value = serde_json::from_str(SCENARIO_SCHEMA).map_err(|e| e.to_string())?;
+        jsonschema::validator_for(&schema).map_err(|e| e.to_string())
+    })
+}
+
+struct Loader<'a> {
+    file: &'a str,
+    doc: SourceDoc,
+    errors: Vec<LoadError>,
+}
+
+impl Loader<'_> {
+    fn error_at(&mut self, position: Position, message: impl Into<String>) {
+        self.errors.push(LoadError {
+            file: self.file.to_string(),
+            position,
+            message: message.into(),
+        });
+    }
+
+    fn error(&mut self, pointer: &str, message: impl Into<String>) {
+        let position = self.doc.position(pointer);
+        self.error_at(position, message);
+    }
+
+    fn check_schema(&mut self) {
+        let validator = match schema_validator() {
+            Ok(v) => v,
+            Err(e) => {
+                self.error_at(Position::default(), format!("internal: the scenario schema does not compile: {e}"));
+                return;
+            }
+        };
+        let value = self.doc.value.clone();
+        let mut found: Vec<(Position, String)> = validator
+            .iter_errors(&value)
+            .map(|e| self.describe_schema_error(&e))
+            .collect();
+        found.sort_by_key(|(p, _)| (p.line, p.col));
+        found.dedup();
+        for (position, message) in found {
+            self.error_at(position, message);
+        }
+    }
+
+    fn describe_schema_error(&self, e: &jsonschema::ValidationError) -> (Position, String) {
+        let pointer = e.instance_path().as_str().to_string();
+        let place = describe_place(&pointer);
+        match e.kind() {
+            ValidationErrorKind::AdditionalProperties { unexpected } => {
+                let key = unexpected.first().cloned().unwrap_or_default();
+                let child = format!("{pointer}/{}", super::source::escape_pointer(&key));
+                let hint = suggest_key(&pointer, &key);
+                (self.doc.key_position(&child), format!("unknown key '{key}' in {place}{hint}"))
+            }
+            ValidationErrorKind::Required { property } => (
+                self.doc.position(&pointer),
+                format!("{place} is missing required key {property}"),
+            ),
+            _ => (self.doc.position(&pointer), format!("{place}: {}", e.masked())),
+        }
+    }
+}
+
+fn describe_place(pointer: &str) -> String {
+    let parts: Vec<&str> = pointer.split('/').skip(1).collect();
+    match parts.as_slice() {
+        [] => "the scenario".into(),
+        ["steps", i] => format!("step {}", i.parse::<usize>().map_or(0, |n| n + 1)),
+        ["steps", i, rest @ ..] => format!(
+            "step {} key '{}'",
+            i.parse::<usize>().map_or(0, |n| n + 1),
+            rest.join(".")
+        ),
+        _ => format!("key '{}'", parts.join(".")),
+    }
+}
+
+fn suggest_key(pointer: &str, key: &str) -> String {
+    let allowed: &[&str] = if pointer.starts_with("/steps/") && pointer.matches('/').count() == 2 {
+        &[
+            "id", "session", "request", "notify", "send_raw", "wait_notification", "sleep_ms", "params", "rpc_id",
+            "meta", "paginate", "max_pages", "for_each", "as", "max_items", "expect", "assert", "capture",
+            "timeout_ms", "level",
+        ]
+    } else if pointer.is_empty() {
+        &[
+            "id", "title", "description", "profile", "level", "requirements", "spec", "requires", "eras",
+            "eras_reason", "transports", "fixture", "timeout_ms", "steps", "assert",
+        ]
+    } else {
+        &[]
+    };
+    allowed
+        .iter()
+        .filter(|k| strsim::levenshtein(k, key) <= 2)
+        .min_by_key(|k| strsim::levenshtein(k, key))
+        .map(|k| format!("; did you mean '{k}'?"))
+        .unwrap_or_else(|| {
+            if allowed.is_empty() {
+                String::new()
+            } else {
+                format!(" (allowed: {})", allowed.join(", "))
+            }
+        })
+}
+
+/// Loads one scenario from text; `file` names it in errors.
+pub fn load_str(file: &str, text: &str) -> Result<Scenario, LoadErrors> {
+    let doc = parse_yaml(text).map_err(|e| {
+        LoadErrors(vec![LoadError {
+            file: file.to_string(),
+            position: e.position,
+            message: e.message,
+        }])
+    })?;
+    let mut loader = Loader {
+        file,
+        doc,
+        errors: Vec::new(),
+    };
+    loader.check_schema();
+    if !loader.errors.is_empty() {
+        return Err(LoadErrors(loader.errors));
+    }
+    let scenario = loader.build();
+    match scenario {
+        Some(s) if loader.errors.is_empty() => Ok(s),
+        _ => Err(LoadErrors(loader.errors)),
+    }
+}
+
+fn get_str(obj: &Map<String, Value>, key: &str) -> Option<String> {
+    obj.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
+fn get_u64(obj: &Map<String, Value>, key: &str) -> Option<u64> {
+    obj.get(key).and_then(Value::as_u64)
+}
+
+fn parse_level(value: Option<&Value>) -> Option<Level> {
+    value.and_then(|v| serde_json::from_value(v.clone()).ok())
+}
+
+impl Loader<'_> {
+    fn expr(&mut self, pointer: &str, source: &str) -> Expr {
+        let position = self.doc.position(pointer);
+        if let Err(e) = expr::compile(source) {
+            self.error_at(position, format!("{} in {source:?}", e));
+        }
+        Expr {
+            source: source.to_string(),
+            position,
+        }
+    }
+
+    fn build(&mut self) -> Option<Scenario> {
+        let root = self.doc.value.as_object()?.clone();
+        let steps = root.get("steps").and_then(Value::as_array).cloned().unwrap_or_default();
+        let mut built = Vec::new();
+        let mut ids: Vec<String> = Vec::new();
+        for (i, step) in steps.iter().enumerate() {
+            let pointer = format!("/steps/{i}");
+            if let Some(step) = step.as_object().and_then(|s| self.build_step(&pointer, s)) {
+                if let Some(id) = &step.id {
+                    if ids.contains(id) {
+                        self.error(&format!("{pointer}/id"), format!("step id '{id}' is used twice"));
+                    }
+                    ids.push(id.clone());
+                }
+                built.push(step);
+            }
+        }
+        let requires = self.build_requires(root.get("requires"));
+        let asserts = self.build_asserts("", root.get("assert"));
+        let spec: Vec<SpecRef> = root
+            .get("spec")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default();
+        let strings = |key: &str| -> Vec<String> {
+            root.get(key)
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                .unwrap_or_default()
+        };
+        Some(Scenario {
+            id: get_str(&root, "id")?,
+            title: get_str(&root, "title")?,
+            profile: get_str(&root, "profile")?,
+            level: parse_level(root.get("level"))?,
+            requirements: strings("requirements"),
+            spec,
+            description: get_str(&root, "description"),
+            requires,
+            eras: strings("eras"),
+            eras_reason: get_str(&root, "eras_reason"),
+            transports: strings("transports"),
+            fixture: get_str(&root, "fixture"),
+            timeout_ms: get_u64(&root, "timeout_ms"),
+            steps: built,
+            asserts,
+            origin: self.file.to_string(),
+        })
+    }
+
+    fn build_requires(&mut self, value: Option<&Value>) -> Vec<Requirement> {
+        match value {
+            Some(Value::String(s)) => {
+                let expr = self.expr("/requires", s);
+                vec![Requirement {
+                    reason: format!("precondition not met: {s}"),
+                    expr,
+                }]
+            }
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, item)| {
+                    let obj = item.as_object()?;
+                    let expr = self.expr(&format!("/requires/{i}/expr"), &get_str(obj, "expr")?);
+                    Some(Requirement {
+                        expr,
+                        reason: get_str(obj, "reason")?,
+                    })
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn build_asserts(&mut self, base: &str, value: Option<&Value>) -> Vec<Assertion> {
+        let Some(Value::Array(items)) = value else {
+            return Vec::new();
+        };
+        items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, item)| {
+                let pointer = format!("{base}/assert/{i}");
+                match item {
+                    Value::String(s) => Some(Assertion {
+                        expr: self.expr(&pointer, s),
+                        message: None,
+                        level: None,
+                    }),
+                    Value::Object(obj) => Some(Assertion {
+                        expr: self.expr(&format!("{pointer}/expr"), &get_str(obj, "expr")?),
+                        message: get_str(obj, "message"),
+                        level: parse_level(obj.get("level")),
+                    }),
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
+    fn check_interpolations(&mut self, pointer: &str, value: &Value) {
+        match interpolate::expressions(value) {
+            Ok(exprs) => {
+                for e in exprs {
+                    if let Err(err) = expr::compile(&e) {
+                        self.error(pointer, format!("in ${{{e}}}: {err}"));
+                    }
+                }
+            }
+            Err(e) => self.error(pointer, e.to_string()),
+        }
+    }
+
+    fn build_step(&mut self, pointer: &str, obj: &Map<String, Value>) -> Option<Step> {
+        let position = self.doc.position(pointer);
+        let present: Vec<&str> = ACTIONS.iter().copied().filter(|a| obj.contains_key(*a)).collect();
+        if present.len() > 1 {
+            self.error(pointer, format!("a step does one thing, but this one has {}", present.join(" and ")));
+            return None;
+        }
+        let params = obj.get("params").cloned();
+        if let Some(p) = &params {
+            self.check_interpolations(&format!("{pointer}/params"), p);
+            if present.first().is_some_and(|a| *a != "request" && *a != "notify") {
+                self.error(&format!("{pointer}/params"), "params only go with request or notify");
+            }
+        }
+        let action = self.build_action(pointer, obj, present.first().copied(), params);
+        let expect = obj.get("expect").cloned();
+        if let Some(pattern) = &expect {
+            let base = format!("{pointer}/expect");
+            for e in pattern::check(pattern) {
+                let position = self.doc.key_position(&format!("{base}{}", e.pointer));
+                self.error_at(position, e.message);
+            }
+            self.check_interpolations(&base, pattern);
+            if matches!(action, Action::Sleep { .. } | Action::Check) {
+                self.error(&base, "expect needs a step that gets an answer (request, send_raw or wait_notification)");
+            }
+        }
+        let for_each = match (get_str(obj, "for_each"), get_str(obj, "as")) {
+            (Some(items), Some(var)) => Some(ForEach {
+                items: self.expr(&format!("{pointer}/for_each"), &items),
+                var,
+                max_items: get_u64(obj, "max_items").map_or(DEFAULT_MAX_ITEMS, |n| n as usize),
+            }),
+            _ => None,
+        };
+        let captures = obj
+            .get("capture")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(name, v)| {
+                        let src = v.as_str()?;
+                        Some((name.clone(), self.expr(&format!("{pointer}/capture/{name}"), src)))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Some(Step {
+            id: get_str(obj, "id"),
+            session: get_str(obj, "session"),
+            action,
+            for_each,
+            meta: obj.get("meta").and_then(Value::as_bool).unwrap_or(true),
+            expect_position: self.doc.position(&format!("{pointer}/expect")),
+            expect,
+            asserts: self.build_asserts(pointer, obj.get("assert")),
+            captures,
+            timeout_ms: get_u64(obj, "timeout_ms"),
+            level: parse_level(obj.get("level")),
+            position,
+        })
+    }
+
+    fn build_action(&mut self, pointer: &str, obj: &Map<String, Value>, kind: Option<&str>, params: Option<Value>) -> Action {
+        match kind {
+            Some("request") => Action::Request {
+                method: get_str(obj, "request").unwrap_or_default(),
+                params,
+                rpc_id: obj.get("rpc_id").cloned(),
+                paginate: get_str(obj, "paginate"),
+                max_pages: get_u64(obj, "max_pages").map_or(DEFAULT_MAX_PAGES, |n| n as usize),
+            },
+            Some("notify") => Action::Notify {
+                method: get_str(obj, "notify").unwrap_or_default(),
+                params,
+            },
+            Some("send_raw") => {
+                let text = get_str(obj, "send_raw").unwrap_or_default();
+                self.check_interpolations(&format!("{pointer}/send_raw"), &Value::String(text.clone()));
+                Action::SendRaw { text }
+            }
+            Some("wait_notification") => Action::WaitNotification {
+                method: get_str(obj, "wait_notification").unwrap_or_default(),
+            },
+            Some(_) => Action::Sleep {
+                ms: get_u64(obj, "sleep_ms").unwrap_or(0),
+            },
+            None => Action::Check,
+        }
+    }
+}
+
+/// Loads every `*.yaml` / `*.yml` scenario under `path` (a file or a directory),
+/// skipping `requirements.yaml`. Files are loaded in sorted path order.
+pub fn load_path(path: &Path) -> Result<Vec<Scenario>, LoadErrors> {
+    let files = if path.is_dir() {
+        let mut files = Vec::new();
+        collect_files(path, &mut files).map_err(|e| io_error(path, &e))?;
+        files.sort();
+        files
+    } else {
+        vec![path.to_path_buf()]
+    };
+    let sources: Vec<(String, String)> = files
+        .iter()
+        .map(|f| {
+            std::fs::read_to_string(f)
+                .map(|text| (f.display().to_string(), text))
+                .map_err(|e| io_error(f, &e))
+        })
+        .collect::<Result<_, _>>()?;
+    load_sources(&sources)
+}
+
+fn io_error(path: &Path, e: &std::io::Error) -> LoadErrors {
+    LoadErrors(vec![LoadError {
+        file: path.display().to_string(),
+        position: Position { line: 1, col: 1 },
+        message: format!("cannot read: {e}"),
+    }])
+}
+
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            collect_files(&path, out)?;
+        } else if is_scenario_file(&path) {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn is_scenario_file(path: &Path) -> bool {
+    let ext = path.extension().and_then(|e| e.to_str());
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    matches!(ext, Some("yaml" | "yml")) && name != "requirements.yaml" && !name.starts_with('.')
+}
+
+/// Loads many (name, text) sources; ids must be unique across all of them.
+pub fn load_sources(sources: &[(String, String)]) -> Result<Vec<Scenario>, LoadErrors> {
+    let mut scenarios = Vec::new();
+    let mut errors = Vec::new();
+    for (name, text) in sources {
+        match load_str(name, text) {
+            Ok(s) => scenarios.push(s),
+            Err(LoadErrors(mut e)) => errors.append(&mut e),
+        }
+    }
+    let mut seen: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
+    for s in &scenarios {
+        if let Some(first) = seen.insert(&s.id, &s.origin) {
+            errors.push(LoadError {
+                file: s.origin.clone(),
+                position: Position { line: 1, col: 1 },
+                message: format!("scenario id '{}' is already used by {first}", s.id),
+            });
+        }
+    }
+    if errors.is_empty() {
+        Ok(scenarios)
+    } else {
+        Err(LoadErrors(errors))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = "\
+id: base/unknown-method
+title: unknown methods get -32601
+profile: base
+level: MUST
+requirements: [BASE-ERR-01]
+steps:
+  - id: r
+    request: no/such/method
+    expect: { error: { code: -32601 } }
+    assert:
+      - expr: \"r.error.code == -32601\"
+        message: must be method not found
+";
+
+    fn errors(text: &str) -> Vec<String> {
+        load_str("t.yaml", text)
+            .expect_err("must fail")
+            .0
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn loads_a_good_file() {
+        let s = load_str("t.yaml", GOOD).expect("loads");
+        assert_eq!(s.id, "base/unknown-method");
+        assert_eq!(s.level, Level::Must);
+        assert!(matches!(&s.steps[0].action, Action::Request { method, .. } if method == "no/such/method"));
+        assert_eq!(s.steps[0].asserts[0].message.as_deref(), Some("must be method not found"));
+    }
+
+    #[test]
+    fn unknown_keys_point_at_the_key_with_a_suggestion() {
+        let text = GOOD.replace("    expect:", "    expct:");
+        assert_eq!(errors(&text), ["t.yaml:9:5: unknown key 'expct' in step 1; did you mean 'expect'?"]);
+    }
+
+    #[test]
+    fn wrong_types_and_bad_levels() {
+        let e = errors(&GOOD.replace("level: MUST", "level: MUSTY"));
+        assert!(e[0].starts_with("t.yaml:4:8: key 'level':"), "{e:?}");
+        let e = errors(&GOOD.replace("request: no/such/method", "request: 42"));
+        assert!(e[0].starts_with("t.yaml:8:14: step 1 key 'request':"), "{e:?}");
+    }
+
+    #[test]
+    fn bad_cel_and_bad_operators_are_found() {
+        let e = errors(&GOOD.replace("r.error.code == -32601", "r.error.code == ("));
+        assert!(e[0].starts_with("t.yaml:11:15: CEL syntax error"), "{e:?}");
+        let e = errors(&GOOD.replace("{ code: -32601 }", "{ code: { $tpye: integer } }"));
+        assert_eq!(e, ["t.yaml:9:33: unknown operator $tpye; did you mean $type? (known: $type, $absent, $present, $regex, $contains, $unordered, $each, $len, $min_len, $max_len, $gte, $lte, $one_of, $not, $eq, $exact, $label, $verdict, $note)"]);
+    }
+
+    #[test]
+    fn a_step_does_one_thing() {
+        let e = errors(&GOOD.replace("    request: no/such/method", "    request: a\n    notify: b"));
+        assert_eq!(e, ["t.yaml:7:5: a step does one thing, but this one has request and notify"]);
+    }
+
+    #[test]
+    fn yaml_syntax_errors_have_positions() {
+        let e = errors("id: [a\n");
+        assert!(e[0].starts_with("t.yaml:2:"), "{e:?}");
+    }
+
+    #[test]
+    fn duplicate_ids_across_files() {
+        let sources = vec![("a.yaml".to_string(), GOOD.to_string()), ("b.yaml".to_string(), GOOD.to_string())];
+        let e = load_sources(&sources).expect_err("dup");
+        assert_eq!(e.0[0].to_string(), "b.yaml:1:1: scenario id 'base/unknown-method' is already used by a.yaml");
+    }
+}
