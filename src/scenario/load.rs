@@ -532,7 +532,7 @@ steps:
         let e = errors(&GOOD.replace("r.error.code == -32601", "r.error.code == ("));
         assert!(e[0].starts_with("t.yaml:11:15: CEL syntax error"), "{e:?}");
         let e = errors(&GOOD.replace("{ code: -32601 }", "{ code: { $tpye: integer } }"));
-        assert_eq!(e, ["t.yaml:9:33: unknown operator $tpye; did you mean $type? (known: $type, $absent, $present, $regex, $contains, $unordered, $each, $len, $min_len, $max_len, $gte, $lte, $one_of, $not, $eq, $exact, $label, $verdict, $note)"]);
+        assert_eq!(e, ["t.yaml:9:32: unknown operator $tpye; did you mean $type? (known: $type, $absent, $present, $regex, $contains, $unordered, $each, $len, $min_len, $max_len, $gte, $lte, $one_of, $not, $eq, $exact, $label, $verdict, $note)"]);
     }
 
     #[test]
