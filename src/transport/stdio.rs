@@ -1,0 +1,400 @@
+//! A server launched as a child process speaking newline-delimited JSON-RPC on
+//! its stdin/stdout. The child gets its own process group so that everything
+//! it starts can be stopped together; stderr goes into a bounded ring buffer.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::mpsc;
+
+use super::{Incoming, TransportError};
+use crate::jsonrpc::{decode_line, Frame, LineReader};
+
+/// How to launch a stdio server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StdioSpec {
+    pub program: String,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub cwd: Option<PathBuf>,
+    /// Longest accepted line on stdout.
+    pub max_line: usize,
+    /// How much of stderr to keep (the tail).
+    pub stderr_keep: usize,
+}
+
+impl StdioSpec {
+    pub fn new(program: impl Into<String>, args: Vec<String>) -> Self {
+        Self {
+            program: program.into(),
+            args,
+            env: Vec::new(),
+            cwd: None,
+            max_line: crate::jsonrpc::DEFAULT_MAX_LINE,
+            stderr_keep: 64 * 1024,
+        }
+    }
+
+    /// The command line as a user would type it.
+    pub fn display(&self) -> String {
+        std::iter::once(self.program.as_str())
+            .chain(self.args.iter().map(String::as_str))
+            .map(shell_quote)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// The tail of a stream, bounded in size, plus how much was seen in total.
+#[derive(Debug, Default)]
+pub struct RingBuffer {
+    keep: usize,
+    data: VecDeque<u8>,
+    total: u64,
+}
+
+impl RingBuffer {
+    pub fn new(keep: usize) -> Self {
+        Self {
+            keep,
+            data: VecDeque::new(),
+            total: 0,
+        }
+    }
+
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.total += bytes.len() as u64;
+        let bytes = &bytes[bytes.len().saturating_sub(self.keep)..];
+        let overflow = (self.data.len() + bytes.len()).saturating_sub(self.keep);
+        self.data.drain(..overflow.min(self.data.len()));
+        self.data.extend(bytes);
+    }
+
+    /// The kept tail as text (lossy), noting how much was dropped before it.
+    pub fn tail(&self) -> String {
+        let (a, b) = self.data.as_slices();
+        let mut bytes = a.to_vec();
+        bytes.extend_from_slice(b);
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let dropped = self.total - self.data.len() as u64;
+        if dropped > 0 {
+            format!("[… {dropped} earlier bytes of stderr not kept]\n{text}")
+        } else {
+            text
+        }
+    }
+}
+
+/// Process groups of every live child, so an interrupt can stop them all.
+static LIVE_GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+fn register_group(pgid: i32) {
+    if let Ok(mut groups) = LIVE_GROUPS.lock() {
+        groups.push(pgid);
+    }
+}
+
+fn unregister_group(pgid: i32) {
+    if let Ok(mut groups) = LIVE_GROUPS.lock() {
+        groups.retain(|g| *g != pgid);
+    }
+}
+
+/// Kills every process group this harness started (used on Ctrl-C).
+pub fn kill_all_groups() {
+    if let Ok(groups) = LIVE_GROUPS.lock() {
+        for pgid in groups.iter() {
+            signal_group(*pgid, libc::SIGKILL);
+        }
+    }
+}
+
+fn signal_group(pgid: i32, signal: i32) {
+    // SAFETY: kill(2) with a negative pid signals a process group; it has no
+    // memory-safety preconditions. A group that no longer exists gives ESRCH.
+    unsafe {
+        libc::kill(-pgid, signal);
+    }
+}
+
+/// Describes how a process ended, in the words a report uses.
+pub fn describe_exit(status: &ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(sig)) => format!("was killed by signal {sig} ({})", signal_name(sig)),
+        _ => "ended".to_string(),
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGILL => "SIGILL",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGINT => "SIGINT",
+        _ => "signal",
+    }
+}
+
+/// A running stdio server.
+pub struct StdioConnection {
+    child: Child,
+    pgid: i32,
+    stdin: Option<ChildStdin>,
+    incoming: mpsc::Receiver<Incoming>,
+    stderr: Arc<Mutex<RingBuffer>>,
+    reaped: Option<ExitStatus>,
+}
+
+impl StdioConnection {
+    /// Launches the server.
+    pub fn spawn(spec: &StdioSpec) -> Result<Self, TransportError> {
+        let mut cmd = Command::new(&spec.program);
+        cmd.args(&spec.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        for (k, v) in &spec.env {
+            cmd.env(k, v);
+        }
+        if let Some(dir) = &spec.cwd {
+            cmd.current_dir(dir);
+        }
+        let mut child = cmd.spawn().map_err(|e| TransportError::Spawn {
+            command: spec.display(),
+            reason: e.to_string(),
+        })?;
+        let pgid = child.id().map_or(0, |id| id as i32);
+        register_group(pgid);
+        let stdout = child.stdout.take();
+        let stderr_pipe = child.stderr.take();
+        let stdin = child.stdin.take();
+        let (tx, rx) = mpsc::channel(64);
+        if let Some(stdout) = stdout {
+            tokio::spawn(read_stdout(stdout, spec.max_line, tx));
+        }
+        let stderr = Arc::new(Mutex::new(RingBuffer::new(spec.stderr_keep)));
+        if let Some(pipe) = stderr_pipe {
+            tokio::spawn(read_stderr(pipe, stderr.clone()));
+        }
+        Ok(Self {
+            child,
+            pgid,
+            stdin,
+            incoming: rx,
+            stderr,
+            reaped: None,
+        })
+    }
+
+    /// Writes bytes to the server's stdin.
+    pub async fn send(&mut self, bytes: &[u8]) -> Result<(), TransportError> {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(TransportError::Closed("stdin is already closed".into()));
+        };
+        let write = async {
+            stdin.write_all(bytes).await?;
+            stdin.flush().await
+        };
+        match tokio::time::timeout(Duration::from_secs(10), write).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(TransportError::Closed(format!(
+                "cannot write to the server's stdin ({e}); the server {}",
+                self.exit_description().await
+            ))),
+            Err(_) => Err(TransportError::Closed(
+                "the server stopped reading its stdin (write blocked for 10 s)".into(),
+            )),
+        }
+    }
+
+    /// The next thing the server wrote, or `None` once stdout is closed and drained.
+    pub async fn recv(&mut self) -> Option<Incoming> {
+        self.incoming.recv().await
+    }
+
+    pub fn stderr_tail(&self) -> String {
+        self.stderr.lock().map(|b| b.tail()).unwrap_or_default()
+    }
+
+    /// How the process ended, waiting briefly for it; "is still running" if it has not.
+    pub async fn exit_description(&mut self) -> String {
+        if let Some(status) = self.reaped {
+            return describe_exit(&status);
+        }
+        match tokio::time::timeout(Duration::from_millis(200), self.child.wait()).await {
+            Ok(Ok(status)) => {
+                self.reaped = Some(status);
+                describe_exit(&status)
+            }
+            _ => "is still running".to_string(),
+        }
+    }
+
+    /// Closes stdin, waits, then SIGTERM, then SIGKILL to the whole process group.
+    pub async fn shutdown(&mut self, grace: Duration) -> String {
+        self.stdin = None;
+        let how = if let Some(status) = self.wait_for(grace).await {
+            describe_exit(&status)
+        } else {
+            signal_group(self.pgid, libc::SIGTERM);
+            match self.wait_for(grace).await {
+                Some(status) => format!("{} after SIGTERM", describe_exit(&status)),
+                None => {
+                    signal_group(self.pgid, libc::SIGKILL);
+                    let _ = self.wait_for(grace).await;
+                    "ignored SIGTERM and was killed".to_string()
+                }
+            }
+        };
+        // Children that kept running after the leader exited are stopped too.
+        signal_group(self.pgid, libc::SIGKILL);
+        unregister_group(self.pgid);
+        how
+    }
+
+    async fn wait_for(&mut self, grace: Duration) -> Option<ExitStatus> {
+        if let Some(status) = self.reaped {
+            return Some(status);
+        }
+        let status = tokio::time::timeout(grace, self.child.wait()).await.ok()?.ok()?;
+        self.reaped = Some(status);
+        Some(status)
+    }
+}
+
+impl Drop for StdioConnection {
+    fn drop(&mut self) {
+        signal_group(self.pgid, libc::SIGKILL);
+        unregister_group(self.pgid);
+    }
+}
+
+async fn read_stdout(stdout: tokio::process::ChildStdout, max_line: usize, tx: mpsc::Sender<Incoming>) {
+    let mut reader = LineReader::new(BufReader::with_capacity(64 * 1024, stdout), max_line);
+    loop {
+        let incoming = match reader.next_frame().await {
+            Ok(Some(Frame::Line(line))) if line.iter().all(u8::is_ascii_whitespace) => continue,
+            Ok(Some(Frame::Line(line))) => match decode_line(&line) {
+                Ok(value) => Incoming::Message(value),
+                Err(e) => Incoming::Garbage {
+                    reason: e.to_string(),
+                    excerpt: excerpt(&line),
+                },
+            },
+            Ok(Some(Frame::Overlong { limit, seen })) => Incoming::Garbage {
+                reason: format!("line exceeded {} ({} bytes seen)", human_size(limit), seen),
+                excerpt: String::new(),
+            },
+            Ok(Some(Frame::Partial(line))) => Incoming::Garbage {
+                reason: "stdout ended in the middle of a line (no newline)".into(),
+                excerpt: excerpt(&line),
+            },
+            Ok(None) | Err(_) => break,
+        };
+        if tx.send(incoming).await.is_err() {
+            return;
+        }
+    }
+    let _ = tx.send(Incoming::Closed).await;
+}
+
+async fn read_stderr(mut pipe: tokio::process::ChildStderr, buffer: Arc<Mutex<RingBuffer>>) {
+    let mut chunk = vec![0u8; 16 * 1024];
+    while let Ok(n) = pipe.read(&mut chunk).await {
+        if n == 0 {
+            break;
+        }
+        if let Ok(mut b) = buffer.lock() {
+            b.push(&chunk[..n]);
+        }
+    }
+}
+
+/// The first bytes of a line, made printable.
+pub fn excerpt(line: &[u8]) -> String {
+    let cut = &line[..line.len().min(120)];
+    let text = String::from_utf8_lossy(cut).into_owned();
+    if line.len() > cut.len() {
+        format!("{text}…")
+    } else {
+        text
+    }
+}
+
+pub fn human_size(bytes: usize) -> String {
+    if bytes >= 1024 * 1024 && bytes % (1024 * 1024) == 0 {
+        format!("{} MiB", bytes / (1024 * 1024))
+    } else if bytes >= 1024 && bytes % 1024 == 0 {
+        format!("{} KiB", bytes / 1024)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ring_buffer_keeps_the_tail() {
+        let mut b = RingBuffer::new(5);
+        b.push(b"hello ");
+        b.push(b"world");
+        assert_eq!(b.tail(), "[… 6 earlier bytes of stderr not kept]\nworld");
+        let mut small = RingBuffer::new(100);
+        small.push(b"ok");
+        assert_eq!(small.tail(), "ok");
+    }
+
+    #[test]
+    fn quotes_commands_for_display() {
+        let spec = StdioSpec::new("python3", vec!["-c".into(), "print('x y')".into()]);
+        assert_eq!(spec.display(), "python3 -c 'print('\\''x y'\\'')'");
+    }
+
+    #[tokio::test]
+    async fn talks_to_a_child_and_reports_garbage_and_exit() {
+        let spec = StdioSpec::new(
+            "sh",
+            vec!["-c".into(), "read line; echo \"$line\"; echo not-json; echo oops >&2; exit 3".into()],
+        );
+        let mut conn = StdioConnection::spawn(&spec).expect("spawn");
+        conn.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n").await.expect("send");
+        assert!(matches!(conn.recv().await, Some(Incoming::Message(_))));
+        assert!(matches!(conn.recv().await, Some(Incoming::Garbage { .. })));
+        assert!(matches!(conn.recv().await, Some(Incoming::Closed)));
+        assert_eq!(conn.shutdown(Duration::from_millis(500)).await, "exited with status 3");
+        assert!(conn.stderr_tail().contains("oops"));
+    }
+
+    #[tokio::test]
+    async fn stops_a_server_that_ignores_sigterm() {
+        let spec = StdioSpec::new("sh", vec!["-c".into(), "trap '' TERM; while true; do sleep 0.05; done".into()]);
+        let mut conn = StdioConnection::spawn(&spec).expect("spawn");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let how = conn.shutdown(Duration::from_millis(200)).await;
+        assert_eq!(how, "ignored SIGTERM and was killed");
+    }
+}
