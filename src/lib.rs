@@ -4,3 +4,4 @@
 pub mod jsonrpc;
 pub mod scenario;
 pub mod transport;
+pub mod session;

@@ -1,0 +1,85 @@
+//! Protocol eras: which handshake a session performs and what every request carries.
+
+use serde_json::{json, Map, Value};
+
+pub const V2025_06_18: &str = "2025-06-18";
+pub const V2025_11_25: &str = "2025-11-25";
+pub const V2026_07_28: &str = "2026-07-28";
+/// Every version the harness speaks, oldest first.
+pub const KNOWN_VERSIONS: &[&str] = &[V2025_06_18, V2025_11_25, V2026_07_28];
+/// The newest version that still has an `initialize` handshake.
+pub const NEWEST_STATEFUL: &str = V2025_11_25;
+
+/// A protocol version and whether it has sessions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Era {
+    pub version: String,
+}
+
+impl Era {
+    pub fn new(version: &str) -> Self {
+        Self {
+            version: version.to_string(),
+        }
+    }
+
+    /// 2026-07-28 and later have no initialize and no sessions.
+    pub fn is_stateless(&self) -> bool {
+        self.version.as_str() >= V2026_07_28
+    }
+}
+
+/// The harness's own identity, sent as clientInfo.
+pub fn client_info() -> Value {
+    json!({"name": "mcp-conform", "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// What the harness declares it can do: enough for servers to send roots and
+/// sampling requests, which the session answers.
+pub fn client_capabilities() -> Value {
+    json!({"roots": {"listChanged": true}})
+}
+
+/// Adds the stateless era's per-request `_meta` to params (which must be an
+/// object or absent; anything else is sent as written, for wrong-type tests).
+pub fn with_meta(params: Option<Value>, era: &Era) -> Option<Value> {
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": era.version,
+        "io.modelcontextprotocol/clientCapabilities": client_capabilities(),
+        "io.modelcontextprotocol/clientInfo": client_info(),
+    });
+    match params {
+        None => Some(json!({ "_meta": meta })),
+        Some(Value::Object(mut map)) => {
+            let merged = match map.remove("_meta") {
+                Some(Value::Object(existing)) => {
+                    let mut m: Map<String, Value> = meta.as_object().cloned().unwrap_or_default();
+                    m.extend(existing);
+                    Value::Object(m)
+                }
+                Some(other) => other,
+                None => meta,
+            };
+            map.insert("_meta".into(), merged);
+            Some(Value::Object(map))
+        }
+        Some(other) => Some(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meta_is_merged_not_overwritten() {
+        let era = Era::new(V2026_07_28);
+        assert!(era.is_stateless() && !Era::new(V2025_11_25).is_stateless());
+        let p = with_meta(Some(json!({"query": "x", "_meta": {"io.modelcontextprotocol/protocolVersion": "1999"}})), &era)
+            .unwrap_or_default();
+        assert_eq!(p["query"], "x");
+        assert_eq!(p["_meta"]["io.modelcontextprotocol/protocolVersion"], "1999");
+        assert_eq!(p["_meta"]["io.modelcontextprotocol/clientInfo"]["name"], "mcp-conform");
+        assert_eq!(with_meta(Some(json!(5)), &era), Some(json!(5)));
+    }
+}

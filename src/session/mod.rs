@@ -1,0 +1,360 @@
+//! An MCP client session over any transport: the era's handshake, requests
+//! with timeouts, notification capture, and answers to the server's own
+//! requests so a server is never left waiting on the harness.
+
+pub mod era;
+pub mod transcript;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::jsonrpc::{self, codes, Message};
+use crate::transport::{Incoming, StdioConnection, TransportError};
+pub use era::Era;
+pub use transcript::{Direction, Transcript};
+
+/// Why a session operation did not produce an answer.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SessionError {
+    #[error("no answer to {method} within {ms} ms")]
+    Timeout { method: String, ms: u64 },
+    #[error("the server closed its output while {during} (it {exit})")]
+    Closed { during: String, exit: String },
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+    #[error("handshake failed: {0}")]
+    Handshake(String),
+}
+
+/// The connection a session runs over.
+pub enum Connection {
+    Stdio(StdioConnection),
+}
+
+impl Connection {
+    async fn send(&mut self, bytes: &[u8]) -> Result<(), TransportError> {
+        match self {
+            Connection::Stdio(c) => c.send(bytes).await,
+        }
+    }
+
+    async fn recv(&mut self) -> Option<Incoming> {
+        match self {
+            Connection::Stdio(c) => c.recv().await,
+        }
+    }
+
+    pub fn stderr_tail(&self) -> String {
+        match self {
+            Connection::Stdio(c) => c.stderr_tail(),
+        }
+    }
+
+    async fn exit_description(&mut self) -> String {
+        match self {
+            Connection::Stdio(c) => c.exit_description().await,
+        }
+    }
+
+    pub async fn shutdown(&mut self) -> String {
+        match self {
+            Connection::Stdio(c) => c.shutdown(Duration::from_millis(500)).await,
+        }
+    }
+}
+
+/// Something the server did that breaks the wire rules, seen in passing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WireViolation {
+    pub reason: String,
+    pub excerpt: String,
+}
+
+pub struct Session {
+    pub name: String,
+    conn: Connection,
+    pub era: Era,
+    next_id: i64,
+    timeout: Duration,
+    /// Notifications received, in order.
+    pub notifications: Vec<Value>,
+    /// stdout lines that were not JSON-RPC messages.
+    pub violations: Vec<WireViolation>,
+    pub transcript: Transcript,
+    /// The handshake answer (initialize or server/discover result).
+    pub server: Value,
+    abandoned_ids: Vec<Value>,
+    closed: bool,
+}
+
+impl Session {
+    pub fn new(name: &str, conn: Connection, era: Era, timeout: Duration, transcript: Transcript) -> Self {
+        Self {
+            name: name.to_string(),
+            conn,
+            era,
+            next_id: 1,
+            timeout,
+            notifications: Vec::new(),
+            violations: Vec::new(),
+            transcript,
+            server: Value::Null,
+            abandoned_ids: Vec::new(),
+            closed: false,
+        }
+    }
+
+    pub fn stderr_tail(&self) -> String {
+        self.conn.stderr_tail()
+    }
+
+    /// Performs the era's handshake and remembers the server's answer.
+    pub async fn handshake(&mut self) -> Result<Value, SessionError> {
+        let answer = if self.era.is_stateless() {
+            let r = self.request("server/discover", None, None, None).await?;
+            let result = handshake_result(&r)?;
+            normalise_discover(&result, &self.era.version)
+        } else {
+            let params = json!({
+                "protocolVersion": self.era.version,
+                "capabilities": era::client_capabilities(),
+                "clientInfo": era::client_info(),
+            });
+            let r = self.request("initialize", Some(params), None, None).await?;
+            let result = handshake_result(&r)?;
+            self.notify("notifications/initialized", None).await?;
+            result
+        };
+        self.server = answer.clone();
+        Ok(answer)
+    }
+
+    fn fresh_id(&mut self) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        json!(id)
+    }
+
+    /// Sends a request and waits for its answer. `meta: true` adds the
+    /// stateless era's `_meta`; `id` overrides the harness's counter.
+    pub async fn request(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        id: Option<Value>,
+        timeout: Option<Duration>,
+    ) -> Result<Value, SessionError> {
+        self.request_with(method, params, id, timeout, true).await
+    }
+
+    pub async fn request_with(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        id: Option<Value>,
+        timeout: Option<Duration>,
+        meta: bool,
+    ) -> Result<Value, SessionError> {
+        let id = id.unwrap_or_else(|| self.fresh_id());
+        let params = if meta && self.era.is_stateless() {
+            era::with_meta(params, &self.era)
+        } else {
+            params
+        };
+        let msg = jsonrpc::request(id.clone(), method, params);
+        self.send_value(&msg).await?;
+        let timeout = timeout.unwrap_or(self.timeout);
+        match self.await_response(Some(&id), method, timeout).await {
+            Err(SessionError::Timeout { .. }) => {
+                self.abandoned_ids.push(id);
+                Err(SessionError::Timeout {
+                    method: method.to_string(),
+                    ms: timeout.as_millis() as u64,
+                })
+            }
+            other => other,
+        }
+    }
+
+    pub async fn notify(&mut self, method: &str, params: Option<Value>) -> Result<(), SessionError> {
+        let params = if self.era.is_stateless() && params.is_some() {
+            era::with_meta(params, &self.era)
+        } else {
+            params
+        };
+        self.send_value(&jsonrpc::notification(method, params)).await
+    }
+
+    async fn send_value(&mut self, msg: &Value) -> Result<(), SessionError> {
+        self.transcript.record(&self.name, Direction::Sent, msg.clone());
+        let bytes = jsonrpc::encode_line(msg);
+        self.conn.send(&bytes).await.map_err(SessionError::from)
+    }
+
+    /// Writes text as is (a newline is added if missing); with `expect_answer`,
+    /// waits for the next response of any id.
+    pub async fn send_raw(&mut self, text: &str, expect_answer: bool, timeout: Option<Duration>) -> Result<Value, SessionError> {
+        let mut bytes = text.as_bytes().to_vec();
+        if !bytes.ends_with(b"\n") {
+            bytes.push(b'\n');
+        }
+        self.transcript.record_raw(&self.name, Direction::Sent, text);
+        self.conn.send(&bytes).await?;
+        if !expect_answer {
+            return Ok(Value::Null);
+        }
+        self.await_response(None, "the raw message", timeout.unwrap_or(self.timeout)).await
+    }
+
+    /// Waits for a notification with `method`, returning the first one that
+    /// arrived since the session started and has not been consumed yet.
+    pub async fn wait_notification(&mut self, method: &str, timeout: Option<Duration>) -> Result<Value, SessionError> {
+        let timeout = timeout.unwrap_or(self.timeout);
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(pos) = self.notifications.iter().position(|n| n["method"] == method) {
+                let n = self.notifications.remove(pos);
+                return Ok(n);
+            }
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            if remaining.is_zero() {
+                return Err(SessionError::Timeout {
+                    method: format!("a {method} notification"),
+                    ms: timeout.as_millis() as u64,
+                });
+            }
+            match tokio::time::timeout(remaining, self.next_incoming()).await {
+                Ok(Some(Incoming::Message(v))) => {
+                    if let Some(answer) = self.dispatch(v).await? {
+                        self.transcript.note(&self.name, format!("unsolicited response ignored: {answer}"));
+                    }
+                }
+                Ok(Some(Incoming::Closed)) | Ok(None) => return Err(self.closed_error(&format!("waiting for {method}")).await),
+                Ok(Some(Incoming::Garbage { .. })) => {}
+                Err(_) => {}
+            }
+        }
+    }
+
+    async fn next_incoming(&mut self) -> Option<Incoming> {
+        if self.closed {
+            return None;
+        }
+        let item = self.conn.recv().await;
+        match &item {
+            Some(Incoming::Garbage { reason, excerpt }) => {
+                self.transcript.note(&self.name, format!("not a JSON-RPC message line: {reason}: {excerpt}"));
+                self.violations.push(WireViolation {
+                    reason: reason.clone(),
+                    excerpt: excerpt.clone(),
+                });
+            }
+            Some(Incoming::Closed) | None => self.closed = true,
+            Some(Incoming::Message(_)) => {}
+        }
+        item
+    }
+
+    async fn closed_error(&mut self, during: &str) -> SessionError {
+        SessionError::Closed {
+            during: during.to_string(),
+            exit: self.conn.exit_description().await,
+        }
+    }
+
+    /// Waits for the response to `id` (or to anything, when `id` is None).
+    async fn await_response(&mut self, id: Option<&Value>, method: &str, timeout: Duration) -> Result<Value, SessionError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            let next = tokio::time::timeout(remaining, self.next_incoming()).await;
+            let item = match next {
+                Err(_) => {
+                    return Err(SessionError::Timeout {
+                        method: method.to_string(),
+                        ms: timeout.as_millis() as u64,
+                    })
+                }
+                Ok(item) => item,
+            };
+            match item {
+                Some(Incoming::Message(v)) => {
+                    if let Some(answer) = self.dispatch(v).await? {
+                        let late = answer
+                            .get("id")
+                            .is_some_and(|got| id != Some(got) && self.abandoned_ids.contains(got));
+                        if !late {
+                            return Ok(answer);
+                        }
+                        self.transcript.note(&self.name, "late answer to an earlier timed-out request ignored".into());
+                    }
+                }
+                Some(Incoming::Garbage { .. }) => {}
+                Some(Incoming::Closed) | None => {
+                    return Err(self.closed_error(&format!("the harness waited for the answer to {method}")).await)
+                }
+            }
+        }
+    }
+
+    /// Handles one message: notifications are stored, the server's requests
+    /// are answered; a response (or an invalid message) is returned.
+    async fn dispatch(&mut self, v: Value) -> Result<Option<Value>, SessionError> {
+        self.transcript.record(&self.name, Direction::Received, v.clone());
+        match Message::classify(v.clone()) {
+            Message::Notification { .. } => {
+                self.notifications.push(v);
+                Ok(None)
+            }
+            Message::Request { id, method, .. } => {
+                let answer = match method.as_str() {
+                    "ping" => jsonrpc::response(id, json!({})),
+                    "roots/list" => jsonrpc::response(id, json!({"roots": []})),
+                    _ => jsonrpc::error_response(
+                        id,
+                        codes::METHOD_NOT_FOUND,
+                        &format!("mcp-conform does not offer {method}"),
+                        None,
+                    ),
+                };
+                self.send_value(&answer).await?;
+                Ok(None)
+            }
+            Message::Response { .. } | Message::Error { .. } => Ok(Some(v)),
+            Message::Invalid { reason, .. } => {
+                self.violations.push(WireViolation {
+                    reason: format!("not a JSON-RPC 2.0 message: {reason}"),
+                    excerpt: crate::transport::stdio::excerpt(v.to_string().as_bytes()),
+                });
+                Ok(Some(v))
+            }
+        }
+    }
+
+    /// Ends the session and stops its server; says how the server ended.
+    pub async fn close(&mut self) -> String {
+        self.conn.shutdown().await
+    }
+}
+
+fn handshake_result(response: &Value) -> Result<Value, SessionError> {
+    match (response.get("result"), response.get("error")) {
+        (Some(result), _) if result.is_object() => Ok(result.clone()),
+        (_, Some(error)) => Err(SessionError::Handshake(format!("the server answered with an error: {error}"))),
+        _ => Err(SessionError::Handshake(format!("the answer has no result object: {response}"))),
+    }
+}
+
+/// Presents a `server/discover` answer with the same keys as an initialize
+/// result, so `requires` expressions work in every era.
+fn normalise_discover(result: &Value, version: &str) -> Value {
+    let mut out = result.clone();
+    if let Some(map) = out.as_object_mut() {
+        map.entry("protocolVersion").or_insert_with(|| json!(version));
+        if let Some(info) = result.pointer("/_meta/io.modelcontextprotocol~1serverInfo") {
+            map.entry("serverInfo").or_insert_with(|| info.clone());
+        }
+    }
+    out
+}
