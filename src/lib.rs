@@ -1,7 +1,12 @@
 //! mcp-conform: a declarative conformance harness for MCP servers and the draft
 //! tool-discovery extensions.
 
+pub mod builtin;
+pub mod fixture;
 pub mod jsonrpc;
 pub mod scenario;
 pub mod transport;
 pub mod session;
+pub mod report;
+pub mod requirements;
+pub mod run;

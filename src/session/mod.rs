@@ -77,8 +77,10 @@ pub struct Session {
     pub era: Era,
     next_id: i64,
     timeout: Duration,
-    /// Notifications received, in order.
+    /// Notifications not yet consumed by `wait_notification`.
     pub notifications: Vec<Value>,
+    /// Every notification received, in order.
+    pub notification_log: Vec<Value>,
     /// stdout lines that were not JSON-RPC messages.
     pub violations: Vec<WireViolation>,
     pub transcript: Transcript,
@@ -97,6 +99,7 @@ impl Session {
             next_id: 1,
             timeout,
             notifications: Vec::new(),
+            notification_log: Vec::new(),
             violations: Vec::new(),
             transcript,
             server: Value::Null,
@@ -304,6 +307,7 @@ impl Session {
         self.transcript.record(&self.name, Direction::Received, v.clone());
         match Message::classify(v.clone()) {
             Message::Notification { .. } => {
+                self.notification_log.push(v.clone());
                 self.notifications.push(v);
                 Ok(None)
             }

@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Entries kept per scenario; later ones are counted, not stored.
@@ -11,7 +11,7 @@ const MAX_ENTRIES: usize = 2000;
 /// A message bigger than this is stored as a truncated text.
 const MAX_MESSAGE_BYTES: usize = 32 * 1024;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
     Sent,
@@ -19,7 +19,7 @@ pub enum Direction {
     Note,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
     /// Milliseconds since the scenario started.
     pub at_ms: u64,

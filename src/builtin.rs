@@ -1,0 +1,28 @@
+//! The built-in scenario catalog and requirement registry, embedded at build time.
+
+use crate::scenario::load::{load_sources, LoadErrors};
+use crate::scenario::model::Scenario;
+
+mod files {
+    include!(concat!(env!("OUT_DIR"), "/builtin_scenarios.rs"));
+}
+
+/// Every embedded file: (path under scenarios/, text).
+pub fn files() -> &'static [(&'static str, &'static str)] {
+    files::FILES
+}
+
+/// The text of an embedded file, e.g. `requirements.yaml`.
+pub fn file(path: &str) -> Option<&'static str> {
+    files::FILES.iter().find(|(p, _)| *p == path).map(|(_, t)| *t)
+}
+
+/// Loads the built-in scenarios (named `builtin:<path>` in errors).
+pub fn scenarios() -> Result<Vec<Scenario>, LoadErrors> {
+    let sources: Vec<(String, String)> = files::FILES
+        .iter()
+        .filter(|(p, _)| !p.ends_with("requirements.yaml"))
+        .map(|(p, t)| (format!("builtin:{p}"), t.to_string()))
+        .collect();
+    load_sources(&sources)
+}

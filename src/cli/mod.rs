@@ -1,0 +1,107 @@
+//! Arguments and subcommands (DESIGN.md section 2).
+
+mod run;
+mod select;
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Args, Parser, Subcommand};
+
+/// Conforms.
+pub const EXIT_OK: u8 = 0;
+/// Conformance failures or stale baseline entries.
+pub const EXIT_FAILURES: u8 = 1;
+/// Usage error or invalid scenario/baseline file.
+pub const EXIT_USAGE: u8 = 2;
+/// The target could not be started or reached.
+pub const EXIT_UNREACHABLE: u8 = 3;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "mcp-conform",
+    version,
+    about = "Conformance harness for MCP servers and the draft tool-discovery extensions",
+    long_about = "Launches an MCP server (or, with no command, the built-in reference server), drives \
+                  declarative scenarios at it, and reports pass / fail / warn / info / skip per requirement.\n\n\
+                  Exit codes: 0 conforms, 1 conformance failures, 2 usage or scenario-file error, \
+                  3 the server could not be started or reached.",
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print a requirement, its quote and the scenarios that check it.
+    Explain {
+        /// A requirement id (e.g. SEP1300-FLT-01) or a scenario id.
+        id: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// List the selected scenarios (id, profile, level, title) and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// Only scenarios whose id contains PATTERN or matches it as a glob (repeatable).
+    #[arg(short = 'k', long = "filter", value_name = "PATTERN")]
+    pub filters: Vec<String>,
+    /// Only scenarios of this profile (repeatable).
+    #[arg(short = 'p', long = "profile", value_name = "NAME")]
+    pub profiles: Vec<String>,
+    /// Scenario file or directory; adds to the built-in catalog, replacing scenarios with the same id (repeatable).
+    #[arg(long = "scenarios", value_name = "PATH")]
+    pub scenarios: Vec<PathBuf>,
+    /// Do not load the built-in catalog (use only --scenarios).
+    #[arg(long)]
+    pub no_builtin: bool,
+    /// Protocol version to speak, or auto (server/discover first, then initialize).
+    #[arg(long, value_name = "VERSION|auto", default_value = "auto")]
+    pub protocol_version: String,
+    /// Scenarios run at once (default: number of cores).
+    #[arg(short = 'j', long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Per-request timeout in milliseconds.
+    #[arg(long, value_name = "N", default_value_t = 5000)]
+    pub timeout_ms: u64,
+    /// Warnings fail the run too.
+    #[arg(long)]
+    pub strict: bool,
+    /// Show the wire transcript of failing scenarios.
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// Print only failures and the summary.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Environment variable for the server (K=V, repeatable).
+    #[arg(long = "env", value_name = "K=V", value_parser = parse_env)]
+    pub env: Vec<(String, String)>,
+    /// Working directory of the server.
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// The server command and its arguments (default: the built-in reference server).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "SERVER_CMD")]
+    pub command: Vec<String>,
+}
+
+fn parse_env(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("expected K=V, got {s:?}")),
+    }
+}
+
+/// Runs the command and returns the process exit code.
+pub fn dispatch(cli: Cli) -> Result<u8> {
+    match cli.command {
+        Some(Command::Explain { id }) => select::explain(&id),
+        None => run::main_job(cli.run),
+    }
+}

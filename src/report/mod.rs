@@ -1,0 +1,4 @@
+//! Reporters: each consumes the runner's events and writes one format.
+
+pub mod console;
+pub mod diff;

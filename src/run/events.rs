@@ -1,0 +1,97 @@
+//! The one event stream of a run; every reporter is fed from it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::outcome::{Outcome, ScenarioResult};
+
+/// Facts about the run, known before the first scenario ends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    /// The command line or URL under test.
+    pub target: String,
+    pub transport: String,
+    /// The negotiated protocol version.
+    pub era: String,
+    /// The server's handshake answer (serverInfo, capabilities, instructions…).
+    pub server: Value,
+    pub harness_version: String,
+    /// RFC 3339 start time.
+    pub started_at: String,
+    pub scenarios: usize,
+    pub fixture_match: bool,
+}
+
+/// Counts per outcome.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    pub passed: usize,
+    pub failed: usize,
+    pub warned: usize,
+    pub info: usize,
+    pub skipped: usize,
+    pub errors: usize,
+}
+
+impl Counts {
+    pub fn add(&mut self, outcome: Outcome) {
+        match outcome {
+            Outcome::Pass => self.passed += 1,
+            Outcome::Fail => self.failed += 1,
+            Outcome::Warn => self.warned += 1,
+            Outcome::Info => self.info += 1,
+            Outcome::Skip => self.skipped += 1,
+            Outcome::Error => self.errors += 1,
+        }
+    }
+
+    pub fn total(&self) -> usize {
+        self.passed + self.failed + self.warned + self.info + self.skipped + self.errors
+    }
+
+    /// "N passed, N failed, N warned, N skipped" (+ info and errors when present).
+    pub fn line(&self) -> String {
+        let mut line = format!(
+            "{} passed, {} failed, {} warned, {} skipped",
+            self.passed, self.failed, self.warned, self.skipped
+        );
+        if self.info > 0 {
+            line.push_str(&format!(", {} info", self.info));
+        }
+        if self.errors > 0 {
+            line.push_str(&format!(", {} errors", self.errors));
+        }
+        line
+    }
+}
+
+/// Totals of a finished run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub overall: Counts,
+    pub profiles: BTreeMap<String, Counts>,
+    pub duration_ms: u64,
+}
+
+impl Summary {
+    pub fn from_results(results: &[ScenarioResult], duration_ms: u64) -> Self {
+        let mut s = Summary {
+            duration_ms,
+            ..Summary::default()
+        };
+        for r in results {
+            s.overall.add(r.outcome);
+            s.profiles.entry(r.profile.clone()).or_default().add(r.outcome);
+        }
+        s
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    Started(Box<RunInfo>),
+    Finished(Box<ScenarioResult>),
+    Done(Summary),
+}

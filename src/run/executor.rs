@@ -1,0 +1,572 @@
+//! Runs one scenario against a target: applicability, sessions, steps,
+//! expectations and assertions, and the verdict with its evidence.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+
+use super::outcome::{Finding, Outcome, ScenarioResult};
+use super::target::Target;
+use crate::report::diff;
+use crate::scenario::expr;
+use crate::scenario::interpolate::{interpolate, interpolate_str};
+use crate::scenario::model::{Action, Assertion, Level, Scenario, Step};
+use crate::scenario::pattern;
+use crate::session::{Era, Session, SessionError, Transcript};
+
+/// What every scenario of a run shares.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub target: Target,
+    pub era: Era,
+    /// The handshake answer of the probe session (`server` in CEL).
+    pub server: Value,
+    pub timeout: Duration,
+    /// Whether the server serves the reference catalog (golden scenarios run).
+    pub fixture_match: bool,
+}
+
+const MAIN: &str = "main";
+
+/// Why a scenario does not apply to this server, if it does not.
+pub fn applicability(s: &Scenario, cfg: &RunConfig) -> Result<Option<String>, String> {
+    if !s.eras.is_empty() && !s.eras.contains(&cfg.era.version) {
+        return Ok(Some(s.eras_reason.clone().unwrap_or_else(|| {
+            format!("not applicable in protocol version {} (applies to {})", cfg.era.version, s.eras.join(", "))
+        })));
+    }
+    let transport = cfg.target.transport();
+    if !s.transports.is_empty() && !s.transports.iter().any(|t| t == transport) {
+        return Ok(Some(format!("not applicable over {transport} (applies to {})", s.transports.join(", "))));
+    }
+    if s.fixture.as_deref() == Some("reference-catalog") && !cfg.fixture_match {
+        return Ok(Some(
+            "golden scenario: needs the reference catalog (fixture: reference-catalog), and this server's tools differ"
+                .into(),
+        ));
+    }
+    let bindings = base_bindings(cfg);
+    for req in &s.requires {
+        match expr::eval_bool(&req.expr.source, &bindings) {
+            Ok(true) => {}
+            Ok(false) => return Ok(Some(req.reason.clone())),
+            Err(e) => return Err(format!("requires {:?} could not be evaluated: {e}", req.expr.source)),
+        }
+    }
+    Ok(None)
+}
+
+/// Bindings of a running scenario: the base ones plus empty wire logs.
+fn initial_bindings(cfg: &RunConfig) -> Map<String, Value> {
+    let mut b = base_bindings(cfg);
+    b.insert("notifications".into(), json!([]));
+    b.insert("stdout_violations".into(), json!([]));
+    b
+}
+
+fn base_bindings(cfg: &RunConfig) -> Map<String, Value> {
+    let mut b = Map::new();
+    b.insert("server".into(), cfg.server.clone());
+    b.insert("era".into(), json!(cfg.era.version));
+    b.insert("transport".into(), json!(cfg.target.transport()));
+    b
+}
+
+/// Runs one scenario to its verdict. Never panics on server behaviour.
+pub async fn run_scenario(s: &Scenario, cfg: &RunConfig) -> ScenarioResult {
+    let started = Instant::now();
+    let mut result = match applicability(s, cfg) {
+        Ok(Some(reason)) => return ScenarioResult::skipped(s, reason),
+        Err(message) => ScenarioResult::blank(s, Outcome::Error, message),
+        Ok(None) => {
+            let mut exec = Execution::new(s, cfg);
+            let stopped = exec.run().await;
+            exec.finish(stopped).await
+        }
+    };
+    result.duration_ms = started.elapsed().as_millis() as u64;
+    result
+}
+
+/// A check failed at a level that ends the scenario.
+struct Stop;
+
+struct Execution<'a> {
+    s: &'a Scenario,
+    cfg: &'a RunConfig,
+    sessions: BTreeMap<String, Session>,
+    bindings: Map<String, Value>,
+    findings: Vec<Finding>,
+    labels: Vec<String>,
+    transcript: Transcript,
+    /// Set when the scenario could not be evaluated at all.
+    error: Option<String>,
+}
+
+impl<'a> Execution<'a> {
+    fn new(s: &'a Scenario, cfg: &'a RunConfig) -> Self {
+        Self {
+            s,
+            cfg,
+            sessions: BTreeMap::new(),
+            bindings: initial_bindings(cfg),
+            findings: Vec::new(),
+            labels: Vec::new(),
+            transcript: Transcript::new(),
+            error: None,
+        }
+    }
+
+    fn timeout(&self, step: Option<&Step>) -> Duration {
+        step.and_then(|s| s.timeout_ms)
+            .or(self.s.timeout_ms)
+            .map_or(self.cfg.timeout, Duration::from_millis)
+    }
+
+    fn level_for(&self, step: Option<&Step>, assertion: Option<&Assertion>) -> Level {
+        let mut level = self.s.level;
+        if let Some(l) = step.and_then(|s| s.level) {
+            level = level.weaker(l);
+        }
+        if let Some(l) = assertion.and_then(|a| a.level) {
+            level = level.weaker(l);
+        }
+        level
+    }
+
+    /// Records a finding; returns Stop when it fails the scenario.
+    fn record(&mut self, finding: Finding) -> Result<(), Stop> {
+        let stops = finding.outcome == Outcome::Fail;
+        self.findings.push(finding);
+        if stops {
+            Err(Stop)
+        } else {
+            Ok(())
+        }
+    }
+
+    async fn run(&mut self) -> Result<(), Stop> {
+        if let Err(e) = self.open_session(MAIN).await {
+            self.error = Some(e);
+            return Err(Stop);
+        }
+        for (index, step) in self.s.steps.iter().enumerate() {
+            self.run_step(index, step).await?;
+        }
+        let asserts = self.s.asserts.clone();
+        for a in &asserts {
+            self.check_assert(None, None, a, None)?;
+        }
+        Ok(())
+    }
+
+    async fn open_session(&mut self, name: &str) -> Result<(), String> {
+        let conn = self.cfg.target.connect().await.map_err(|e| e.to_string())?;
+        let mut session = Session::new(name, conn, self.cfg.era.clone(), self.cfg.timeout, self.transcript.clone());
+        let handshake = session.handshake().await;
+        let failed = handshake.is_err();
+        self.sessions.insert(name.to_string(), session);
+        match handshake {
+            Ok(_) => Ok(()),
+            Err(e) if failed => Err(format!("session '{name}': {}", describe_handshake_error(&e))),
+            Err(_) => Ok(()),
+        }
+    }
+
+    async fn session(&mut self, step: &Step, label: &str) -> Result<&mut Session, Stop> {
+        let name = step.session.clone().unwrap_or_else(|| MAIN.to_string());
+        if !self.sessions.contains_key(&name) {
+            if let Err(e) = self.open_session(&name).await {
+                let outcome = Outcome::for_level(self.level_for(Some(step), None));
+                self.record(Finding::new(outcome, Some(label.to_string()), e))?;
+                return Err(Stop);
+            }
+        }
+        self.sessions.get_mut(&name).ok_or(Stop)
+    }
+
+    async fn run_step(&mut self, index: usize, step: &Step) -> Result<(), Stop> {
+        let label = step.label(index);
+        match &step.for_each {
+            None => {
+                let answer = self.perform(step, &label).await?;
+                self.bind_step(step, answer.clone());
+                self.check(step, &label, &answer, None)?;
+            }
+            Some(fe) => {
+                let items = match expr::eval_list(&fe.items.source, &self.bindings) {
+                    Ok(items) => items,
+                    Err(e) => {
+                        let outcome = Outcome::for_level(self.level_for(Some(step), None));
+                        return self.record(Finding::new(outcome, Some(label), format!("for_each {:?}: {e}", fe.items.source)));
+                    }
+                };
+                let mut answers = Vec::new();
+                for item in items.into_iter().take(fe.max_items) {
+                    self.bindings.insert(fe.var.clone(), item.clone());
+                    let answer = self.perform(step, &label).await?;
+                    self.bind_step(step, answer.clone());
+                    self.check(step, &label, &answer, Some(&item))?;
+                    answers.push(answer);
+                }
+                self.bindings.remove(&fe.var);
+                self.bind_step(step, Value::Array(answers));
+            }
+        }
+        self.capture(step, &label)
+    }
+
+    fn bind_step(&mut self, step: &Step, answer: Value) {
+        if let Some(id) = &step.id {
+            self.bindings.insert(id.clone(), answer);
+        }
+        let log: Vec<Value> = self
+            .sessions
+            .get(MAIN)
+            .map(|s| s.notification_log.clone())
+            .unwrap_or_default();
+        self.bindings.insert("notifications".into(), Value::Array(log));
+        let violations: Vec<Value> = self
+            .sessions
+            .values()
+            .flat_map(|s| {
+                s.violations
+                    .iter()
+                    .map(|v| json!({"session": s.name, "reason": v.reason, "excerpt": v.excerpt}))
+            })
+            .collect();
+        self.bindings.insert("stdout_violations".into(), Value::Array(violations));
+    }
+
+    fn capture(&mut self, step: &Step, label: &str) -> Result<(), Stop> {
+        for (name, e) in &step.captures {
+            match expr::eval(&e.source, &self.bindings) {
+                Ok(v) => {
+                    self.bindings.insert(name.clone(), v);
+                }
+                Err(err) => {
+                    let outcome = Outcome::for_level(self.level_for(Some(step), None));
+                    let msg = format!("capture '{name}' = {:?} could not be evaluated: {err}", e.source);
+                    self.record(Finding::new(outcome, Some(label.to_string()), msg))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn interpolated(&mut self, step: &Step, label: &str, value: &Value) -> Result<Value, Stop> {
+        interpolate(value, &self.bindings).map_err(|e| {
+            self.error = Some(format!("{label}: {e}"));
+            let _ = step;
+            Stop
+        })
+    }
+
+    /// Does the step's wire action and returns its answer as bound in CEL.
+    async fn perform(&mut self, step: &Step, label: &str) -> Result<Value, Stop> {
+        let timeout = self.timeout(Some(step));
+        let outcome = Outcome::for_level(self.level_for(Some(step), None));
+        let answer = match &step.action {
+            Action::Request {
+                method,
+                params,
+                rpc_id,
+                paginate,
+                max_pages,
+            } => {
+                let params = match params {
+                    Some(p) => Some(self.interpolated(step, label, p)?),
+                    None => None,
+                };
+                let rpc_id = match rpc_id {
+                    Some(id) => Some(self.interpolated(step, label, id)?),
+                    None => None,
+                };
+                let request = jsonrpc_request_view(method, params.as_ref());
+                let session = self.session(step, label).await?;
+                let answer = match paginate {
+                    None => session
+                        .request_with(method, params, rpc_id, Some(timeout), step.meta)
+                        .await
+                        .map(|mut a| {
+                            attach(&mut a, "request", request);
+                            a
+                        }),
+                    Some(field) => paginate_all(session, method, params, field, *max_pages, timeout, step.meta).await,
+                };
+                match answer {
+                    Ok(a) => {
+                        if let Some(problem) = a.get("pagination_error").and_then(Value::as_str) {
+                            let f = Finding::new(outcome, Some(label.to_string()), problem.to_string());
+                            self.record(f)?;
+                        }
+                        a
+                    }
+                    Err(e) => return self.wire_failure(outcome, label, e).map(|_| Value::Null),
+                }
+            }
+            Action::Notify { method, params } => {
+                let params = match params {
+                    Some(p) => Some(self.interpolated(step, label, p)?),
+                    None => None,
+                };
+                let session = self.session(step, label).await?;
+                match session.notify(method, params).await {
+                    Ok(()) => json!({}),
+                    Err(e) => return self.wire_failure(outcome, label, e).map(|_| Value::Null),
+                }
+            }
+            Action::SendRaw { text } => {
+                let text = match interpolate_str(text, &self.bindings) {
+                    Ok(Value::String(s)) => s,
+                    Ok(other) => other.to_string(),
+                    Err(e) => {
+                        self.error = Some(format!("{label}: {e}"));
+                        return Err(Stop);
+                    }
+                };
+                let expect_answer = step.expect.is_some();
+                let session = self.session(step, label).await?;
+                match session.send_raw(&text, expect_answer, Some(timeout)).await {
+                    Ok(a) => a,
+                    Err(e) => return self.wire_failure(outcome, label, e).map(|_| Value::Null),
+                }
+            }
+            Action::WaitNotification { method } => {
+                let session = self.session(step, label).await?;
+                match session.wait_notification(method, Some(timeout)).await {
+                    Ok(n) => n,
+                    Err(e) => return self.wire_failure(outcome, label, e).map(|_| Value::Null),
+                }
+            }
+            Action::Sleep { ms } => {
+                tokio::time::sleep(Duration::from_millis(*ms)).await;
+                Value::Null
+            }
+            Action::Check => Value::Null,
+        };
+        Ok(answer)
+    }
+
+    fn wire_failure(&mut self, outcome: Outcome, label: &str, e: SessionError) -> Result<(), Stop> {
+        self.record(Finding::new(outcome, Some(label.to_string()), e.to_string()))?;
+        // A step without an answer leaves nothing to check: stop even below MUST.
+        Err(Stop)
+    }
+
+    fn check(&mut self, step: &Step, label: &str, answer: &Value, item: Option<&Value>) -> Result<(), Stop> {
+        if let Some(pattern) = &step.expect {
+            let pattern = self.interpolated(step, label, pattern)?;
+            let level = self.level_for(Some(step), None);
+            self.check_expect(label, &pattern, answer, item, level)?;
+        }
+        for a in &step.asserts {
+            self.check_assert(Some(step), Some(label), a, item)?;
+        }
+        Ok(())
+    }
+
+    fn check_expect(&mut self, label: &str, pattern: &Value, answer: &Value, item: Option<&Value>, level: Level) -> Result<(), Stop> {
+        match pattern::matches(pattern, Some(answer)) {
+            Ok(matched) => {
+                for (_, l) in matched.labels {
+                    if !self.labels.contains(&l) {
+                        self.labels.push(l);
+                    }
+                }
+                for (verdict, note) in matched.verdicts {
+                    let v = if verdict == "warn" { Level::Should } else { Level::Info };
+                    let mut f = Finding::new(Outcome::for_level(level.weaker(v)), Some(label.to_string()), note);
+                    f.item = item.cloned();
+                    self.record(f)?;
+                }
+                Ok(())
+            }
+            Err(mismatch) => {
+                let shown = diff::project(answer, pattern);
+                let mut f = Finding::new(
+                    Outcome::for_level(level),
+                    Some(label.to_string()),
+                    format!("answer does not match expect: {mismatch}"),
+                );
+                f.item = item.cloned();
+                f.diff = diff::unified(pattern, &shown);
+                f.expected = Some(pattern.clone());
+                f.actual = Some(answer.clone());
+                f.path = Some(mismatch.path);
+                self.record(f)
+            }
+        }
+    }
+
+    fn check_assert(&mut self, step: Option<&Step>, label: Option<&str>, a: &Assertion, item: Option<&Value>) -> Result<(), Stop> {
+        let outcome = Outcome::for_level(self.level_for(step, Some(a)));
+        let problem = match expr::eval_bool(&a.expr.source, &self.bindings) {
+            Ok(true) => return Ok(()),
+            Ok(false) => a.message.clone().unwrap_or_else(|| "assertion is false".to_string()),
+            Err(e) => format!(
+                "{}: the assertion could not be evaluated ({e})",
+                a.message.clone().unwrap_or_else(|| "assertion failed".into())
+            ),
+        };
+        let mut f = Finding::new(outcome, label.map(str::to_string), problem);
+        f.expected = Some(Value::String(a.expr.source.clone()));
+        f.item = item.cloned();
+        if let Some(id) = step.and_then(|s| s.id.as_ref()) {
+            f.actual = self.bindings.get(id).cloned();
+        }
+        self.record(f)
+    }
+
+    async fn finish(mut self, _stopped: Result<(), Stop>) -> ScenarioResult {
+        let mut exits = Vec::new();
+        let mut stderr = String::new();
+        let several = self.sessions.len() > 1;
+        for (name, session) in self.sessions.iter_mut() {
+            let how = session.close().await;
+            exits.push(format!("{name}: server {how}"));
+            let tail = session.stderr_tail();
+            if !tail.is_empty() {
+                if several {
+                    stderr.push_str(&format!("--- session {name} ---\n"));
+                }
+                stderr.push_str(&tail);
+            }
+        }
+        let (transcript, dropped) = self.transcript.entries();
+        let (outcome, message) = self.verdict();
+        let mut result = ScenarioResult::blank(self.s, outcome, message);
+        result.findings = self.findings;
+        result.alternatives = self.labels;
+        result.transcript = transcript;
+        result.transcript_dropped = dropped;
+        result.stderr_tail = stderr;
+        result.server_exits = exits;
+        result
+    }
+
+    fn verdict(&self) -> (Outcome, String) {
+        if let Some(e) = &self.error {
+            return (Outcome::Error, e.clone());
+        }
+        let worst = self.findings.iter().max_by_key(|f| f.outcome.severity());
+        match worst {
+            Some(f) if f.outcome != Outcome::Info => (f.outcome, f.headline()),
+            _ => {
+                let chosen = if self.labels.is_empty() {
+                    String::new()
+                } else {
+                    format!("server chose: {}", self.labels.join(", "))
+                };
+                let notes: Vec<String> = self.findings.iter().map(Finding::headline).collect();
+                let message = [chosen, notes.join("; ")].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join("; ");
+                if matches!(self.s.level, Level::Info | Level::May) || !self.findings.is_empty() {
+                    (Outcome::Info, message)
+                } else {
+                    (Outcome::Pass, message)
+                }
+            }
+        }
+    }
+}
+
+fn describe_handshake_error(e: &SessionError) -> String {
+    match e {
+        SessionError::Closed { exit, .. } => format!("the server {exit} during the handshake"),
+        SessionError::Timeout { method, ms } => format!("no answer to {method} within {ms} ms (handshake)"),
+        other => other.to_string(),
+    }
+}
+
+fn jsonrpc_request_view(method: &str, params: Option<&Value>) -> Value {
+    let mut v = json!({"method": method});
+    if let Some(p) = params {
+        v["params"] = p.clone();
+    }
+    v
+}
+
+fn attach(answer: &mut Value, key: &str, value: Value) {
+    if let Some(map) = answer.as_object_mut() {
+        map.insert(key.to_string(), value);
+    }
+}
+
+/// Follows `nextCursor` until it is absent, concatenating `result.<field>`.
+/// A repeated cursor or too many pages ends the walk with `pagination_error`.
+async fn paginate_all(
+    session: &mut Session,
+    method: &str,
+    params: Option<Value>,
+    field: &str,
+    max_pages: usize,
+    timeout: Duration,
+    meta: bool,
+) -> Result<Value, SessionError> {
+    let base = match params {
+        Some(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    let mut items = Vec::new();
+    let mut pages = Vec::new();
+    let mut seen_cursors: Vec<String> = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut problem: Option<String> = None;
+    let mut last;
+    loop {
+        let mut p = base.clone();
+        if let Some(c) = &cursor {
+            p.insert("cursor".into(), json!(c));
+        }
+        let answer = session.request_with(method, Some(Value::Object(p)), None, Some(timeout), meta).await?;
+        pages.push(answer.clone());
+        last = answer.clone();
+        let Some(result) = answer.get("result") else { break };
+        match result.get(field).and_then(Value::as_array) {
+            Some(page) => items.extend(page.iter().cloned()),
+            None => {
+                problem = Some(format!("page {} of {method} has no array result.{field}", pages.len()));
+                break;
+            }
+        }
+        match result.get("nextCursor") {
+            None | Some(Value::Null) => break,
+            Some(Value::String(next)) => {
+                if seen_cursors.contains(next) {
+                    problem = Some(format!(
+                        "pagination of {method} does not terminate: cursor {next:?} came back after {} pages",
+                        pages.len()
+                    ));
+                    break;
+                }
+                if pages.len() >= max_pages {
+                    problem = Some(format!("pagination of {method} did not end within {max_pages} pages"));
+                    break;
+                }
+                seen_cursors.push(next.clone());
+                cursor = Some(next.clone());
+            }
+            Some(other) => {
+                problem = Some(format!("nextCursor of {method} is not a string: {other}"));
+                break;
+            }
+        }
+    }
+    let mut out = if last.get("result").is_some() {
+        let mut result = last.get("result").cloned().unwrap_or_else(|| json!({}));
+        if let Some(map) = result.as_object_mut() {
+            map.insert(field.to_string(), Value::Array(items));
+            map.remove("nextCursor");
+        }
+        json!({"jsonrpc": "2.0", "id": last.get("id").cloned().unwrap_or(Value::Null), "result": result})
+    } else {
+        last
+    };
+    attach(&mut out, "page_count", json!(pages.len()));
+    attach(&mut out, "pages", Value::Array(pages));
+    if let Some(p) = problem {
+        attach(&mut out, "pagination_error", json!(p));
+    }
+    Ok(out)
+}

@@ -1,0 +1,14 @@
+//! I/O side of a run: targets, the executor of one scenario, the scheduler
+//! and the event stream every reporter consumes.
+
+pub mod events;
+pub mod executor;
+pub mod outcome;
+pub mod probe;
+pub mod scheduler;
+pub mod target;
+
+pub use events::{Event, RunInfo, Summary};
+pub use executor::{run_scenario, RunConfig};
+pub use outcome::{Finding, Outcome, ScenarioResult};
+pub use target::Target;

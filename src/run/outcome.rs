@@ -1,0 +1,164 @@
+//! What running a scenario produced: the outcome, why, and the evidence.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::scenario::model::{Level, Scenario, SpecRef};
+use crate::session::transcript::Entry;
+
+/// The verdict of one scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    Pass,
+    Fail,
+    Warn,
+    Info,
+    Skip,
+    /// The scenario could not be evaluated (handshake failed, bad expression…).
+    Error,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Fail => "fail",
+            Outcome::Warn => "warn",
+            Outcome::Info => "info",
+            Outcome::Skip => "skip",
+            Outcome::Error => "error",
+        }
+    }
+
+    /// What a problem at `level` turns into.
+    pub fn for_level(level: Level) -> Outcome {
+        match level {
+            Level::Must => Outcome::Fail,
+            Level::Should => Outcome::Warn,
+            Level::May | Level::Info => Outcome::Info,
+        }
+    }
+
+    /// How bad an outcome is, for picking the worst of several findings.
+    pub fn severity(self) -> u8 {
+        match self {
+            Outcome::Skip => 0,
+            Outcome::Pass => 1,
+            Outcome::Info => 2,
+            Outcome::Warn => 3,
+            Outcome::Fail => 4,
+            Outcome::Error => 5,
+        }
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One problem (or recorded observation) found while running a scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    pub outcome: Outcome,
+    /// Which step, e.g. "step 'filtered'" (None for scenario-level checks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    /// The for_each item the step was running with, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub item: Option<Value>,
+    pub message: String,
+    /// The pattern or expression that was expected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actual: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// Path of the first mismatch inside the answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+impl Finding {
+    pub fn new(outcome: Outcome, step: Option<String>, message: impl Into<String>) -> Self {
+        Self {
+            outcome,
+            step,
+            item: None,
+            message: message.into(),
+            expected: None,
+            actual: None,
+            diff: None,
+            path: None,
+        }
+    }
+
+    /// The one-line form: "step 'x' (g = "pages"): message".
+    pub fn headline(&self) -> String {
+        let mut out = String::new();
+        if let Some(step) = &self.step {
+            out.push_str(step);
+            if let Some(item) = &self.item {
+                out.push_str(&format!(" [item {item}]"));
+            }
+            out.push_str(": ");
+        }
+        out.push_str(&self.message);
+        out
+    }
+}
+
+/// Everything about one scenario's run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioResult {
+    pub id: String,
+    pub title: String,
+    pub profile: String,
+    pub level: Level,
+    pub requirements: Vec<String>,
+    pub spec: Vec<SpecRef>,
+    pub origin: String,
+    pub outcome: Outcome,
+    /// One line: the reason for a skip, the first finding of a failure, or what was recorded.
+    pub message: String,
+    pub findings: Vec<Finding>,
+    /// Labels of the accepted alternatives (`$one_of` … `$label`) the server chose.
+    pub alternatives: Vec<String>,
+    pub duration_ms: u64,
+    pub transcript: Vec<Entry>,
+    pub transcript_dropped: usize,
+    pub stderr_tail: String,
+    /// How each server process of the scenario ended.
+    pub server_exits: Vec<String>,
+}
+
+impl ScenarioResult {
+    /// A result for a scenario that did not run.
+    pub fn skipped(s: &Scenario, reason: String) -> Self {
+        Self::blank(s, Outcome::Skip, reason)
+    }
+
+    pub fn blank(s: &Scenario, outcome: Outcome, message: String) -> Self {
+        Self {
+            id: s.id.clone(),
+            title: s.title.clone(),
+            profile: s.profile.clone(),
+            level: s.level,
+            requirements: s.requirements.clone(),
+            spec: s.spec.clone(),
+            origin: s.origin.clone(),
+            outcome,
+            message,
+            findings: Vec::new(),
+            alternatives: Vec::new(),
+            duration_ms: 0,
+            transcript: Vec::new(),
+            transcript_dropped: 0,
+            stderr_tail: String::new(),
+            server_exits: Vec::new(),
+        }
+    }
+}
