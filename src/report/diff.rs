@@ -43,8 +43,8 @@ pub fn project(actual: &Value, pattern: &Value) -> Value {
 
 /// A unified diff from `expected` to `actual`, or None when they print the same.
 pub fn unified(expected: &Value, actual: &Value) -> Option<String> {
-    let left = sorted_pretty(expected);
-    let right = sorted_pretty(actual);
+    let left = sorted_pretty(expected) + "\n";
+    let right = sorted_pretty(actual) + "\n";
     if left == right {
         return None;
     }
