@@ -5,7 +5,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {
@@ -26,11 +28,19 @@ fn main() {
     let mut code = String::from("/// (path under scenarios/, contents) of every built-in file.\npub static FILES: &[(&str, &str)] = &[\n");
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.display());
-        let rel = f.strip_prefix(&scenarios).unwrap_or(f).to_string_lossy().replace('\\', "/");
-        code.push_str(&format!("    ({rel:?}, include_str!({:?})),\n", f.display().to_string()));
+        let rel = f
+            .strip_prefix(&scenarios)
+            .unwrap_or(f)
+            .to_string_lossy()
+            .replace('\\', "/");
+        code.push_str(&format!(
+            "    ({rel:?}, include_str!({:?})),\n",
+            f.display().to_string()
+        ));
     }
     code.push_str("];\n");
-    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default()).join("builtin_scenarios.rs");
+    let out =
+        PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default()).join("builtin_scenarios.rs");
     if let Err(e) = fs::write(&out, code) {
         panic!("cannot write {}: {e}", out.display());
     }

@@ -14,7 +14,10 @@ pub fn files() -> &'static [(&'static str, &'static str)] {
 
 /// The text of an embedded file, e.g. `requirements.yaml`.
 pub fn file(path: &str) -> Option<&'static str> {
-    files::FILES.iter().find(|(p, _)| *p == path).map(|(_, t)| *t)
+    files::FILES
+        .iter()
+        .find(|(p, _)| *p == path)
+        .map(|(_, t)| *t)
 }
 
 /// Loads the built-in scenarios (named `builtin:<path>` in errors).

@@ -4,9 +4,9 @@
 pub mod builtin;
 pub mod fixture;
 pub mod jsonrpc;
-pub mod scenario;
-pub mod transport;
-pub mod session;
 pub mod report;
 pub mod requirements;
 pub mod run;
+pub mod scenario;
+pub mod session;
+pub mod transport;

@@ -37,7 +37,8 @@ pub struct RegistryError(String);
 /// Parses a registry text.
 pub fn parse(text: &str) -> Result<Vec<Requirement>, RegistryError> {
     let doc = parse_yaml(text).map_err(|e| RegistryError(e.to_string()))?;
-    let registry: Registry = serde_json::from_value(doc.value).map_err(|e| RegistryError(e.to_string()))?;
+    let registry: Registry =
+        serde_json::from_value(doc.value).map_err(|e| RegistryError(e.to_string()))?;
     Ok(registry.requirements)
 }
 

@@ -15,7 +15,13 @@ fn failing_requirements(breaks: &[&str], version: Option<&str>) -> BTreeSet<Stri
     let mut failing = BTreeSet::new();
     for s in scenarios.iter().filter(|s| s.profile == "base") {
         let r = rt.block_on(run_scenario(s, &cfg));
-        assert_ne!(r.outcome, Outcome::Error, "{breaks:?} made {} error out: {}", s.id, r.message);
+        assert_ne!(
+            r.outcome,
+            Outcome::Error,
+            "{breaks:?} made {} error out: {}",
+            s.id,
+            r.message
+        );
         if r.outcome == Outcome::Fail {
             failing.extend(r.requirements.iter().cloned());
         }
@@ -42,11 +48,17 @@ fn each_base_defect_fails_its_requirement() {
     for (defect, expected) in cases {
         let failing = failing_requirements(&[defect], None);
         for req in *expected {
-            assert!(failing.contains(*req), "--break {defect}: expected {req} to fail, failing: {failing:?}");
+            assert!(
+                failing.contains(*req),
+                "--break {defect}: expected {req} to fail, failing: {failing:?}"
+            );
         }
     }
     let failing = failing_requirements(&["no-server-info"], Some("2025-11-25"));
-    assert!(failing.contains("BASE-INIT-01"), "no-server-info: {failing:?}");
+    assert!(
+        failing.contains("BASE-INIT-01"),
+        "no-server-info: {failing:?}"
+    );
 }
 
 #[test]
@@ -56,5 +68,8 @@ fn a_correct_server_fails_nothing() {
         return;
     }
     assert_eq!(failing_requirements(&[], None), BTreeSet::new());
-    assert_eq!(failing_requirements(&[], Some("2025-06-18")), BTreeSet::new());
+    assert_eq!(
+        failing_requirements(&[], Some("2025-06-18")),
+        BTreeSet::new()
+    );
 }

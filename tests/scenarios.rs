@@ -34,28 +34,48 @@ fn servers() -> Vec<Server> {
     ]
 }
 
-fn trial(server: &'static str, cfg: Arc<OnceLock<Arc<RunConfig>>>, make: fn() -> Target, version: Option<&'static str>, s: Scenario) -> Trial {
+fn trial(
+    server: &'static str,
+    cfg: Arc<OnceLock<Arc<RunConfig>>>,
+    make: fn() -> Target,
+    version: Option<&'static str>,
+    s: Scenario,
+) -> Trial {
     let name = format!("{server}::{}", s.id);
     Trial::test(name, move || {
         let cfg = cfg.get_or_init(|| common::config(make(), version)).clone();
         let result = common::runtime().block_on(run_scenario(&s, &cfg));
         match result.outcome {
             Outcome::Pass | Outcome::Skip | Outcome::Info => Ok(()),
-            other => Err(Failed::from(format!("{other}: {}\n{:#?}", result.message, result.findings))),
+            other => Err(Failed::from(format!(
+                "{other}: {}\n{:#?}",
+                result.message, result.findings
+            ))),
         }
     })
 }
 
 fn main() {
     let args = Arguments::from_args();
-    let scenarios = mcp_conform::builtin::scenarios().unwrap_or_else(|e| panic!("built-in scenarios do not load:\n{e}"));
+    let scenarios = mcp_conform::builtin::scenarios()
+        .unwrap_or_else(|e| panic!("built-in scenarios do not load:\n{e}"));
     let mut trials = Vec::new();
     for server in servers() {
         let available = (server.available)();
         let cfg = Arc::new(OnceLock::new());
         for s in &scenarios {
-            let t = trial(server.name, cfg.clone(), server.make, server.version, s.clone());
-            trials.push(if available { t } else { t.with_ignored_flag(true) });
+            let t = trial(
+                server.name,
+                cfg.clone(),
+                server.make,
+                server.version,
+                s.clone(),
+            );
+            trials.push(if available {
+                t
+            } else {
+                t.with_ignored_flag(true)
+            });
         }
     }
     libtest_mimic::run(&args, trials).exit();

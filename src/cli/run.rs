@@ -19,7 +19,8 @@ use mcp_conform::transport::StdioSpec;
 
 /// The built-in reference server: this binary, re-executed.
 fn default_target() -> Result<Vec<String>> {
-    let exe = std::env::current_exe().context("cannot find the mcp-conform executable to start the reference server")?;
+    let exe = std::env::current_exe()
+        .context("cannot find the mcp-conform executable to start the reference server")?;
     Ok(vec![
         exe.display().to_string(),
         "serve-reference".into(),
@@ -45,7 +46,10 @@ pub fn main_job(args: RunArgs) -> Result<u8> {
         Ok(s) => s,
         Err(errors) => {
             eprintln!("{errors}");
-            eprintln!("error: {} problem(s) in scenario files; nothing was run", errors.0.len());
+            eprintln!(
+                "error: {} problem(s) in scenario files; nothing was run",
+                errors.0.len()
+            );
             return Ok(EXIT_USAGE);
         }
     };
@@ -58,7 +62,10 @@ pub fn main_job(args: RunArgs) -> Result<u8> {
         "auto" => None,
         v if KNOWN_VERSIONS.contains(&v) => Some(v.to_string()),
         v => {
-            eprintln!("error: unknown protocol version {v:?} (known: {}, or auto)", KNOWN_VERSIONS.join(", "));
+            eprintln!(
+                "error: unknown protocol version {v:?} (known: {}, or auto)",
+                KNOWN_VERSIONS.join(", ")
+            );
             return Ok(EXIT_USAGE);
         }
     };
@@ -125,15 +132,23 @@ async fn run_scenarios(
     );
     console.handle(&Event::Started(Box::new(info)));
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
     let runner = tokio::spawn(run_all(scenarios, cfg, jobs, tx));
     while let Some(event) = rx.recv().await {
         console.handle(&event);
     }
-    let results = runner.await.context("the scenario scheduler stopped unexpectedly")?;
+    let results = runner
+        .await
+        .context("the scenario scheduler stopped unexpectedly")?;
     let summary = Summary::from_results(&results, started.elapsed().as_millis() as u64);
     console.handle(&Event::Done(summary.clone()));
     let failed = summary.overall.failed + summary.overall.errors > 0;
     let strict_failed = args.strict && summary.overall.warned > 0;
-    Ok(if failed || strict_failed { EXIT_FAILURES } else { EXIT_OK })
+    Ok(if failed || strict_failed {
+        EXIT_FAILURES
+    } else {
+        EXIT_OK
+    })
 }

@@ -57,7 +57,9 @@ pub fn id_matches(id: &str, filter: &str) -> bool {
 fn glob_match(pattern: &[u8], text: &[u8]) -> bool {
     match (pattern.first(), text.first()) {
         (None, None) => true,
-        (Some(b'*'), _) => glob_match(&pattern[1..], text) || (!text.is_empty() && glob_match(pattern, &text[1..])),
+        (Some(b'*'), _) => {
+            glob_match(&pattern[1..], text) || (!text.is_empty() && glob_match(pattern, &text[1..]))
+        }
         (Some(b'?'), Some(_)) => glob_match(&pattern[1..], &text[1..]),
         (Some(p), Some(t)) if p == t => glob_match(&pattern[1..], &text[1..]),
         _ => false,
@@ -68,7 +70,13 @@ fn glob_match(pattern: &[u8], text: &[u8]) -> bool {
 pub fn print_list(scenarios: &[Scenario]) {
     let width = scenarios.iter().map(|s| s.id.len()).max().unwrap_or(0);
     for s in scenarios {
-        println!("{:<width$}  {:<24} {:<6} {}", s.id, s.profile, s.level.as_str(), s.title);
+        println!(
+            "{:<width$}  {:<24} {:<6} {}",
+            s.id,
+            s.profile,
+            s.level.as_str(),
+            s.title
+        );
     }
     println!("{} scenarios", scenarios.len());
 }
@@ -76,11 +84,21 @@ pub fn print_list(scenarios: &[Scenario]) {
 /// `explain ID`: a requirement (from scenarios/requirements.yaml) or a scenario.
 pub fn explain(id: &str) -> Result<u8> {
     let scenarios = builtin::scenarios().map_err(|e| anyhow::anyhow!("{e}"))?;
-    let covering: Vec<&Scenario> = scenarios.iter().filter(|s| s.requirements.iter().any(|r| r == id)).collect();
+    let covering: Vec<&Scenario> = scenarios
+        .iter()
+        .filter(|s| s.requirements.iter().any(|r| r == id))
+        .collect();
     if let Some(req) = mcp_conform::requirements::find(id) {
         println!("{} [{}] ({})", req.id, req.level, req.profile);
         println!("{}", req.text);
-        println!("source: {}{}", req.document, req.section.as_deref().map(|s| format!(", {s}")).unwrap_or_default());
+        println!(
+            "source: {}{}",
+            req.document,
+            req.section
+                .as_deref()
+                .map(|s| format!(", {s}"))
+                .unwrap_or_default()
+        );
         if let Some(q) = &req.quote {
             println!("quote: \"{q}\"");
         }
@@ -100,7 +118,14 @@ pub fn explain(id: &str) -> Result<u8> {
             println!("requirements: {}", s.requirements.join(", "));
         }
         for spec in &s.spec {
-            println!("spec: {}{}", spec.doc, spec.section.as_deref().map(|x| format!(", {x}")).unwrap_or_default());
+            println!(
+                "spec: {}{}",
+                spec.doc,
+                spec.section
+                    .as_deref()
+                    .map(|x| format!(", {x}"))
+                    .unwrap_or_default()
+            );
             if let Some(q) = &spec.quote {
                 println!("  \"{q}\"");
             }

@@ -89,7 +89,11 @@ impl<W: Write> ConsoleReporter<W> {
             .pointer("/serverInfo/name")
             .and_then(|v| v.as_str())
             .unwrap_or("unnamed server");
-        let version = info.server.pointer("/serverInfo/version").and_then(|v| v.as_str()).unwrap_or("?");
+        let version = info
+            .server
+            .pointer("/serverInfo/version")
+            .and_then(|v| v.as_str())
+            .unwrap_or("?");
         if !self.opts.quiet {
             self.emit(&format!(
                 "\nrunning {} scenarios against {name} {version} ({}, protocol {}, {})",
@@ -113,7 +117,9 @@ impl<W: Write> ConsoleReporter<W> {
         let show = !self.opts.quiet || matches!(r.outcome, Outcome::Fail | Outcome::Error);
         if show {
             let mut line = format!("scenario {} ... {}", r.id, self.outcome_word(r.outcome));
-            if matches!(r.outcome, Outcome::Skip | Outcome::Info | Outcome::Warn) && !r.message.is_empty() {
+            if matches!(r.outcome, Outcome::Skip | Outcome::Info | Outcome::Warn)
+                && !r.message.is_empty()
+            {
                 line.push_str(&self.paint(DIM, &format!(" ({})", one_line(&r.message, 140))));
             }
             self.emit(&line);
@@ -131,7 +137,11 @@ impl<W: Write> ConsoleReporter<W> {
             .filter(|r| matches!(r.outcome, Outcome::Fail | Outcome::Error | Outcome::Warn))
             .cloned()
             .collect();
-        problems.sort_by(|a, b| (a.outcome == Outcome::Warn).cmp(&(b.outcome == Outcome::Warn)).then(a.id.cmp(&b.id)));
+        problems.sort_by(|a, b| {
+            (a.outcome == Outcome::Warn)
+                .cmp(&(b.outcome == Outcome::Warn))
+                .then(a.id.cmp(&b.id))
+        });
         if !problems.is_empty() {
             let _ = writeln!(self.out, "\n{}", self.paint(BOLD, "failures and warnings:"));
         }
@@ -162,14 +172,23 @@ impl<W: Write> ConsoleReporter<W> {
     /// The full explanation of one failing or warning scenario.
     pub fn details(&self, r: &ScenarioResult) -> String {
         let mut s = String::new();
-        let head = format!("---- {} [{}] {} ----", r.id, r.level, self.outcome_word(r.outcome));
+        let head = format!(
+            "---- {} [{}] {} ----",
+            r.id,
+            r.level,
+            self.outcome_word(r.outcome)
+        );
         s.push_str(&format!("\n{}\n", self.paint(BOLD, &head)));
         s.push_str(&format!("{}\n", r.title));
         if !r.requirements.is_empty() {
             s.push_str(&format!("requirement: {}\n", r.requirements.join(", ")));
         }
         for spec in &r.spec {
-            let section = spec.section.as_deref().map(|x| format!(", {x}")).unwrap_or_default();
+            let section = spec
+                .section
+                .as_deref()
+                .map(|x| format!(", {x}"))
+                .unwrap_or_default();
             s.push_str(&format!("spec: {}{section}\n", spec.doc));
             if let Some(q) = &spec.quote {
                 s.push_str(&format!("  \"{}\"\n", one_line(q, 400)));
@@ -179,8 +198,15 @@ impl<W: Write> ConsoleReporter<W> {
             s.push_str(&format!("{}\n", self.paint(RED, &r.message)));
         }
         for f in r.findings.iter().filter(|f| f.outcome != Outcome::Pass) {
-            let color = if f.outcome == Outcome::Fail { RED } else { YELLOW };
-            s.push_str(&format!("{}\n", self.paint(color, &format!("{}: {}", f.outcome, f.headline()))));
+            let color = if f.outcome == Outcome::Fail {
+                RED
+            } else {
+                YELLOW
+            };
+            s.push_str(&format!(
+                "{}\n",
+                self.paint(color, &format!("{}: {}", f.outcome, f.headline()))
+            ));
             if let Some(path) = &f.path {
                 if !path.is_empty() {
                     s.push_str(&format!("  first mismatch at: {path}\n"));
@@ -222,10 +248,18 @@ impl<W: Write> ConsoleReporter<W> {
                     serde_json::Value::String(t) => t.clone(),
                     v => v.to_string(),
                 };
-                s.push_str(&format!("  {:>6}ms {} {arrow} {}\n", e.at_ms, e.session, one_line(&text, 400)));
+                s.push_str(&format!(
+                    "  {:>6}ms {} {arrow} {}\n",
+                    e.at_ms,
+                    e.session,
+                    one_line(&text, 400)
+                ));
             }
             if r.transcript_dropped > 0 {
-                s.push_str(&format!("  … {} more entries not kept\n", r.transcript_dropped));
+                s.push_str(&format!(
+                    "  … {} more entries not kept\n",
+                    r.transcript_dropped
+                ));
             }
         }
         s

@@ -14,7 +14,12 @@ fn sort_keys(value: &Value) -> Value {
         Value::Object(map) => {
             let mut entries: Vec<(&String, &Value)> = map.iter().collect();
             entries.sort_by(|a, b| a.0.cmp(b.0));
-            Value::Object(entries.into_iter().map(|(k, v)| (k.clone(), sort_keys(v))).collect::<Map<_, _>>())
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), sort_keys(v)))
+                    .collect::<Map<_, _>>(),
+            )
         }
         Value::Array(items) => Value::Array(items.iter().map(sort_keys).collect()),
         other => other.clone(),
@@ -23,9 +28,13 @@ fn sort_keys(value: &Value) -> Value {
 
 /// The part of `actual` that `pattern` talks about: object patterns without
 /// `$exact` only look at their own keys, so other keys would only add noise.
+/// When a key the pattern wants is missing, the whole object is kept, since
+/// what came instead (`result` for `error`, say) is the interesting part.
 pub fn project(actual: &Value, pattern: &Value) -> Value {
     match (actual, pattern) {
-        (Value::Object(a), Value::Object(p)) if !p.keys().any(|k| k.starts_with('$')) => {
+        (Value::Object(a), Value::Object(p))
+            if !p.keys().any(|k| k.starts_with('$')) && p.keys().all(|k| a.contains_key(k)) =>
+        {
             let mut out = Map::new();
             for key in p.keys() {
                 if let Some(v) = a.get(key) {
@@ -69,7 +78,18 @@ mod tests {
         let shown = project(&actual, &pattern);
         assert_eq!(shown, json!({"error": {"code": -32603}}));
         let diff = unified(&pattern, &shown).unwrap_or_default();
-        assert!(diff.contains("-    \"code\": -32601") && diff.contains("+    \"code\": -32603"), "{diff}");
-        assert_eq!(unified(&json!({"b": 1, "a": 2}), &json!({"a": 2, "b": 1})), None);
+        assert!(
+            diff.contains("-    \"code\": -32601") && diff.contains("+    \"code\": -32603"),
+            "{diff}"
+        );
+        assert_eq!(
+            unified(&json!({"b": 1, "a": 2}), &json!({"a": 2, "b": 1})),
+            None
+        );
+        let missing = project(
+            &json!({"id": 1, "result": {}}),
+            &json!({"error": {"code": 1}}),
+        );
+        assert_eq!(missing, json!({"id": 1, "result": {}}));
     }
 }

@@ -83,7 +83,10 @@ impl Summary {
         };
         for r in results {
             s.overall.add(r.outcome);
-            s.profiles.entry(r.profile.clone()).or_default().add(r.outcome);
+            s.profiles
+                .entry(r.profile.clone())
+                .or_default()
+                .add(r.outcome);
         }
         s
     }

@@ -33,12 +33,19 @@ const MAIN: &str = "main";
 pub fn applicability(s: &Scenario, cfg: &RunConfig) -> Result<Option<String>, String> {
     if !s.eras.is_empty() && !s.eras.contains(&cfg.era.version) {
         return Ok(Some(s.eras_reason.clone().unwrap_or_else(|| {
-            format!("not applicable in protocol version {} (applies to {})", cfg.era.version, s.eras.join(", "))
+            format!(
+                "not applicable in protocol version {} (applies to {})",
+                cfg.era.version,
+                s.eras.join(", ")
+            )
         })));
     }
     let transport = cfg.target.transport();
     if !s.transports.is_empty() && !s.transports.iter().any(|t| t == transport) {
-        return Ok(Some(format!("not applicable over {transport} (applies to {})", s.transports.join(", "))));
+        return Ok(Some(format!(
+            "not applicable over {transport} (applies to {})",
+            s.transports.join(", ")
+        )));
     }
     if s.fixture.as_deref() == Some("reference-catalog") && !cfg.fixture_match {
         return Ok(Some(
@@ -51,7 +58,12 @@ pub fn applicability(s: &Scenario, cfg: &RunConfig) -> Result<Option<String>, St
         match expr::eval_bool(&req.expr.source, &bindings) {
             Ok(true) => {}
             Ok(false) => return Ok(Some(req.reason.clone())),
-            Err(e) => return Err(format!("requires {:?} could not be evaluated: {e}", req.expr.source)),
+            Err(e) => {
+                return Err(format!(
+                    "requires {:?} could not be evaluated: {e}",
+                    req.expr.source
+                ))
+            }
         }
     }
     Ok(None)
@@ -163,13 +175,22 @@ impl<'a> Execution<'a> {
 
     async fn open_session(&mut self, name: &str) -> Result<(), String> {
         let conn = self.cfg.target.connect().await.map_err(|e| e.to_string())?;
-        let mut session = Session::new(name, conn, self.cfg.era.clone(), self.cfg.timeout, self.transcript.clone());
+        let mut session = Session::new(
+            name,
+            conn,
+            self.cfg.era.clone(),
+            self.cfg.timeout,
+            self.transcript.clone(),
+        );
         let handshake = session.handshake().await;
         let failed = handshake.is_err();
         self.sessions.insert(name.to_string(), session);
         match handshake {
             Ok(_) => Ok(()),
-            Err(e) if failed => Err(format!("session '{name}': {}", describe_handshake_error(&e))),
+            Err(e) if failed => Err(format!(
+                "session '{name}': {}",
+                describe_handshake_error(&e)
+            )),
             Err(_) => Ok(()),
         }
     }
@@ -199,7 +220,11 @@ impl<'a> Execution<'a> {
                     Ok(items) => items,
                     Err(e) => {
                         let outcome = Outcome::for_level(self.level_for(Some(step), None));
-                        return self.record(Finding::new(outcome, Some(label), format!("for_each {:?}: {e}", fe.items.source)));
+                        return self.record(Finding::new(
+                            outcome,
+                            Some(label),
+                            format!("for_each {:?}: {e}", fe.items.source),
+                        ));
                     }
                 };
                 let mut answers = Vec::new();
@@ -226,7 +251,8 @@ impl<'a> Execution<'a> {
             .get(MAIN)
             .map(|s| s.notification_log.clone())
             .unwrap_or_default();
-        self.bindings.insert("notifications".into(), Value::Array(log));
+        self.bindings
+            .insert("notifications".into(), Value::Array(log));
         let violations: Vec<Value> = self
             .sessions
             .values()
@@ -236,7 +262,8 @@ impl<'a> Execution<'a> {
                     .map(|v| json!({"session": s.name, "reason": v.reason, "excerpt": v.excerpt}))
             })
             .collect();
-        self.bindings.insert("stdout_violations".into(), Value::Array(violations));
+        self.bindings
+            .insert("stdout_violations".into(), Value::Array(violations));
     }
 
     fn capture(&mut self, step: &Step, label: &str) -> Result<(), Stop> {
@@ -247,7 +274,10 @@ impl<'a> Execution<'a> {
                 }
                 Err(err) => {
                     let outcome = Outcome::for_level(self.level_for(Some(step), None));
-                    let msg = format!("capture '{name}' = {:?} could not be evaluated: {err}", e.source);
+                    let msg = format!(
+                        "capture '{name}' = {:?} could not be evaluated: {err}",
+                        e.source
+                    );
                     self.record(Finding::new(outcome, Some(label.to_string()), msg))?;
                 }
             }
@@ -293,12 +323,18 @@ impl<'a> Execution<'a> {
                             attach(&mut a, "request", request);
                             a
                         }),
-                    Some(field) => paginate_all(session, method, params, field, *max_pages, timeout, step.meta).await,
+                    Some(field) => {
+                        paginate_all(
+                            session, method, params, field, *max_pages, timeout, step.meta,
+                        )
+                        .await
+                    }
                 };
                 match answer {
                     Ok(a) => {
                         if let Some(problem) = a.get("pagination_error").and_then(Value::as_str) {
-                            let f = Finding::new(outcome, Some(label.to_string()), problem.to_string());
+                            let f =
+                                Finding::new(outcome, Some(label.to_string()), problem.to_string());
                             self.record(f)?;
                         }
                         a
@@ -350,12 +386,22 @@ impl<'a> Execution<'a> {
     }
 
     fn wire_failure(&mut self, outcome: Outcome, label: &str, e: SessionError) -> Result<(), Stop> {
-        self.record(Finding::new(outcome, Some(label.to_string()), e.to_string()))?;
+        self.record(Finding::new(
+            outcome,
+            Some(label.to_string()),
+            e.to_string(),
+        ))?;
         // A step without an answer leaves nothing to check: stop even below MUST.
         Err(Stop)
     }
 
-    fn check(&mut self, step: &Step, label: &str, answer: &Value, item: Option<&Value>) -> Result<(), Stop> {
+    fn check(
+        &mut self,
+        step: &Step,
+        label: &str,
+        answer: &Value,
+        item: Option<&Value>,
+    ) -> Result<(), Stop> {
         if let Some(pattern) = &step.expect {
             let pattern = self.interpolated(step, label, pattern)?;
             let level = self.level_for(Some(step), None);
@@ -367,7 +413,14 @@ impl<'a> Execution<'a> {
         Ok(())
     }
 
-    fn check_expect(&mut self, label: &str, pattern: &Value, answer: &Value, item: Option<&Value>, level: Level) -> Result<(), Stop> {
+    fn check_expect(
+        &mut self,
+        label: &str,
+        pattern: &Value,
+        answer: &Value,
+        item: Option<&Value>,
+        level: Level,
+    ) -> Result<(), Stop> {
         match pattern::matches(pattern, Some(answer)) {
             Ok(matched) => {
                 for (_, l) in matched.labels {
@@ -376,8 +429,16 @@ impl<'a> Execution<'a> {
                     }
                 }
                 for (verdict, note) in matched.verdicts {
-                    let v = if verdict == "warn" { Level::Should } else { Level::Info };
-                    let mut f = Finding::new(Outcome::for_level(level.weaker(v)), Some(label.to_string()), note);
+                    let v = if verdict == "warn" {
+                        Level::Should
+                    } else {
+                        Level::Info
+                    };
+                    let mut f = Finding::new(
+                        Outcome::for_level(level.weaker(v)),
+                        Some(label.to_string()),
+                        note,
+                    );
                     f.item = item.cloned();
                     self.record(f)?;
                 }
@@ -400,14 +461,25 @@ impl<'a> Execution<'a> {
         }
     }
 
-    fn check_assert(&mut self, step: Option<&Step>, label: Option<&str>, a: &Assertion, item: Option<&Value>) -> Result<(), Stop> {
+    fn check_assert(
+        &mut self,
+        step: Option<&Step>,
+        label: Option<&str>,
+        a: &Assertion,
+        item: Option<&Value>,
+    ) -> Result<(), Stop> {
         let outcome = Outcome::for_level(self.level_for(step, Some(a)));
         let problem = match expr::eval_bool(&a.expr.source, &self.bindings) {
             Ok(true) => return Ok(()),
-            Ok(false) => a.message.clone().unwrap_or_else(|| "assertion is false".to_string()),
+            Ok(false) => a
+                .message
+                .clone()
+                .unwrap_or_else(|| "assertion is false".to_string()),
             Err(e) => format!(
                 "{}: the assertion could not be evaluated ({e})",
-                a.message.clone().unwrap_or_else(|| "assertion failed".into())
+                a.message
+                    .clone()
+                    .unwrap_or_else(|| "assertion failed".into())
             ),
         };
         let mut f = Finding::new(outcome, label.map(str::to_string), problem);
@@ -460,7 +532,11 @@ impl<'a> Execution<'a> {
                     format!("server chose: {}", self.labels.join(", "))
                 };
                 let notes: Vec<String> = self.findings.iter().map(Finding::headline).collect();
-                let message = [chosen, notes.join("; ")].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join("; ");
+                let message = [chosen, notes.join("; ")]
+                    .into_iter()
+                    .filter(|s| !s.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("; ");
                 if matches!(self.s.level, Level::Info | Level::May) || !self.findings.is_empty() {
                     (Outcome::Info, message)
                 } else {
@@ -474,7 +550,9 @@ impl<'a> Execution<'a> {
 fn describe_handshake_error(e: &SessionError) -> String {
     match e {
         SessionError::Closed { exit, .. } => format!("the server {exit} during the handshake"),
-        SessionError::Timeout { method, ms } => format!("no answer to {method} within {ms} ms (handshake)"),
+        SessionError::Timeout { method, ms } => {
+            format!("no answer to {method} within {ms} ms (handshake)")
+        }
         other => other.to_string(),
     }
 }
@@ -519,14 +597,21 @@ async fn paginate_all(
         if let Some(c) = &cursor {
             p.insert("cursor".into(), json!(c));
         }
-        let answer = session.request_with(method, Some(Value::Object(p)), None, Some(timeout), meta).await?;
+        let answer = session
+            .request_with(method, Some(Value::Object(p)), None, Some(timeout), meta)
+            .await?;
         pages.push(answer.clone());
         last = answer.clone();
-        let Some(result) = answer.get("result") else { break };
+        let Some(result) = answer.get("result") else {
+            break;
+        };
         match result.get(field).and_then(Value::as_array) {
             Some(page) => items.extend(page.iter().cloned()),
             None => {
-                problem = Some(format!("page {} of {method} has no array result.{field}", pages.len()));
+                problem = Some(format!(
+                    "page {} of {method} has no array result.{field}",
+                    pages.len()
+                ));
                 break;
             }
         }
@@ -541,7 +626,9 @@ async fn paginate_all(
                     break;
                 }
                 if pages.len() >= max_pages {
-                    problem = Some(format!("pagination of {method} did not end within {max_pages} pages"));
+                    problem = Some(format!(
+                        "pagination of {method} did not end within {max_pages} pages"
+                    ));
                     break;
                 }
                 seen_cursors.push(next.clone());

@@ -26,7 +26,11 @@ pub struct ProbeError {
 }
 
 /// Negotiates (`requested = None` means auto) and probes the server.
-pub async fn probe(target: &Target, requested: Option<&str>, timeout: Duration) -> Result<Probe, ProbeError> {
+pub async fn probe(
+    target: &Target,
+    requested: Option<&str>,
+    timeout: Duration,
+) -> Result<Probe, ProbeError> {
     match requested {
         Some(v) => probe_era(target, Era::new(v), timeout).await,
         None => {
@@ -64,7 +68,10 @@ async fn probe_era(target: &Target, mut era: Era, timeout: Duration) -> Result<P
 async fn run_probe(session: &mut Session, era: &mut Era) -> Result<Probe, SessionError> {
     let server = session.handshake().await?;
     if !era.is_stateless() {
-        let answered = server.get("protocolVersion").and_then(Value::as_str).unwrap_or("");
+        let answered = server
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         if era::KNOWN_VERSIONS.contains(&answered) && answered != era.version {
             *era = Era::new(answered);
         }
@@ -82,9 +89,18 @@ async fn list_tool_names(session: &mut Session) -> Vec<String> {
     let mut cursor: Option<Value> = None;
     for _ in 0..1000 {
         let params = cursor.take().map(|c| serde_json::json!({ "cursor": c }));
-        let Ok(answer) = session.request("tools/list", params, None, None).await else { break };
-        let Some(result) = answer.get("result") else { break };
-        for t in result.get("tools").and_then(Value::as_array).into_iter().flatten() {
+        let Ok(answer) = session.request("tools/list", params, None, None).await else {
+            break;
+        };
+        let Some(result) = answer.get("result") else {
+            break;
+        };
+        for t in result
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if let Some(n) = t.get("name").and_then(Value::as_str) {
                 names.push(n.to_string());
             }

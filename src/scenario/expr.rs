@@ -17,7 +17,10 @@ pub enum ExprError {
     #[error("CEL evaluation failed: {0}")]
     Eval(String),
     #[error("CEL expression returned {found}, expected {expected}")]
-    Type { expected: &'static str, found: String },
+    Type {
+        expected: &'static str,
+        found: String,
+    },
 }
 
 fn env() -> Arc<Env> {
@@ -67,10 +70,14 @@ pub fn eval(source: &str, bindings: &Map<String, Value>) -> Result<Value, ExprEr
     let mut ctx = Context::with_env(env());
     register_helpers(&mut ctx);
     for (name, value) in bindings {
-        let cel_value = cel::to_value(value).map_err(|e| ExprError::Eval(format!("binding {name}: {e}")))?;
+        let cel_value =
+            cel::to_value(value).map_err(|e| ExprError::Eval(format!("binding {name}: {e}")))?;
         ctx.add_variable_from_value(name.clone(), cel_value);
     }
-    let out = compiled.program.execute(&ctx).map_err(|e| ExprError::Eval(e.to_string()))?;
+    let out = compiled
+        .program
+        .execute(&ctx)
+        .map_err(|e| ExprError::Eval(e.to_string()))?;
     to_json(&out)
 }
 
@@ -97,7 +104,9 @@ pub fn eval_list(source: &str, bindings: &Map<String, Value>) -> Result<Vec<Valu
 }
 
 fn to_json(value: &CelValue) -> Result<Value, ExprError> {
-    value.json().map_err(|e| ExprError::Eval(format!("result cannot be shown as JSON: {e}")))
+    value
+        .json()
+        .map_err(|e| ExprError::Eval(format!("result cannot be shown as JSON: {e}")))
 }
 
 fn from_json(value: &Value) -> Result<CelValue, ExecutionError> {
@@ -105,10 +114,11 @@ fn from_json(value: &Value) -> Result<CelValue, ExecutionError> {
 }
 
 type HelperResult = Result<CelValue, ExecutionError>;
+type Helper = (&'static str, fn(Arguments) -> HelperResult);
 
 /// The helper functions documented in scenarios/README.md.
 fn register_helpers(ctx: &mut Context) {
-    let helpers: [(&str, fn(Arguments) -> HelperResult); 15] = [
+    let helpers: [Helper; 15] = [
         ("same_set", same_set),
         ("subset", subset),
         ("unique", unique),
@@ -132,7 +142,11 @@ fn register_helpers(ctx: &mut Context) {
     }
 }
 
-fn args_json(name: &str, Arguments(args): &Arguments, n: usize) -> Result<Vec<Value>, ExecutionError> {
+fn args_json(
+    name: &str,
+    Arguments(args): &Arguments,
+    n: usize,
+) -> Result<Vec<Value>, ExecutionError> {
     if args.len() != n {
         return Err(ExecutionError::function_error(
             name,
@@ -140,18 +154,29 @@ fn args_json(name: &str, Arguments(args): &Arguments, n: usize) -> Result<Vec<Va
         ));
     }
     args.iter()
-        .map(|a| a.json().map_err(|e| ExecutionError::function_error(name, e.to_string())))
+        .map(|a| {
+            a.json()
+                .map_err(|e| ExecutionError::function_error(name, e.to_string()))
+        })
         .collect()
 }
 
 fn list_arg<'a>(name: &str, v: &'a Value) -> Result<&'a Vec<Value>, ExecutionError> {
-    v.as_array()
-        .ok_or_else(|| ExecutionError::function_error(name, format!("expects a list, got {}", crate::jsonrpc::type_name(v))))
+    v.as_array().ok_or_else(|| {
+        ExecutionError::function_error(
+            name,
+            format!("expects a list, got {}", crate::jsonrpc::type_name(v)),
+        )
+    })
 }
 
 fn str_arg<'a>(name: &str, v: &'a Value) -> Result<&'a str, ExecutionError> {
-    v.as_str()
-        .ok_or_else(|| ExecutionError::function_error(name, format!("expects a string, got {}", crate::jsonrpc::type_name(v))))
+    v.as_str().ok_or_else(|| {
+        ExecutionError::function_error(
+            name,
+            format!("expects a string, got {}", crate::jsonrpc::type_name(v)),
+        )
+    })
 }
 
 /// Canonical text of a value, so lists of objects can be compared as sets.
@@ -166,7 +191,10 @@ fn canonical(v: &Value) -> String {
                 .collect();
             format!("{{{}}}", inner.join(","))
         }
-        Value::Array(items) => format!("[{}]", items.iter().map(canonical).collect::<Vec<_>>().join(",")),
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(canonical).collect::<Vec<_>>().join(",")
+        ),
         Value::Number(n) => match n.as_f64() {
             Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => format!("{}", f as i64),
             _ => n.to_string(),
@@ -181,13 +209,19 @@ fn set_of(items: &[Value]) -> BTreeSet<String> {
 
 fn same_set(args: Arguments) -> HelperResult {
     let a = args_json("same_set", &args, 2)?;
-    Ok(CelValue::Bool(set_of(list_arg("same_set", &a[0])?) == set_of(list_arg("same_set", &a[1])?)))
+    Ok(CelValue::Bool(
+        set_of(list_arg("same_set", &a[0])?) == set_of(list_arg("same_set", &a[1])?),
+    ))
 }
 
 fn subset(args: Arguments) -> HelperResult {
     let a = args_json("subset", &args, 2)?;
     let whole = set_of(list_arg("subset", &a[1])?);
-    Ok(CelValue::Bool(list_arg("subset", &a[0])?.iter().all(|x| whole.contains(&canonical(x)))))
+    Ok(CelValue::Bool(
+        list_arg("subset", &a[0])?
+            .iter()
+            .all(|x| whole.contains(&canonical(x))),
+    ))
 }
 
 fn unique(args: Arguments) -> HelperResult {
@@ -213,7 +247,9 @@ fn compare_json(a: &Value, b: &Value) -> std::cmp::Ordering {
 fn non_increasing(args: Arguments) -> HelperResult {
     let a = args_json("non_increasing", &args, 1)?;
     let items = list_arg("non_increasing", &a[0])?;
-    Ok(CelValue::Bool(items.windows(2).all(|w| compare_json(&w[0], &w[1]) != std::cmp::Ordering::Less)))
+    Ok(CelValue::Bool(items.windows(2).all(|w| {
+        compare_json(&w[0], &w[1]) != std::cmp::Ordering::Less
+    })))
 }
 
 /// Where a string marker such as `TOOL_DESCRIPTION_REQUIRED` shows up in a
@@ -227,10 +263,17 @@ pub fn find_carrier(response: &Value, code: &str) -> Option<&'static str> {
         if error.get("code").and_then(Value::as_str) == Some(code) {
             return Some("error.code (string)");
         }
-        if error.get("message").and_then(Value::as_str).is_some_and(|m| m.contains(code)) {
+        if error
+            .get("message")
+            .and_then(Value::as_str)
+            .is_some_and(|m| m.contains(code))
+        {
             return Some("error.message");
         }
-        if error.get("data").is_some_and(|d| d.to_string().contains(code)) {
+        if error
+            .get("data")
+            .is_some_and(|d| d.to_string().contains(code))
+        {
             return Some("error.data");
         }
     }
@@ -260,14 +303,17 @@ fn marker(args: Arguments) -> HelperResult {
 fn carrier(args: Arguments) -> HelperResult {
     let a = args_json("carrier", &args, 2)?;
     let code = str_arg("carrier", &a[1])?;
-    Ok(CelValue::String(Arc::new(find_carrier(&a[0], code).unwrap_or("").to_string())))
+    Ok(CelValue::String(Arc::new(
+        find_carrier(&a[0], code).unwrap_or("").to_string(),
+    )))
 }
 
 fn parse_json(args: Arguments) -> HelperResult {
     let a = args_json("parse_json", &args, 1)?;
     let text = str_arg("parse_json", &a[0])?;
-    let v: Value = serde_json::from_str(text)
-        .map_err(|e| ExecutionError::function_error("parse_json", format!("text is not JSON: {e}")))?;
+    let v: Value = serde_json::from_str(text).map_err(|e| {
+        ExecutionError::function_error("parse_json", format!("text is not JSON: {e}"))
+    })?;
     from_json(&v)
 }
 
@@ -276,7 +322,9 @@ fn keys(args: Arguments) -> HelperResult {
     let obj = a[0]
         .as_object()
         .ok_or_else(|| ExecutionError::function_error("keys", "expects a map"))?;
-    from_json(&Value::Array(obj.keys().map(|k| Value::String(k.clone())).collect()))
+    from_json(&Value::Array(
+        obj.keys().map(|k| Value::String(k.clone())).collect(),
+    ))
 }
 
 /// Lowercase alphanumeric words of a text.
@@ -290,12 +338,16 @@ pub fn words(text: &str) -> Vec<String> {
 fn tokens(args: Arguments) -> HelperResult {
     let a = args_json("tokens", &args, 1)?;
     let text = str_arg("tokens", &a[0])?;
-    from_json(&Value::Array(words(text).into_iter().map(Value::String).collect()))
+    from_json(&Value::Array(
+        words(text).into_iter().map(Value::String).collect(),
+    ))
 }
 
 fn lower(args: Arguments) -> HelperResult {
     let a = args_json("lower", &args, 1)?;
-    Ok(CelValue::String(Arc::new(str_arg("lower", &a[0])?.to_lowercase())))
+    Ok(CelValue::String(Arc::new(
+        str_arg("lower", &a[0])?.to_lowercase(),
+    )))
 }
 
 fn json_equal(args: Arguments) -> HelperResult {
@@ -306,7 +358,10 @@ fn json_equal(args: Arguments) -> HelperResult {
 fn count(args: Arguments) -> HelperResult {
     let a = args_json("count", &args, 2)?;
     let needle = canonical(&a[1]);
-    let n = list_arg("count", &a[0])?.iter().filter(|x| canonical(x) == needle).count();
+    let n = list_arg("count", &a[0])?
+        .iter()
+        .filter(|x| canonical(x) == needle)
+        .count();
     Ok(CelValue::Int(n as i64))
 }
 
@@ -316,8 +371,16 @@ fn distinctive_word(args: Arguments) -> HelperResult {
     let a = args_json("distinctive_word", &args, 2)?;
     let tools = list_arg("distinctive_word", &a[0])?;
     let name = str_arg("distinctive_word", &a[1])?;
-    let description = |t: &Value| t.get("description").and_then(Value::as_str).unwrap_or("").to_string();
-    let Some(target) = tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(name)) else {
+    let description = |t: &Value| {
+        t.get("description")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let Some(target) = tools
+        .iter()
+        .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
+    else {
         return Ok(CelValue::String(Arc::new(String::new())));
     };
     let others: BTreeSet<String> = tools
@@ -327,7 +390,9 @@ fn distinctive_word(args: Arguments) -> HelperResult {
         .collect();
     let word = words(&description(target))
         .into_iter()
-        .filter(|w| w.chars().count() >= 5 && w.chars().all(char::is_alphabetic) && !others.contains(w))
+        .filter(|w| {
+            w.chars().count() >= 5 && w.chars().all(char::is_alphabetic) && !others.contains(w)
+        })
         .max_by_key(|w| (w.len(), std::cmp::Reverse(w.clone())))
         .unwrap_or_default();
     Ok(CelValue::String(Arc::new(word)))
@@ -361,10 +426,18 @@ mod tests {
 
     #[test]
     fn evaluates_over_json_bindings() {
-        let bindings = b(json!({"all": {"result": {"tools": [{"name": "a", "groups": ["g"]}, {"name": "b"}]}}}));
-        let names = eval("all.result.tools.filter(t, has(t.groups) && 'g' in t.groups).map(t, t.name)", &bindings);
+        let bindings = b(
+            json!({"all": {"result": {"tools": [{"name": "a", "groups": ["g"]}, {"name": "b"}]}}}),
+        );
+        let names = eval(
+            "all.result.tools.filter(t, has(t.groups) && 'g' in t.groups).map(t, t.name)",
+            &bindings,
+        );
         assert_eq!(names, Ok(json!(["a"])));
-        assert_eq!(eval_bool("size(all.result.tools) == 2", &bindings), Ok(true));
+        assert_eq!(
+            eval_bool("size(all.result.tools) == 2", &bindings),
+            Ok(true)
+        );
     }
 
     #[test]
@@ -400,8 +473,17 @@ mod tests {
     fn errors_are_explained() {
         assert!(matches!(compile("a +"), Err(ExprError::Syntax(_))));
         let empty = Map::new();
-        assert!(matches!(eval_bool("missing.field", &empty), Err(ExprError::Eval(_))));
-        assert!(matches!(eval_bool("1 + 1", &empty), Err(ExprError::Type { .. })));
-        assert!(matches!(eval("same_set(1)", &empty), Err(ExprError::Eval(_))));
+        assert!(matches!(
+            eval_bool("missing.field", &empty),
+            Err(ExprError::Eval(_))
+        ));
+        assert!(matches!(
+            eval_bool("1 + 1", &empty),
+            Err(ExprError::Type { .. })
+        ));
+        assert!(matches!(
+            eval("same_set(1)", &empty),
+            Err(ExprError::Eval(_))
+        ));
     }
 }

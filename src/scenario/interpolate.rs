@@ -109,7 +109,10 @@ pub enum InterpolateError {
 }
 
 /// Replaces every `${…}` in `value`.
-pub fn interpolate(value: &Value, bindings: &Map<String, Value>) -> Result<Value, InterpolateError> {
+pub fn interpolate(
+    value: &Value,
+    bindings: &Map<String, Value>,
+) -> Result<Value, InterpolateError> {
     Ok(match value {
         Value::String(s) => interpolate_str(s, bindings)?,
         Value::Array(items) => Value::Array(
@@ -176,23 +179,44 @@ mod tests {
     #[test]
     fn whole_expression_keeps_its_type() {
         let b = bindings();
-        assert_eq!(interpolate(&json!({"groups": ["${g}"], "n": "${n}"}), &b), Ok(json!({"groups": ["pages"], "n": 3})));
-        assert_eq!(interpolate(&json!("${all.result.tools[0]}"), &b), Ok(json!({"name": "a"})));
+        assert_eq!(
+            interpolate(&json!({"groups": ["${g}"], "n": "${n}"}), &b),
+            Ok(json!({"groups": ["pages"], "n": 3}))
+        );
+        assert_eq!(
+            interpolate(&json!("${all.result.tools[0]}"), &b),
+            Ok(json!({"name": "a"}))
+        );
     }
 
     #[test]
     fn mixed_text_is_spliced() {
         let b = bindings();
-        assert_eq!(interpolate_str("uri?tools=${g},${ {'a': 'x'}.a }", &b), Ok(json!("uri?tools=pages,x")));
+        assert_eq!(
+            interpolate_str("uri?tools=${g},${ {'a': 'x'}.a }", &b),
+            Ok(json!("uri?tools=pages,x"))
+        );
         assert_eq!(interpolate_str("n=${n}", &b), Ok(json!("n=3")));
-        assert_eq!(interpolate_str("literal $${g}", &b), Ok(json!("literal ${g}")));
+        assert_eq!(
+            interpolate_str("literal $${g}", &b),
+            Ok(json!("literal ${g}"))
+        );
     }
 
     #[test]
     fn errors_name_the_expression() {
         let b = bindings();
-        assert!(matches!(interpolate_str("${nope}", &b), Err(InterpolateError::Expr { .. })));
-        assert!(matches!(interpolate_str("${open", &b), Err(InterpolateError::Unterminated(_))));
-        assert_eq!(expressions(&json!({"a": ["${x}", "y ${ z.w }"]})), Ok(vec!["x".to_string(), "z.w".to_string()]));
+        assert!(matches!(
+            interpolate_str("${nope}", &b),
+            Err(InterpolateError::Expr { .. })
+        ));
+        assert!(matches!(
+            interpolate_str("${open", &b),
+            Err(InterpolateError::Unterminated(_))
+        ));
+        assert_eq!(
+            expressions(&json!({"a": ["${x}", "y ${ z.w }"]})),
+            Ok(vec!["x".to_string(), "z.w".to_string()])
+        );
     }
 }

@@ -19,7 +19,13 @@ use super::source::{parse_yaml, Position, SourceDoc};
 /// The scenario file schema, shipped with the binary.
 pub const SCENARIO_SCHEMA: &str = include_str!("../../fixtures/schemas/scenario.schema.json");
 
-const ACTIONS: &[&str] = &["request", "notify", "send_raw", "wait_notification", "sleep_ms"];
+const ACTIONS: &[&str] = &[
+    "request",
+    "notify",
+    "send_raw",
+    "wait_notification",
+    "sleep_ms",
+];
 const DEFAULT_MAX_PAGES: usize = 1000;
 const DEFAULT_MAX_ITEMS: usize = 50;
 
@@ -69,7 +75,10 @@ impl Loader<'_> {
         let validator = match schema_validator() {
             Ok(v) => v,
             Err(e) => {
-                self.error_at(Position::default(), format!("internal: the scenario schema does not compile: {e}"));
+                self.error_at(
+                    Position::default(),
+                    format!("internal: the scenario schema does not compile: {e}"),
+                );
                 return;
             }
         };
@@ -93,13 +102,19 @@ impl Loader<'_> {
                 let key = unexpected.first().cloned().unwrap_or_default();
                 let child = format!("{pointer}/{}", super::source::escape_pointer(&key));
                 let hint = suggest_key(&pointer, &key);
-                (self.doc.key_position(&child), format!("unknown key '{key}' in {place}{hint}"))
+                (
+                    self.doc.key_position(&child),
+                    format!("unknown key '{key}' in {place}{hint}"),
+                )
             }
             ValidationErrorKind::Required { property } => (
                 self.doc.position(&pointer),
                 format!("{place} is missing required key {property}"),
             ),
-            _ => (self.doc.position(&pointer), format!("{place}: {}", e.masked())),
+            _ => (
+                self.doc.position(&pointer),
+                format!("{place}: {}", e.masked()),
+            ),
         }
     }
 }
@@ -121,14 +136,44 @@ fn describe_place(pointer: &str) -> String {
 fn suggest_key(pointer: &str, key: &str) -> String {
     let allowed: &[&str] = if pointer.starts_with("/steps/") && pointer.matches('/').count() == 2 {
         &[
-            "id", "session", "request", "notify", "send_raw", "wait_notification", "sleep_ms", "params", "rpc_id",
-            "meta", "paginate", "max_pages", "for_each", "as", "max_items", "expect", "assert", "capture",
-            "timeout_ms", "level",
+            "id",
+            "session",
+            "request",
+            "notify",
+            "send_raw",
+            "wait_notification",
+            "sleep_ms",
+            "params",
+            "rpc_id",
+            "meta",
+            "paginate",
+            "max_pages",
+            "for_each",
+            "as",
+            "max_items",
+            "expect",
+            "assert",
+            "capture",
+            "timeout_ms",
+            "level",
         ]
     } else if pointer.is_empty() {
         &[
-            "id", "title", "description", "profile", "level", "requirements", "spec", "requires", "eras",
-            "eras_reason", "transports", "fixture", "timeout_ms", "steps", "assert",
+            "id",
+            "title",
+            "description",
+            "profile",
+            "level",
+            "requirements",
+            "spec",
+            "requires",
+            "eras",
+            "eras_reason",
+            "transports",
+            "fixture",
+            "timeout_ms",
+            "steps",
+            "assert",
         ]
     } else {
         &[]
@@ -198,7 +243,11 @@ impl Loader<'_> {
 
     fn build(&mut self) -> Option<Scenario> {
         let root = self.doc.value.as_object()?.clone();
-        let steps = root.get("steps").and_then(Value::as_array).cloned().unwrap_or_default();
+        let steps = root
+            .get("steps")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
         let mut built = Vec::new();
         let mut ids: Vec<String> = Vec::new();
         for (i, step) in steps.iter().enumerate() {
@@ -206,7 +255,10 @@ impl Loader<'_> {
             if let Some(step) = step.as_object().and_then(|s| self.build_step(&pointer, s)) {
                 if let Some(id) = &step.id {
                     if ids.contains(id) {
-                        self.error(&format!("{pointer}/id"), format!("step id '{id}' is used twice"));
+                        self.error(
+                            &format!("{pointer}/id"),
+                            format!("step id '{id}' is used twice"),
+                        );
                     }
                     ids.push(id.clone());
                 }
@@ -222,7 +274,12 @@ impl Loader<'_> {
         let strings = |key: &str| -> Vec<String> {
             root.get(key)
                 .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
                 .unwrap_or_default()
         };
         Some(Scenario {
@@ -311,16 +368,32 @@ impl Loader<'_> {
 
     fn build_step(&mut self, pointer: &str, obj: &Map<String, Value>) -> Option<Step> {
         let position = self.doc.position(pointer);
-        let present: Vec<&str> = ACTIONS.iter().copied().filter(|a| obj.contains_key(*a)).collect();
+        let present: Vec<&str> = ACTIONS
+            .iter()
+            .copied()
+            .filter(|a| obj.contains_key(*a))
+            .collect();
         if present.len() > 1 {
-            self.error(pointer, format!("a step does one thing, but this one has {}", present.join(" and ")));
+            self.error(
+                pointer,
+                format!(
+                    "a step does one thing, but this one has {}",
+                    present.join(" and ")
+                ),
+            );
             return None;
         }
         let params = obj.get("params").cloned();
         if let Some(p) = &params {
             self.check_interpolations(&format!("{pointer}/params"), p);
-            if present.first().is_some_and(|a| *a != "request" && *a != "notify") {
-                self.error(&format!("{pointer}/params"), "params only go with request or notify");
+            if present
+                .first()
+                .is_some_and(|a| *a != "request" && *a != "notify")
+            {
+                self.error(
+                    &format!("{pointer}/params"),
+                    "params only go with request or notify",
+                );
             }
         }
         let action = self.build_action(pointer, obj, present.first().copied(), params);
@@ -351,7 +424,10 @@ impl Loader<'_> {
                 m.iter()
                     .filter_map(|(name, v)| {
                         let src = v.as_str()?;
-                        Some((name.clone(), self.expr(&format!("{pointer}/capture/{name}"), src)))
+                        Some((
+                            name.clone(),
+                            self.expr(&format!("{pointer}/capture/{name}"), src),
+                        ))
                     })
                     .collect()
             })
@@ -372,7 +448,13 @@ impl Loader<'_> {
         })
     }
 
-    fn build_action(&mut self, pointer: &str, obj: &Map<String, Value>, kind: Option<&str>, params: Option<Value>) -> Action {
+    fn build_action(
+        &mut self,
+        pointer: &str,
+        obj: &Map<String, Value>,
+        kind: Option<&str>,
+        params: Option<Value>,
+    ) -> Action {
         match kind {
             Some("request") => Action::Request {
                 method: get_str(obj, "request").unwrap_or_default(),
@@ -387,7 +469,10 @@ impl Loader<'_> {
             },
             Some("send_raw") => {
                 let text = get_str(obj, "send_raw").unwrap_or_default();
-                self.check_interpolations(&format!("{pointer}/send_raw"), &Value::String(text.clone()));
+                self.check_interpolations(
+                    &format!("{pointer}/send_raw"),
+                    &Value::String(text.clone()),
+                );
                 Action::SendRaw { text }
             }
             Some("wait_notification") => Action::WaitNotification {
@@ -509,14 +594,22 @@ steps:
         let s = load_str("t.yaml", GOOD).expect("loads");
         assert_eq!(s.id, "base/unknown-method");
         assert_eq!(s.level, Level::Must);
-        assert!(matches!(&s.steps[0].action, Action::Request { method, .. } if method == "no/such/method"));
-        assert_eq!(s.steps[0].asserts[0].message.as_deref(), Some("must be method not found"));
+        assert!(
+            matches!(&s.steps[0].action, Action::Request { method, .. } if method == "no/such/method")
+        );
+        assert_eq!(
+            s.steps[0].asserts[0].message.as_deref(),
+            Some("must be method not found")
+        );
     }
 
     #[test]
     fn unknown_keys_point_at_the_key_with_a_suggestion() {
         let text = GOOD.replace("    expect:", "    expct:");
-        assert_eq!(errors(&text), ["t.yaml:9:5: unknown key 'expct' in step 1; did you mean 'expect'?"]);
+        assert_eq!(
+            errors(&text),
+            ["t.yaml:9:5: unknown key 'expct' in step 1; did you mean 'expect'?"]
+        );
     }
 
     #[test]
@@ -524,7 +617,10 @@ steps:
         let e = errors(&GOOD.replace("level: MUST", "level: MUSTY"));
         assert!(e[0].starts_with("t.yaml:4:8: key 'level':"), "{e:?}");
         let e = errors(&GOOD.replace("request: no/such/method", "request: 42"));
-        assert!(e[0].starts_with("t.yaml:8:14: step 1 key 'request':"), "{e:?}");
+        assert!(
+            e[0].starts_with("t.yaml:8:14: step 1 key 'request':"),
+            "{e:?}"
+        );
     }
 
     #[test]
@@ -537,8 +633,14 @@ steps:
 
     #[test]
     fn a_step_does_one_thing() {
-        let e = errors(&GOOD.replace("    request: no/such/method", "    request: a\n    notify: b"));
-        assert_eq!(e, ["t.yaml:7:5: a step does one thing, but this one has request and notify"]);
+        let e = errors(&GOOD.replace(
+            "    request: no/such/method",
+            "    request: a\n    notify: b",
+        ));
+        assert_eq!(
+            e,
+            ["t.yaml:7:5: a step does one thing, but this one has request and notify"]
+        );
     }
 
     #[test]
@@ -549,8 +651,14 @@ steps:
 
     #[test]
     fn duplicate_ids_across_files() {
-        let sources = vec![("a.yaml".to_string(), GOOD.to_string()), ("b.yaml".to_string(), GOOD.to_string())];
+        let sources = vec![
+            ("a.yaml".to_string(), GOOD.to_string()),
+            ("b.yaml".to_string(), GOOD.to_string()),
+        ];
         let e = load_sources(&sources).expect_err("dup");
-        assert_eq!(e.0[0].to_string(), "b.yaml:1:1: scenario id 'base/unknown-method' is already used by a.yaml");
+        assert_eq!(
+            e.0[0].to_string(),
+            "b.yaml:1:1: scenario id 'base/unknown-method' is already used by a.yaml"
+        );
     }
 }

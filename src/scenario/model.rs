@@ -92,9 +92,15 @@ pub enum Action {
     },
     /// Bytes as written (a newline is added when missing); waits for one answer
     /// when the step has an `expect`.
-    SendRaw { text: String },
-    WaitNotification { method: String },
-    Sleep { ms: u64 },
+    SendRaw {
+        text: String,
+    },
+    WaitNotification {
+        method: String,
+    },
+    Sleep {
+        ms: u64,
+    },
     /// No wire traffic: only captures and asserts.
     Check,
 }

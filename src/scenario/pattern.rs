@@ -8,12 +8,27 @@ use super::source::escape_pointer;
 
 /// Operators that test the value they sit on.
 const OPERATORS: &[&str] = &[
-    "$type", "$absent", "$present", "$regex", "$contains", "$unordered", "$each", "$len", "$min_len",
-    "$max_len", "$gte", "$lte", "$one_of", "$not", "$eq",
+    "$type",
+    "$absent",
+    "$present",
+    "$regex",
+    "$contains",
+    "$unordered",
+    "$each",
+    "$len",
+    "$min_len",
+    "$max_len",
+    "$gte",
+    "$lte",
+    "$one_of",
+    "$not",
+    "$eq",
 ];
 /// Keys that modify how the surrounding object or alternative is read.
 const MODIFIERS: &[&str] = &["$exact", "$label", "$verdict", "$note"];
-const TYPE_NAMES: &[&str] = &["null", "boolean", "number", "integer", "string", "array", "object"];
+const TYPE_NAMES: &[&str] = &[
+    "null", "boolean", "number", "integer", "string", "array", "object",
+];
 
 /// A problem in a pattern itself, found when the scenario is loaded.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,7 +57,10 @@ fn check_at(pattern: &Value, pointer: &str, in_alternative: bool, errors: &mut V
                 let at = format!("{pointer}/{}", escape_pointer(key));
                 if key.starts_with('$') {
                     if let Err(message) = check_operator(key, operand, in_alternative) {
-                        errors.push(PatternError { pointer: at.clone(), message });
+                        errors.push(PatternError {
+                            pointer: at.clone(),
+                            message,
+                        });
                     }
                     check_operand_patterns(key, operand, &at, errors);
                 } else {
@@ -84,18 +102,28 @@ fn check_operator(key: &str, operand: &Value, in_alternative: bool) -> Result<()
             Value::String(t) => check_type_name(t),
             Value::Array(ts) if !ts.is_empty() => ts.iter().try_for_each(|t| match t {
                 Value::String(t) => check_type_name(t),
-                other => Err(format!("$type list entries must be type names, found {}", describe(other))),
+                other => Err(format!(
+                    "$type list entries must be type names, found {}",
+                    describe(other)
+                )),
             }),
             _ => expect(false, "a type name or a non-empty list of type names"),
         },
         "$absent" | "$present" | "$exact" => expect(operand == &Value::Bool(true), "true"),
         "$regex" => match operand {
-            Value::String(re) => Regex::new(re).map(|_| ()).map_err(|e| format!("$regex does not compile: {e}")),
+            Value::String(re) => Regex::new(re)
+                .map(|_| ())
+                .map_err(|e| format!("$regex does not compile: {e}")),
             _ => expect(false, "a regular expression string"),
         },
-        "$len" | "$min_len" | "$max_len" => expect(operand.as_u64().is_some(), "a non-negative integer"),
+        "$len" | "$min_len" | "$max_len" => {
+            expect(operand.as_u64().is_some(), "a non-negative integer")
+        }
         "$gte" | "$lte" => expect(operand.is_number(), "a number"),
-        "$one_of" => expect(operand.as_array().is_some_and(|a| !a.is_empty()), "a non-empty list of patterns"),
+        "$one_of" => expect(
+            operand.as_array().is_some_and(|a| !a.is_empty()),
+            "a non-empty list of patterns",
+        ),
         "$unordered" => expect(operand.is_array(), "a list of patterns"),
         "$contains" | "$each" | "$not" | "$eq" => Ok(()),
         "$label" | "$note" if in_alternative => expect(operand.is_string(), "a string"),
@@ -103,7 +131,9 @@ fn check_operator(key: &str, operand: &Value, in_alternative: bool) -> Result<()
             Some("pass" | "warn" | "info") => Ok(()),
             _ => expect(false, "one of \"pass\", \"warn\", \"info\""),
         },
-        "$label" | "$note" | "$verdict" => Err(format!("{key} is only allowed directly inside a $one_of alternative")),
+        "$label" | "$note" | "$verdict" => Err(format!(
+            "{key} is only allowed directly inside a $one_of alternative"
+        )),
         _ => Err(unknown_operator(key)),
     }
 }
@@ -112,7 +142,10 @@ fn check_type_name(name: &str) -> Result<(), String> {
     if TYPE_NAMES.contains(&name) {
         Ok(())
     } else {
-        Err(format!("unknown type name \"{name}\" (expected one of {})", TYPE_NAMES.join(", ")))
+        Err(format!(
+            "unknown type name \"{name}\" (expected one of {})",
+            TYPE_NAMES.join(", ")
+        ))
     }
 }
 
@@ -124,7 +157,10 @@ fn unknown_operator(key: &str) -> String {
         .filter(|k| strsim::levenshtein(k, key) <= 3)
         .map(|k| format!("; did you mean {k}?"))
         .unwrap_or_default();
-    format!("unknown operator {key}{suggestion} (known: {})", known.join(", "))
+    format!(
+        "unknown operator {key}{suggestion} (known: {})",
+        known.join(", ")
+    )
 }
 
 fn describe(value: &Value) -> String {
@@ -185,15 +221,28 @@ fn child_key(path: &str, key: &str) -> String {
     }
 }
 
-fn match_at(pattern: &Value, value: Option<&Value>, path: &str, m: &mut Matched) -> Result<(), Mismatch> {
+fn match_at(
+    pattern: &Value,
+    value: Option<&Value>,
+    path: &str,
+    m: &mut Matched,
+) -> Result<(), Mismatch> {
     match pattern {
-        Value::Object(map) if map.keys().any(|k| k.starts_with('$')) => match_operators(map, value, path, m),
+        Value::Object(map) if map.keys().any(|k| k.starts_with('$')) => {
+            match_operators(map, value, path, m)
+        }
         Value::Object(map) => match_object(map, false, value, path, m),
         Value::Array(items) => match_array(items, value, path, m),
         scalar => match value {
             Some(v) if scalar_eq(scalar, v) => Ok(()),
-            Some(v) => fail(path, format!("expected {}, found {}", describe(scalar), describe(v))),
-            None => fail(path, format!("expected {}, but the key is absent", describe(scalar))),
+            Some(v) => fail(
+                path,
+                format!("expected {}, found {}", describe(scalar), describe(v)),
+            ),
+            None => fail(
+                path,
+                format!("expected {}, but the key is absent", describe(scalar)),
+            ),
         },
     }
 }
@@ -214,9 +263,13 @@ fn scalar_eq(a: &Value, b: &Value) -> bool {
 /// Deep equality with numbers compared by value.
 pub fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b)),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
+        }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
         }
         _ => scalar_eq(a, b),
     }
@@ -240,18 +293,35 @@ fn match_object(
     }
     if exact {
         if let Some(extra) = obj.keys().find(|k| !map.contains_key(*k)) {
-            return fail(&child_key(path, extra), "unexpected key ($exact: true allows only the listed keys)");
+            return fail(
+                &child_key(path, extra),
+                "unexpected key ($exact: true allows only the listed keys)",
+            );
         }
     }
     Ok(())
 }
 
-fn match_array(items: &[Value], value: Option<&Value>, path: &str, m: &mut Matched) -> Result<(), Mismatch> {
+fn match_array(
+    items: &[Value],
+    value: Option<&Value>,
+    path: &str,
+    m: &mut Matched,
+) -> Result<(), Mismatch> {
     let Some(Value::Array(arr)) = value else {
-        return fail(path, format!("expected an array, found {}", value.map_or("nothing".into(), describe)));
+        return fail(
+            path,
+            format!(
+                "expected an array, found {}",
+                value.map_or("nothing".into(), describe)
+            ),
+        );
     };
     if arr.len() != items.len() {
-        return fail(path, format!("expected {} items, found {}", items.len(), arr.len()));
+        return fail(
+            path,
+            format!("expected {} items, found {}", items.len(), arr.len()),
+        );
     }
     for (i, (p, v)) in items.iter().zip(arr).enumerate() {
         match_at(p, Some(v), &format!("{path}[{i}]"), m)?;
@@ -259,11 +329,19 @@ fn match_array(items: &[Value], value: Option<&Value>, path: &str, m: &mut Match
     Ok(())
 }
 
-fn match_operators(map: &Map<String, Value>, value: Option<&Value>, path: &str, m: &mut Matched) -> Result<(), Mismatch> {
+fn match_operators(
+    map: &Map<String, Value>,
+    value: Option<&Value>,
+    path: &str,
+    m: &mut Matched,
+) -> Result<(), Mismatch> {
     if map.contains_key("$absent") {
         return match value {
             None => Ok(()),
-            Some(v) => fail(path, format!("expected the key to be absent, found {}", describe(v))),
+            Some(v) => fail(
+                path,
+                format!("expected the key to be absent, found {}", describe(v)),
+            ),
         };
     }
     if let Some(alts) = map.get("$one_of").and_then(Value::as_array) {
@@ -276,7 +354,9 @@ fn match_operators(map: &Map<String, Value>, value: Option<&Value>, path: &str, 
     }
     let has_plain_keys = map.keys().any(|k| !k.starts_with('$'));
     let Some(v) = value else {
-        let needs_value = map.keys().any(|k| k != "$not" && k != "$one_of" && OPERATORS.contains(&k.as_str()));
+        let needs_value = map
+            .keys()
+            .any(|k| k != "$not" && k != "$one_of" && OPERATORS.contains(&k.as_str()));
         if needs_value || has_plain_keys {
             return fail(path, "expected a value, but the key is absent");
         }
@@ -291,7 +371,12 @@ fn match_operators(map: &Map<String, Value>, value: Option<&Value>, path: &str, 
     Ok(())
 }
 
-fn match_one_of(alts: &[Value], value: Option<&Value>, path: &str, m: &mut Matched) -> Result<(), Mismatch> {
+fn match_one_of(
+    alts: &[Value],
+    value: Option<&Value>,
+    path: &str,
+    m: &mut Matched,
+) -> Result<(), Mismatch> {
     let mut reasons = Vec::new();
     for (i, alt) in alts.iter().enumerate() {
         let mut inner = Matched::default();
@@ -303,34 +388,65 @@ fn match_one_of(alts: &[Value], value: Option<&Value>, path: &str, m: &mut Match
                 if let Some(label) = label {
                     m.labels.push((path.to_string(), label.to_string()));
                 }
-                if let Some(verdict) = alt.get("$verdict").and_then(Value::as_str).filter(|v| *v != "pass") {
+                if let Some(verdict) = alt
+                    .get("$verdict")
+                    .and_then(Value::as_str)
+                    .filter(|v| *v != "pass")
+                {
                     let note = alt
                         .get("$note")
                         .and_then(Value::as_str)
                         .map(str::to_string)
-                        .unwrap_or_else(|| format!("accepted alternative '{}'", label.unwrap_or("unnamed")));
+                        .unwrap_or_else(|| {
+                            format!("accepted alternative '{}'", label.unwrap_or("unnamed"))
+                        });
                     m.verdicts.push((verdict.to_string(), note));
                 }
                 return Ok(());
             }
             Err(e) => {
-                let name = alt.get("$label").and_then(Value::as_str).map_or(format!("#{}", i + 1), str::to_string);
+                let name = alt
+                    .get("$label")
+                    .and_then(Value::as_str)
+                    .map_or(format!("#{}", i + 1), str::to_string);
                 reasons.push(format!("{name}: {e}"));
             }
         }
     }
-    fail(path, format!("matched none of the accepted outcomes ({})", reasons.join("; ")))
+    fail(
+        path,
+        format!(
+            "matched none of the accepted outcomes ({})",
+            reasons.join("; ")
+        ),
+    )
 }
 
-fn apply_operator(op: &str, operand: &Value, v: &Value, path: &str, m: &mut Matched) -> Result<(), Mismatch> {
+fn apply_operator(
+    op: &str,
+    operand: &Value,
+    v: &Value,
+    path: &str,
+    m: &mut Matched,
+) -> Result<(), Mismatch> {
     match op {
         "$type" => check_type(operand, v, path),
         "$regex" => {
             let re = operand.as_str().and_then(|r| Regex::new(r).ok());
             match (re, v.as_str()) {
                 (Some(re), Some(s)) if re.is_match(s) => Ok(()),
-                (_, Some(s)) => fail(path, format!("{} does not match /{}/", describe(&Value::String(s.into())), operand.as_str().unwrap_or(""))),
-                _ => fail(path, format!("$regex needs a string, found {}", describe(v))),
+                (_, Some(s)) => fail(
+                    path,
+                    format!(
+                        "{} does not match /{}/",
+                        describe(&Value::String(s.into())),
+                        operand.as_str().unwrap_or("")
+                    ),
+                ),
+                _ => fail(
+                    path,
+                    format!("$regex needs a string, found {}", describe(v)),
+                ),
             }
         }
         "$contains" => match_contains(operand, v, path),
@@ -342,7 +458,14 @@ fn apply_operator(op: &str, operand: &Value, v: &Value, path: &str, m: &mut Matc
             if json_eq(operand, v) {
                 Ok(())
             } else {
-                fail(path, format!("expected exactly {}, found {}", describe(operand), describe(v)))
+                fail(
+                    path,
+                    format!(
+                        "expected exactly {}, found {}",
+                        describe(operand),
+                        describe(v)
+                    ),
+                )
             }
         }
         _ => Ok(()),
@@ -371,7 +494,14 @@ fn check_type(operand: &Value, v: &Value, path: &str) -> Result<(), Mismatch> {
     if names.iter().any(|n| type_matches(n, v)) {
         Ok(())
     } else {
-        fail(path, format!("expected type {}, found {}", names.join(" or "), crate::jsonrpc::type_name(v)))
+        fail(
+            path,
+            format!(
+                "expected type {}, found {}",
+                names.join(" or "),
+                crate::jsonrpc::type_name(v)
+            ),
+        )
     }
 }
 
@@ -383,17 +513,36 @@ fn match_contains(operand: &Value, v: &Value, path: &str) -> Result<(), Mismatch
             None => fail(path, "$contains on a string needs a string operand"),
         },
         Value::Array(items) => {
-            if items.iter().any(|item| matches(operand, Some(item)).is_ok()) {
+            if items
+                .iter()
+                .any(|item| matches(operand, Some(item)).is_ok())
+            {
                 Ok(())
             } else {
-                fail(path, format!("no item of the {}-item array matches {}", items.len(), describe(operand)))
+                fail(
+                    path,
+                    format!(
+                        "no item of the {}-item array matches {}",
+                        items.len(),
+                        describe(operand)
+                    ),
+                )
             }
         }
         Value::Object(obj) => match operand.as_str() {
             Some(key) if obj.contains_key(key) => Ok(()),
-            _ => fail(path, format!("expected the object to contain key {}", describe(operand))),
+            _ => fail(
+                path,
+                format!("expected the object to contain key {}", describe(operand)),
+            ),
         },
-        other => fail(path, format!("$contains needs a string, array or object, found {}", describe(other))),
+        other => fail(
+            path,
+            format!(
+                "$contains needs a string, array or object, found {}",
+                describe(other)
+            ),
+        ),
     }
 }
 
@@ -411,27 +560,51 @@ fn match_each(operand: &Value, v: &Value, path: &str, m: &mut Matched) -> Result
             }
             Ok(())
         }
-        other => fail(path, format!("$each needs an array or object, found {}", describe(other))),
+        other => fail(
+            path,
+            format!("$each needs an array or object, found {}", describe(other)),
+        ),
     }
 }
 
 /// Every pattern must match a distinct item, and no item may be left over.
 fn match_unordered(patterns: &[Value], v: &Value, path: &str) -> Result<(), Mismatch> {
     let Value::Array(items) = v else {
-        return fail(path, format!("$unordered needs an array, found {}", describe(v)));
+        return fail(
+            path,
+            format!("$unordered needs an array, found {}", describe(v)),
+        );
     };
     if items.len() != patterns.len() {
-        return fail(path, format!("expected {} items in any order, found {}", patterns.len(), items.len()));
+        return fail(
+            path,
+            format!(
+                "expected {} items in any order, found {}",
+                patterns.len(),
+                items.len()
+            ),
+        );
     }
     let fits: Vec<Vec<bool>> = patterns
         .iter()
-        .map(|p| items.iter().map(|item| matches(p, Some(item)).is_ok()).collect())
+        .map(|p| {
+            items
+                .iter()
+                .map(|item| matches(p, Some(item)).is_ok())
+                .collect()
+        })
         .collect();
     let mut owner: Vec<Option<usize>> = vec![None; items.len()];
-    for p in 0..patterns.len() {
+    for (p, pattern) in patterns.iter().enumerate() {
         let mut seen = vec![false; items.len()];
         if !augment(p, &fits, &mut owner, &mut seen) {
-            return fail(path, format!("no distinct item matches {} (patterns matched in any order)", describe(&patterns[p])));
+            return fail(
+                path,
+                format!(
+                    "no distinct item matches {} (patterns matched in any order)",
+                    describe(pattern)
+                ),
+            );
         }
     }
     Ok(())
@@ -456,7 +629,15 @@ fn check_len(op: &str, n: u64, v: &Value, path: &str) -> Result<(), Mismatch> {
         Value::Array(a) => a.len(),
         Value::String(s) => s.chars().count(),
         Value::Object(o) => o.len(),
-        other => return fail(path, format!("{op} needs an array, string or object, found {}", describe(other))),
+        other => {
+            return fail(
+                path,
+                format!(
+                    "{op} needs an array, string or object, found {}",
+                    describe(other)
+                ),
+            )
+        }
     } as u64;
     let ok = match op {
         "$len" => len == n,
@@ -484,7 +665,10 @@ fn check_bound(op: &str, operand: &Value, v: &Value, path: &str) -> Result<(), M
         Ok(())
     } else {
         let relation = if op == "$gte" { ">=" } else { "<=" };
-        fail(path, format!("expected a number {relation} {bound}, found {x}"))
+        fail(
+            path,
+            format!("expected a number {relation} {bound}, found {x}"),
+        )
     }
 }
 
@@ -505,20 +689,31 @@ mod tests {
         ok(json!({"a": 1}), json!({"a": 1, "b": 2}));
         let m = bad(json!({"a": 1, "$exact": true}), json!({"a": 1, "b": 2}));
         assert_eq!(m.path, "b");
-        assert_eq!(bad(json!({"a": {"b": 2}}), json!({"a": {"b": 3}})).path, "a.b");
+        assert_eq!(
+            bad(json!({"a": {"b": 2}}), json!({"a": {"b": 3}})).path,
+            "a.b"
+        );
     }
 
     #[test]
     fn arrays_match_in_order_and_length() {
         ok(json!([1, {"x": 2}]), json!([1, {"x": 2, "y": 0}]));
         assert!(bad(json!([1, 2]), json!([2, 1])).path == "[0]");
-        assert!(bad(json!([1]), json!([1, 2])).message.contains("expected 1 items"));
+        assert!(bad(json!([1]), json!([1, 2]))
+            .message
+            .contains("expected 1 items"));
     }
 
     #[test]
     fn type_presence_and_absence() {
-        ok(json!({"code": {"$type": "integer"}}), json!({"code": -32601}));
-        bad(json!({"code": {"$type": "integer"}}), json!({"code": "-32601"}));
+        ok(
+            json!({"code": {"$type": "integer"}}),
+            json!({"code": -32601}),
+        );
+        bad(
+            json!({"code": {"$type": "integer"}}),
+            json!({"code": "-32601"}),
+        );
         ok(json!({"x": {"$absent": true}}), json!({}));
         bad(json!({"x": {"$absent": true}}), json!({"x": null}));
         ok(json!({"x": {"$present": true}}), json!({"x": null}));
@@ -528,14 +723,23 @@ mod tests {
 
     #[test]
     fn collection_operators() {
-        ok(json!({"$contains": {"name": "a"}}), json!([{"name": "b"}, {"name": "a"}]));
+        ok(
+            json!({"$contains": {"name": "a"}}),
+            json!([{"name": "b"}, {"name": "a"}]),
+        );
         ok(json!({"$contains": "ell"}), json!("hello"));
         ok(json!({"$each": {"$type": "string"}}), json!(["a", "b"]));
         bad(json!({"$each": {"$type": "string"}}), json!(["a", 1]));
         ok(json!({"$unordered": [2, 1]}), json!([1, 2]));
         bad(json!({"$unordered": [1, 1]}), json!([1, 2]));
-        ok(json!({"$unordered": [{"$type": "number"}, 1]}), json!([1, 5]));
-        ok(json!({"$len": 2, "$max_len": 3, "$min_len": 1}), json!([1, 2]));
+        ok(
+            json!({"$unordered": [{"$type": "number"}, 1]}),
+            json!([1, 5]),
+        );
+        ok(
+            json!({"$len": 2, "$max_len": 3, "$min_len": 1}),
+            json!([1, 2]),
+        );
         bad(json!({"$max_len": 10}), json!((0..11).collect::<Vec<_>>()));
         ok(json!({"$gte": 1, "$lte": 3}), json!(2));
         ok(json!({"$regex": "^tool_"}), json!("tool_search"));
@@ -553,17 +757,31 @@ mod tests {
         assert_eq!(m.labels, vec![(String::new(), "rejected".to_string())]);
         assert!(m.verdicts.is_empty());
         let m = ok(p.clone(), json!({"result": {"tools": []}}));
-        assert_eq!(m.verdicts, vec![("warn".into(), "query was ignored".into())]);
+        assert_eq!(
+            m.verdicts,
+            vec![("warn".into(), "query was ignored".into())]
+        );
         let e = bad(p, json!({"error": {"code": -32603}}));
-        assert!(e.message.contains("rejected:") && e.message.contains("ignored:"), "{e}");
+        assert!(
+            e.message.contains("rejected:") && e.message.contains("ignored:"),
+            "{e}"
+        );
     }
 
     #[test]
     fn checker_reports_bad_operators_with_pointers() {
-        let errors = check(&json!({"result": {"tools": {"$lenn": 3, "$regex": "("}}, "x": {"$label": "a"}}));
+        let errors =
+            check(&json!({"result": {"tools": {"$lenn": 3, "$regex": "("}}, "x": {"$label": "a"}}));
         let pointers: Vec<_> = errors.iter().map(|e| e.pointer.as_str()).collect();
-        assert_eq!(pointers, ["/result/tools/$lenn", "/result/tools/$regex", "/x/$label"]);
-        assert!(errors[0].message.contains("did you mean $len"), "{}", errors[0].message);
+        assert_eq!(
+            pointers,
+            ["/result/tools/$lenn", "/result/tools/$regex", "/x/$label"]
+        );
+        assert!(
+            errors[0].message.contains("did you mean $len"),
+            "{}",
+            errors[0].message
+        );
         assert!(check(&json!({"$one_of": [{"$label": "x", "$verdict": "warn"}]})).is_empty());
         assert!(!check(&json!({"$type": "int"})).is_empty());
     }

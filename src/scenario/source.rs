@@ -98,12 +98,18 @@ pub fn escape_pointer(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
-fn convert(node: &MarkedYamlOwned, pointer: String, doc: &mut SourceDoc) -> Result<Value, SourceError> {
+fn convert(
+    node: &MarkedYamlOwned,
+    pointer: String,
+    doc: &mut SourceDoc,
+) -> Result<Value, SourceError> {
     let position = position_of(node);
     doc.positions.insert(pointer.clone(), position);
     let err = |message: String| SourceError { position, message };
     Ok(match &node.data {
-        YamlDataOwned::Value(scalar) => scalar_to_json(scalar).ok_or_else(|| err("number is not finite".into()))?,
+        YamlDataOwned::Value(scalar) => {
+            scalar_to_json(scalar).ok_or_else(|| err("number is not finite".into()))?
+        }
         YamlDataOwned::Representation(text, _, _) => Value::String(text.clone()),
         YamlDataOwned::Sequence(items) => {
             let mut out = Vec::with_capacity(items.len());
@@ -129,8 +135,14 @@ fn convert(node: &MarkedYamlOwned, pointer: String, doc: &mut SourceDoc) -> Resu
             Value::Object(out)
         }
         YamlDataOwned::Tagged(_, inner) => convert(inner, pointer, doc)?,
-        YamlDataOwned::Alias(_) => return Err(err("YAML aliases are not supported in scenario files".into())),
-        YamlDataOwned::BadValue => return Err(err("value cannot be read (bad scalar for its tag)".into())),
+        YamlDataOwned::Alias(_) => {
+            return Err(err(
+                "YAML aliases are not supported in scenario files".into()
+            ))
+        }
+        YamlDataOwned::BadValue => {
+            return Err(err("value cannot be read (bad scalar for its tag)".into()))
+        }
     })
 }
 
@@ -161,11 +173,24 @@ mod tests {
 
     #[test]
     fn converts_and_remembers_positions() {
-        let doc = parse_yaml("id: a\nsteps:\n  - request: tools/list\n    params: {x: 1}\n").expect("parse");
-        assert_eq!(doc.value, json!({"id": "a", "steps": [{"request": "tools/list", "params": {"x": 1}}]}));
-        assert_eq!(doc.position("/steps/0/params/x"), Position { line: 4, col: 17 });
-        assert_eq!(doc.key_position("/steps/0/params"), Position { line: 4, col: 5 });
-        assert_eq!(doc.position("/steps/0/nope/deeper"), Position { line: 3, col: 5 });
+        let doc = parse_yaml("id: a\nsteps:\n  - request: tools/list\n    params: {x: 1}\n")
+            .expect("parse");
+        assert_eq!(
+            doc.value,
+            json!({"id": "a", "steps": [{"request": "tools/list", "params": {"x": 1}}]})
+        );
+        assert_eq!(
+            doc.position("/steps/0/params/x"),
+            Position { line: 4, col: 17 }
+        );
+        assert_eq!(
+            doc.key_position("/steps/0/params"),
+            Position { line: 4, col: 5 }
+        );
+        assert_eq!(
+            doc.position("/steps/0/nope/deeper"),
+            Position { line: 3, col: 5 }
+        );
     }
 
     #[test]

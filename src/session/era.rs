@@ -75,11 +75,22 @@ mod tests {
     fn meta_is_merged_not_overwritten() {
         let era = Era::new(V2026_07_28);
         assert!(era.is_stateless() && !Era::new(V2025_11_25).is_stateless());
-        let p = with_meta(Some(json!({"query": "x", "_meta": {"io.modelcontextprotocol/protocolVersion": "1999"}})), &era)
-            .unwrap_or_default();
+        let p = with_meta(
+            Some(
+                json!({"query": "x", "_meta": {"io.modelcontextprotocol/protocolVersion": "1999"}}),
+            ),
+            &era,
+        )
+        .unwrap_or_default();
         assert_eq!(p["query"], "x");
-        assert_eq!(p["_meta"]["io.modelcontextprotocol/protocolVersion"], "1999");
-        assert_eq!(p["_meta"]["io.modelcontextprotocol/clientInfo"]["name"], "mcp-conform");
+        assert_eq!(
+            p["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            "1999"
+        );
+        assert_eq!(
+            p["_meta"]["io.modelcontextprotocol/clientInfo"]["name"],
+            "mcp-conform"
+        );
         assert_eq!(with_meta(Some(json!(5)), &era), Some(json!(5)));
     }
 }

@@ -91,7 +91,13 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn new(name: &str, conn: Connection, era: Era, timeout: Duration, transcript: Transcript) -> Self {
+    pub fn new(
+        name: &str,
+        conn: Connection,
+        era: Era,
+        timeout: Duration,
+        transcript: Transcript,
+    ) -> Self {
         Self {
             name: name.to_string(),
             conn,
@@ -180,43 +186,64 @@ impl Session {
         }
     }
 
-    pub async fn notify(&mut self, method: &str, params: Option<Value>) -> Result<(), SessionError> {
+    pub async fn notify(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<(), SessionError> {
         let params = if self.era.is_stateless() && params.is_some() {
             era::with_meta(params, &self.era)
         } else {
             params
         };
-        self.send_value(&jsonrpc::notification(method, params)).await
+        self.send_value(&jsonrpc::notification(method, params))
+            .await
     }
 
     async fn send_value(&mut self, msg: &Value) -> Result<(), SessionError> {
-        self.transcript.record(&self.name, Direction::Sent, msg.clone());
+        self.transcript
+            .record(&self.name, Direction::Sent, msg.clone());
         let bytes = jsonrpc::encode_line(msg);
         self.conn.send(&bytes).await.map_err(SessionError::from)
     }
 
     /// Writes text as is (a newline is added if missing); with `expect_answer`,
     /// waits for the next response of any id.
-    pub async fn send_raw(&mut self, text: &str, expect_answer: bool, timeout: Option<Duration>) -> Result<Value, SessionError> {
+    pub async fn send_raw(
+        &mut self,
+        text: &str,
+        expect_answer: bool,
+        timeout: Option<Duration>,
+    ) -> Result<Value, SessionError> {
         let mut bytes = text.as_bytes().to_vec();
         if !bytes.ends_with(b"\n") {
             bytes.push(b'\n');
         }
-        self.transcript.record_raw(&self.name, Direction::Sent, text);
+        self.transcript
+            .record_raw(&self.name, Direction::Sent, text);
         self.conn.send(&bytes).await?;
         if !expect_answer {
             return Ok(Value::Null);
         }
-        self.await_response(None, "the raw message", timeout.unwrap_or(self.timeout)).await
+        self.await_response(None, "the raw message", timeout.unwrap_or(self.timeout))
+            .await
     }
 
     /// Waits for a notification with `method`, returning the first one that
     /// arrived since the session started and has not been consumed yet.
-    pub async fn wait_notification(&mut self, method: &str, timeout: Option<Duration>) -> Result<Value, SessionError> {
+    pub async fn wait_notification(
+        &mut self,
+        method: &str,
+        timeout: Option<Duration>,
+    ) -> Result<Value, SessionError> {
         let timeout = timeout.unwrap_or(self.timeout);
         let deadline = Instant::now() + timeout;
         loop {
-            if let Some(pos) = self.notifications.iter().position(|n| n["method"] == method) {
+            if let Some(pos) = self
+                .notifications
+                .iter()
+                .position(|n| n["method"] == method)
+            {
                 let n = self.notifications.remove(pos);
                 return Ok(n);
             }
@@ -230,10 +257,15 @@ impl Session {
             match tokio::time::timeout(remaining, self.next_incoming()).await {
                 Ok(Some(Incoming::Message(v))) => {
                     if let Some(answer) = self.dispatch(v).await? {
-                        self.transcript.note(&self.name, format!("unsolicited response ignored: {answer}"));
+                        self.transcript.note(
+                            &self.name,
+                            format!("unsolicited response ignored: {answer}"),
+                        );
                     }
                 }
-                Ok(Some(Incoming::Closed)) | Ok(None) => return Err(self.closed_error(&format!("waiting for {method}")).await),
+                Ok(Some(Incoming::Closed)) | Ok(None) => {
+                    return Err(self.closed_error(&format!("waiting for {method}")).await)
+                }
                 Ok(Some(Incoming::Garbage { .. })) => {}
                 Err(_) => {}
             }
@@ -247,7 +279,10 @@ impl Session {
         let item = self.conn.recv().await;
         match &item {
             Some(Incoming::Garbage { reason, excerpt }) => {
-                self.transcript.note(&self.name, format!("not a JSON-RPC message line: {reason}: {excerpt}"));
+                self.transcript.note(
+                    &self.name,
+                    format!("not a JSON-RPC message line: {reason}: {excerpt}"),
+                );
                 self.violations.push(WireViolation {
                     reason: reason.clone(),
                     excerpt: excerpt.clone(),
@@ -267,7 +302,12 @@ impl Session {
     }
 
     /// Waits for the response to `id` (or to anything, when `id` is None).
-    async fn await_response(&mut self, id: Option<&Value>, method: &str, timeout: Duration) -> Result<Value, SessionError> {
+    async fn await_response(
+        &mut self,
+        id: Option<&Value>,
+        method: &str,
+        timeout: Duration,
+    ) -> Result<Value, SessionError> {
         let deadline = Instant::now() + timeout;
         loop {
             let remaining = deadline.saturating_duration_since(Instant::now());
@@ -290,12 +330,17 @@ impl Session {
                         if !late {
                             return Ok(answer);
                         }
-                        self.transcript.note(&self.name, "late answer to an earlier timed-out request ignored".into());
+                        self.transcript.note(
+                            &self.name,
+                            "late answer to an earlier timed-out request ignored".into(),
+                        );
                     }
                 }
                 Some(Incoming::Garbage { .. }) => {}
                 Some(Incoming::Closed) | None => {
-                    return Err(self.closed_error(&format!("the harness waited for the answer to {method}")).await)
+                    return Err(self
+                        .closed_error(&format!("the harness waited for the answer to {method}"))
+                        .await)
                 }
             }
         }
@@ -304,7 +349,8 @@ impl Session {
     /// Handles one message: notifications are stored, the server's requests
     /// are answered; a response (or an invalid message) is returned.
     async fn dispatch(&mut self, v: Value) -> Result<Option<Value>, SessionError> {
-        self.transcript.record(&self.name, Direction::Received, v.clone());
+        self.transcript
+            .record(&self.name, Direction::Received, v.clone());
         match Message::classify(v.clone()) {
             Message::Notification { .. } => {
                 self.notification_log.push(v.clone());
@@ -345,8 +391,12 @@ impl Session {
 fn handshake_result(response: &Value) -> Result<Value, SessionError> {
     match (response.get("result"), response.get("error")) {
         (Some(result), _) if result.is_object() => Ok(result.clone()),
-        (_, Some(error)) => Err(SessionError::Handshake(format!("the server answered with an error: {error}"))),
-        _ => Err(SessionError::Handshake(format!("the answer has no result object: {response}"))),
+        (_, Some(error)) => Err(SessionError::Handshake(format!(
+            "the server answered with an error: {error}"
+        ))),
+        _ => Err(SessionError::Handshake(format!(
+            "the answer has no result object: {response}"
+        ))),
     }
 }
 
@@ -355,7 +405,8 @@ fn handshake_result(response: &Value) -> Result<Value, SessionError> {
 fn normalise_discover(result: &Value, version: &str) -> Value {
     let mut out = result.clone();
     if let Some(map) = out.as_object_mut() {
-        map.entry("protocolVersion").or_insert_with(|| json!(version));
+        map.entry("protocolVersion")
+            .or_insert_with(|| json!(version));
         if let Some(info) = result.pointer("/_meta/io.modelcontextprotocol~1serverInfo") {
             map.entry("serverInfo").or_insert_with(|| info.clone());
         }

@@ -57,7 +57,9 @@ impl Transcript {
     }
 
     fn push(&self, session: &str, direction: Direction, message: Value) {
-        let Ok(mut inner) = self.inner.lock() else { return };
+        let Ok(mut inner) = self.inner.lock() else {
+            return;
+        };
         if inner.entries.len() >= MAX_ENTRIES {
             inner.dropped += 1;
             return;
@@ -88,7 +90,11 @@ impl Transcript {
 
     pub fn record_raw(&self, session: &str, direction: Direction, text: &str) {
         let cut = text.floor_char_boundary(MAX_MESSAGE_BYTES.min(text.len()));
-        self.push(session, direction, Value::String(format!("raw: {}", &text[..cut])));
+        self.push(
+            session,
+            direction,
+            Value::String(format!("raw: {}", &text[..cut])),
+        );
     }
 
     pub fn note(&self, session: &str, text: String) {

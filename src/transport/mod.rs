@@ -12,7 +12,10 @@ pub use stdio::{StdioConnection, StdioSpec};
 pub enum Incoming {
     Message(Value),
     /// Output that is not a JSON-RPC message line: the reason and the first bytes.
-    Garbage { reason: String, excerpt: String },
+    Garbage {
+        reason: String,
+        excerpt: String,
+    },
     /// The server closed its output.
     Closed,
 }

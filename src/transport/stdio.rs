@@ -51,7 +51,10 @@ impl StdioSpec {
 }
 
 fn shell_quote(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+".contains(c)) {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+".contains(c))
+    {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
@@ -278,7 +281,10 @@ impl StdioConnection {
         if let Some(status) = self.reaped {
             return Some(status);
         }
-        let status = tokio::time::timeout(grace, self.child.wait()).await.ok()?.ok()?;
+        let status = tokio::time::timeout(grace, self.child.wait())
+            .await
+            .ok()?
+            .ok()?;
         self.reaped = Some(status);
         Some(status)
     }
@@ -291,7 +297,11 @@ impl Drop for StdioConnection {
     }
 }
 
-async fn read_stdout(stdout: tokio::process::ChildStdout, max_line: usize, tx: mpsc::Sender<Incoming>) {
+async fn read_stdout(
+    stdout: tokio::process::ChildStdout,
+    max_line: usize,
+    tx: mpsc::Sender<Incoming>,
+) {
     let mut reader = LineReader::new(BufReader::with_capacity(64 * 1024, stdout), max_line);
     loop {
         let incoming = match reader.next_frame().await {
@@ -344,9 +354,9 @@ pub fn excerpt(line: &[u8]) -> String {
 }
 
 pub fn human_size(bytes: usize) -> String {
-    if bytes >= 1024 * 1024 && bytes % (1024 * 1024) == 0 {
+    if bytes >= 1024 * 1024 && bytes.is_multiple_of(1024 * 1024) {
         format!("{} MiB", bytes / (1024 * 1024))
-    } else if bytes >= 1024 && bytes % 1024 == 0 {
+    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
         format!("{} KiB", bytes / 1024)
     } else {
         format!("{bytes} bytes")
@@ -378,20 +388,34 @@ mod tests {
     async fn talks_to_a_child_and_reports_garbage_and_exit() {
         let spec = StdioSpec::new(
             "sh",
-            vec!["-c".into(), "read line; echo \"$line\"; echo not-json; echo oops >&2; exit 3".into()],
+            vec![
+                "-c".into(),
+                "read line; echo \"$line\"; echo not-json; echo oops >&2; exit 3".into(),
+            ],
         );
         let mut conn = StdioConnection::spawn(&spec).expect("spawn");
-        conn.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n").await.expect("send");
+        conn.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n")
+            .await
+            .expect("send");
         assert!(matches!(conn.recv().await, Some(Incoming::Message(_))));
         assert!(matches!(conn.recv().await, Some(Incoming::Garbage { .. })));
         assert!(matches!(conn.recv().await, Some(Incoming::Closed)));
-        assert_eq!(conn.shutdown(Duration::from_millis(500)).await, "exited with status 3");
+        assert_eq!(
+            conn.shutdown(Duration::from_millis(500)).await,
+            "exited with status 3"
+        );
         assert!(conn.stderr_tail().contains("oops"));
     }
 
     #[tokio::test]
     async fn stops_a_server_that_ignores_sigterm() {
-        let spec = StdioSpec::new("sh", vec!["-c".into(), "trap '' TERM; while true; do sleep 0.05; done".into()]);
+        let spec = StdioSpec::new(
+            "sh",
+            vec![
+                "-c".into(),
+                "trap '' TERM; while true; do sleep 0.05; done".into(),
+            ],
+        );
         let mut conn = StdioConnection::spawn(&spec).expect("spawn");
         tokio::time::sleep(Duration::from_millis(50)).await;
         let how = conn.shutdown(Duration::from_millis(200)).await;

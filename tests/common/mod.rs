@@ -15,12 +15,18 @@ pub fn root() -> PathBuf {
 }
 
 pub fn has_python() -> bool {
-    Command::new("python3").arg("--version").output().is_ok_and(|o| o.status.success())
+    Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// The tiny fixture server with `--break` flags.
 pub fn tiny_server(breaks: &[&str]) -> Target {
-    let mut args = vec![root().join("fixtures/servers/tiny_server.py").display().to_string()];
+    let mut args = vec![root()
+        .join("fixtures/servers/tiny_server.py")
+        .display()
+        .to_string()];
     for b in breaks {
         args.push("--break".into());
         args.push((*b).to_string());

@@ -1,0 +1,144 @@
+//! The command line end to end: exit codes, errors a user reads, listing,
+//! and console output (insta snapshots, volatile fields redacted).
+
+mod common;
+
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn mcp_conform(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mcp-conform"))
+        .args(args)
+        .current_dir(common::root())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run mcp-conform: {e}"))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Removes what changes from run to run: durations and absolute paths.
+fn redact(s: &str) -> String {
+    let root = common::root().display().to_string();
+    let s = s.replace(&root, "[ROOT]");
+    let re = regex::Regex::new(r"finished in [0-9.]+s").unwrap_or_else(|e| panic!("{e}"));
+    re.replace_all(&s, "finished in [TIME]").into_owned()
+}
+
+#[test]
+fn a_malformed_scenario_file_exits_2_with_file_line_col() {
+    let out = mcp_conform(&[
+        "--no-builtin",
+        "--scenarios",
+        "fixtures/bad-scenarios/unknown-key.yaml",
+        "--",
+        "true",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("fixtures/bad-scenarios/unknown-key.yaml:7:5: unknown key 'expct' in step 1; did you mean 'expect'?"),
+        "{err}"
+    );
+    assert!(err.contains("nothing was run"), "{err}");
+}
+
+#[test]
+fn list_needs_no_server() {
+    let out = mcp_conform(&["--list", "-p", "base"]);
+    assert_eq!(out.status.code(), Some(0));
+    insta::assert_snapshot!("list_base", text(&out.stdout));
+}
+
+#[test]
+fn a_command_that_cannot_start_exits_3() {
+    let out = mcp_conform(&["--", "/nonexistent/mcp-server-binary"]);
+    assert_eq!(out.status.code(), Some(3));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("cannot start `/nonexistent/mcp-server-binary`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_server_that_never_answers_gets_a_verdict_within_the_timeout_and_leaves_no_process() {
+    if !common::has_python() {
+        eprintln!("skipped: python3 is not installed");
+        return;
+    }
+    let marker = format!("hang-marker-{}", std::process::id());
+    let script = common::root()
+        .join("fixtures/servers/tiny_server.py")
+        .display()
+        .to_string();
+    let started = Instant::now();
+    let out = mcp_conform(&[
+        "--timeout-ms",
+        "500",
+        "--protocol-version",
+        "2025-11-25",
+        "--",
+        "python3",
+        &script,
+        "--break",
+        "hang",
+        &marker,
+    ]);
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no answer to initialize within 500 ms"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        took < Duration::from_millis(500 + 1000 + 1000),
+        "took {took:?}"
+    );
+    let left = Command::new("pgrep")
+        .args(["-f", &marker])
+        .output()
+        .map(|o| text(&o.stdout))
+        .unwrap_or_default();
+    assert!(left.trim().is_empty(), "processes left behind: {left}");
+}
+
+#[test]
+fn console_output_of_a_failing_run() {
+    if !common::has_python() {
+        eprintln!("skipped: python3 is not installed");
+        return;
+    }
+    let out = mcp_conform(&[
+        "-j",
+        "1",
+        "-p",
+        "base",
+        "--",
+        "python3",
+        "fixtures/servers/tiny_server.py",
+        "--break",
+        "wrong-id",
+        "--break",
+        "unknown-method-ok",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let mut lines: Vec<String> = redact(&text(&out.stdout))
+        .lines()
+        .map(str::to_string)
+        .collect();
+    // Scenario lines arrive in completion order; sort that block for a stable snapshot.
+    let start = lines
+        .iter()
+        .position(|l| l.starts_with("scenario "))
+        .unwrap_or(0);
+    let end = lines
+        .iter()
+        .rposition(|l| l.starts_with("scenario "))
+        .map_or(start, |e| e + 1);
+    lines[start..end].sort();
+    insta::assert_snapshot!("console_failing_run", lines.join("\n"));
+}
