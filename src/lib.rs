@@ -8,5 +8,6 @@ pub mod report;
 pub mod requirements;
 pub mod run;
 pub mod scenario;
+pub mod schema;
 pub mod session;
 pub mod transport;

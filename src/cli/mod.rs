@@ -83,6 +83,9 @@ pub struct RunArgs {
     /// Environment variable for the server (K=V, repeatable).
     #[arg(long = "env", value_name = "K=V", value_parser = parse_env)]
     pub env: Vec<(String, String)>,
+    /// An official MCP JSON Schema to validate messages against too (BASE-SCHEMA-01).
+    #[arg(long, value_name = "FILE")]
+    pub mcp_schema: Option<PathBuf>,
     /// Working directory of the server.
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,

@@ -41,6 +41,16 @@ fn build_target(args: &RunArgs) -> Result<Target> {
     Ok(Target::Stdio(spec))
 }
 
+fn install_user_schema(path: &std::path::Path) -> Result<()> {
+    let text = std::fs::read_to_string(path).context("cannot read the file")?;
+    let root: serde_json::Value = serde_json::from_str(&text).context("the file is not JSON")?;
+    if root.get("$defs").is_none() && root.get("definitions").is_none() {
+        anyhow::bail!("the schema has neither $defs nor definitions (expected an MCP schema.json)");
+    }
+    mcp_conform::schema::set_user_schema(&path.display().to_string(), root);
+    Ok(())
+}
+
 pub fn main_job(args: RunArgs) -> Result<u8> {
     let scenarios = match select::load(&args) {
         Ok(s) => s,
@@ -53,6 +63,12 @@ pub fn main_job(args: RunArgs) -> Result<u8> {
             return Ok(EXIT_USAGE);
         }
     };
+    if let Some(path) = &args.mcp_schema {
+        if let Err(e) = install_user_schema(path) {
+            eprintln!("error: --mcp-schema {}: {e}", path.display());
+            return Ok(EXIT_USAGE);
+        }
+    }
     let selected = select::select(scenarios, &args);
     if args.list {
         select::print_list(&selected);

@@ -471,10 +471,13 @@ impl<'a> Execution<'a> {
         let outcome = Outcome::for_level(self.level_for(step, Some(a)));
         let problem = match expr::eval_bool(&a.expr.source, &self.bindings) {
             Ok(true) => return Ok(()),
-            Ok(false) => a
-                .message
-                .clone()
-                .unwrap_or_else(|| "assertion is false".to_string()),
+            Ok(false) => match &a.message {
+                Some(m) => match interpolate_str(m, &self.bindings) {
+                    Ok(Value::String(text)) => text,
+                    _ => m.clone(),
+                },
+                None => "assertion is false".to_string(),
+            },
             Err(e) => format!(
                 "{}: the assertion could not be evaluated ({e})",
                 a.message

@@ -118,7 +118,7 @@ type Helper = (&'static str, fn(Arguments) -> HelperResult);
 
 /// The helper functions documented in scenarios/README.md.
 fn register_helpers(ctx: &mut Context) {
-    let helpers: [Helper; 15] = [
+    let helpers: [Helper; 16] = [
         ("same_set", same_set),
         ("subset", subset),
         ("unique", unique),
@@ -134,6 +134,7 @@ fn register_helpers(ctx: &mut Context) {
         ("count", count),
         ("distinctive_word", distinctive_word),
         ("tool_result", tool_result),
+        ("schema_errors", schema_errors),
     ];
     for (name, f) in helpers {
         // A name clash with the standard library would be a programming error
@@ -413,6 +414,16 @@ fn tool_result(args: Arguments) -> HelperResult {
         .and_then(|t| serde_json::from_str::<Value>(t).ok())
         .unwrap_or(Value::Null);
     from_json(&parsed)
+}
+
+/// Violations of a schema definition (`schema_errors(init, 'InitializeResult')`).
+fn schema_errors(args: Arguments) -> HelperResult {
+    let a = args_json("schema_errors", &args, 2)?;
+    let def = str_arg("schema_errors", &a[1])?;
+    let errors = crate::schema::errors(&a[0], def);
+    from_json(&Value::Array(
+        errors.into_iter().map(Value::String).collect(),
+    ))
 }
 
 #[cfg(test)]
