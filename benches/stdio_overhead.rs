@@ -46,10 +46,14 @@ fn raw_round_trips(exe: &str) -> Vec<Duration> {
     for i in 0..ROUNDS + WARMUP {
         let msg = format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"ping\"}}\n");
         let t = Instant::now();
-        stdin.write_all(msg.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+        stdin
+            .write_all(msg.as_bytes())
+            .unwrap_or_else(|e| panic!("{e}"));
         stdin.flush().unwrap_or_else(|e| panic!("{e}"));
         line.clear();
-        stdout.read_line(&mut line).unwrap_or_else(|e| panic!("{e}"));
+        stdout
+            .read_line(&mut line)
+            .unwrap_or_else(|e| panic!("{e}"));
         if i >= WARMUP {
             times.push(t.elapsed());
         }
@@ -69,11 +73,20 @@ fn harness_round_trips(exe: &str) -> Vec<Duration> {
         let mut spec = StdioSpec::new(exe, vec![]);
         spec.env.push(("ECHO_SERVER".into(), "1".into()));
         let conn = StdioConnection::spawn(&spec).unwrap_or_else(|e| panic!("{e}"));
-        let mut session = Session::new("bench", Connection::Stdio(conn), Era::new("2025-11-25"), Duration::from_secs(5), Transcript::new());
+        let mut session = Session::new(
+            "bench",
+            Connection::Stdio(conn),
+            Era::new("2025-11-25"),
+            Duration::from_secs(5),
+            Transcript::new(),
+        );
         let mut times = Vec::with_capacity(ROUNDS);
         for i in 0..ROUNDS + WARMUP {
             let t = Instant::now();
-            session.request("ping", None, None, None).await.unwrap_or_else(|e| panic!("{e}"));
+            session
+                .request("ping", None, None, None)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
             if i >= WARMUP {
                 times.push(t.elapsed());
             }
@@ -86,7 +99,12 @@ fn harness_round_trips(exe: &str) -> Vec<Duration> {
 fn report(name: &str, mut times: Vec<Duration>) -> (Duration, Duration) {
     times.sort();
     let (p50, p99) = (percentile(&times, 0.5), percentile(&times, 0.99));
-    println!("{name:<28} median {:>8.1} µs   p99 {:>8.1} µs   ({} rounds)", p50.as_secs_f64() * 1e6, p99.as_secs_f64() * 1e6, times.len());
+    println!(
+        "{name:<28} median {:>8.1} µs   p99 {:>8.1} µs   ({} rounds)",
+        p50.as_secs_f64() * 1e6,
+        p99.as_secs_f64() * 1e6,
+        times.len()
+    );
     (p50, p99)
 }
 
@@ -95,7 +113,10 @@ fn main() {
         echo_server();
         return;
     }
-    let exe = std::env::current_exe().unwrap_or_else(|e| panic!("{e}")).display().to_string();
+    let exe = std::env::current_exe()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .display()
+        .to_string();
     let (raw50, raw99) = report("raw pipe round trip", raw_round_trips(&exe));
     let (h50, h99) = report("harness Session::request", harness_round_trips(&exe));
     println!(

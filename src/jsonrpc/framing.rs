@@ -18,56 +18,65 @@ pub enum Frame {
     Partial(Vec<u8>),
 }
 
-/// Reads frames from a buffered async reader, never holding more than `max_line` bytes.
+/// Reads frames from a buffered async reader, never holding more than
+/// `max_line` bytes. The partial line lives in the reader, not in the future,
+/// so `next_frame` is cancellation-safe (it can sit inside a timeout).
 pub struct LineReader<R> {
     inner: R,
     max_line: usize,
+    line: Vec<u8>,
+    seen: usize,
 }
 
 impl<R: AsyncBufRead + Unpin> LineReader<R> {
     pub fn new(inner: R, max_line: usize) -> Self {
-        Self { inner, max_line }
+        Self {
+            inner,
+            max_line,
+            line: Vec::new(),
+            seen: 0,
+        }
+    }
+
+    fn take_frame(&mut self, at_eof: bool) -> Option<Frame> {
+        let seen = std::mem::take(&mut self.seen);
+        let mut line = std::mem::take(&mut self.line);
+        if seen > self.max_line {
+            return Some(Frame::Overlong {
+                limit: self.max_line,
+                seen,
+            });
+        }
+        if at_eof {
+            return (seen > 0).then_some(Frame::Partial(line));
+        }
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+        Some(Frame::Line(line))
     }
 
     /// The next frame, or `None` at a clean end of stream.
     pub async fn next_frame(&mut self) -> std::io::Result<Option<Frame>> {
-        let mut line = Vec::new();
-        let mut seen = 0usize;
         loop {
             let buf = self.inner.fill_buf().await?;
             if buf.is_empty() {
-                return Ok(match (seen, line.is_empty()) {
-                    (0, _) => None,
-                    (_, _) if seen > self.max_line => Some(Frame::Overlong {
-                        limit: self.max_line,
-                        seen,
-                    }),
-                    _ => Some(Frame::Partial(line)),
-                });
+                return Ok(self.take_frame(true));
             }
             let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
                 Some(pos) => (&buf[..pos], Some(pos + 1)),
                 None => (buf, None),
             };
-            seen += chunk.len();
-            if seen <= self.max_line {
-                line.extend_from_slice(chunk);
-            } else if !line.is_empty() {
-                line = Vec::new();
+            self.seen += chunk.len();
+            if self.seen <= self.max_line {
+                self.line.extend_from_slice(chunk);
+            } else if !self.line.is_empty() {
+                self.line = Vec::new();
             }
             let consumed = done.unwrap_or(buf.len());
             self.inner.consume(consumed);
             if done.is_some() {
-                if seen > self.max_line {
-                    return Ok(Some(Frame::Overlong {
-                        limit: self.max_line,
-                        seen,
-                    }));
-                }
-                if line.last() == Some(&b'\r') {
-                    line.pop();
-                }
-                return Ok(Some(Frame::Line(line)));
+                return Ok(self.take_frame(false));
             }
         }
     }

@@ -9,8 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, Command};
-use tokio::sync::mpsc;
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use super::{Incoming, TransportError};
 use crate::jsonrpc::{decode_line, Frame, LineReader};
@@ -163,8 +162,11 @@ pub struct StdioConnection {
     child: Child,
     pgid: i32,
     stdin: Option<ChildStdin>,
-    incoming: mpsc::Receiver<Incoming>,
+    /// stdout is read in the caller's task (no hop through another task),
+    /// which keeps a request's round trip to one wake-up.
+    stdout: Option<LineReader<BufReader<ChildStdout>>>,
     stderr: Arc<Mutex<RingBuffer>>,
+    stderr_task: Option<tokio::task::JoinHandle<()>>,
     reaped: Option<ExitStatus>,
 }
 
@@ -193,20 +195,17 @@ impl StdioConnection {
         let stdout = child.stdout.take();
         let stderr_pipe = child.stderr.take();
         let stdin = child.stdin.take();
-        let (tx, rx) = mpsc::channel(64);
-        if let Some(stdout) = stdout {
-            tokio::spawn(read_stdout(stdout, spec.max_line, tx));
-        }
+        let stdout = stdout
+            .map(|out| LineReader::new(BufReader::with_capacity(64 * 1024, out), spec.max_line));
         let stderr = Arc::new(Mutex::new(RingBuffer::new(spec.stderr_keep)));
-        if let Some(pipe) = stderr_pipe {
-            tokio::spawn(read_stderr(pipe, stderr.clone()));
-        }
+        let stderr_task = stderr_pipe.map(|pipe| tokio::spawn(read_stderr(pipe, stderr.clone())));
         Ok(Self {
             child,
             pgid,
             stdin,
-            incoming: rx,
+            stdout,
             stderr,
+            stderr_task,
             reaped: None,
         })
     }
@@ -232,9 +231,35 @@ impl StdioConnection {
         }
     }
 
-    /// The next thing the server wrote, or `None` once stdout is closed and drained.
+    /// The next thing the server wrote: `Closed` once when stdout ends, then `None`.
+    /// Cancellation-safe, so it can sit inside a timeout.
     pub async fn recv(&mut self) -> Option<Incoming> {
-        self.incoming.recv().await
+        let reader = self.stdout.as_mut()?;
+        loop {
+            let incoming = match reader.next_frame().await {
+                Ok(Some(Frame::Line(line))) if line.iter().all(u8::is_ascii_whitespace) => continue,
+                Ok(Some(Frame::Line(line))) => match decode_line(&line) {
+                    Ok(value) => Incoming::Message(value),
+                    Err(e) => Incoming::Garbage {
+                        reason: e.to_string(),
+                        excerpt: excerpt(&line),
+                    },
+                },
+                Ok(Some(Frame::Overlong { limit, seen })) => Incoming::Garbage {
+                    reason: format!("line exceeded {} ({} bytes seen)", human_size(limit), seen),
+                    excerpt: String::new(),
+                },
+                Ok(Some(Frame::Partial(line))) => Incoming::Garbage {
+                    reason: "stdout ended in the middle of a line (no newline)".into(),
+                    excerpt: excerpt(&line),
+                },
+                Ok(None) | Err(_) => {
+                    self.stdout = None;
+                    Incoming::Closed
+                }
+            };
+            return Some(incoming);
+        }
     }
 
     pub fn stderr_tail(&self) -> String {
@@ -274,6 +299,10 @@ impl StdioConnection {
         // Children that kept running after the leader exited are stopped too.
         signal_group(self.pgid, libc::SIGKILL);
         unregister_group(self.pgid);
+        // Let the stderr reader drain what the server wrote before it ended.
+        if let Some(task) = self.stderr_task.take() {
+            let _ = tokio::time::timeout(Duration::from_millis(200), task).await;
+        }
         how
     }
 
@@ -295,39 +324,6 @@ impl Drop for StdioConnection {
         signal_group(self.pgid, libc::SIGKILL);
         unregister_group(self.pgid);
     }
-}
-
-async fn read_stdout(
-    stdout: tokio::process::ChildStdout,
-    max_line: usize,
-    tx: mpsc::Sender<Incoming>,
-) {
-    let mut reader = LineReader::new(BufReader::with_capacity(64 * 1024, stdout), max_line);
-    loop {
-        let incoming = match reader.next_frame().await {
-            Ok(Some(Frame::Line(line))) if line.iter().all(u8::is_ascii_whitespace) => continue,
-            Ok(Some(Frame::Line(line))) => match decode_line(&line) {
-                Ok(value) => Incoming::Message(value),
-                Err(e) => Incoming::Garbage {
-                    reason: e.to_string(),
-                    excerpt: excerpt(&line),
-                },
-            },
-            Ok(Some(Frame::Overlong { limit, seen })) => Incoming::Garbage {
-                reason: format!("line exceeded {} ({} bytes seen)", human_size(limit), seen),
-                excerpt: String::new(),
-            },
-            Ok(Some(Frame::Partial(line))) => Incoming::Garbage {
-                reason: "stdout ended in the middle of a line (no newline)".into(),
-                excerpt: excerpt(&line),
-            },
-            Ok(None) | Err(_) => break,
-        };
-        if tx.send(incoming).await.is_err() {
-            return;
-        }
-    }
-    let _ = tx.send(Incoming::Closed).await;
 }
 
 async fn read_stderr(mut pipe: tokio::process::ChildStderr, buffer: Arc<Mutex<RingBuffer>>) {
