@@ -2,3 +2,4 @@
 //! tool-discovery extensions.
 
 pub mod jsonrpc;
+pub mod reference;

@@ -112,25 +112,46 @@ mod tests {
     #[tokio::test]
     async fn splits_lines_and_strips_crlf() {
         let got = frames(b"{\"a\":1}\r\nxyz\n", 100).await;
-        assert_eq!(got, vec![Frame::Line(b"{\"a\":1}".to_vec()), Frame::Line(b"xyz".to_vec())]);
+        assert_eq!(
+            got,
+            vec![
+                Frame::Line(b"{\"a\":1}".to_vec()),
+                Frame::Line(b"xyz".to_vec())
+            ]
+        );
     }
 
     #[tokio::test]
     async fn caps_overlong_lines_and_recovers() {
         let got = frames(b"0123456789abc\nok\n", 5).await;
-        assert_eq!(got, vec![Frame::Overlong { limit: 5, seen: 13 }, Frame::Line(b"ok".to_vec())]);
+        assert_eq!(
+            got,
+            vec![
+                Frame::Overlong { limit: 5, seen: 13 },
+                Frame::Line(b"ok".to_vec())
+            ]
+        );
     }
 
     #[tokio::test]
     async fn keeps_a_partial_last_line() {
         let got = frames(b"ok\npart", 100).await;
-        assert_eq!(got, vec![Frame::Line(b"ok".to_vec()), Frame::Partial(b"part".to_vec())]);
+        assert_eq!(
+            got,
+            vec![
+                Frame::Line(b"ok".to_vec()),
+                Frame::Partial(b"part".to_vec())
+            ]
+        );
     }
 
     #[test]
     fn decode_reports_utf8_and_json_errors() {
         assert_eq!(decode_line(b"ab\xffcd"), Err(DecodeError::InvalidUtf8(2)));
-        assert!(matches!(decode_line(b"{nope"), Err(DecodeError::NotJson(_))));
+        assert!(matches!(
+            decode_line(b"{nope"),
+            Err(DecodeError::NotJson(_))
+        ));
         assert_eq!(decode_line(b"[1]"), Ok(serde_json::json!([1])));
     }
 }

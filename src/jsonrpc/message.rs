@@ -34,7 +34,10 @@ pub enum Message {
         error: Value,
     },
     /// Valid JSON that is not a JSON-RPC 2.0 message; the reason says why.
-    Invalid { value: Value, reason: String },
+    Invalid {
+        value: Value,
+        reason: String,
+    },
 }
 
 impl Message {
@@ -74,9 +77,9 @@ impl Message {
     /// The id of a request, response or error.
     pub fn id(&self) -> Option<&Value> {
         match self {
-            Message::Request { id, .. } | Message::Response { id, .. } | Message::Error { id, .. } => {
-                Some(id)
-            }
+            Message::Request { id, .. }
+            | Message::Response { id, .. }
+            | Message::Error { id, .. } => Some(id),
             _ => None,
         }
     }
@@ -170,7 +173,10 @@ mod tests {
         for (value, needle) in [
             (json!([1]), "array"),
             (json!({"id": 1, "result": 1}), "jsonrpc"),
-            (json!({"jsonrpc": "2.0", "id": 1, "result": 1, "error": {}}), "both"),
+            (
+                json!({"jsonrpc": "2.0", "id": 1, "result": 1, "error": {}}),
+                "both",
+            ),
             (json!({"jsonrpc": "2.0", "id": 1}), "neither"),
             (json!({"jsonrpc": "2.0", "method": 3}), "not a string"),
         ] {
