@@ -94,9 +94,11 @@ pub fn read(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
 }
 
 /// The tool names in a `?tools=a,b` query (several `tools=` parameters
-/// concatenate), percent-decoded, empty names dropped, repeats removed.
-pub fn selected_tools(query: &str) -> Vec<String> {
+/// concatenate), percent-decoded, empty names dropped, repeats removed; and
+/// how many names were given, repeats included (the limit counts those).
+pub fn selected_tools(query: &str) -> (Vec<String>, usize) {
     let mut names: Vec<String> = Vec::new();
+    let mut given = 0;
     for pair in query.split('&') {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         if percent_decode(key) != "tools" {
@@ -104,12 +106,16 @@ pub fn selected_tools(query: &str) -> Vec<String> {
         }
         for name in percent_decode(value).split(',') {
             let name = name.trim();
-            if !name.is_empty() && !names.iter().any(|n| n == name) {
+            if name.is_empty() {
+                continue;
+            }
+            given += 1;
+            if !names.iter().any(|n| n == name) {
                 names.push(name.to_string());
             }
         }
     }
-    names
+    (names, given)
 }
 
 fn percent_decode(s: &str) -> String {
@@ -152,11 +158,10 @@ fn full_description(tool: &Tool) -> Value {
 }
 
 fn read_descriptions(ctx: &mut Ctx<'_>, uri: &str, query: &str) -> Result<Value, RpcError> {
-    let mut names = selected_tools(query);
-    if names.len() > MAX_LIST_ENTRIES {
+    let (mut names, given) = selected_tools(query);
+    if given > MAX_LIST_ENTRIES {
         return Err(RpcError::invalid_params(format!(
-            "Invalid params: ?tools= names {} tools; at most {MAX_LIST_ENTRIES} are allowed",
-            names.len()
+            "Invalid params: ?tools= names {given} tools; at most {MAX_LIST_ENTRIES} are allowed"
         )));
     }
     if names.is_empty() {
@@ -252,12 +257,16 @@ mod tests {
 
     #[test]
     fn parses_tool_selection() {
-        assert_eq!(selected_tools("tools=a,b"), ["a", "b"]);
-        assert_eq!(selected_tools("tools=a%2Cb&tools=c,a"), ["a", "b", "c"]);
-        assert!(selected_tools("").is_empty());
-        assert!(selected_tools("tools=").is_empty());
-        assert!(selected_tools("foo=bar").is_empty());
-        assert_eq!(selected_tools("tools=%zz,x"), ["%zz", "x"]);
+        let names = |q: &str| selected_tools(q).0;
+        assert_eq!(names("tools=a,b"), ["a", "b"]);
+        assert_eq!(
+            selected_tools("tools=a%2Cb&tools=c,a"),
+            (vec!["a".into(), "b".into(), "c".into()], 4)
+        );
+        assert!(names("").is_empty());
+        assert!(names("tools=").is_empty());
+        assert!(names("foo=bar").is_empty());
+        assert_eq!(names("tools=%zz,x"), ["%zz", "x"]);
     }
 
     #[test]
