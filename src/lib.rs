@@ -4,6 +4,7 @@
 pub mod builtin;
 pub mod fixture;
 pub mod jsonrpc;
+pub mod reference;
 pub mod report;
 pub mod requirements;
 pub mod run;

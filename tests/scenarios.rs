@@ -20,6 +20,24 @@ struct Server {
 fn servers() -> Vec<Server> {
     vec![
         Server {
+            name: "reference-stdio-auto",
+            make: || common::reference_server(&[]),
+            version: None,
+            available: || true,
+        },
+        Server {
+            name: "reference-stdio-2025-11-25",
+            make: || common::reference_server(&[]),
+            version: Some("2025-11-25"),
+            available: || true,
+        },
+        Server {
+            name: "reference-stdio-2025-06-18",
+            make: || common::reference_server(&[]),
+            version: Some("2025-06-18"),
+            available: || true,
+        },
+        Server {
             name: "tiny-stdio-auto",
             make: || common::tiny_server(&[]),
             version: None,

@@ -38,6 +38,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Serve the built-in reference server (stdio) that implements every profile.
+    ServeReference(mcp_conform::reference::ServeArgs),
     /// Print a requirement, its quote and the scenarios that check it.
     Explain {
         /// A requirement id (e.g. SEP1300-FLT-01) or a scenario id.
@@ -109,6 +111,10 @@ fn parse_env(s: &str) -> Result<(String, String), String> {
 pub fn dispatch(cli: Cli) -> Result<u8> {
     match cli.command {
         Some(Command::Explain { id }) => select::explain(&id),
+        Some(Command::ServeReference(args)) => {
+            mcp_conform::reference::run(args)?;
+            Ok(EXIT_OK)
+        }
         None => run::main_job(cli.run),
     }
 }

@@ -34,6 +34,16 @@ pub fn tiny_server(breaks: &[&str]) -> Target {
     Target::Stdio(StdioSpec::new("python3", args))
 }
 
+/// The reference server (this package's binary) with `--control` and faults.
+pub fn reference_server(faults: &[&str]) -> Target {
+    let mut args = vec!["serve-reference".to_string(), "--control".to_string()];
+    for f in faults {
+        args.push("--fault".into());
+        args.push((*f).to_string());
+    }
+    Target::Stdio(StdioSpec::new(env!("CARGO_BIN_EXE_mcp-conform"), args))
+}
+
 /// Probes a target and builds the run configuration the CLI would build.
 pub fn config(target: Target, version: Option<&str>) -> Arc<RunConfig> {
     let rt = runtime();

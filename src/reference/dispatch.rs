@@ -1,0 +1,322 @@
+//! From one incoming message to the messages that answer it:
+//! JSON-RPC envelope checks, era selection, the method table, error
+//! mapping and the faults that act on the envelope.
+
+use super::era::{self, Era};
+use super::error::{RpcError, NOT_INITIALIZED, RATE_LIMITED};
+use super::faults::Fault;
+use super::handlers::{self, Ctx};
+use super::params::Params;
+use super::server::Server;
+use super::session::SessionState;
+use crate::jsonrpc::{codes, decode_line, error_response, response, DecodeError, Message};
+use serde_json::{json, Value};
+
+type Handler = fn(&mut Ctx<'_>, &Params<'_>) -> Result<Value, RpcError>;
+
+/// Whether a method needs a session opened by `initialize` when it arrives
+/// without a stateless protocol version.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Gate {
+    Always,
+    Session,
+}
+
+const METHODS: &[(&str, Handler, Gate)] = &[
+    ("initialize", handlers::base::initialize, Gate::Always),
+    ("ping", handlers::base::ping, Gate::Always),
+    ("server/discover", handlers::base::discover, Gate::Always),
+    ("tools/list", handlers::tools::list, Gate::Session),
+    ("tools/call", handlers::tools::call, Gate::Session),
+    ("tools/search", handlers::search::tools, Gate::Session),
+    ("prompts/list", handlers::prompts::list, Gate::Session),
+    ("prompts/get", handlers::prompts::get, Gate::Session),
+    ("prompts/search", handlers::search::prompts, Gate::Session),
+    ("resources/list", handlers::progressive::list, Gate::Session),
+    (
+        "resources/templates/list",
+        handlers::progressive::templates,
+        Gate::Session,
+    ),
+    ("resources/read", handlers::progressive::read, Gate::Session),
+    (
+        "resources/search",
+        handlers::search::resources,
+        Gate::Session,
+    ),
+    ("groups/list", handlers::groups::groups, Gate::Session),
+    ("tags/list", handlers::groups::tags, Gate::Session),
+    ("conform/mutate", handlers::control::mutate, Gate::Session),
+];
+
+/// Every request method the server knows (for tests and fuzzing).
+pub fn known_methods() -> Vec<&'static str> {
+    let mut m: Vec<&str> = METHODS.iter().map(|(name, _, _)| *name).collect();
+    m.push("subscriptions/listen");
+    m
+}
+
+/// The answer to a line that is not JSON.
+pub fn parse_error(e: &DecodeError) -> Value {
+    error_response(
+        Value::Null,
+        codes::PARSE_ERROR,
+        &format!("Parse error: {e}"),
+        None,
+    )
+}
+
+/// The answer to a line longer than the framing cap.
+pub fn overlong_error(limit: usize) -> Value {
+    error_response(
+        Value::Null,
+        codes::PARSE_ERROR,
+        &format!("Parse error: message exceeds {limit} bytes"),
+        None,
+    )
+}
+
+impl Server {
+    /// Decodes one line and handles it.
+    pub fn handle_line(&self, session: &mut SessionState, line: &[u8]) -> Vec<Value> {
+        match decode_line(line) {
+            Ok(value) => self.handle(session, value),
+            Err(e) => vec![parse_error(&e)],
+        }
+    }
+
+    /// Handles one decoded message: the response (for a request) followed
+    /// by any notifications it caused. Never panics on any input.
+    pub fn handle(&self, session: &mut SessionState, msg: Value) -> Vec<Value> {
+        if msg.is_array() {
+            // Every era this server speaks removed JSON-RPC batching.
+            return vec![invalid_request(Value::Null, "batches are not supported")];
+        }
+        match Message::classify(msg) {
+            Message::Invalid { value, reason } => vec![invalid_request(usable_id(&value), &reason)],
+            Message::Request { id, method, params } => {
+                if !valid_id(&id) {
+                    return vec![invalid_request(
+                        Value::Null,
+                        "\"id\" must be a string or an integer",
+                    )];
+                }
+                self.request(session, id, &method, params.as_ref())
+            }
+            Message::Notification { method, params } => {
+                self.notification(session, &method, params.as_ref());
+                Vec::new()
+            }
+            // The server sends no requests, so a response is never awaited.
+            Message::Response { .. } | Message::Error { .. } => Vec::new(),
+        }
+    }
+
+    fn request(
+        &self,
+        session: &mut SessionState,
+        id: Value,
+        method: &str,
+        params: Option<&Value>,
+    ) -> Vec<Value> {
+        let reply_id = if self.faults().has(Fault::WrongId) {
+            digits_as_number(&id)
+        } else {
+            id.clone()
+        };
+        if let Some(bucket) = session.bucket.as_mut() {
+            if let Err(ms) = bucket.take() {
+                let e = RpcError::new(
+                    RATE_LIMITED,
+                    format!("rate limit exceeded; retry after {ms} ms"),
+                )
+                .with_data(json!({"retryAfterMs": ms}));
+                return vec![e.to_response(reply_id)];
+            }
+        }
+        let mut ctx = Ctx {
+            server: self,
+            snap: self.snapshot(),
+            session,
+            era: Era::Stateful,
+            method,
+            after: Vec::new(),
+        };
+        let mut out = Vec::new();
+        match self.route(&mut ctx, &id, method, params) {
+            Ok(Some(mut result)) => {
+                if ctx.era == Era::Stateless {
+                    era::decorate_stateless(method, &mut result, self.list_ttl_ms());
+                }
+                out.push(response(reply_id, result));
+            }
+            Ok(None) => {}
+            Err(e) => out.push(self.map_error(e).to_response(reply_id)),
+        }
+        out.append(&mut ctx.after);
+        out
+    }
+
+    /// Runs the handler; `Ok(None)` means the response is deferred
+    /// (`subscriptions/listen`).
+    fn route(
+        &self,
+        ctx: &mut Ctx<'_>,
+        id: &Value,
+        method: &str,
+        params: Option<&Value>,
+    ) -> Result<Option<Value>, RpcError> {
+        let entry = METHODS.iter().find(|(name, _, _)| *name == method);
+        let known = entry.is_some() || method == "subscriptions/listen";
+        if !known || (method == "conform/mutate" && !self.config.control) {
+            return Err(self.method_not_found(method));
+        }
+        let p = Params::new(params)?;
+        ctx.era = match method {
+            "initialize" => Era::Stateful,
+            // Discovery answers whatever version the client tries.
+            "server/discover" => Era::Stateless,
+            _ => era::classify(params)?,
+        };
+        let Some((_, handler, gate)) = entry else {
+            // subscriptions/listen exists only in the stateless era.
+            if ctx.era != Era::Stateless {
+                return Err(self.method_not_found(method));
+            }
+            handlers::base::listen(ctx, id, &p)?;
+            return Ok(None);
+        };
+        if *gate == Gate::Session && ctx.era == Era::Stateful && ctx.session.protocol.is_none() {
+            return Err(RpcError::new(
+                NOT_INITIALIZED,
+                format!(
+                    "Session not initialized: send initialize first, or carry _meta[\"{}\"] = \"{}\" for the stateless protocol",
+                    era::META_VERSION,
+                    era::V2026_07_28
+                ),
+            ));
+        }
+        handler(ctx, &p).map(Some)
+    }
+
+    fn method_not_found(&self, method: &str) -> RpcError {
+        if self.faults().has(Fault::UnknownMethodInternalError) {
+            RpcError::internal(format!("Internal error: no handler for {method}"))
+        } else {
+            RpcError::method_not_found(method)
+        }
+    }
+
+    fn map_error(&self, e: RpcError) -> RpcError {
+        if e.kind == super::error::Kind::BadType && self.faults().has(Fault::BadParamsInternalError)
+        {
+            return RpcError::internal(format!("Internal error: {}", e.message));
+        }
+        e
+    }
+
+    fn notification(&self, session: &mut SessionState, method: &str, params: Option<&Value>) {
+        if method == "notifications/cancelled" {
+            // Cancelling a subscriptions/listen request closes that stream.
+            if let Some(request_id) = params.and_then(|p| p.get("requestId")) {
+                session.subscriptions.retain(|s| &s.id != request_id);
+            }
+        }
+    }
+}
+
+fn invalid_request(id: Value, reason: &str) -> Value {
+    error_response(
+        id,
+        codes::INVALID_REQUEST,
+        &format!("Invalid Request: {reason}"),
+        None,
+    )
+}
+
+fn valid_id(id: &Value) -> bool {
+    id.is_string() || id.is_i64() || id.is_u64()
+}
+
+/// The id of an invalid message, when it has a usable one.
+fn usable_id(value: &Value) -> Value {
+    value
+        .get("id")
+        .filter(|id| valid_id(id))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// The `wrong-id` fault: a string id made only of digits becomes a number.
+fn digits_as_number(id: &Value) -> Value {
+    match id {
+        Value::String(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => s
+            .parse::<u64>()
+            .map(Value::from)
+            .unwrap_or_else(|_| id.clone()),
+        _ => id.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reference::catalog::Catalog;
+    use crate::reference::server::Config;
+
+    fn server() -> Server {
+        let cat =
+            Catalog::from_slice(include_bytes!("../../fixtures/catalogs/mini.json")).expect("mini");
+        Server::new(cat, Config::default())
+    }
+
+    #[test]
+    fn envelope_errors() {
+        let s = server();
+        let mut sess = s.new_session();
+        let out = s.handle_line(&mut sess, b"{oops");
+        assert_eq!(out[0]["error"]["code"], -32700);
+        assert_eq!(out[0]["id"], Value::Null);
+        let out = s.handle(&mut sess, json!([1, 2]));
+        assert_eq!(out[0]["error"]["code"], -32600);
+        let out = s.handle(&mut sess, json!({"jsonrpc": "2.0", "id": 3}));
+        assert_eq!(out[0]["error"]["code"], -32600);
+        assert_eq!(out[0]["id"], 3);
+        let out = s.handle(
+            &mut sess,
+            json!({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}),
+        );
+        assert_eq!(out[0]["error"]["code"], -32600);
+        let out = s.handle(
+            &mut sess,
+            json!({"jsonrpc": "2.0", "id": "7", "method": "nope"}),
+        );
+        assert_eq!(out[0]["error"]["code"], -32601);
+        assert_eq!(out[0]["id"], "7");
+    }
+
+    #[test]
+    fn requests_need_a_session_or_a_stateless_version() {
+        let s = server();
+        let mut sess = s.new_session();
+        let out = s.handle(
+            &mut sess,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        );
+        assert_eq!(out[0]["error"]["code"], NOT_INITIALIZED);
+        let stateless = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
+            "params": {"_meta": {era::META_VERSION: era::V2026_07_28}}});
+        let out = s.handle(&mut sess, stateless);
+        assert_eq!(out[0]["result"]["resultType"], "complete");
+        assert!(out[0]["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| t.len() == 14));
+    }
+
+    #[test]
+    fn wrong_id_fault_only_touches_digit_strings() {
+        assert_eq!(digits_as_number(&json!("42")), json!(42));
+        assert_eq!(digits_as_number(&json!("a1")), json!("a1"));
+        assert_eq!(digits_as_number(&json!(7)), json!(7));
+    }
+}

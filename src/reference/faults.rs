@@ -1,0 +1,140 @@
+//! Injectable faults: each one is a small, honest deviation a real
+//! implementer could make, so that every scenario can be shown to catch
+//! something.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::str::FromStr;
+
+macro_rules! faults {
+    ($($variant:ident = $name:literal : $help:literal,)*) => {
+        /// One documented defect.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Fault { $($variant,)* }
+
+        impl Fault {
+            pub const ALL: &'static [Fault] = &[$(Fault::$variant,)*];
+
+            pub fn name(self) -> &'static str {
+                match self { $(Fault::$variant => $name,)* }
+            }
+
+            pub fn help(self) -> &'static str {
+                match self { $(Fault::$variant => $help,)* }
+            }
+        }
+    };
+}
+
+faults! {
+    IgnoreQuery = "ignore-query": "tools/list ignores `query` and returns every tool",
+    QueryAsRegex = "query-as-regex": "tools/list compiles `query` as a regex over names and descriptions (`.*` returns everything; a bad regex gives -32603)",
+    GroupsAll = "groups-all": "filter.groups requires ALL named groups instead of ANY",
+    TagsAny = "tags-any": "filter.tags matches ANY named tag instead of ALL",
+    TagsIgnoreGroups = "tags-ignore-groups": "when filter.tags is present, filter.groups is ignored",
+    EmptyGroupsMatchNone = "empty-groups-match-none": "filter.groups: [] matches no tool instead of imposing no constraint",
+    CursorDropsQuery = "cursor-drops-query": "the next-page cursor forgets the query and filter: page 2+ come from the unfiltered list",
+    CursorDuplicates = "cursor-duplicates": "each next page repeats the last item of the previous page",
+    SearchPageOverflow = "search-page-overflow": "*/search returns up to 25 items per page instead of 10",
+    SearchUnranked = "search-unranked": "*/search returns matches in catalog order (an exact name is not ranked first)",
+    SearchMissingQueryOk = "search-missing-query-ok": "*/search without `query` returns every item instead of -32602",
+    SearchNotIdentical = "search-not-identical": "tools/search items drop `groups`, so they differ from their tools/list entries",
+    UnknownMethodInternalError = "unknown-method-internal-error": "unknown methods get -32603 instead of -32601",
+    BadParamsInternalError = "bad-params-internal-error": "params of the wrong JSON type get -32603 instead of -32602",
+    ParseErrorExit = "parse-error-exit": "after answering an unparsable line with -32700 the server exits",
+    WrongId = "wrong-id": "responses to string ids made only of digits come back with a number id",
+    TagsListDuplicates = "tags-list-duplicates": "tags/list repeats its first tag at the end",
+    PdNoAuth = "pd-no-auth": "tools/call works without fetching the tool's description first",
+    PdSharedAuth = "pd-shared-auth": "description authorizations live in a temp file shared by every server process for this catalog",
+    PdAuthorizeAny = "pd-authorize-any": "one successful tool_descriptions read authorizes every tool",
+    PdMissingSelectionOk = "pd-missing-selection-ok": "a tool_descriptions read without `?tools=` returns every tool instead of MISSING_TOOL_SELECTION",
+    PdExtraTools = "pd-extra-tools": "a `?tools=A` read returns A plus one tool that was not asked for",
+    PdCaseInsensitive = "pd-case-insensitive": "tool_descriptions matches tool names case-insensitively",
+    PdFullSchemasInList = "pd-full-schemas-in-list": "tools/list entries carry the full input schema and examples",
+    CategoryUnsorted = "category-unsorted": "tool_search results come in catalog order, not by score",
+    CategoryLimitIgnored = "category-limit-ignored": "tool_search ignores `limit` and returns up to 50 results",
+    CategoryCountsHidden = "category-counts-hidden": "list_categories counts tools hidden from the caller",
+    ListChangedMissing = "list-changed-missing": "catalog mutations emit no list_changed notifications",
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown fault {0:?}; `--fault help` lists them")]
+pub struct UnknownFault(pub String);
+
+impl FromStr for Fault {
+    type Err = UnknownFault;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Fault::ALL
+            .iter()
+            .copied()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| UnknownFault(s.to_string()))
+    }
+}
+
+/// The faults enabled in one server.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Faults(BTreeSet<Fault>);
+
+impl Faults {
+    pub fn none() -> Self {
+        Faults::default()
+    }
+
+    pub fn parse<S: AsRef<str>>(names: &[S]) -> Result<Self, UnknownFault> {
+        names
+            .iter()
+            .map(|n| n.as_ref().parse())
+            .collect::<Result<BTreeSet<_>, _>>()
+            .map(Faults)
+    }
+
+    pub fn has(&self, fault: Fault) -> bool {
+        self.0.contains(&fault)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = Fault> + '_ {
+        self.0.iter().copied()
+    }
+}
+
+impl FromIterator<Fault> for Faults {
+    fn from_iter<I: IntoIterator<Item = Fault>>(iter: I) -> Self {
+        Faults(iter.into_iter().collect())
+    }
+}
+
+/// The text printed by `--fault help`.
+pub fn help_text() -> String {
+    let width = Fault::ALL.iter().map(|f| f.name().len()).max().unwrap_or(0);
+    let mut out = String::from("Faults (--fault NAME, repeatable):\n");
+    for f in Fault::ALL {
+        out.push_str(&format!("  {:width$}  {}\n", f.name(), f.help()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_are_unique() {
+        let mut seen = BTreeSet::new();
+        for f in Fault::ALL {
+            assert_eq!(f.name().parse::<Fault>(), Ok(*f));
+            assert!(seen.insert(f.name()));
+        }
+        assert!(Faults::parse(&["nope"]).is_err());
+        let set = Faults::parse(&["wrong-id", "pd-no-auth"]).expect("known");
+        assert!(set.has(Fault::WrongId) && !set.has(Fault::IgnoreQuery));
+        assert_eq!(help_text().lines().count(), Fault::ALL.len() + 1);
+    }
+}

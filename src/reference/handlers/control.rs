@@ -1,0 +1,154 @@
+//! The control hook `conform/mutate` (only with `--control`): changes the
+//! catalog at run time so list_changed flows can be tested. Other servers
+//! can copy it: one request, `{action, tool?|name?|group?|tag?}` → `{ok: true}`,
+//! then the matching `notifications/*/list_changed`.
+//!
+//! Adding a tool that names a group or tag the catalog does not declare
+//! declares it (and announces the group/tag list change); removing a group
+//! or tag also removes it from every tool.
+
+use super::Ctx;
+use crate::reference::catalog::{Catalog, Label, Tool};
+use crate::reference::error::RpcError;
+use crate::reference::faults::Fault;
+use crate::reference::params::Params;
+use crate::reference::session::Change;
+use serde_json::{json, Value};
+
+pub fn mutate(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
+    let action = p.req_str("action")?;
+    let mut catalog = ctx.snap.catalog.clone();
+    let mut change = Change {
+        origin: ctx.session.id,
+        ..Change::default()
+    };
+    match action {
+        "add_tool" => add_tool(&mut catalog, p, &mut change)?,
+        "remove_tool" => {
+            let name = p.req_str("name")?;
+            let before = catalog.tools.len();
+            catalog.tools.retain(|t| t.name != name);
+            if catalog.tools.len() == before {
+                return Err(RpcError::unknown_tool(name));
+            }
+            change.tools = true;
+        }
+        "add_group" => {
+            let label = label(p, "group")?;
+            add_label(&mut catalog.groups, label, "group")?;
+            change.groups = true;
+        }
+        "add_tag" => {
+            let label = label(p, "tag")?;
+            add_label(&mut catalog.tags, label, "tag")?;
+            change.tags = true;
+        }
+        "remove_group" => {
+            let name = p.req_str("name")?;
+            remove_label(&mut catalog.groups, name, "group")?;
+            change.groups = true;
+            change.tools = strip(&mut catalog.tools, name, |t| &mut t.groups);
+        }
+        "remove_tag" => {
+            let name = p.req_str("name")?;
+            remove_label(&mut catalog.tags, name, "tag")?;
+            change.tags = true;
+            change.tools = strip(&mut catalog.tools, name, |t| &mut t.tags);
+        }
+        other => {
+            return Err(RpcError::invalid_params(format!(
+                "Invalid params: unknown action '{other}' (add_tool, remove_tool, add_group, remove_group, add_tag, remove_tag)"
+            )))
+        }
+    }
+    catalog
+        .validate()
+        .map_err(|e| RpcError::invalid_params(format!("Invalid params: {e}")))?;
+    ctx.server.replace_catalog(catalog, change);
+    if !ctx.has(Fault::ListChangedMissing) {
+        ctx.after.extend(ctx.session.notifications_for(&change));
+    }
+    Ok(json!({"ok": true}))
+}
+
+fn add_tool(catalog: &mut Catalog, p: &Params<'_>, change: &mut Change) -> Result<(), RpcError> {
+    let raw = p
+        .get("tool")
+        .ok_or_else(|| RpcError::missing("tool", "a catalog tool object"))?;
+    let tool: Tool = serde_json::from_value(raw.clone()).map_err(|e| {
+        RpcError::invalid_params(format!("Invalid params: 'tool' is not a catalog tool: {e}"))
+    })?;
+    if catalog.tools.iter().any(|t| t.name == tool.name) {
+        return Err(RpcError::invalid_params(format!(
+            "Invalid params: a tool named '{}' already exists",
+            tool.name
+        )));
+    }
+    for g in &tool.groups {
+        if !catalog.groups.iter().any(|x| &x.name == g) {
+            catalog.groups.push(declared(g));
+            change.groups = true;
+        }
+    }
+    for t in &tool.tags {
+        if !catalog.tags.iter().any(|x| &x.name == t) {
+            catalog.tags.push(declared(t));
+            change.tags = true;
+        }
+    }
+    change.tools = tool.is_visible() || change.tools;
+    catalog.tools.push(tool);
+    Ok(())
+}
+
+fn declared(name: &str) -> Label {
+    Label {
+        name: name.to_string(),
+        title: String::new(),
+        description: format!("Declared when a tool named it ({name})."),
+    }
+}
+
+fn label(p: &Params<'_>, key: &str) -> Result<Label, RpcError> {
+    let raw = p
+        .get(key)
+        .ok_or_else(|| RpcError::missing(key, "an object with name, title?, description?"))?;
+    serde_json::from_value(raw.clone())
+        .map_err(|e| RpcError::invalid_params(format!("Invalid params: '{key}': {e}")))
+}
+
+fn add_label(list: &mut Vec<Label>, label: Label, kind: &str) -> Result<(), RpcError> {
+    if list.iter().any(|l| l.name == label.name) {
+        return Err(RpcError::invalid_params(format!(
+            "Invalid params: {kind} '{}' already exists",
+            label.name
+        )));
+    }
+    list.push(label);
+    Ok(())
+}
+
+fn remove_label(list: &mut Vec<Label>, name: &str, kind: &str) -> Result<(), RpcError> {
+    let before = list.len();
+    list.retain(|l| l.name != name);
+    if list.len() == before {
+        return Err(RpcError::invalid_params(format!(
+            "Invalid params: unknown {kind} '{name}'"
+        )));
+    }
+    Ok(())
+}
+
+/// Removes `name` from one list of every tool; true when a visible tool
+/// changed.
+fn strip(tools: &mut [Tool], name: &str, list: impl Fn(&mut Tool) -> &mut Vec<String>) -> bool {
+    let mut changed = false;
+    for tool in tools.iter_mut() {
+        let visible = tool.is_visible();
+        let names = list(tool);
+        let before = names.len();
+        names.retain(|n| n != name);
+        changed |= visible && names.len() != before;
+    }
+    changed
+}

@@ -1,0 +1,284 @@
+//! Progressive disclosure (seed 004) and resources: `resources/list`,
+//! `resources/templates/list`, `resources/read` (the `tool_descriptions`
+//! resource and the catalog's own), and the per-session authorization that
+//! `tools/call` checks.
+
+use super::{paged_list, Ctx};
+use crate::reference::catalog::{Resource, Tool};
+use crate::reference::era::Era;
+use crate::reference::error::{RpcError, TOOL_DESCRIPTION_REQUIRED};
+use crate::reference::faults::Fault;
+use crate::reference::live::{
+    TOOL_DESCRIPTIONS_NAME, TOOL_DESCRIPTIONS_TEMPLATE, TOOL_DESCRIPTIONS_URI,
+};
+use crate::reference::params::{Params, MAX_LIST_ENTRIES};
+use serde_json::{json, Map, Value};
+
+/// The description of the `tool_descriptions` resource: the workflow a
+/// model must follow (section 4.2 of the draft).
+pub const WORKFLOW: &str = "\
+WORKFLOW: Step 1: Pick a tool from tools/list by what it does; the short descriptions there are \
+enough to choose, but they carry no parameter details. Step 2: Fetch the full description of the \
+tools you picked from this resource, naming them in the 'tools' query parameter (comma-separated, \
+exactly as shown in tools/list): resource:///tool_descriptions?tools=page_create or \
+resource:///tool_descriptions?tools=page_create,task_create. The answer is a JSON object with one \
+entry per tool: full description, complete inputSchema, examples, usage and error guidance. \
+Step 3: Call the tool with the parameters you learned. Fetching a tool's description authorizes \
+that tool for the rest of this session. Calling a tool whose description was not fetched fails \
+with TOOL_DESCRIPTION_REQUIRED, whose resource_uri says what to read. Always specify ?tools=: \
+reading this resource without it fails with MISSING_TOOL_SELECTION.";
+
+const MISSING_SELECTION: &str = "You must specify one or more tool names in the 'tools' parameter.";
+
+fn resource_entry(r: &Resource) -> Value {
+    let mut e = Map::new();
+    e.insert("uri".into(), json!(r.uri));
+    e.insert("name".into(), json!(r.name));
+    if !r.title.is_empty() {
+        e.insert("title".into(), json!(r.title));
+    }
+    e.insert("description".into(), json!(r.description));
+    e.insert("mimeType".into(), json!(r.mime_type));
+    Value::Object(e)
+}
+
+pub fn tool_descriptions_entry() -> Value {
+    json!({
+        "uri": TOOL_DESCRIPTIONS_URI,
+        "name": TOOL_DESCRIPTIONS_NAME,
+        "description": WORKFLOW,
+        "mimeType": "application/json",
+    })
+}
+
+/// Every `resources/list` entry: the tool-descriptions resource first, then
+/// the catalog's resources; index `i` is search document `i`.
+pub fn resource_entries(ctx: &Ctx<'_>) -> Vec<Value> {
+    std::iter::once(tool_descriptions_entry())
+        .chain(ctx.snap.catalog.resources.iter().map(resource_entry))
+        .collect()
+}
+
+pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
+    let cursor = p.cursor()?;
+    paged_list(ctx, "resources", resource_entries(ctx), cursor)
+}
+
+pub fn templates(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
+    let cursor = p.cursor()?;
+    let template = json!({
+        "uriTemplate": TOOL_DESCRIPTIONS_TEMPLATE,
+        "name": TOOL_DESCRIPTIONS_NAME,
+        "description": WORKFLOW,
+        "mimeType": "application/json",
+    });
+    paged_list(ctx, "resourceTemplates", vec![template], cursor)
+}
+
+pub fn read(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
+    let uri = p.req_str("uri")?;
+    let (path, query) = uri.split_once('?').unwrap_or((uri, ""));
+    if path == TOOL_DESCRIPTIONS_URI {
+        return read_descriptions(ctx, uri, query);
+    }
+    let resource = ctx
+        .snap
+        .catalog
+        .resources
+        .iter()
+        .find(|r| r.uri == uri)
+        .ok_or_else(|| RpcError::resource_not_found(uri))?;
+    Ok(
+        json!({"contents": [{"uri": resource.uri, "mimeType": resource.mime_type, "text": resource.text}]}),
+    )
+}
+
+/// The tool names in a `?tools=a,b` query (several `tools=` parameters
+/// concatenate), percent-decoded, empty names dropped, repeats removed; and
+/// how many names were given, repeats included (the limit counts those).
+pub fn selected_tools(query: &str) -> (Vec<String>, usize) {
+    let mut names: Vec<String> = Vec::new();
+    let mut given = 0;
+    for pair in query.split('&') {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        if percent_decode(key) != "tools" {
+            continue;
+        }
+        for name in percent_decode(value).split(',') {
+            let name = name.trim();
+            if name.is_empty() {
+                continue;
+            }
+            given += 1;
+            if !names.iter().any(|n| n == name) {
+                names.push(name.to_string());
+            }
+        }
+    }
+    (names, given)
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (b'+', _, _) => {
+                out.push(b' ');
+                i += 1;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn full_description(tool: &Tool) -> Value {
+    json!({
+        "name": tool.name,
+        "description": if tool.full_description.is_empty() { &tool.description } else { &tool.full_description },
+        "inputSchema": tool.input_schema.value(),
+        "examples": if tool.examples.is_null() { json!([]) } else { tool.examples.value() },
+        "usage_guidance": if tool.usage_guidance.is_null() { json!({}) } else { tool.usage_guidance.value() },
+        "error_guidance": if tool.error_guidance.is_null() { json!({}) } else { tool.error_guidance.value() },
+    })
+}
+
+fn read_descriptions(ctx: &mut Ctx<'_>, uri: &str, query: &str) -> Result<Value, RpcError> {
+    let (mut names, given) = selected_tools(query);
+    if given > MAX_LIST_ENTRIES {
+        return Err(RpcError::invalid_params(format!(
+            "Invalid params: ?tools= names {given} tools; at most {MAX_LIST_ENTRIES} are allowed"
+        )));
+    }
+    if names.is_empty() {
+        if !ctx.has(Fault::PdMissingSelectionOk) {
+            return Err(missing_selection());
+        }
+        names = ctx.snap.tools().map(|t| t.name.clone()).collect();
+    }
+    let snap = std::sync::Arc::clone(&ctx.snap);
+    let mut out = Map::new();
+    let mut authorized = Vec::new();
+    for name in &names {
+        let doc = if ctx.has(Fault::PdCaseInsensitive) {
+            snap.docs_ignoring_case(name).first().copied()
+        } else {
+            snap.doc(name)
+        };
+        match doc {
+            Some(doc) => {
+                let tool = snap.tool(doc);
+                out.insert(name.clone(), full_description(tool));
+                authorized.push(tool.name.clone());
+            }
+            None => {
+                let available: Vec<&str> = snap.tools().map(|t| t.name.as_str()).collect();
+                out.insert(
+                    name.clone(),
+                    json!({"error": format!("Tool '{name}' not found"), "available_tools": available}),
+                );
+            }
+        }
+    }
+    if ctx.has(Fault::PdExtraTools) {
+        if let Some(extra) = snap.tools().find(|t| !out.contains_key(&t.name)) {
+            out.insert(extra.name.clone(), full_description(extra));
+        }
+    }
+    authorize(ctx, authorized);
+    let text = Value::Object(out).to_string();
+    Ok(json!({"contents": [{"uri": uri, "mimeType": "application/json", "text": text}]}))
+}
+
+pub fn missing_selection() -> RpcError {
+    RpcError::invalid_params(MISSING_SELECTION).with_data(json!({
+        "code": "MISSING_TOOL_SELECTION",
+        "examples": [
+            "resource:///tool_descriptions?tools=tool_name",
+            "resource:///tool_descriptions?tools=tool1,tool2",
+        ],
+    }))
+}
+
+fn authorize(ctx: &mut Ctx<'_>, names: Vec<String>) {
+    if names.is_empty() {
+        return;
+    }
+    if ctx.has(Fault::PdAuthorizeAny) {
+        ctx.session.authorized_all = true;
+    }
+    if let Some(shared) = &ctx.server.shared_auth {
+        shared.add(&names);
+    }
+    ctx.session.authorized.extend(names);
+}
+
+/// Refuses a call whose description this session has not fetched.
+///
+/// Only stateful sessions are checked: the 2026-07-28 protocol has no
+/// session to hold an authorization, so there the fetch is recommended (the
+/// instructions say so) but not enforced.
+pub fn require_authorized(ctx: &Ctx<'_>, name: &str) -> Result<(), RpcError> {
+    if ctx.era == Era::Stateless || ctx.has(Fault::PdNoAuth) {
+        return Ok(());
+    }
+    let ok = match &ctx.server.shared_auth {
+        Some(shared) => shared.contains(name),
+        None => ctx.session.authorized_all || ctx.session.authorized.contains(name),
+    };
+    if ok {
+        return Ok(());
+    }
+    let uri = format!("{TOOL_DESCRIPTIONS_URI}?tools={name}");
+    Err(RpcError::new(
+        TOOL_DESCRIPTION_REQUIRED,
+        format!("Tool '{name}' requires fetching its description before use."),
+    )
+    .with_data(json!({"code": "TOOL_DESCRIPTION_REQUIRED", "resource_uri": uri})))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_tool_selection() {
+        let names = |q: &str| selected_tools(q).0;
+        assert_eq!(names("tools=a,b"), ["a", "b"]);
+        assert_eq!(
+            selected_tools("tools=a%2Cb&tools=c,a"),
+            (vec!["a".into(), "b".into(), "c".into()], 4)
+        );
+        assert!(names("").is_empty());
+        assert!(names("tools=").is_empty());
+        assert!(names("foo=bar").is_empty());
+        assert_eq!(names("tools=%zz,x"), ["%zz", "x"]);
+    }
+
+    #[test]
+    fn workflow_mentions_what_the_draft_requires() {
+        for needle in [
+            "tools/list",
+            "?tools=",
+            "authorizes",
+            "TOOL_DESCRIPTION_REQUIRED",
+            "Step 1",
+        ] {
+            assert!(WORKFLOW.contains(needle), "{needle}");
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! The search draft (seed 002): `tools/search`, `prompts/search` and
+//! `resources/search`. `query` is required; results are ranked by the same
+//! index as `tools/list?query`, at most 10 a page, and every item is
+//! identical to its `*/list` entry. A cursor is bound to its query.
+
+use super::{progressive, prompts, tools, window, with_next, Ctx};
+use crate::reference::cursor;
+use crate::reference::error::RpcError;
+use crate::reference::faults::Fault;
+use crate::reference::index::SearchIndex;
+use crate::reference::params::{check_query_len, Params};
+use crate::reference::text;
+use serde_json::{Map, Value};
+
+/// Most items in one search response (the draft's limit).
+pub const SEARCH_PAGE: usize = 10;
+/// What `search-page-overflow` returns instead.
+const OVERFLOW_PAGE: usize = 25;
+
+#[derive(Clone, Copy)]
+enum Feature {
+    Tools,
+    Prompts,
+    Resources,
+}
+
+pub fn tools(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
+    search(ctx, p, Feature::Tools)
+}
+
+pub fn prompts(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
+    search(ctx, p, Feature::Prompts)
+}
+
+pub fn resources(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
+    search(ctx, p, Feature::Resources)
+}
+
+fn search(ctx: &mut Ctx<'_>, p: &Params<'_>, feature: Feature) -> Result<Value, RpcError> {
+    let query = match p.opt_str("query")? {
+        Some(q) => {
+            check_query_len(q)?;
+            Some(q)
+        }
+        None if ctx.has(Fault::SearchMissingQueryOk) => None,
+        None => {
+            return Err(RpcError::missing(
+                "query",
+                "a string; a cursor must be sent with its original query",
+            ))
+        }
+    };
+    let cursor_arg = p.cursor()?;
+    let page = if ctx.has(Fault::SearchPageOverflow) {
+        OVERFLOW_PAGE
+    } else {
+        SEARCH_PAGE
+    };
+    // A missing query (fault only) gets its own scope, distinct from "".
+    let scope = match query {
+        Some(q) => cursor::scope(&["q", q]),
+        None => cursor::scope(&["all"]),
+    };
+    let offset = ctx.resume(cursor_arg, scope)?;
+    let snap = std::sync::Arc::clone(&ctx.snap);
+    let (index, exact, total_docs): (&SearchIndex, Vec<u32>, usize) = match feature {
+        Feature::Tools => (
+            snap.tool_index(),
+            query.map(|q| snap.exact_tools(q)).unwrap_or_default(),
+            snap.len(),
+        ),
+        Feature::Prompts => {
+            let names = snap.catalog.prompts.iter().map(|x| x.name.as_str());
+            (
+                snap.prompt_index(),
+                exact_by_name(names, query),
+                snap.catalog.prompts.len(),
+            )
+        }
+        Feature::Resources => {
+            let entries = progressive::resource_entries(ctx);
+            let names: Vec<String> = entries
+                .iter()
+                .map(|e| e["name"].as_str().unwrap_or("").to_string())
+                .collect();
+            let exact = exact_by_name(names.iter().map(String::as_str), query);
+            (snap.resource_index(), exact, entries.len())
+        }
+    };
+    let (docs, total) = match query {
+        None => {
+            let w = window(offset, page, total_docs);
+            ((w.offset as u32..w.end as u32).collect(), total_docs)
+        }
+        Some(q) if ctx.has(Fault::SearchUnranked) => {
+            let all = index.matches_in_order(q, None);
+            let w = window(offset, page, all.len());
+            (all[w.offset..w.end].to_vec(), all.len())
+        }
+        Some(q) => {
+            let r = index.search(q, None, &exact, offset, page);
+            (r.docs, r.total)
+        }
+    };
+    let (key, items) = items(ctx, feature, &docs);
+    let next = ctx.next_cursor(scope, offset, items.len(), total);
+    let mut result = Map::new();
+    result.insert(key.into(), Value::Array(items));
+    Ok(with_next(Value::Object(result), next))
+}
+
+fn items(ctx: &Ctx<'_>, feature: Feature, docs: &[u32]) -> (&'static str, Vec<Value>) {
+    match feature {
+        Feature::Tools => {
+            let drop_groups = ctx.has(Fault::SearchNotIdentical);
+            let items = docs
+                .iter()
+                .map(|&d| {
+                    let mut e = tools::entry(ctx, ctx.snap.tool(d));
+                    if drop_groups {
+                        if let Value::Object(m) = &mut e {
+                            m.remove("groups");
+                        }
+                    }
+                    e
+                })
+                .collect();
+            ("tools", items)
+        }
+        Feature::Prompts => {
+            let all = &ctx.snap.catalog.prompts;
+            (
+                "prompts",
+                docs.iter()
+                    .filter_map(|&d| all.get(d as usize))
+                    .map(prompts::entry)
+                    .collect(),
+            )
+        }
+        Feature::Resources => {
+            let all = progressive::resource_entries(ctx);
+            (
+                "resources",
+                docs.iter()
+                    .filter_map(|&d| all.get(d as usize).cloned())
+                    .collect(),
+            )
+        }
+    }
+}
+
+/// Documents whose name equals the query, ignoring case, or equals its
+/// words joined by `_`.
+fn exact_by_name<'a>(names: impl Iterator<Item = &'a str>, query: Option<&str>) -> Vec<u32> {
+    let Some(q) = query else {
+        return Vec::new();
+    };
+    let q = q.trim().to_lowercase();
+    let joined = text::words(&q).collect::<Vec<_>>().join("_");
+    names
+        .enumerate()
+        .filter(|(_, n)| {
+            let n = n.to_lowercase();
+            n == q || n == joined
+        })
+        .map(|(i, _)| i as u32)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_names_ignore_case_and_separators() {
+        let names = ["plan_sprint", "summarize_page"];
+        assert_eq!(exact_by_name(names.into_iter(), Some("Plan Sprint")), [0]);
+        assert!(exact_by_name(names.into_iter(), Some("plan")).is_empty());
+        assert!(exact_by_name(names.into_iter(), None).is_empty());
+    }
+}

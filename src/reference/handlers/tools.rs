@@ -1,0 +1,165 @@
+//! `tools/list` (with SEP-1821 `query`, SEP-1300 `filter`, pagination) and
+//! `tools/call`.
+
+use super::{category, progressive, window, with_next, Ctx, LIST_PAGE};
+use crate::reference::args;
+use crate::reference::catalog::Tool;
+use crate::reference::cursor;
+use crate::reference::error::RpcError;
+use crate::reference::faults::Fault;
+use crate::reference::filter::ToolFilter;
+use crate::reference::params::Params;
+use serde_json::{json, Map, Value};
+
+/// The input schema every `tools/list` entry shows: progressive disclosure
+/// keeps the real one for `tool_descriptions`.
+pub fn minimal_schema() -> Value {
+    json!({"type": "object", "additionalProperties": true})
+}
+
+/// A tool as `tools/list` (and every search) shows it.
+pub fn list_entry(tool: &Tool, full: bool) -> Value {
+    let mut e = Map::new();
+    e.insert("name".into(), json!(tool.name));
+    if !tool.title.is_empty() {
+        e.insert("title".into(), json!(tool.title));
+    }
+    e.insert("description".into(), json!(tool.description));
+    if full {
+        e.insert("inputSchema".into(), tool.input_schema.value());
+        e.insert("examples".into(), tool.examples.value());
+    } else {
+        e.insert("inputSchema".into(), minimal_schema());
+    }
+    e.insert("groups".into(), json!(tool.groups));
+    e.insert("tags".into(), json!(tool.tags));
+    if !tool.annotations.is_null() {
+        e.insert("annotations".into(), tool.annotations.value());
+    }
+    Value::Object(e)
+}
+
+pub fn entry(ctx: &Ctx<'_>, tool: &Tool) -> Value {
+    list_entry(tool, ctx.has(Fault::PdFullSchemasInList))
+}
+
+pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
+    let raw_query = p.query()?;
+    let filter = ToolFilter::parse(p.opt_object("filter")?)?;
+    let cursor_arg = p.cursor()?;
+    let mut query = raw_query.filter(|q| !q.trim().is_empty());
+    if ctx.has(Fault::IgnoreQuery) {
+        query = None;
+    }
+    let (groups, tags) = filter.canonical();
+    let scope = cursor::scope(&[query.unwrap_or(""), &groups, &tags]);
+    let dropped = cursor::scope(&["", "", ""]);
+    let (query, filter, scope, issue_scope) = if ctx.has(Fault::CursorDropsQuery) {
+        // The defect: cursors are issued without the query, and a page
+        // fetched with one is served from the unfiltered list.
+        if cursor_arg.is_some() {
+            (None, ToolFilter::default(), dropped, dropped)
+        } else {
+            (query, filter, scope, dropped)
+        }
+    } else {
+        (query, filter, scope, scope)
+    };
+    let offset = ctx.resume(cursor_arg, scope)?;
+    let allowed = filter.allowed(&ctx.snap, ctx.faults());
+    let (docs, total) = match query {
+        Some(q) if ctx.has(Fault::QueryAsRegex) => regex_matches(ctx, q, allowed.as_ref(), offset)?,
+        Some(q) => {
+            let exact = ctx.snap.exact_tools(q);
+            let r = ctx
+                .snap
+                .tool_index()
+                .search(q, allowed.as_ref(), &exact, offset, LIST_PAGE);
+            (r.docs, r.total)
+        }
+        None => match &allowed {
+            Some(set) => {
+                let all: Vec<u32> = set.iter().map(|d| d as u32).collect();
+                let w = window(offset, LIST_PAGE, all.len());
+                (all[w.offset..w.end].to_vec(), all.len())
+            }
+            None => {
+                let w = window(offset, LIST_PAGE, ctx.snap.len());
+                ((w.offset as u32..w.end as u32).collect(), ctx.snap.len())
+            }
+        },
+    };
+    let tools: Vec<Value> = docs.iter().map(|&d| entry(ctx, ctx.snap.tool(d))).collect();
+    let next = ctx.next_cursor(issue_scope, offset, tools.len(), total);
+    Ok(with_next(json!({ "tools": tools }), next))
+}
+
+/// The `query-as-regex` fault: what a server that hands the query to a
+/// regex engine does.
+fn regex_matches(
+    ctx: &Ctx<'_>,
+    q: &str,
+    allowed: Option<&crate::reference::bitset::Bitset>,
+    offset: usize,
+) -> Result<(Vec<u32>, usize), RpcError> {
+    let re = regex::RegexBuilder::new(q)
+        .size_limit(1 << 20)
+        .build()
+        .map_err(|e| RpcError::internal(format!("Internal error: {e}")))?;
+    let all: Vec<u32> = ctx
+        .snap
+        .tools()
+        .enumerate()
+        .filter(|(d, _)| allowed.is_none_or(|a| a.contains(*d)))
+        .filter(|(_, t)| re.is_match(&t.name) || re.is_match(&t.description))
+        .map(|(d, _)| d as u32)
+        .collect();
+    let w = window(offset, LIST_PAGE, all.len());
+    Ok((all[w.offset..w.end].to_vec(), all.len()))
+}
+
+pub fn call(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
+    let name = p.req_str("name")?;
+    let arguments = match p.get("arguments") {
+        None => Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(other) => return Err(RpcError::bad_type("arguments", "an object", other)),
+    };
+    let snap = std::sync::Arc::clone(&ctx.snap);
+    let Some(doc) = snap.doc(name) else {
+        return Err(RpcError::unknown_tool(name));
+    };
+    let tool = snap.tool(doc);
+    progressive::require_authorized(ctx, name)?;
+    let schema = tool.input_schema.value();
+    if let Err(why) = args::validate(&schema, &arguments) {
+        return Ok(error_result(&format!(
+            "Invalid arguments for {name}: {why}"
+        )));
+    }
+    let outcome = match category::run(ctx, tool, &arguments) {
+        Some(outcome) => outcome,
+        None => ctx.server.store().execute(tool, &arguments),
+    };
+    Ok(match outcome {
+        Ok(value) => ok_result(value),
+        Err(message) => error_result(&message),
+    })
+}
+
+/// A successful tool result: the value as structured content and as JSON
+/// text, for clients that only read `content`.
+pub fn ok_result(value: Value) -> Value {
+    json!({
+        "content": [{"type": "text", "text": value.to_string()}],
+        "structuredContent": value,
+        "isError": false,
+    })
+}
+
+pub fn error_result(message: &str) -> Value {
+    json!({
+        "content": [{"type": "text", "text": message}],
+        "isError": true,
+    })
+}

@@ -1,0 +1,276 @@
+//! An inverted index with BM25F-style ranking, shared by `tools/list?query`,
+//! `tools/search`, `prompts/search` and `resources/search`.
+//!
+//! Documents are lists of weighted fields; a term's weighted frequency in a
+//! document is the sum over fields of `weight × occurrences`. Ties are broken
+//! by document name, so the order is fully deterministic. The query is only
+//! ever tokenised: no operator, wildcard or pattern in it has any meaning.
+
+use super::bitset::Bitset;
+use super::text;
+use std::collections::HashMap;
+
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+
+/// One field of a document to index.
+pub struct Field<'a> {
+    pub text: &'a str,
+    pub weight: f32,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Posting {
+    doc: u32,
+    wtf: f32,
+}
+
+#[derive(Debug, Default)]
+pub struct SearchIndex {
+    postings: HashMap<Box<str>, Vec<Posting>>,
+    doc_len: Vec<f32>,
+    avg_len: f32,
+    /// Rank of each document's name in sorted order: the tie-breaker.
+    name_rank: Vec<u32>,
+}
+
+/// A ranked result: document numbers, best first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranked {
+    pub docs: Vec<u32>,
+    pub total: usize,
+}
+
+impl SearchIndex {
+    /// Builds the index; `names[i]` names document `i` and `fields(i)` gives
+    /// its text.
+    pub fn build<'a, F>(names: &[&str], mut fields: F) -> SearchIndex
+    where
+        F: FnMut(usize) -> Vec<Field<'a>>,
+    {
+        let mut postings: HashMap<Box<str>, Vec<Posting>> = HashMap::new();
+        let mut doc_len = Vec::with_capacity(names.len());
+        let mut local: HashMap<String, f32> = HashMap::new();
+        for doc in 0..names.len() {
+            local.clear();
+            let mut len = 0.0;
+            for field in fields(doc) {
+                for tok in text::tokens(field.text) {
+                    *local.entry(tok).or_default() += field.weight;
+                    len += field.weight;
+                }
+            }
+            doc_len.push(len);
+            for (tok, wtf) in local.drain() {
+                let posting = Posting {
+                    doc: doc as u32,
+                    wtf,
+                };
+                match postings.get_mut(tok.as_str()) {
+                    Some(list) => list.push(posting),
+                    None => {
+                        postings.insert(tok.into_boxed_str(), vec![posting]);
+                    }
+                }
+            }
+        }
+        let avg_len = if doc_len.is_empty() {
+            1.0
+        } else {
+            (doc_len.iter().sum::<f32>() / doc_len.len() as f32).max(1.0)
+        };
+        SearchIndex {
+            postings,
+            doc_len,
+            avg_len,
+            name_rank: name_ranks(names),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.doc_len.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.doc_len.is_empty()
+    }
+
+    /// Ranks the documents matching any token of `query`, restricted to
+    /// `allowed` when given. `exact` documents (whose name equals the query)
+    /// come first. Only the window `[offset, offset + limit)` is sorted, so
+    /// deep catalogs do not pay for a full sort of every match.
+    pub fn search(
+        &self,
+        query: &str,
+        allowed: Option<&Bitset>,
+        exact: &[u32],
+        offset: usize,
+        limit: usize,
+    ) -> Ranked {
+        let mut keys: Vec<u64> = self
+            .score(query, allowed, exact)
+            .into_iter()
+            .map(|(doc, score)| score_key(score) | u64::from(doc))
+            .collect();
+        let total = keys.len();
+        let end = offset.saturating_add(limit).min(total);
+        if offset >= total {
+            return Ranked {
+                docs: Vec::new(),
+                total,
+            };
+        }
+        let ranked = self.order_window(&mut keys, end);
+        Ranked {
+            docs: ranked[offset..end].to_vec(),
+            total,
+        }
+    }
+
+    /// Every matching document in catalog order (used by faults that "forget"
+    /// to rank).
+    pub fn matches_in_order(&self, query: &str, allowed: Option<&Bitset>) -> Vec<u32> {
+        let mut docs: Vec<u32> = self
+            .score(query, allowed, &[])
+            .into_iter()
+            .map(|(d, _)| d)
+            .collect();
+        docs.sort_unstable();
+        docs
+    }
+
+    fn order_window(&self, keys: &mut [u64], end: usize) -> Vec<u32> {
+        if end == 0 {
+            return Vec::new();
+        }
+        let cmp = |a: &u64, b: &u64| {
+            (a >> 32, self.name_rank[(a & 0xFFFF_FFFF) as usize])
+                .cmp(&(b >> 32, self.name_rank[(b & 0xFFFF_FFFF) as usize]))
+        };
+        if end < keys.len() {
+            keys.select_nth_unstable_by(end - 1, cmp);
+        }
+        let window = &mut keys[..end];
+        window.sort_unstable_by(cmp);
+        window.iter().map(|k| (k & 0xFFFF_FFFF) as u32).collect()
+    }
+
+    fn score(&self, query: &str, allowed: Option<&Bitset>, exact: &[u32]) -> Vec<(u32, f32)> {
+        let mut terms: Vec<String> = text::tokens(query).collect();
+        terms.sort();
+        terms.dedup();
+        let n = self.len() as f32;
+        // Dense accumulator: far cheaper than a hash map when a common term
+        // touches a large share of a big catalog.
+        let mut acc = vec![0f32; self.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        let mut add = |doc: u32, s: f32| {
+            let slot = &mut acc[doc as usize];
+            if *slot == 0.0 {
+                touched.push(doc);
+            }
+            *slot += s;
+        };
+        for term in &terms {
+            let Some(list) = self.postings.get(term.as_str()) else {
+                continue;
+            };
+            let df = list.len() as f32;
+            let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
+            for p in list {
+                if allowed.is_some_and(|a| !a.contains(p.doc as usize)) {
+                    continue;
+                }
+                let norm = 1.0 - B + B * self.doc_len[p.doc as usize] / self.avg_len;
+                add(p.doc, idf * p.wtf * (K1 + 1.0) / (p.wtf + K1 * norm));
+            }
+        }
+        for &doc in exact {
+            if (doc as usize) < self.len() && allowed.is_none_or(|a| a.contains(doc as usize)) {
+                // Far above any BM25 score, so exact names always lead.
+                add(doc, 1.0e6);
+            }
+        }
+        touched.into_iter().map(|d| (d, acc[d as usize])).collect()
+    }
+}
+
+/// The high half of a sort key: higher scores sort first. Scores are never
+/// negative, so their IEEE bit patterns order like the numbers; inverting
+/// them turns "descending" into "ascending". The low half holds the document.
+fn score_key(score: f32) -> u64 {
+    u64::from(!score.max(0.0).to_bits()) << 32
+}
+
+fn name_ranks(names: &[&str]) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..names.len() as u32).collect();
+    order.sort_by(|&a, &b| names[a as usize].cmp(names[b as usize]));
+    let mut rank = vec![0u32; names.len()];
+    for (r, &doc) in order.iter().enumerate() {
+        rank[doc as usize] = r as u32;
+    }
+    rank
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index(docs: &[(&str, &str)]) -> SearchIndex {
+        let names: Vec<&str> = docs.iter().map(|d| d.0).collect();
+        SearchIndex::build(&names, |i| {
+            vec![
+                Field {
+                    text: docs[i].0,
+                    weight: 3.0,
+                },
+                Field {
+                    text: docs[i].1,
+                    weight: 1.0,
+                },
+            ]
+        })
+    }
+
+    #[test]
+    fn ranks_by_relevance_with_exact_first_and_name_ties() {
+        let idx = index(&[
+            ("task_create", "Create a new task"),
+            ("page_create", "Create a new page"),
+            ("page_get", "Read a page"),
+            ("create", "Something unrelated"),
+        ]);
+        let r = idx.search("create page", None, &[], 0, 10);
+        assert_eq!(r.docs[0], 1, "{r:?}");
+        assert_eq!(r.total, 4);
+        let r = idx.search("create", None, &[3], 0, 10);
+        assert_eq!(r.docs[0], 3);
+        let r = idx.search("xyz", None, &[], 0, 10);
+        assert_eq!(r.total, 0);
+    }
+
+    #[test]
+    fn windows_are_consistent_with_full_order() {
+        let docs: Vec<(String, String)> = (0..200)
+            .map(|i| (format!("tool_{i:03}"), format!("common word{}", i % 7)))
+            .collect();
+        let refs: Vec<(&str, &str)> = docs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        let idx = index(&refs);
+        let all = idx.search("common word3", None, &[], 0, 1000);
+        let mut paged = Vec::new();
+        for page in 0..5 {
+            paged.extend(idx.search("common word3", None, &[], page * 50, 50).docs);
+        }
+        assert_eq!(all.docs, paged);
+        assert_eq!(all.total, 200);
+    }
+
+    #[test]
+    fn allowed_set_restricts() {
+        let idx = index(&[("a_one", "x"), ("b_two", "x"), ("c_three", "x")]);
+        let mut allowed = Bitset::empty(3);
+        allowed.insert(2);
+        assert_eq!(idx.search("x", Some(&allowed), &[0], 0, 10).docs, [2]);
+        assert_eq!(idx.matches_in_order("x", None), [0, 1, 2]);
+    }
+}

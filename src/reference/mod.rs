@@ -1,0 +1,176 @@
+//! The reference server (`mcp-conform serve-reference`): every profile the
+//! harness checks, implemented correctly, in every protocol era, with
+//! injectable faults.
+//!
+//! Layers: `catalog` (file format) → `live` (one immutable generation with
+//! lazily built `index` / `filter` structures) → `handlers` (one module per
+//! profile) → `dispatch` (envelope, era, method table) → `stdio` (the
+//! transport). Transports call [`Server::handle`] with a [`SessionState`].
+
+pub mod args;
+pub mod bitset;
+pub mod catalog;
+pub mod catalog_gen;
+pub mod cursor;
+pub mod dispatch;
+pub mod era;
+pub mod error;
+pub mod faults;
+pub mod filter;
+pub mod handlers;
+pub mod index;
+pub mod live;
+pub mod params;
+pub mod rate;
+pub mod server;
+pub mod session;
+pub mod shared_auth;
+pub mod stdio;
+pub mod store;
+pub mod text;
+
+pub use catalog::{Catalog, CatalogError};
+pub use faults::{Fault, Faults};
+pub use server::{Config, Server};
+pub use session::{Change, SessionState};
+
+use std::path::{Path, PathBuf};
+
+/// The catalog served when `--catalog` is not given: the reference catalog.
+pub const DEFAULT_CATALOG: &str = crate::fixture::REFERENCE_CATALOG;
+
+/// `mcp-conform serve-reference` options.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ServeArgs {
+    /// Catalog file to serve (format mcp-conform/catalog@1); default: the embedded reference catalog.
+    #[arg(long, value_name = "FILE")]
+    pub catalog: Option<PathBuf>,
+    /// Inject a documented defect (repeatable); `--fault help` lists them.
+    #[arg(long = "fault", value_name = "NAME")]
+    pub faults: Vec<String>,
+    /// Enable the `conform/mutate` control hook (advertised as capabilities.experimental["mcp-conform/control"]).
+    #[arg(long)]
+    pub control: bool,
+    /// Per-session rate limit, e.g. `50/s` (off by default).
+    #[arg(long, value_name = "N/s")]
+    pub rate_limit: Option<String>,
+    /// Longest accepted input line in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::jsonrpc::DEFAULT_MAX_LINE)]
+    pub max_line: usize,
+    /// Write a synthetic N-tool catalog to --out and exit (for benchmarks).
+    #[arg(long, value_name = "N", requires = "out")]
+    pub catalog_gen: Option<usize>,
+    /// Output file of --catalog-gen.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Seed of --catalog-gen.
+    #[arg(long, default_value_t = catalog_gen::DEFAULT_SEED)]
+    pub seed: u64,
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ReferenceError {
+    #[error("cannot read catalog {path}: {source}")]
+    ReadCatalog {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("catalog {path}: {source}")]
+    Catalog { path: String, source: CatalogError },
+    #[error(transparent)]
+    Fault(#[from] faults::UnknownFault),
+    #[error(transparent)]
+    Rate(#[from] rate::BadRate),
+    #[error("--catalog-gen needs --out FILE")]
+    MissingOut,
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("i/o error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Loads `path`, or the embedded catalog.
+pub fn load_catalog(path: Option<&Path>) -> Result<Catalog, ReferenceError> {
+    match path {
+        None => Catalog::from_slice(DEFAULT_CATALOG.as_bytes()).map_err(|source| {
+            ReferenceError::Catalog {
+                path: "<embedded>".into(),
+                source,
+            }
+        }),
+        Some(p) => {
+            let bytes = std::fs::read(p).map_err(|source| ReferenceError::ReadCatalog {
+                path: p.to_path_buf(),
+                source,
+            })?;
+            Catalog::from_slice(&bytes).map_err(|source| ReferenceError::Catalog {
+                path: p.display().to_string(),
+                source,
+            })
+        }
+    }
+}
+
+/// The server an invocation describes.
+pub fn build_server(args: &ServeArgs) -> Result<Server, ReferenceError> {
+    let config = Config {
+        faults: Faults::parse(&args.faults)?,
+        control: args.control,
+        rate: args.rate_limit.as_deref().map(str::parse).transpose()?,
+        max_line: args.max_line,
+    };
+    Ok(Server::new(load_catalog(args.catalog.as_deref())?, config))
+}
+
+/// Runs `serve-reference` to completion: prints the fault list, generates a
+/// catalog, or serves stdio until stdin closes. Blocking: it owns a
+/// single-threaded runtime (use [`run_async`] from inside one).
+pub fn run(args: ServeArgs) -> Result<(), ReferenceError> {
+    if let Some(done) = run_offline(&args)? {
+        return Ok(done);
+    }
+    let server = build_server(&args)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let result = rt.block_on(stdio::serve(&server, tokio::io::stdin(), std::io::stdout()));
+    // Do not wait for the blocking stdin reader thread: exit promptly.
+    rt.shutdown_background();
+    result.map_err(ReferenceError::from)
+}
+
+/// [`run`] for callers already inside a tokio runtime.
+pub async fn run_async(args: ServeArgs) -> Result<(), ReferenceError> {
+    if let Some(done) = run_offline(&args)? {
+        return Ok(done);
+    }
+    let server = build_server(&args)?;
+    stdio::serve(&server, tokio::io::stdin(), std::io::stdout()).await?;
+    Ok(())
+}
+
+/// The modes that do not serve: `--fault help` and `--catalog-gen`.
+fn run_offline(args: &ServeArgs) -> Result<Option<()>, ReferenceError> {
+    if args.faults.iter().any(|f| f == "help") {
+        print!("{}", faults::help_text());
+        return Ok(Some(()));
+    }
+    let Some(n) = args.catalog_gen else {
+        return Ok(None);
+    };
+    let out = args.out.as_ref().ok_or(ReferenceError::MissingOut)?;
+    let catalog = catalog_gen::generate(n, args.seed);
+    let write_err = |source| ReferenceError::Write {
+        path: out.clone(),
+        source,
+    };
+    let file = std::fs::File::create(out).map_err(write_err)?;
+    let mut w = std::io::BufWriter::new(file);
+    serde_json::to_writer(&mut w, &catalog).map_err(|e| write_err(e.into()))?;
+    std::io::Write::flush(&mut w).map_err(write_err)?;
+    Ok(Some(()))
+}

@@ -1,0 +1,112 @@
+//! The transport-neutral server: configuration, the live catalog, the
+//! in-memory store and the change feed. Transports own sessions and call
+//! [`Server::handle`] / [`Server::handle_line`] (see `dispatch.rs`).
+
+use super::catalog::Catalog;
+use super::cursor::CursorKey;
+use super::faults::{Fault, Faults};
+use super::live::Snapshot;
+use super::rate::RateSpec;
+use super::session::{Change, SessionState};
+use super::shared_auth::SharedAuth;
+use super::store::Store;
+use crate::jsonrpc::DEFAULT_MAX_LINE;
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use tokio::sync::broadcast;
+
+/// How long list results may be cached in the stateless era, when the
+/// catalog cannot change at run time.
+const STATIC_LIST_TTL_MS: u64 = 60_000;
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub faults: Faults,
+    /// Enables `conform/mutate`.
+    pub control: bool,
+    pub rate: Option<RateSpec>,
+    pub max_line: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            faults: Faults::none(),
+            control: false,
+            rate: None,
+            max_line: DEFAULT_MAX_LINE,
+        }
+    }
+}
+
+pub struct Server {
+    pub(crate) config: Config,
+    live: RwLock<Arc<Snapshot>>,
+    pub(crate) cursors: CursorKey,
+    store: Mutex<Store>,
+    pub(crate) shared_auth: Option<SharedAuth>,
+    changes: broadcast::Sender<Change>,
+}
+
+impl Server {
+    pub fn new(catalog: Catalog, config: Config) -> Self {
+        let shared_auth = config
+            .faults
+            .has(Fault::PdSharedAuth)
+            .then(|| SharedAuth::for_catalog(&catalog.name));
+        let (changes, _) = broadcast::channel(64);
+        Server {
+            config,
+            live: RwLock::new(Arc::new(Snapshot::new(catalog, 1))),
+            cursors: CursorKey::random(),
+            store: Mutex::new(Store::default()),
+            shared_auth,
+            changes,
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn faults(&self) -> &Faults {
+        &self.config.faults
+    }
+
+    /// A new session with this server's rate limit.
+    pub fn new_session(&self) -> SessionState {
+        SessionState::new(self.config.rate)
+    }
+
+    /// The catalog generation requests see right now.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        Arc::clone(&self.live.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Replaces the catalog (control hook) and announces the change to
+    /// other sessions; the caller notifies its own session inline.
+    pub(crate) fn replace_catalog(&self, catalog: Catalog, change: Change) {
+        let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
+        let generation = live.generation + 1;
+        *live = Arc::new(Snapshot::new(catalog, generation));
+        drop(live);
+        // No receivers (stdio) is not an error worth reporting.
+        let _ = self.changes.send(change);
+    }
+
+    /// Catalog changes, for transports that serve several sessions.
+    pub fn subscribe_changes(&self) -> broadcast::Receiver<Change> {
+        self.changes.subscribe()
+    }
+
+    pub(crate) fn store(&self) -> MutexGuard<'_, Store> {
+        self.store.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn list_ttl_ms(&self) -> u64 {
+        if self.config.control {
+            0
+        } else {
+            STATIC_LIST_TTL_MS
+        }
+    }
+}

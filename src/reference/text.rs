@@ -1,0 +1,87 @@
+//! Tokenising and light stemming shared by every search index.
+//!
+//! The same function is applied to documents and queries, so consistency
+//! matters more than linguistic accuracy: "created", "creates", "creating"
+//! and "create" must all meet on one stem.
+
+/// Lower-cased words of `text`, split on anything that is not a letter or
+/// digit (so `page_create` gives `page`, `create`).
+pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+}
+
+/// Stemmed tokens of `text`, in order, duplicates kept.
+pub fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
+    words(text).map(|w| stem(&w))
+}
+
+/// Strips a plural `s`/`es`/`ies`, `ing` or `ed`, then a trailing `e`, from
+/// words long enough that the remainder is still distinctive.
+pub fn stem(word: &str) -> String {
+    let n = word.chars().count();
+    let mut w: String = if n > 5 && word.ends_with("ing") {
+        word[..word.len() - 3].to_string()
+    } else if n > 4 && word.ends_with("ed") {
+        word[..word.len() - 2].to_string()
+    } else if n > 4 && word.ends_with("ies") {
+        format!("{}y", &word[..word.len() - 3])
+    } else if n > 4 && word.ends_with("es") && sibilant(&word[..word.len() - 2]) {
+        word[..word.len() - 2].to_string()
+    } else if n > 3 && word.ends_with('s') && !["ss", "us", "is"].iter().any(|s| word.ends_with(s))
+    {
+        word[..word.len() - 1].to_string()
+    } else {
+        word.to_string()
+    };
+    if w.chars().count() > 4 && w.ends_with('e') {
+        w.pop();
+    }
+    w
+}
+
+fn sibilant(stem: &str) -> bool {
+    ["s", "x", "z", "ch", "sh"]
+        .iter()
+        .any(|s| stem.ends_with(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inflections_meet_on_one_stem() {
+        for group in [
+            ["create", "created", "creates", "creating"],
+            ["search", "searches", "searching", "searched"],
+            ["page", "pages", "page", "pages"],
+            ["update", "updates", "updated", "updating"],
+        ] {
+            let stems: Vec<String> = group.iter().map(|w| stem(w)).collect();
+            assert!(
+                stems.windows(2).all(|p| p[0] == p[1]),
+                "{group:?} -> {stems:?}"
+            );
+        }
+        assert_eq!(stem("status"), "status");
+        assert_eq!(stem("categories"), "category");
+    }
+
+    #[test]
+    fn splits_on_non_alphanumerics() {
+        let got: Vec<String> = tokens("page_create: Create a NEW page!").collect();
+        assert_eq!(got, ["page", "creat", "creat", "a", "new", "page"]);
+        assert_eq!(
+            tokens(".* ${jndi:x} %00").collect::<Vec<_>>(),
+            ["jndi", "x", "00"]
+        );
+    }
+
+    #[test]
+    fn handles_multibyte_text() {
+        assert_eq!(stem("résumés"), "résumé");
+        assert_eq!(tokens("ÉTÉ naïve").collect::<Vec<_>>(), ["été", "naïv"]);
+    }
+}
