@@ -302,6 +302,7 @@ impl<'a> Execution<'a> {
                 method,
                 params,
                 rpc_id,
+                no_wait,
                 paginate,
                 max_pages,
             } => {
@@ -316,6 +317,10 @@ impl<'a> Execution<'a> {
                 let request = jsonrpc_request_view(method, params.as_ref());
                 let session = self.session(step, label).await?;
                 let answer = match paginate {
+                    None if *no_wait => session
+                        .send_request(method, params, rpc_id, step.meta)
+                        .await
+                        .map(|id| json!({ "id": id, "request": request })),
                     None => session
                         .request_with(method, params, rpc_id, Some(timeout), step.meta)
                         .await

@@ -82,6 +82,8 @@ pub enum Action {
         method: String,
         params: Option<Value>,
         rpc_id: Option<Value>,
+        /// Send without waiting for the answer (long-lived requests).
+        no_wait: bool,
         /// Follow `nextCursor`, concatenating `result.<field>`.
         paginate: Option<String>,
         max_pages: usize,

@@ -157,6 +157,27 @@ impl Session {
         self.request_with(method, params, id, timeout, true).await
     }
 
+    /// Sends a request and does not wait: its answer, when it comes, is
+    /// recorded in the transcript and otherwise ignored. Returns the id used.
+    pub async fn send_request(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        id: Option<Value>,
+        meta: bool,
+    ) -> Result<Value, SessionError> {
+        let id = id.unwrap_or_else(|| self.fresh_id());
+        let params = if meta && self.era.is_stateless() {
+            era::with_meta(params, &self.era)
+        } else {
+            params
+        };
+        self.send_value(&jsonrpc::request(id.clone(), method, params))
+            .await?;
+        self.abandoned_ids.push(id.clone());
+        Ok(id)
+    }
+
     pub async fn request_with(
         &mut self,
         method: &str,
