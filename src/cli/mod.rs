@@ -85,6 +85,21 @@ pub struct RunArgs {
     /// Environment variable for the server (K=V, repeatable).
     #[arg(long = "env", value_name = "K=V", value_parser = parse_env)]
     pub env: Vec<(String, String)>,
+    /// Write the JSON report (format mcp-conform/report@1) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub report_json: Option<PathBuf>,
+    /// Write a JUnit XML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub report_junit: Option<PathBuf>,
+    /// Write a Markdown summary (for a CI job summary or a PR comment) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub report_markdown: Option<PathBuf>,
+    /// Write a self-contained HTML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub report_html: Option<PathBuf>,
+    /// Write all four reports into DIR (report.json, junit.xml, report.md, report.html).
+    #[arg(long, value_name = "DIR")]
+    pub report_dir: Option<PathBuf>,
     /// An official MCP JSON Schema to validate messages against too (BASE-SCHEMA-01).
     #[arg(long, value_name = "FILE")]
     pub mcp_schema: Option<PathBuf>,

@@ -9,6 +9,8 @@ use tokio::sync::mpsc;
 
 use super::{select, RunArgs, EXIT_FAILURES, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE};
 use mcp_conform::report::console::{ConsoleOptions, ConsoleReporter};
+use mcp_conform::report::data::{Collector, ReportData};
+use mcp_conform::report::{html, json, junit, markdown};
 use mcp_conform::run::events::{Event, RunInfo, Summary};
 use mcp_conform::run::probe::probe;
 use mcp_conform::run::scheduler::run_all;
@@ -102,6 +104,41 @@ pub fn main_job(args: RunArgs) -> Result<u8> {
     })
 }
 
+/// The file reports asked for on the command line.
+pub fn report_files(args: &RunArgs) -> Vec<(std::path::PathBuf, fn(&ReportData) -> String)> {
+    let mut files: Vec<(std::path::PathBuf, fn(&ReportData) -> String)> = Vec::new();
+    if let Some(dir) = &args.report_dir {
+        files.push((dir.join("report.json"), json::render));
+        files.push((dir.join("junit.xml"), junit::render));
+        files.push((dir.join("report.md"), markdown::render));
+        files.push((dir.join("report.html"), html::render));
+    }
+    let single: [(&Option<std::path::PathBuf>, fn(&ReportData) -> String); 4] = [
+        (&args.report_json, json::render),
+        (&args.report_junit, junit::render),
+        (&args.report_markdown, markdown::render),
+        (&args.report_html, html::render),
+    ];
+    for (path, render) in single {
+        if let Some(p) = path {
+            files.push((p.clone(), render));
+        }
+    }
+    files
+}
+
+fn write_reports(args: &RunArgs, data: &ReportData) -> Result<()> {
+    for (path, render) in report_files(args) {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        std::fs::write(&path, render(data))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
 async fn run_scenarios(
     args: RunArgs,
     target: Target,
@@ -146,7 +183,11 @@ async fn run_scenarios(
             progress: std::io::stderr().is_terminal() && !args.quiet,
         },
     );
-    console.handle(&Event::Started(Box::new(info)));
+    let order: Vec<String> = scenarios.iter().map(|s| s.id.clone()).collect();
+    let mut collector = Collector::default();
+    let started_event = Event::Started(Box::new(info));
+    console.handle(&started_event);
+    collector.handle(&started_event);
     let (tx, mut rx) = mpsc::unbounded_channel();
     let jobs = args
         .jobs
@@ -154,12 +195,21 @@ async fn run_scenarios(
     let runner = tokio::spawn(run_all(scenarios, cfg, jobs, tx));
     while let Some(event) = rx.recv().await {
         console.handle(&event);
+        collector.handle(&event);
     }
     let results = runner
         .await
         .context("the scenario scheduler stopped unexpectedly")?;
     let summary = Summary::from_results(&results, started.elapsed().as_millis() as u64);
-    console.handle(&Event::Done(summary.clone()));
+    let done = Event::Done(summary.clone());
+    console.handle(&done);
+    collector.handle(&done);
+    if let Some(data) = collector.finish(&order, args.strict) {
+        if let Err(e) = write_reports(&args, &data) {
+            eprintln!("error: {e:#}");
+            return Ok(EXIT_USAGE);
+        }
+    }
     let failed = summary.overall.failed + summary.overall.errors > 0;
     let strict_failed = args.strict && summary.overall.warned > 0;
     Ok(if failed || strict_failed {

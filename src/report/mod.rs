@@ -1,4 +1,10 @@
-//! Reporters: each consumes the runner's events and writes one format.
+//! Reporters: each consumes the runner's events (or a [`data::ReportData`]
+//! collected from them) and writes one format. None of them runs anything.
 
 pub mod console;
+pub mod data;
 pub mod diff;
+pub mod html;
+pub mod json;
+pub mod junit;
+pub mod markdown;

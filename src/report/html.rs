@@ -1,0 +1,151 @@
+//! A self-contained HTML report (`--report-html`): no network, no external
+//! assets. The run's data is embedded as JSON and rendered by a small script:
+//! summary, filters by outcome and profile, each scenario expandable to its
+//! requirement, coloured diff and wire transcript.
+
+use super::data::ReportData;
+
+const STYLE: &str = r#"
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d1f23;background:#f6f7f9}
+header{background:#1d2433;color:#fff;padding:16px 24px}
+header h1{margin:0 0 4px;font-size:20px}
+header .meta{opacity:.8;font-size:13px}
+main{padding:16px 24px;max-width:1200px}
+.counts{display:flex;gap:8px;flex-wrap:wrap;margin:8px 0 16px}
+.count{border-radius:6px;padding:6px 12px;background:#fff;border:1px solid #d8dce3;font-weight:600}
+table.profiles{border-collapse:collapse;background:#fff;margin-bottom:16px}
+table.profiles td,table.profiles th{border:1px solid #d8dce3;padding:4px 10px;text-align:right}
+table.profiles td:first-child,table.profiles th:first-child{text-align:left}
+.filters{display:flex;gap:16px;flex-wrap:wrap;margin-bottom:12px;background:#fff;padding:8px 12px;border:1px solid #d8dce3;border-radius:6px}
+.filters label{cursor:pointer;user-select:none}
+.scenario{background:#fff;border:1px solid #d8dce3;border-left-width:6px;border-radius:4px;margin:6px 0}
+.scenario>.head{padding:6px 10px;cursor:pointer;display:flex;gap:10px;align-items:baseline}
+.scenario>.head .id{font-family:ui-monospace,Menlo,monospace;font-weight:600}
+.scenario>.head .msg{color:#5a6270;font-size:13px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;flex:1}
+.scenario>.body{display:none;padding:8px 14px 12px;border-top:1px solid #eceef2}
+.scenario.open>.body{display:block}
+.badge{font-size:12px;font-weight:700;text-transform:uppercase;border-radius:4px;padding:1px 6px;color:#fff}
+.o-pass{border-left-color:#2e9e4f}.o-pass .badge{background:#2e9e4f}
+.o-fail{border-left-color:#d1343b}.o-fail .badge{background:#d1343b}
+.o-error{border-left-color:#8b1a1f}.o-error .badge{background:#8b1a1f}
+.o-warn{border-left-color:#d98b0b}.o-warn .badge{background:#d98b0b}
+.o-info{border-left-color:#2b7bb9}.o-info .badge{background:#2b7bb9}
+.o-skip{border-left-color:#9aa1ad}.o-skip .badge{background:#9aa1ad}
+blockquote{margin:6px 0;padding:4px 10px;border-left:3px solid #c3c8d1;color:#3b414b;background:#f3f4f6}
+pre{background:#f3f4f6;padding:8px;overflow:auto;font-size:12px;border-radius:4px}
+pre.diff .add{color:#1a7f37;background:#e6ffec;display:block}
+pre.diff .del{color:#b42318;background:#ffebe9;display:block}
+pre.diff .hunk{color:#6e40c9;display:block}
+.finding{margin:6px 0}
+.transcript .sent{color:#0b5cad}.transcript .received{color:#1a7f37}.transcript .note{color:#7a808b}
+h3{margin:12px 0 4px;font-size:14px}
+"#;
+
+const SCRIPT: &str = r#"
+(function(){
+const data = JSON.parse(document.getElementById('report-data').textContent);
+const el = (tag, attrs, ...kids) => { const e = document.createElement(tag); for (const [k,v] of Object.entries(attrs||{})) { if (k === 'class') e.className = v; else e.setAttribute(k, v); } for (const k of kids) e.append(k); return e; };
+const outcomes = ['fail','error','warn','info','pass','skip'];
+const profiles = [...new Set(data.scenarios.map(s => s.profile))].sort();
+const shown = {outcome: new Set(outcomes), profile: new Set(profiles)};
+function diffBlock(text){ const pre = el('pre',{class:'diff'}); for (const line of text.split('\n')) { const cls = line.startsWith('@@') ? 'hunk' : (line.startsWith('+') && !line.startsWith('+++')) ? 'add' : (line.startsWith('-') && !line.startsWith('---')) ? 'del' : ''; pre.append(el('span',{class:cls}, line + '\n')); } return pre; }
+function body(s){
+  const b = el('div',{class:'body'});
+  b.append(el('div',{}, s.title));
+  if (s.requirements.length) b.append(el('div',{class:'req'}, 'Requirement: ' + s.requirements.join(', ') + ' · level ' + s.level));
+  for (const sp of s.spec) { b.append(el('div',{}, sp.doc + (sp.section ? ', ' + sp.section : ''))); if (sp.quote) b.append(el('blockquote',{}, sp.quote)); }
+  if (s.message) b.append(el('p',{}, el('strong',{}, s.message)));
+  if (s.alternatives.length) b.append(el('div',{}, 'Server chose: ' + s.alternatives.join(', ')));
+  for (const f of s.findings) { const d = el('div',{class:'finding'}, el('div',{}, f.outcome + ': ' + (f.step ? f.step + ': ' : '') + f.message)); if (f.path) d.append(el('div',{}, 'first mismatch at: ' + f.path)); if (f.diff) d.append(diffBlock(f.diff)); else if (typeof f.expected === 'string') d.append(el('pre',{}, f.expected)); b.append(d); }
+  if (s.stderr_tail && s.stderr_tail.trim()) { b.append(el('h3',{}, 'Server stderr (tail)')); b.append(el('pre',{}, s.stderr_tail)); }
+  if (s.transcript.length) { b.append(el('h3',{}, 'Wire transcript')); const pre = el('pre',{class:'transcript'}); for (const t of s.transcript) { const arrow = t.direction === 'sent' ? '→' : t.direction === 'received' ? '←' : '·'; pre.append(el('span',{class:t.direction}, `${String(t.at_ms).padStart(6)}ms ${t.session} ${arrow} ${typeof t.message === 'string' ? t.message : JSON.stringify(t.message)}\n`)); } b.append(pre); }
+  return b;
+}
+function render(){
+  const list = document.getElementById('scenarios'); list.textContent = '';
+  let n = 0;
+  for (const s of data.scenarios) {
+    if (!shown.outcome.has(s.outcome) || !shown.profile.has(s.profile)) continue;
+    n++;
+    const card = el('div',{class:'scenario o-' + s.outcome, 'data-id': s.id, 'data-outcome': s.outcome});
+    const head = el('div',{class:'head'}, el('span',{class:'badge'}, s.outcome), el('span',{class:'id'}, s.id), el('span',{class:'msg'}, s.message || s.title));
+    head.addEventListener('click', () => card.classList.toggle('open'));
+    card.append(head, body(s)); list.append(card);
+  }
+  document.getElementById('shown').textContent = n + ' of ' + data.scenarios.length + ' scenarios shown';
+}
+function filters(){
+  const box = document.getElementById('filters');
+  const group = (name, values, set) => { const g = el('div',{}, el('strong',{}, name + ': ')); for (const v of values) { const cb = el('input',{type:'checkbox','data-filter':name,value:v}); cb.checked = true; cb.addEventListener('change', () => { cb.checked ? set.add(v) : set.delete(v); render(); }); g.append(el('label',{}, cb, ' ' + v + ' ')); } box.append(g); };
+  group('outcome', outcomes, shown.outcome); group('profile', profiles, shown.profile);
+}
+filters(); render();
+})();
+"#;
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The report as one HTML file.
+pub fn render(data: &ReportData) -> String {
+    let json = serde_json::to_string(data).unwrap_or_else(|_| "{}".into());
+    // Keep the embedded JSON from closing its <script> element early.
+    let json = json.replace("</", "<\\/");
+    let s = &data.summary.overall;
+    let server = &data.run.server;
+    let name = server
+        .pointer("/serverInfo/name")
+        .and_then(|v| v.as_str())
+        .unwrap_or("unnamed server");
+    let version = server
+        .pointer("/serverInfo/version")
+        .and_then(|v| v.as_str())
+        .unwrap_or("?");
+    let verdict = if data.failing().next().is_some() {
+        "does not conform"
+    } else {
+        "conforms"
+    };
+    let mut profiles = String::new();
+    for (p, c) in &data.summary.profiles {
+        profiles.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(p), c.passed, c.failed, c.warned, c.info, c.skipped, c.errors
+        ));
+    }
+    format!(
+        r#"<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>mcp-conform: {name} {version}</title><style>{STYLE}</style></head>
+<body><header><h1>mcp-conform: {name} {version} — {verdict}</h1>
+<div class="meta">{target} · {transport} · protocol {era} · mcp-conform {harness} · started {started} · {secs:.2}s</div></header>
+<main>
+<div class="counts" id="counts"><span class="count" id="count-passed">{passed} passed</span><span class="count" id="count-failed">{failed} failed</span><span class="count" id="count-warned">{warned} warned</span><span class="count" id="count-info">{info} info</span><span class="count" id="count-skipped">{skipped} skipped</span><span class="count" id="count-errors">{errors} errors</span></div>
+<table class="profiles"><tr><th>profile</th><th>passed</th><th>failed</th><th>warned</th><th>info</th><th>skipped</th><th>errors</th></tr>{profiles}</table>
+<div class="filters" id="filters"></div><div id="shown"></div>
+<div id="scenarios"></div>
+</main>
+<script type="application/json" id="report-data">{json}</script>
+<script>{SCRIPT}</script>
+</body></html>
+"#,
+        name = escape(name),
+        version = escape(version),
+        target = escape(&data.run.target),
+        transport = escape(&data.run.transport),
+        era = escape(&data.run.era),
+        harness = escape(&data.run.harness_version),
+        started = escape(&data.run.started_at),
+        secs = data.summary.duration_ms as f64 / 1000.0,
+        passed = s.passed,
+        failed = s.failed,
+        warned = s.warned,
+        info = s.info,
+        skipped = s.skipped,
+        errors = s.errors,
+    )
+}

@@ -1,0 +1,103 @@
+//! JUnit XML (`--report-junit`): one testsuite per profile, one testcase per
+//! scenario. fail/error → failure/error with the message and diff; warn → a
+//! passing testcase with a system-out note (a failure under --strict); skip →
+//! skipped with the reason.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+
+use super::data::ReportData;
+use crate::run::outcome::{Outcome, ScenarioResult};
+
+fn details(r: &ScenarioResult) -> String {
+    let mut text = String::new();
+    for spec in &r.spec {
+        text.push_str(&format!(
+            "spec: {}{}\n",
+            spec.doc,
+            spec.section
+                .as_deref()
+                .map(|s| format!(", {s}"))
+                .unwrap_or_default()
+        ));
+        if let Some(q) = &spec.quote {
+            text.push_str(&format!("  \"{q}\"\n"));
+        }
+    }
+    for f in &r.findings {
+        text.push_str(&format!("{}: {}\n", f.outcome, f.headline()));
+        if let Some(diff) = &f.diff {
+            text.push_str(diff);
+            text.push('\n');
+        }
+    }
+    if !r.stderr_tail.trim().is_empty() {
+        text.push_str("server stderr (tail):\n");
+        text.push_str(&r.stderr_tail);
+    }
+    text
+}
+
+fn case(r: &ScenarioResult, strict: bool) -> TestCase {
+    let failure = |kind: NonSuccessKind| {
+        let mut status = TestCaseStatus::non_success(kind);
+        status.set_message(r.message.clone());
+        status.set_type(format!("{} {}", r.level, r.outcome));
+        status.set_description(details(r));
+        status
+    };
+    let status = match r.outcome {
+        Outcome::Fail => failure(NonSuccessKind::Failure),
+        Outcome::Error => failure(NonSuccessKind::Error),
+        Outcome::Warn if strict => failure(NonSuccessKind::Failure),
+        Outcome::Skip => {
+            let mut s = TestCaseStatus::skipped();
+            s.set_message(r.message.clone());
+            s
+        }
+        _ => TestCaseStatus::success(),
+    };
+    let mut case = TestCase::new(r.id.clone(), status);
+    case.set_classname(format!("mcp-conform.{}", r.profile));
+    case.set_time(Duration::from_millis(r.duration_ms));
+    case.add_property(("level", r.level.as_str()));
+    if !r.requirements.is_empty() {
+        case.add_property(("requirements", r.requirements.join(",").as_str()));
+    }
+    if matches!(r.outcome, Outcome::Warn | Outcome::Info) && !(strict && r.outcome == Outcome::Warn)
+    {
+        case.set_system_out(format!("{}: {}\n{}", r.outcome, r.message, details(r)));
+    }
+    case
+}
+
+/// The report as JUnit XML.
+pub fn render(data: &ReportData) -> String {
+    let mut report = Report::new("mcp-conform");
+    report.set_time(Duration::from_millis(data.summary.duration_ms));
+    let mut suites: BTreeMap<&str, TestSuite> = BTreeMap::new();
+    for r in &data.scenarios {
+        let suite = suites.entry(r.profile.as_str()).or_insert_with(|| {
+            let mut s = TestSuite::new(r.profile.clone());
+            s.add_property(("target", data.run.target.as_str()));
+            s.add_property(("protocolVersion", data.run.era.as_str()));
+            s
+        });
+        suite.add_test_case(case(r, data.strict));
+    }
+    for (_, mut suite) in suites {
+        let ms: u64 = data
+            .scenarios
+            .iter()
+            .filter(|r| r.profile == suite.name.as_str())
+            .map(|r| r.duration_ms)
+            .sum();
+        suite.set_time(Duration::from_millis(ms));
+        report.add_test_suite(suite);
+    }
+    report
+        .to_string()
+        .unwrap_or_else(|e| format!("<!-- cannot render JUnit: {e} -->"))
+}

@@ -1,0 +1,109 @@
+//! A Markdown summary (`--report-markdown`) fit for a GitHub job summary or a
+//! pull-request comment: profiles × counts, then each failure with its quote
+//! and a collapsed diff.
+
+use super::data::ReportData;
+use crate::run::outcome::{Outcome, ScenarioResult};
+
+fn escape_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn server_name(data: &ReportData) -> String {
+    let info = &data.run.server;
+    let name = info
+        .pointer("/serverInfo/name")
+        .and_then(|v| v.as_str())
+        .unwrap_or("unnamed server");
+    let version = info
+        .pointer("/serverInfo/version")
+        .and_then(|v| v.as_str())
+        .unwrap_or("?");
+    format!("{name} {version}")
+}
+
+/// The report as Markdown.
+pub fn render(data: &ReportData) -> String {
+    let s = &data.summary;
+    let verdict = if data.failing().next().is_some() {
+        "❌ does not conform"
+    } else {
+        "✅ conforms"
+    };
+    let mut md = format!(
+        "## mcp-conform: {} — {verdict}\n\n`{}` over {}, protocol {}; {}.\n\n",
+        escape_cell(&server_name(data)),
+        escape_cell(&data.run.target),
+        data.run.transport,
+        data.run.era,
+        s.overall.line()
+    );
+    md.push_str("| profile | passed | failed | warned | info | skipped | errors |\n|---|---:|---:|---:|---:|---:|---:|\n");
+    for (profile, c) in &s.profiles {
+        md.push_str(&format!(
+            "| {profile} | {} | {} | {} | {} | {} | {} |\n",
+            c.passed, c.failed, c.warned, c.info, c.skipped, c.errors
+        ));
+    }
+    let o = &s.overall;
+    md.push_str(&format!(
+        "| **total** | **{}** | **{}** | **{}** | **{}** | **{}** | **{}** |\n",
+        o.passed, o.failed, o.warned, o.info, o.skipped, o.errors
+    ));
+    let problems: Vec<&ScenarioResult> = data
+        .scenarios
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Fail | Outcome::Error | Outcome::Warn))
+        .collect();
+    if !problems.is_empty() {
+        md.push_str("\n### Failures and warnings\n");
+    }
+    for r in problems {
+        md.push_str(&problem(r));
+    }
+    md
+}
+
+fn problem(r: &ScenarioResult) -> String {
+    let icon = match r.outcome {
+        Outcome::Warn => "⚠️",
+        _ => "❌",
+    };
+    let mut md = format!(
+        "\n#### {icon} `{}` [{}] {}\n\n{}\n\n",
+        r.id,
+        r.level,
+        r.outcome,
+        escape_cell(&r.title)
+    );
+    if !r.requirements.is_empty() {
+        md.push_str(&format!("Requirement: {}\n\n", r.requirements.join(", ")));
+    }
+    for spec in &r.spec {
+        if let Some(q) = &spec.quote {
+            md.push_str(&format!(
+                "> {} — *{}{}*\n\n",
+                q.replace('\n', " "),
+                spec.doc,
+                spec.section
+                    .as_deref()
+                    .map(|s| format!(", {s}"))
+                    .unwrap_or_default()
+            ));
+        }
+    }
+    md.push_str(&format!("**{}**\n", escape_cell(&r.message)));
+    let diffs: Vec<&str> = r
+        .findings
+        .iter()
+        .filter_map(|f| f.diff.as_deref())
+        .collect();
+    if !diffs.is_empty() {
+        md.push_str("\n<details><summary>diff</summary>\n\n```diff\n");
+        for d in diffs {
+            md.push_str(d);
+        }
+        md.push_str("```\n\n</details>\n");
+    }
+    md
+}
