@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use super::{select, RunArgs, EXIT_FAILURES, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE};
 use mcp_conform::report::console::{ConsoleOptions, ConsoleReporter};
 use mcp_conform::report::data::{Collector, ReportData};
-use mcp_conform::report::{html, json, junit, markdown};
+use mcp_conform::report::{html, json, junit, markdown, Renderer};
 use mcp_conform::run::events::{Event, RunInfo, Summary};
 use mcp_conform::run::probe::probe;
 use mcp_conform::run::scheduler::run_all;
@@ -105,15 +105,15 @@ pub fn main_job(args: RunArgs) -> Result<u8> {
 }
 
 /// The file reports asked for on the command line.
-pub fn report_files(args: &RunArgs) -> Vec<(std::path::PathBuf, fn(&ReportData) -> String)> {
-    let mut files: Vec<(std::path::PathBuf, fn(&ReportData) -> String)> = Vec::new();
+pub fn report_files(args: &RunArgs) -> Vec<(std::path::PathBuf, Renderer)> {
+    let mut files: Vec<(std::path::PathBuf, Renderer)> = Vec::new();
     if let Some(dir) = &args.report_dir {
         files.push((dir.join("report.json"), json::render));
         files.push((dir.join("junit.xml"), junit::render));
         files.push((dir.join("report.md"), markdown::render));
         files.push((dir.join("report.html"), html::render));
     }
-    let single: [(&Option<std::path::PathBuf>, fn(&ReportData) -> String); 4] = [
+    let single: [(&Option<std::path::PathBuf>, Renderer); 4] = [
         (&args.report_json, json::render),
         (&args.report_junit, junit::render),
         (&args.report_markdown, markdown::render),

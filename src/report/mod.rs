@@ -8,3 +8,6 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+
+/// A file format: renders a finished run as text.
+pub type Renderer = fn(&data::ReportData) -> String;
