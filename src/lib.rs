@@ -1,6 +1,7 @@
 //! mcp-conform: a declarative conformance harness for MCP servers and the draft
 //! tool-discovery extensions.
 
+pub mod baseline;
 pub mod builtin;
 pub mod fixture;
 pub mod jsonrpc;

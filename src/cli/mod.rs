@@ -1,5 +1,6 @@
 //! Arguments and subcommands (DESIGN.md section 2).
 
+mod combine;
 mod run;
 mod select;
 
@@ -38,6 +39,36 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Merge JSON reports of shards (--shard K/N) of one run into one report.
+    Merge {
+        /// The shard reports (JSON).
+        #[arg(required = true)]
+        reports: Vec<PathBuf>,
+        /// The merged JSON report.
+        #[arg(short, long, value_name = "FILE")]
+        out: PathBuf,
+        #[arg(long, value_name = "FILE")]
+        report_junit: Option<PathBuf>,
+        #[arg(long, value_name = "FILE")]
+        report_markdown: Option<PathBuf>,
+        #[arg(long, value_name = "FILE")]
+        report_html: Option<PathBuf>,
+    },
+    /// Run the catalog against every server of FILE and write one comparison (matrix.md, matrix.html).
+    Matrix {
+        /// YAML: `servers: [{name, command: [..], env: {K: V}, cwd, protocol_version, faults: [..]}]` (no command = the built-in reference server, with `faults`).
+        file: PathBuf,
+        /// Where to write matrix.md, matrix.html and one JSON report per server.
+        #[arg(long, value_name = "DIR", default_value = "matrix")]
+        out_dir: PathBuf,
+        /// Only scenarios of this profile (repeatable).
+        #[arg(short = 'p', long = "profile", value_name = "NAME")]
+        profiles: Vec<String>,
+        #[arg(long, value_name = "N", default_value_t = 5000)]
+        timeout_ms: u64,
+        #[arg(short = 'j', long, value_name = "N")]
+        jobs: Option<usize>,
+    },
     /// Serve the built-in reference server (stdio) that implements every profile.
     ServeReference(mcp_conform::reference::ServeArgs),
     /// Print a requirement, its quote and the scenarios that check it.
@@ -85,6 +116,15 @@ pub struct RunArgs {
     /// Environment variable for the server (K=V, repeatable).
     #[arg(long = "env", value_name = "K=V", value_parser = parse_env)]
     pub env: Vec<(String, String)>,
+    /// Expected failures (the official suite's format: `server: [scenario-id, scenario-id:check]`).
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Write the current failures as a baseline file.
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
+    /// Run only the K-th of N deterministic slices of the selected scenarios (e.g. 2/4).
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
     /// Write the JSON report (format mcp-conform/report@1) to FILE.
     #[arg(long, value_name = "FILE")]
     pub report_json: Option<PathBuf>,
@@ -126,6 +166,26 @@ fn parse_env(s: &str) -> Result<(String, String), String> {
 pub fn dispatch(cli: Cli) -> Result<u8> {
     match cli.command {
         Some(Command::Explain { id }) => select::explain(&id),
+        Some(Command::Merge {
+            reports,
+            out,
+            report_junit,
+            report_markdown,
+            report_html,
+        }) => combine::merge(
+            &reports,
+            &out,
+            report_junit.as_deref(),
+            report_markdown.as_deref(),
+            report_html.as_deref(),
+        ),
+        Some(Command::Matrix {
+            file,
+            out_dir,
+            profiles,
+            timeout_ms,
+            jobs,
+        }) => combine::matrix(&file, &out_dir, &profiles, timeout_ms, jobs),
         Some(Command::ServeReference(args)) => {
             mcp_conform::reference::run(args)?;
             Ok(EXIT_OK)

@@ -117,6 +117,9 @@ impl<W: Write> ConsoleReporter<W> {
         let show = !self.opts.quiet || matches!(r.outcome, Outcome::Fail | Outcome::Error);
         if show {
             let mut line = format!("scenario {} ... {}", r.id, self.outcome_word(r.outcome));
+            if r.expected_failure {
+                line.push_str(&self.paint(DIM, " (expected: listed in the baseline)"));
+            }
             if matches!(r.outcome, Outcome::Skip | Outcome::Info | Outcome::Warn)
                 && !r.message.is_empty()
             {
@@ -134,7 +137,10 @@ impl<W: Write> ConsoleReporter<W> {
         let mut problems: Vec<ScenarioResult> = self
             .results
             .iter()
-            .filter(|r| matches!(r.outcome, Outcome::Fail | Outcome::Error | Outcome::Warn))
+            .filter(|r| {
+                matches!(r.outcome, Outcome::Fail | Outcome::Error | Outcome::Warn)
+                    && !r.expected_failure
+            })
             .cloned()
             .collect();
         problems.sort_by(|a, b| {
@@ -155,7 +161,15 @@ impl<W: Write> ConsoleReporter<W> {
                 let _ = writeln!(self.out, "  {profile:<24} {}", counts.line());
             }
         }
-        let status = if summary.overall.failed + summary.overall.errors > 0 {
+        if summary.expected_failures > 0 {
+            let _ = writeln!(
+                self.out,
+                "{} of the failures are expected (baseline)",
+                summary.expected_failures
+            );
+        }
+        let status = if summary.overall.failed + summary.overall.errors > summary.expected_failures
+        {
             self.paint(RED, "FAILED")
         } else {
             self.paint(GREEN, "ok")

@@ -8,6 +8,7 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod matrix;
 
 /// A file format: renders a finished run as text.
 pub type Renderer = fn(&data::ReportData) -> String;

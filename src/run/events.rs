@@ -73,6 +73,9 @@ pub struct Summary {
     pub overall: Counts,
     pub profiles: BTreeMap<String, Counts>,
     pub duration_ms: u64,
+    /// Failures listed in the `--baseline` file (counted in `failed` too).
+    #[serde(default)]
+    pub expected_failures: usize,
 }
 
 impl Summary {
@@ -82,6 +85,7 @@ impl Summary {
             ..Summary::default()
         };
         for r in results {
+            s.expected_failures += usize::from(r.expected_failure);
             s.overall.add(r.outcome);
             s.profiles
                 .entry(r.profile.clone())

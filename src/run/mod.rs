@@ -1,6 +1,7 @@
 //! I/O side of a run: targets, the executor of one scenario, the scheduler
 //! and the event stream every reporter consumes.
 
+pub mod catalog;
 pub mod events;
 pub mod executor;
 pub mod outcome;

@@ -122,6 +122,9 @@ pub struct ScenarioResult {
     pub spec: Vec<SpecRef>,
     pub origin: String,
     pub outcome: Outcome,
+    /// A failure listed in the `--baseline` file.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expected_failure: bool,
     /// One line: the reason for a skip, the first finding of a failure, or what was recorded.
     pub message: String,
     pub findings: Vec<Finding>,
@@ -151,6 +154,7 @@ impl ScenarioResult {
             spec: s.spec.clone(),
             origin: s.origin.clone(),
             outcome,
+            expected_failure: false,
             message,
             findings: Vec::new(),
             alternatives: Vec::new(),

@@ -1,0 +1,226 @@
+//! `merge` (shard reports into one) and `matrix` (many servers, one comparison).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use serde::Deserialize;
+
+use super::run::{protocol_version, stdio_target, write_file};
+use super::{EXIT_FAILURES, EXIT_OK};
+use mcp_conform::report::data::{Collector, FORMAT};
+use mcp_conform::report::matrix::{self, Column};
+use mcp_conform::report::{html, json, junit, markdown};
+use mcp_conform::run::catalog::{run_catalog, RunOptions};
+use mcp_conform::run::events::Summary;
+
+/// Merges shard reports of one target into one report.
+pub fn merge(
+    inputs: &[PathBuf],
+    out: &Path,
+    junit_out: Option<&Path>,
+    md_out: Option<&Path>,
+    html_out: Option<&Path>,
+) -> Result<u8> {
+    let mut reports = Vec::new();
+    for path in inputs {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let data = json::parse(&text)
+            .with_context(|| format!("{} is not an mcp-conform report", path.display()))?;
+        if data.format != FORMAT {
+            bail!(
+                "{}: format {:?}, expected {FORMAT:?}",
+                path.display(),
+                data.format
+            );
+        }
+        reports.push((path, data));
+    }
+    let Some((first_path, first)) = reports.first() else {
+        bail!("merge needs at least one report");
+    };
+    let mut merged = first.clone();
+    merged.scenarios.clear();
+    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for (path, data) in &reports {
+        if data.run.target != first.run.target || data.run.era != first.run.era {
+            bail!(
+                "{} tested `{}` ({}), but {} tested `{}` ({}): only shards of one run can be merged",
+                path.display(), data.run.target, data.run.era, first_path.display(), first.run.target, first.run.era
+            );
+        }
+        for s in &data.scenarios {
+            if let Some(other) = seen.insert(s.id.clone(), (*path).clone()) {
+                bail!(
+                    "scenario {} is in both {} and {}",
+                    s.id,
+                    other.display(),
+                    path.display()
+                );
+            }
+            merged.scenarios.push(s.clone());
+        }
+        merged.strict |= data.strict;
+    }
+    merged.scenarios.sort_by(|a, b| a.id.cmp(&b.id));
+    let wall = reports
+        .iter()
+        .map(|(_, d)| d.summary.duration_ms)
+        .max()
+        .unwrap_or(0);
+    merged.summary = Summary::from_results(&merged.scenarios, wall);
+    merged.run.scenarios = merged.scenarios.len();
+    write_file(out, &json::render(&merged))?;
+    if let Some(p) = junit_out {
+        write_file(p, &junit::render(&merged))?;
+    }
+    if let Some(p) = md_out {
+        write_file(p, &markdown::render(&merged))?;
+    }
+    if let Some(p) = html_out {
+        write_file(p, &html::render(&merged))?;
+    }
+    println!(
+        "merged {} reports ({} scenarios) into {}: {}",
+        reports.len(),
+        merged.scenarios.len(),
+        out.display(),
+        merged.summary.overall.line()
+    );
+    Ok(if merged.failing().any(|r| !r.expected_failure) {
+        EXIT_FAILURES
+    } else {
+        EXIT_OK
+    })
+}
+
+/// One server of a matrix file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MatrixServer {
+    name: String,
+    /// Command and arguments; empty or absent = the built-in reference server.
+    #[serde(default)]
+    command: Vec<String>,
+    /// With no command: faults to inject into the built-in reference server.
+    #[serde(default)]
+    faults: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    #[serde(default)]
+    cwd: Option<PathBuf>,
+    #[serde(default)]
+    protocol_version: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MatrixFile {
+    servers: Vec<MatrixServer>,
+}
+
+/// Runs the catalog against every server of `file` and writes one comparison.
+pub fn matrix(
+    file: &Path,
+    out_dir: &Path,
+    profiles: &[String],
+    timeout_ms: u64,
+    jobs: Option<usize>,
+) -> Result<u8> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let doc = mcp_conform::scenario::source::parse_yaml(&text)
+        .map_err(|e| anyhow::anyhow!("{}:{e}", file.display()))?;
+    let spec: MatrixFile = serde_json::from_value(doc.value)
+        .with_context(|| format!("{}: not a matrix file", file.display()))?;
+    let scenarios = mcp_conform::builtin::scenarios().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let scenarios: Vec<_> = scenarios
+        .into_iter()
+        .filter(|s| profiles.is_empty() || profiles.contains(&s.profile))
+        .collect();
+    let order: Vec<String> = scenarios.iter().map(|s| s.id.clone()).collect();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let mut columns = Vec::new();
+    for server in &spec.servers {
+        let env: Vec<(String, String)> = server.env.clone().into_iter().collect();
+        let command = if server.command.is_empty() {
+            let mut c = super::run::default_command()?;
+            for f in &server.faults {
+                c.extend(["--fault".to_string(), f.clone()]);
+            }
+            c
+        } else {
+            server.command.clone()
+        };
+        let target = stdio_target(&command, &env, server.cwd.as_deref())?;
+        let opts = RunOptions {
+            protocol_version: protocol_version(
+                server.protocol_version.as_deref().unwrap_or("auto"),
+            )?,
+            timeout: Duration::from_millis(timeout_ms),
+            jobs: jobs
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())),
+        };
+        let mut collector = Collector::default();
+        let run = runtime.block_on(run_catalog(target, scenarios.clone(), &opts, |e| {
+            collector.handle(&e)
+        }));
+        let column = match run {
+            Ok(_) => {
+                let data = collector
+                    .finish(&order, false)
+                    .context("run ended without a summary")?;
+                println!("{:<28} {}", server.name, data.summary.overall.line());
+                write_file(
+                    &out_dir.join(format!("{}.json", slug(&server.name))),
+                    &json::render(&data),
+                )?;
+                Column {
+                    name: server.name.clone(),
+                    data: Some(data),
+                    unreachable: None,
+                }
+            }
+            Err(e) => {
+                println!("{:<28} unreachable: {}", server.name, e.message);
+                Column {
+                    name: server.name.clone(),
+                    data: None,
+                    unreachable: Some(e.message),
+                }
+            }
+        };
+        columns.push(column);
+    }
+    let requirements = mcp_conform::requirements::all().unwrap_or_default();
+    write_file(
+        &out_dir.join("matrix.md"),
+        &matrix::markdown(&columns, &requirements),
+    )?;
+    write_file(
+        &out_dir.join("matrix.html"),
+        &matrix::html(&columns, &requirements),
+    )?;
+    println!(
+        "wrote {} and {}",
+        out_dir.join("matrix.md").display(),
+        out_dir.join("matrix.html").display()
+    );
+    Ok(EXIT_OK)
+}
+
+fn slug(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
