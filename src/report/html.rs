@@ -54,7 +54,7 @@ function body(s){
   b.append(el('div',{}, s.title));
   if (s.requirements.length) b.append(el('div',{class:'req'}, 'Requirement: ' + s.requirements.join(', ') + ' · level ' + s.level));
   for (const sp of s.spec) { b.append(el('div',{}, sp.doc + (sp.section ? ', ' + sp.section : ''))); if (sp.quote) b.append(el('blockquote',{}, sp.quote)); }
-  if (s.message) b.append(el('p',{}, el('strong',{}, s.message)));
+  if (s.message && !s.findings.length) b.append(el('p',{}, el('strong',{}, s.message)));
   if (s.alternatives.length) b.append(el('div',{}, 'Server chose: ' + s.alternatives.join(', ')));
   for (const f of s.findings) { const d = el('div',{class:'finding'}, el('div',{}, f.outcome + ': ' + (f.step ? f.step + ': ' : '') + f.message)); if (f.path) d.append(el('div',{}, 'first mismatch at: ' + f.path)); if (f.diff) d.append(diffBlock(f.diff)); else if (typeof f.expected === 'string') d.append(el('pre',{}, f.expected)); b.append(d); }
   if (s.stderr_tail && s.stderr_tail.trim()) { b.append(el('h3',{}, 'Server stderr (tail)')); b.append(el('pre',{}, s.stderr_tail)); }

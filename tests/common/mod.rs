@@ -67,3 +67,68 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .build()
         .unwrap_or_else(|e| panic!("tokio runtime: {e}"))
 }
+
+/// The mcp-conform binary under test.
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_mcp-conform")
+}
+
+/// Runs the binary with `args` from the repository root (NO_COLOR set).
+pub fn run_cli(args: &[&str]) -> std::process::Output {
+    Command::new(bin())
+        .args(args)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run mcp-conform: {e}"))
+}
+
+/// A fresh directory for one test's output, under target/test-output/.
+pub fn output_dir(name: &str) -> PathBuf {
+    let dir = root().join("target/test-output").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    dir
+}
+
+/// Checks a JSON report against fixtures/schemas/report.schema.json.
+pub fn assert_valid_report(path: &std::path::Path) -> serde_json::Value {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("fixtures/schemas/report.schema.json"))
+            .unwrap_or_default(),
+    )
+    .unwrap_or_else(|e| panic!("report schema: {e}"));
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let report: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let validator =
+        jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("report schema: {e}"));
+    let errors: Vec<String> = validator
+        .iter_errors(&report)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{} breaks the report schema:\n{}",
+        path.display(),
+        errors.join("\n")
+    );
+    report
+}
+
+/// Removes what changes from run to run: times, durations, absolute paths.
+pub fn redact(text: &str) -> String {
+    let text = text
+        .replace(&root().display().to_string(), "[ROOT]")
+        .replace(bin(), "[BIN]");
+    let rules = [
+        (r#"time="[0-9.]+""#, r#"time="[T]""#),
+        (r"finished in [0-9.]+s", "finished in [TIME]"),
+        (r"[0-9]+ms", "[N]ms"),
+    ];
+    rules.iter().fold(text, |acc, (re, with)| {
+        regex::Regex::new(re)
+            .map(|r| r.replace_all(&acc, *with).into_owned())
+            .unwrap_or(acc)
+    })
+}

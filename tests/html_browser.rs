@@ -1,0 +1,231 @@
+//! The HTML report in a real browser: headless Chromium (driven through
+//! chromedriver's WebDriver API) loads the report of a run with failures; the
+//! test checks the rendered DOM (counts, filters, a failure's diff visible
+//! after a click) and saves a screenshot under target/test-output/.
+//! Skips with a message where Chromium is missing, except in CI.
+
+mod common;
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+struct Driver {
+    child: Child,
+    base: String,
+    session: String,
+    client: reqwest::Client,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or(9515)
+}
+
+impl Driver {
+    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let url = format!("{}/session/{}{path}", self.base, self.session);
+        let mut req = self.client.request(method, &url);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.unwrap_or_else(|e| panic!("{url}: {e}"));
+        let v: Value = resp.json().await.unwrap_or_else(|e| panic!("{url}: {e}"));
+        assert!(v["value"].get("error").is_none(), "{url}: {v}");
+        v["value"].clone()
+    }
+
+    async fn find_all(&self, css: &str) -> Vec<String> {
+        let v = self
+            .call(
+                reqwest::Method::POST,
+                "/elements",
+                Some(json!({"using": "css selector", "value": css})),
+            )
+            .await;
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| {
+                e.as_object()
+                    .and_then(|o| o.values().next())
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .collect()
+    }
+
+    async fn text(&self, element: &str) -> String {
+        self.call(
+            reqwest::Method::GET,
+            &format!("/element/{element}/text"),
+            None,
+        )
+        .await
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+    }
+
+    async fn click(&self, element: &str) {
+        self.call(
+            reqwest::Method::POST,
+            &format!("/element/{element}/click"),
+            Some(json!({})),
+        )
+        .await;
+    }
+
+    async fn displayed(&self, element: &str) -> bool {
+        self.call(
+            reqwest::Method::GET,
+            &format!("/element/{element}/displayed"),
+            None,
+        )
+        .await
+        .as_bool()
+        .unwrap_or(false)
+    }
+}
+
+async fn start_driver(profile_dir: &std::path::Path) -> Driver {
+    let port = free_port();
+    let child = Command::new("chromedriver")
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("chromedriver: {e}"));
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if client.get(format!("{base}/status")).send().await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let caps = json!({"capabilities": {"alwaysMatch": {"browserName": "chrome", "goog:chromeOptions": {
+        "binary": "/usr/bin/chromium",
+        "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 format!("--user-data-dir={}", profile_dir.display()), "--window-size=1280,1600"]
+    }}}});
+    let v: Value = client
+        .post(format!("{base}/session"))
+        .json(&caps)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("new session: {e}"))
+        .json()
+        .await
+        .unwrap_or_else(|e| panic!("new session: {e}"));
+    let session = v["value"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no session: {v}"))
+        .to_string();
+    Driver {
+        child,
+        base,
+        session,
+        client,
+    }
+}
+
+fn browser_available() -> bool {
+    let ok = |cmd: &str| {
+        Command::new(cmd)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    ok("chromium") && ok("chromedriver")
+}
+
+#[test]
+fn html_report_renders_and_expands_a_failure() {
+    if !browser_available() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "Chromium and chromedriver must be installed in CI (.ci/run installs them)"
+        );
+        eprintln!("skipped: chromium/chromedriver are not installed (apt-get install chromium chromium-driver)");
+        return;
+    }
+    let dir = common::output_dir("html-browser");
+    let report = dir.join("report.html");
+    let r = report.display().to_string();
+    let out = common::run_cli(&[
+        "-q",
+        "-p",
+        "base",
+        "--report-html",
+        &r,
+        "--",
+        common::bin(),
+        "serve-reference",
+        "--fault",
+        "wrong-id",
+        "--fault",
+        "unknown-method-internal-error",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let rt = common::runtime();
+    rt.block_on(async {
+        let driver = start_driver(&dir.join("chrome-profile")).await;
+        driver
+            .call(
+                reqwest::Method::POST,
+                "/url",
+                Some(json!({"url": format!("file://{}", report.display())})),
+            )
+            .await;
+        let failed = driver.find_all("#count-failed").await;
+        assert_eq!(driver.text(&failed[0]).await, "2 failed");
+        assert_eq!(
+            driver.find_all(".scenario").await.len(),
+            16,
+            "every scenario is listed"
+        );
+        let heads = driver.find_all(".scenario.o-fail .head").await;
+        assert_eq!(heads.len(), 2);
+        let diffs = driver.find_all(".scenario.o-fail pre.diff").await;
+        assert!(
+            !driver.displayed(&diffs[0]).await,
+            "diffs are collapsed at first"
+        );
+        driver.click(&heads[0]).await;
+        assert!(
+            driver.displayed(&diffs[0]).await,
+            "the diff shows after a click"
+        );
+        let added = driver.find_all(".scenario.o-fail.open pre.diff .add").await;
+        assert!(!added.is_empty(), "diff lines are coloured");
+        let shot = driver.call(reqwest::Method::GET, "/screenshot", None).await;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(shot.as_str().unwrap_or(""))
+            .unwrap_or_default();
+        assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
+        std::fs::write(dir.join("report.png"), png).unwrap_or_else(|e| panic!("{e}"));
+        // Filters: hiding passed scenarios leaves the others.
+        let pass_box = driver
+            .find_all("input[data-filter=outcome][value=pass]")
+            .await;
+        driver.click(&pass_box[0]).await;
+        let left = driver.find_all(".scenario").await.len();
+        assert_eq!(left, 3, "2 failed + 1 skipped remain after hiding passes");
+        driver.call(reqwest::Method::DELETE, "", None).await;
+    });
+}
