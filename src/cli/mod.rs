@@ -113,6 +113,15 @@ pub struct RunArgs {
     /// Print only failures and the summary.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Test a Streamable HTTP server at URL; with SERVER_CMD, launch it first and wait until the URL answers.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// Extra HTTP header for every request (K:V, repeatable), e.g. authorization.
+    #[arg(long = "header", value_name = "K:V", value_parser = parse_header)]
+    pub headers: Vec<(String, String)>,
+    /// How long a launched HTTP server may take to answer its URL.
+    #[arg(long, value_name = "N", default_value_t = 10000)]
+    pub startup_timeout_ms: u64,
     /// Environment variable for the server (K=V, repeatable).
     #[arg(long = "env", value_name = "K=V", value_parser = parse_env)]
     pub env: Vec<(String, String)>,
@@ -153,6 +162,13 @@ pub struct RunArgs {
         value_name = "SERVER_CMD"
     )]
     pub command: Vec<String>,
+}
+
+fn parse_header(s: &str) -> Result<(String, String), String> {
+    match s.split_once(':') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+        _ => Err(format!("expected K:V, got {s:?}")),
+    }
 }
 
 fn parse_env(s: &str) -> Result<(String, String), String> {

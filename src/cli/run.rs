@@ -18,7 +18,7 @@ use mcp_conform::run::Target;
 use mcp_conform::scenario::model::Scenario;
 use mcp_conform::session::era::KNOWN_VERSIONS;
 use mcp_conform::transport::stdio::kill_all_groups;
-use mcp_conform::transport::StdioSpec;
+use mcp_conform::transport::{HttpSpec, StdioSpec};
 
 /// The built-in reference server: this binary, re-executed.
 pub fn default_command() -> Result<Vec<String>> {
@@ -144,21 +144,56 @@ pub fn main_job(args: RunArgs) -> Result<u8> {
             return Ok(EXIT_USAGE);
         }
     };
-    let target = stdio_target(&args.command, &args.env, args.cwd.as_deref())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
-        tokio::select! {
-            code = run_and_report(&args, target, requested, selected, &base) => code,
+        let target = match build_target(&args).await {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(EXIT_UNREACHABLE);
+            }
+        };
+        let code = tokio::select! {
+            code = run_and_report(&args, target.clone(), requested, selected, &base) => code,
             _ = tokio::signal::ctrl_c() => {
                 kill_all_groups();
                 eprintln!("\ninterrupted: every server process was stopped");
                 Ok(130)
             }
-        }
+        };
+        target.stop().await;
+        code
     })
+}
+
+/// stdio (a command, or the reference server) or HTTP (`--url`, maybe launching the command).
+async fn build_target(args: &RunArgs) -> Result<Target> {
+    let Some(url) = &args.url else {
+        return stdio_target(&args.command, &args.env, args.cwd.as_deref());
+    };
+    let mut spec = HttpSpec::new(url.clone());
+    spec.headers = args.headers.clone();
+    spec.timeout = Duration::from_millis(args.timeout_ms);
+    if args.command.is_empty() {
+        return Ok(Target::Http {
+            spec,
+            process: None,
+            command: None,
+        });
+    }
+    let Target::Stdio(command) = stdio_target(&args.command, &args.env, args.cwd.as_deref())?
+    else {
+        bail!("internal: a command line must give a stdio target");
+    };
+    Ok(Target::launch_http(
+        spec,
+        command,
+        Duration::from_millis(args.startup_timeout_ms),
+    )
+    .await?)
 }
 
 fn console(args: &RunArgs) -> ConsoleReporter<std::io::Stdout> {

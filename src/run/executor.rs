@@ -174,7 +174,12 @@ impl<'a> Execution<'a> {
     }
 
     async fn open_session(&mut self, name: &str) -> Result<(), String> {
-        let conn = self.cfg.target.connect().await.map_err(|e| e.to_string())?;
+        let conn = self
+            .cfg
+            .target
+            .connect(&self.cfg.era)
+            .await
+            .map_err(|e| e.to_string())?;
         let mut session = Session::new(
             name,
             conn,

@@ -51,7 +51,7 @@ fn supports_stateless(server: &Value) -> bool {
 }
 
 async fn probe_era(target: &Target, mut era: Era, timeout: Duration) -> Result<Probe, ProbeError> {
-    let conn = target.connect().await.map_err(|e| ProbeError {
+    let conn = target.connect(&era).await.map_err(|e| ProbeError {
         message: e.to_string(),
         stderr: String::new(),
     })?;

@@ -1,12 +1,27 @@
 //! The server under test and how to open a connection to it.
 
-use crate::session::Connection;
-use crate::transport::{StdioConnection, StdioSpec, TransportError};
+use std::time::{Duration, Instant};
 
-#[derive(Debug, Clone, PartialEq)]
+use crate::session::{Connection, Era, SharedProcess};
+use crate::transport::{HttpConnection, HttpSpec, StdioConnection, StdioSpec, TransportError};
+
+#[derive(Clone)]
 pub enum Target {
     /// A command launched once per session, spoken to over stdio.
     Stdio(StdioSpec),
+    /// A Streamable HTTP endpoint; every session is a new HTTP session on it.
+    /// `process` is the server the harness launched for the run, if any.
+    Http {
+        spec: HttpSpec,
+        process: Option<SharedProcess>,
+        command: Option<String>,
+    },
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.display())
+    }
 }
 
 impl Target {
@@ -14,19 +29,92 @@ impl Target {
     pub fn display(&self) -> String {
         match self {
             Target::Stdio(spec) => spec.display(),
+            Target::Http {
+                spec,
+                command: Some(c),
+                ..
+            } => format!("{} ({c})", spec.url),
+            Target::Http { spec, .. } => spec.url.clone(),
         }
     }
 
     pub fn transport(&self) -> &'static str {
         match self {
             Target::Stdio(_) => "stdio",
+            Target::Http { .. } => "http",
         }
     }
 
-    /// Opens a fresh connection: a new process on stdio.
-    pub async fn connect(&self) -> Result<Connection, TransportError> {
+    /// Opens a fresh connection: a new process on stdio, a new HTTP session on HTTP.
+    pub async fn connect(&self, era: &Era) -> Result<Connection, TransportError> {
         match self {
             Target::Stdio(spec) => StdioConnection::spawn(spec).map(Connection::Stdio),
+            Target::Http { spec, process, .. } => {
+                HttpConnection::new(spec, era.is_stateless(), &era.version)
+                    .map(|c| Connection::Http(c, process.clone()))
+            }
+        }
+    }
+
+    /// Launches `command` for an HTTP target and waits (bounded) until `url` answers.
+    pub async fn launch_http(
+        spec: HttpSpec,
+        command: StdioSpec,
+        startup: Duration,
+    ) -> Result<Target, TransportError> {
+        let mut command = command;
+        command.stdout_is_log = true;
+        let display = command.display();
+        let mut process = StdioConnection::spawn(&command)?;
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_millis(500))
+            .build()
+            .map_err(|e| TransportError::Closed(e.to_string()))?;
+        let deadline = Instant::now() + startup;
+        loop {
+            let answered = client
+                .get(&spec.url)
+                .timeout(Duration::from_millis(500))
+                .send()
+                .await
+                .is_ok();
+            if answered {
+                break;
+            }
+            if Instant::now() >= deadline {
+                let exit = process.exit_description().await;
+                let tail = process.stderr_tail();
+                process.shutdown(Duration::from_millis(300)).await;
+                return Err(TransportError::Spawn {
+                    command: display,
+                    reason: format!(
+                        "{} did not answer within {} ms (the server {exit}){}",
+                        spec.url,
+                        startup.as_millis(),
+                        if tail.trim().is_empty() {
+                            String::new()
+                        } else {
+                            format!("\n--- server output (tail) ---\n{tail}")
+                        }
+                    ),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(Target::Http {
+            spec,
+            process: Some(std::sync::Arc::new(tokio::sync::Mutex::new(process))),
+            command: Some(display),
+        })
+    }
+
+    /// Stops a server the harness launched for the run.
+    pub async fn stop(&self) -> Option<String> {
+        match self {
+            Target::Http {
+                process: Some(p), ..
+            } => Some(p.lock().await.shutdown(Duration::from_millis(500)).await),
+            _ => None,
         }
     }
 }

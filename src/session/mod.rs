@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::jsonrpc::{self, codes, Message};
-use crate::transport::{Incoming, StdioConnection, TransportError};
+use std::sync::Arc;
+
+use crate::transport::{HttpConnection, Incoming, StdioConnection, TransportError};
 pub use era::Era;
 pub use transcript::{Direction, Transcript};
 
@@ -27,39 +29,59 @@ pub enum SessionError {
     Handshake(String),
 }
 
+/// A server process shared by every HTTP session of a run (`--url U -- CMD`).
+pub type SharedProcess = Arc<tokio::sync::Mutex<StdioConnection>>;
+
 /// The connection a session runs over.
 pub enum Connection {
     Stdio(StdioConnection),
+    Http(HttpConnection, Option<SharedProcess>),
 }
 
 impl Connection {
     async fn send(&mut self, bytes: &[u8]) -> Result<(), TransportError> {
         match self {
             Connection::Stdio(c) => c.send(bytes).await,
+            Connection::Http(c, _) => c.send(bytes).await,
         }
     }
 
     async fn recv(&mut self) -> Option<Incoming> {
         match self {
             Connection::Stdio(c) => c.recv().await,
+            Connection::Http(c, _) => c.recv().await,
         }
     }
 
     pub fn stderr_tail(&self) -> String {
         match self {
             Connection::Stdio(c) => c.stderr_tail(),
+            Connection::Http(_, Some(p)) => {
+                p.try_lock().map(|c| c.stderr_tail()).unwrap_or_default()
+            }
+            Connection::Http(_, None) => String::new(),
         }
     }
 
     async fn exit_description(&mut self) -> String {
         match self {
             Connection::Stdio(c) => c.exit_description().await,
+            Connection::Http(_, Some(p)) => p.lock().await.exit_description().await,
+            Connection::Http(_, None) => "closed the connection".into(),
+        }
+    }
+
+    /// Tells the transport the handshake settled on `version`.
+    fn handshake_done(&mut self, version: &str) {
+        if let Connection::Http(c, _) = self {
+            c.set_protocol_version(version);
         }
     }
 
     pub async fn shutdown(&mut self) -> String {
         match self {
             Connection::Stdio(c) => c.shutdown(Duration::from_millis(500)).await,
+            Connection::Http(c, _) => c.shutdown().await,
         }
     }
 }
@@ -132,6 +154,12 @@ impl Session {
             });
             let r = self.request("initialize", Some(params), None, None).await?;
             let result = handshake_result(&r)?;
+            let agreed = result
+                .get("protocolVersion")
+                .and_then(Value::as_str)
+                .unwrap_or(&self.era.version)
+                .to_string();
+            self.conn.handshake_done(&agreed);
             self.notify("notifications/initialized", None).await?;
             result
         };

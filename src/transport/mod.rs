@@ -1,10 +1,12 @@
 //! Ways of reaching a server. Each transport turns bytes into [`Incoming`]
 //! items and knows how to stop its server; no scenario logic lives here.
 
+pub mod http;
 pub mod stdio;
 
 use serde_json::Value;
 
+pub use http::{HttpConnection, HttpSpec};
 pub use stdio::{StdioConnection, StdioSpec};
 
 /// What arrived from the server.

@@ -25,6 +25,9 @@ pub struct StdioSpec {
     pub max_line: usize,
     /// How much of stderr to keep (the tail).
     pub stderr_keep: usize,
+    /// stdout is a log, not the protocol (a server spoken to over HTTP):
+    /// it is drained into the same tail as stderr.
+    pub stdout_is_log: bool,
 }
 
 impl StdioSpec {
@@ -36,6 +39,7 @@ impl StdioSpec {
             cwd: None,
             max_line: crate::jsonrpc::DEFAULT_MAX_LINE,
             stderr_keep: 64 * 1024,
+            stdout_is_log: false,
         }
     }
 
@@ -326,7 +330,7 @@ impl Drop for StdioConnection {
     }
 }
 
-async fn read_stderr(mut pipe: tokio::process::ChildStderr, buffer: Arc<Mutex<RingBuffer>>) {
+async fn read_stderr(mut pipe: impl tokio::io::AsyncRead + Unpin, buffer: Arc<Mutex<RingBuffer>>) {
     let mut chunk = vec![0u8; 16 * 1024];
     while let Ok(n) = pipe.read(&mut chunk).await {
         if n == 0 {

@@ -1,0 +1,303 @@
+//! Streamable HTTP: every message is a POST; the answer comes back as JSON
+//! or as an SSE stream (whose notifications are captured like stdio's).
+//! Stateful eras keep the `Mcp-Session-Id` the server issued and send
+//! `MCP-Protocol-Version`; the stateless era sends `MCP-Protocol-Version`,
+//! `Mcp-Method` and `Mcp-Name` on every POST. Each POST's answer is read in
+//! its own task and queued, so long-lived streams never block the session.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::stdio::{excerpt, human_size};
+use super::{Incoming, TransportError};
+
+pub const SESSION_HEADER: &str = "mcp-session-id";
+pub const VERSION_HEADER: &str = "mcp-protocol-version";
+
+/// How to reach a Streamable HTTP server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpSpec {
+    pub url: String,
+    /// Extra headers (`--header K:V`), e.g. authorization.
+    pub headers: Vec<(String, String)>,
+    /// Covers connect, response headers, and each wait for stream data.
+    pub timeout: Duration,
+    pub max_body: usize,
+}
+
+impl HttpSpec {
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            headers: Vec::new(),
+            timeout: Duration::from_secs(5),
+            max_body: crate::jsonrpc::DEFAULT_MAX_LINE,
+        }
+    }
+}
+
+/// One client session against an HTTP server.
+pub struct HttpConnection {
+    spec: HttpSpec,
+    client: reqwest::Client,
+    session_id: Option<String>,
+    /// Set once the handshake is done (stateful) or from the start (stateless).
+    protocol_version: Option<String>,
+    stateless: bool,
+    tx: mpsc::UnboundedSender<Incoming>,
+    rx: mpsc::UnboundedReceiver<Incoming>,
+    /// Readers of POST answers; aborted when the connection is dropped.
+    readers: tokio::task::JoinSet<()>,
+    /// The status of the last POST, for transport scenarios.
+    pub last_status: Option<u16>,
+}
+
+/// Headers the stateless era puts on a POST, derived from the message.
+fn stateless_headers(msg: &Value) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    if let Some(method) = msg.get("method").and_then(Value::as_str) {
+        out.push(("mcp-method", method.to_string()));
+        let name = match method {
+            "tools/call" | "prompts/get" => msg.pointer("/params/name"),
+            "resources/read" => msg.pointer("/params/uri"),
+            _ => None,
+        };
+        if let Some(n) = name.and_then(Value::as_str) {
+            out.push(("mcp-name", n.to_string()));
+        }
+    }
+    out
+}
+
+impl HttpConnection {
+    pub fn new(spec: &HttpSpec, stateless: bool, version: &str) -> Result<Self, TransportError> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(spec.timeout)
+            .build()
+            .map_err(|e| TransportError::Spawn {
+                command: spec.url.clone(),
+                reason: e.to_string(),
+            })?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        Ok(Self {
+            spec: spec.clone(),
+            client,
+            session_id: None,
+            protocol_version: stateless.then(|| version.to_string()),
+            stateless,
+            tx,
+            rx,
+            readers: tokio::task::JoinSet::new(),
+            last_status: None,
+        })
+    }
+
+    fn headers(&self, msg: Option<&Value>) -> Result<HeaderMap, TransportError> {
+        let mut h = HeaderMap::new();
+        h.insert(
+            ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+        h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let mut add = |k: &str, v: &str| -> Result<(), TransportError> {
+            let name = HeaderName::from_bytes(k.as_bytes())
+                .map_err(|e| TransportError::Closed(format!("bad header name {k}: {e}")))?;
+            let value = HeaderValue::from_str(v)
+                .map_err(|e| TransportError::Closed(format!("bad header value for {k}: {e}")))?;
+            h.insert(name, value);
+            Ok(())
+        };
+        if let Some(id) = &self.session_id {
+            add(SESSION_HEADER, id)?;
+        }
+        if let Some(v) = &self.protocol_version {
+            add(VERSION_HEADER, v)?;
+        }
+        if self.stateless {
+            for (k, v) in msg.map(stateless_headers).unwrap_or_default() {
+                add(k, &v)?;
+            }
+        }
+        for (k, v) in &self.spec.headers {
+            add(k, v)?;
+        }
+        Ok(h)
+    }
+
+    /// POSTs one message (bytes as given; they need not be valid JSON).
+    pub async fn send(&mut self, bytes: &[u8]) -> Result<(), TransportError> {
+        let text = String::from_utf8_lossy(bytes).trim_end().to_string();
+        let parsed: Option<Value> = serde_json::from_str(&text).ok();
+        let is_initialize = parsed
+            .as_ref()
+            .and_then(|m| m.get("method"))
+            .and_then(Value::as_str)
+            == Some("initialize");
+        let headers = self.headers(parsed.as_ref())?;
+        let request = self.client.post(&self.spec.url).headers(headers).body(text);
+        let response = tokio::time::timeout(self.spec.timeout, request.send())
+            .await
+            .map_err(|_| {
+                TransportError::Closed(format!(
+                    "no HTTP response headers from {} within {} ms",
+                    self.spec.url,
+                    self.spec.timeout.as_millis()
+                ))
+            })?
+            .map_err(|e| TransportError::Closed(format!("POST {} failed: {e}", self.spec.url)))?;
+        self.last_status = Some(response.status().as_u16());
+        if is_initialize {
+            if let Some(id) = response
+                .headers()
+                .get(SESSION_HEADER)
+                .and_then(|v| v.to_str().ok())
+            {
+                self.session_id = Some(id.to_string());
+            }
+        }
+        let is_notification = parsed
+            .as_ref()
+            .is_some_and(|m| m.get("id").is_none() && m.get("method").is_some());
+        self.readers.spawn(read_response(
+            response,
+            self.tx.clone(),
+            self.spec.max_body,
+            is_notification,
+        ));
+        Ok(())
+    }
+
+    /// Marks the handshake done: later POSTs carry `MCP-Protocol-Version`.
+    pub fn set_protocol_version(&mut self, version: &str) {
+        self.protocol_version = Some(version.to_string());
+    }
+
+    pub fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+
+    pub async fn recv(&mut self) -> Option<Incoming> {
+        self.rx.recv().await
+    }
+
+    /// Ends the session with DELETE (stateful eras with a session id).
+    pub async fn shutdown(&mut self) -> String {
+        let Some(id) = self.session_id.clone() else {
+            return "session closed".into();
+        };
+        let Ok(headers) = self.headers(None) else {
+            return "session not deleted (bad headers)".into();
+        };
+        let _ = id;
+        self.readers.abort_all();
+        match tokio::time::timeout(
+            self.spec.timeout,
+            self.client.delete(&self.spec.url).headers(headers).send(),
+        )
+        .await
+        {
+            Ok(Ok(r)) => format!("session deleted (HTTP {})", r.status().as_u16()),
+            Ok(Err(e)) => format!("DELETE failed: {e}"),
+            Err(_) => "DELETE timed out".into(),
+        }
+    }
+}
+
+/// Reads one POST's answer into the queue: JSON body, SSE events, or a note
+/// on an unexpected status.
+async fn read_response(
+    response: reqwest::Response,
+    tx: mpsc::UnboundedSender<Incoming>,
+    max_body: usize,
+    is_notification: bool,
+) {
+    let status = response.status();
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if status.as_u16() == 202 || (is_notification && status.is_success()) {
+        return;
+    }
+    if content_type.starts_with("text/event-stream") {
+        read_sse(response, &tx).await;
+        return;
+    }
+    let body = match read_body(response, max_body).await {
+        Ok(b) => b,
+        Err(reason) => {
+            let _ = tx.send(Incoming::Garbage {
+                reason,
+                excerpt: String::new(),
+            });
+            return;
+        }
+    };
+    match serde_json::from_slice::<Value>(&body) {
+        Ok(Value::Array(items)) => {
+            for item in items {
+                let _ = tx.send(Incoming::Message(item));
+            }
+        }
+        Ok(v) if v.is_object() => {
+            let _ = tx.send(Incoming::Message(v));
+        }
+        _ => {
+            let _ = tx.send(Incoming::Garbage {
+                reason: format!(
+                    "HTTP {status} with a body that is not a JSON-RPC message ({content_type})"
+                ),
+                excerpt: excerpt(&body),
+            });
+        }
+    }
+}
+
+async fn read_body(response: reqwest::Response, max_body: usize) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| format!("reading the HTTP body failed: {e}"))?;
+        if body.len() + chunk.len() > max_body {
+            return Err(format!("HTTP body exceeded {}", human_size(max_body)));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+async fn read_sse(response: reqwest::Response, tx: &mpsc::UnboundedSender<Incoming>) {
+    let mut events = sse_stream::SseByteStream::new(response.bytes_stream());
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(sse) => {
+                let Some(data) = sse.data.filter(|d| !d.trim().is_empty()) else {
+                    continue;
+                };
+                let item = match serde_json::from_str::<Value>(&data) {
+                    Ok(v) => Incoming::Message(v),
+                    Err(e) => Incoming::Garbage {
+                        reason: format!("SSE event data is not JSON: {e}"),
+                        excerpt: excerpt(data.as_bytes()),
+                    },
+                };
+                if tx.send(item).is_err() {
+                    return;
+                }
+            }
+            Err(e) => {
+                let _ = tx.send(Incoming::Garbage {
+                    reason: format!("SSE stream broke: {e}"),
+                    excerpt: String::new(),
+                });
+                return;
+            }
+        }
+    }
+}
