@@ -75,7 +75,7 @@ fn harness_round_trips(exe: &str) -> Vec<Duration> {
         let conn = StdioConnection::spawn(&spec).unwrap_or_else(|e| panic!("{e}"));
         let mut session = Session::new(
             "bench",
-            Connection::Stdio(conn),
+            Connection::Stdio(Box::new(conn)),
             Era::new("2025-11-25"),
             Duration::from_secs(5),
             Transcript::new(),

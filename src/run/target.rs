@@ -48,7 +48,9 @@ impl Target {
     /// Opens a fresh connection: a new process on stdio, a new HTTP session on HTTP.
     pub async fn connect(&self, era: &Era) -> Result<Connection, TransportError> {
         match self {
-            Target::Stdio(spec) => StdioConnection::spawn(spec).map(Connection::Stdio),
+            Target::Stdio(spec) => {
+                StdioConnection::spawn(spec).map(|c| Connection::Stdio(Box::new(c)))
+            }
             Target::Http { spec, process, .. } => {
                 HttpConnection::new(spec, era.is_stateless(), &era.version)
                     .map(|c| Connection::Http(c, process.clone()))

@@ -34,7 +34,7 @@ pub type SharedProcess = Arc<tokio::sync::Mutex<StdioConnection>>;
 
 /// The connection a session runs over.
 pub enum Connection {
-    Stdio(StdioConnection),
+    Stdio(Box<StdioConnection>),
     Http(HttpConnection, Option<SharedProcess>),
 }
 
