@@ -246,13 +246,6 @@ async fn run_and_report(
         collector.handle(&event);
     })
     .await;
-    let results = match outcome {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(EXIT_UNREACHABLE);
-        }
-    };
     let Some(data) = collector.finish(&order, args.strict) else {
         bail!("the run ended without a summary");
     };
@@ -260,6 +253,13 @@ async fn run_and_report(
         eprintln!("error: {e:#}");
         return Ok(EXIT_USAGE);
     }
+    let results = match outcome {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(EXIT_UNREACHABLE);
+        }
+    };
     if let Some(path) = &args.write_baseline {
         std::fs::write(path, baseline::write(&results, args.strict))
             .with_context(|| format!("cannot write {}", path.display()))?;

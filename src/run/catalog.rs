@@ -24,6 +24,36 @@ pub struct RunOptions {
     pub jobs: usize,
 }
 
+/// A target that cannot be probed still gets a verdict on every scenario:
+/// each is an error naming why, so reports and CI viewers show the whole run.
+fn report_unreachable(
+    target: &Target,
+    scenarios: &[Scenario],
+    opts: &RunOptions,
+    e: &ProbeError,
+    started: Instant,
+    sink: &mut impl FnMut(Event),
+) {
+    sink(Event::Started(Box::new(RunInfo {
+        target: target.display(),
+        transport: target.transport().to_string(),
+        era: opts.protocol_version.clone().unwrap_or_else(|| "unknown".into()),
+        server: serde_json::Value::Null,
+        harness_version: env!("CARGO_PKG_VERSION").to_string(),
+        started_at: chrono::Utc::now().to_rfc3339(),
+        scenarios: scenarios.len(),
+        fixture_match: false,
+    })));
+    let mut results = Vec::new();
+    for s in scenarios {
+        let mut r = ScenarioResult::blank(s, super::outcome::Outcome::Error, format!("not run: {}", e.message));
+        r.stderr_tail = e.stderr.clone();
+        sink(Event::Finished(Box::new(r.clone())));
+        results.push(r);
+    }
+    sink(Event::Done(Summary::from_results(&results, started.elapsed().as_millis() as u64)));
+}
+
 /// Probes `target` and runs `scenarios`; `sink` sees Started, every Finished
 /// (as each scenario ends) and Done. Results come back in input order.
 pub async fn run_catalog(
@@ -33,7 +63,13 @@ pub async fn run_catalog(
     mut sink: impl FnMut(Event),
 ) -> Result<Vec<ScenarioResult>, ProbeError> {
     let started = Instant::now();
-    let probed = probe(&target, opts.protocol_version.as_deref(), opts.timeout).await?;
+    let probed = match probe(&target, opts.protocol_version.as_deref(), opts.timeout).await {
+        Ok(p) => p,
+        Err(e) => {
+            report_unreachable(&target, &scenarios, opts, &e, started, &mut sink);
+            return Err(e);
+        }
+    };
     let fixture_match = crate::fixture::serves_reference_catalog(&probed.tool_names);
     sink(Event::Started(Box::new(RunInfo {
         target: target.display(),

@@ -563,8 +563,8 @@ impl<'a> Execution<'a> {
 fn describe_handshake_error(e: &SessionError) -> String {
     match e {
         SessionError::Closed { exit, .. } => format!("the server {exit} during the handshake"),
-        SessionError::Timeout { method, ms } => {
-            format!("no answer to {method} within {ms} ms (handshake)")
+        SessionError::Timeout { method, ms, hint } => {
+            format!("no answer to {method} within {ms} ms during the handshake{hint}")
         }
         other => other.to_string(),
     }

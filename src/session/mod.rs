@@ -19,9 +19,9 @@ pub use transcript::{Direction, Transcript};
 /// Why a session operation did not produce an answer.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SessionError {
-    #[error("no answer to {method} within {ms} ms")]
-    Timeout { method: String, ms: u64 },
-    #[error("the server closed its output while {during} (it {exit})")]
+    #[error("no answer to {method} within {ms} ms{hint}")]
+    Timeout { method: String, ms: u64, hint: String },
+    #[error("the server {exit} while {during}")]
     Closed { during: String, exit: String },
     #[error(transparent)]
     Transport(#[from] TransportError),
@@ -93,6 +93,12 @@ pub struct WireViolation {
     pub excerpt: String,
 }
 
+/// Notifications kept per session; a flood beyond this is counted, not stored.
+const MAX_NOTIFICATIONS: usize = 10_000;
+/// Server-to-client requests answered while waiting for one answer; a server
+/// that sends more (and may not read its stdin meanwhile) is not answered further.
+const MAX_SERVER_REQUESTS: usize = 100;
+
 pub struct Session {
     pub name: String,
     conn: Connection,
@@ -109,6 +115,11 @@ pub struct Session {
     /// The handshake answer (initialize or server/discover result).
     pub server: Value,
     abandoned_ids: Vec<Value>,
+    answered_ids: std::collections::HashSet<String>,
+    sent_ids: std::collections::HashSet<String>,
+    server_requests_answered: usize,
+    /// Notifications not kept because of MAX_NOTIFICATIONS.
+    pub notifications_dropped: usize,
     closed: bool,
 }
 
@@ -132,6 +143,10 @@ impl Session {
             transcript,
             server: Value::Null,
             abandoned_ids: Vec::new(),
+            answered_ids: std::collections::HashSet::new(),
+            sent_ids: std::collections::HashSet::new(),
+            server_requests_answered: 0,
+            notifications_dropped: 0,
             closed: false,
         }
     }
@@ -224,11 +239,12 @@ impl Session {
         self.send_value(&msg).await?;
         let timeout = timeout.unwrap_or(self.timeout);
         match self.await_response(Some(&id), method, timeout).await {
-            Err(SessionError::Timeout { .. }) => {
+            Err(SessionError::Timeout { hint, .. }) => {
                 self.abandoned_ids.push(id);
                 Err(SessionError::Timeout {
                     method: method.to_string(),
                     ms: timeout.as_millis() as u64,
+                    hint,
                 })
             }
             other => other,
@@ -250,6 +266,11 @@ impl Session {
     }
 
     async fn send_value(&mut self, msg: &Value) -> Result<(), SessionError> {
+        if msg.get("method").is_some() {
+            if let Some(id) = msg.get("id") {
+                self.sent_ids.insert(id.to_string());
+            }
+        }
         self.transcript
             .record(&self.name, Direction::Sent, msg.clone());
         let bytes = jsonrpc::encode_line(msg);
@@ -301,6 +322,7 @@ impl Session {
                 return Err(SessionError::Timeout {
                     method: format!("a {method} notification"),
                     ms: timeout.as_millis() as u64,
+                    hint: String::new(),
                 });
             }
             match tokio::time::timeout(remaining, self.next_incoming()).await {
@@ -344,9 +366,15 @@ impl Session {
     }
 
     async fn closed_error(&mut self, during: &str) -> SessionError {
+        let exit = self.conn.exit_description().await;
+        let exit = if exit == "is still running" {
+            "closed its output but is still running".to_string()
+        } else {
+            exit
+        };
         SessionError::Closed {
             during: during.to_string(),
-            exit: self.conn.exit_description().await,
+            exit,
         }
     }
 
@@ -358,31 +386,33 @@ impl Session {
         timeout: Duration,
     ) -> Result<Value, SessionError> {
         let deadline = Instant::now() + timeout;
+        let violations_before = self.violations.len();
+        self.server_requests_answered = 0;
         loop {
             let remaining = deadline.saturating_duration_since(Instant::now());
             let next = tokio::time::timeout(remaining, self.next_incoming()).await;
             let item = match next {
                 Err(_) => {
+                    let hint = self.timeout_hint(violations_before).await;
                     return Err(SessionError::Timeout {
                         method: method.to_string(),
                         ms: timeout.as_millis() as u64,
-                    })
+                        hint,
+                    });
                 }
                 Ok(item) => item,
             };
             match item {
                 Some(Incoming::Message(v)) => {
                     if let Some(answer) = self.dispatch(v).await? {
-                        let late = answer
-                            .get("id")
-                            .is_some_and(|got| id != Some(got) && self.abandoned_ids.contains(got));
-                        if !late {
-                            return Ok(answer);
+                        if let Some(reason) = self.stray(id, &answer) {
+                            self.transcript.note(&self.name, reason);
+                            continue;
                         }
-                        self.transcript.note(
-                            &self.name,
-                            "late answer to an earlier timed-out request ignored".into(),
-                        );
+                        if let Some(got) = answer.get("id") {
+                            self.answered_ids.insert(got.to_string());
+                        }
+                        return Ok(answer);
                     }
                 }
                 Some(Incoming::Garbage { .. }) => {}
@@ -395,18 +425,83 @@ impl Session {
         }
     }
 
+    /// Why an answer is not the one being waited for: a late answer to a
+    /// timed-out or unawaited request, or a second answer to the same id.
+    fn stray(&mut self, waiting_for: Option<&Value>, answer: &Value) -> Option<String> {
+        let got = answer.get("id")?;
+        if waiting_for == Some(got) {
+            return None;
+        }
+        if self.abandoned_ids.contains(got) {
+            return Some(format!("late answer to earlier request {got} ignored"));
+        }
+        if self.sent_ids.contains(&got.to_string()) && self.answered_ids.contains(&got.to_string()) {
+            self.violations.push(WireViolation {
+                reason: format!("a second answer to request id {got}"),
+                excerpt: crate::transport::stdio::excerpt(answer.to_string().as_bytes()),
+            });
+            return Some(format!("second answer to request {got} ignored"));
+        }
+        None
+    }
+
+    /// What the server did instead of answering, for a timeout message.
+    async fn timeout_hint(&mut self, violations_before: usize) -> String {
+        let mut hints = Vec::new();
+        let new = &self.violations[violations_before.min(self.violations.len())..];
+        if let Some(last) = new.last() {
+            hints.push(format!(
+                "meanwhile the server wrote {} line(s) that are not JSON-RPC messages, the last: {}",
+                new.len(),
+                last.reason
+            ));
+        }
+        let exit = self.conn.exit_description().await;
+        if exit != "is still running" && !exit.starts_with("closed the connection") {
+            hints.push(format!("the server {exit}, but its stdout is still open (a child process holds it?)"));
+        }
+        if hints.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", hints.join("; "))
+        }
+    }
+
     /// Handles one message: notifications are stored, the server's requests
     /// are answered; a response (or an invalid message) is returned.
     async fn dispatch(&mut self, v: Value) -> Result<Option<Value>, SessionError> {
-        self.transcript
-            .record(&self.name, Direction::Received, v.clone());
-        match Message::classify(v.clone()) {
-            Message::Notification { .. } => {
+        if !self.transcript.is_full() {
+            self.transcript.record(&self.name, Direction::Received, v.clone());
+        }
+        if v.get("id").is_none() && v.get("method").is_some_and(Value::is_string) && v["jsonrpc"] == "2.0" {
+            // The common case of a flood, handled without copying the message again.
+            if self.notification_log.len() < MAX_NOTIFICATIONS {
                 self.notification_log.push(v.clone());
                 self.notifications.push(v);
+            } else {
+                self.notifications_dropped += 1;
+            }
+            return Ok(None);
+        }
+        match Message::classify(v.clone()) {
+            Message::Notification { .. } => {
+                if self.notification_log.len() < MAX_NOTIFICATIONS {
+                    self.notification_log.push(v.clone());
+                    self.notifications.push(v);
+                } else {
+                    self.notifications_dropped += 1;
+                }
+                Ok(None)
+            }
+            Message::Request { .. } if self.server_requests_answered >= MAX_SERVER_REQUESTS => {
+                self.violations.push(WireViolation {
+                    reason: format!("the server sent more than {MAX_SERVER_REQUESTS} requests while the harness waited for one answer; the rest were not answered"),
+                    excerpt: String::new(),
+                });
                 Ok(None)
             }
             Message::Request { id, method, .. } => {
+                self.server_requests_answered += 1;
                 let answer = match method.as_str() {
                     "ping" => jsonrpc::response(id, json!({})),
                     "roots/list" => jsonrpc::response(id, json!({"roots": []})),

@@ -72,6 +72,11 @@ impl Transcript {
         });
     }
 
+    /// Whether further entries would only be counted (callers can skip copying).
+    pub fn is_full(&self) -> bool {
+        self.inner.lock().map(|i| i.entries.len() >= MAX_ENTRIES).unwrap_or(true)
+    }
+
     pub fn record(&self, session: &str, direction: Direction, message: Value) {
         let text_len = if matches!(message, Value::Object(_) | Value::Array(_)) {
             serde_json::to_string(&message).map_or(0, |s| s.len())
