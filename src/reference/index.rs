@@ -74,6 +74,9 @@ impl SearchIndex {
                 }
             }
         }
+        // Growth by doubling leaves up to half of each list unused.
+        postings.values_mut().for_each(Vec::shrink_to_fit);
+        postings.shrink_to_fit();
         let avg_len = if doc_len.is_empty() {
             1.0
         } else {

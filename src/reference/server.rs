@@ -110,3 +110,14 @@ impl Server {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_can_be_shared_across_threads() {
+        fn assert_shareable<T: Send + Sync>() {}
+        assert_shareable::<Server>();
+    }
+}
