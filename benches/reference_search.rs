@@ -83,7 +83,7 @@ fn queries(server: &Server) -> Vec<String> {
     .collect();
     let snap = server.snapshot();
     let step = (snap.len() / 20).max(1);
-    q.extend(snap.tools().step_by(step).map(|t| t.name.clone()));
+    q.extend(snap.tools().step_by(step).map(|t| t.name.to_string()));
     q
 }
 
