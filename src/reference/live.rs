@@ -6,7 +6,7 @@
 //! first use so that start-up only pays for parsing.
 
 use super::bitset::Bitset;
-use super::catalog::{Catalog, Resource, Tool};
+use super::catalog::{Catalog, Tool};
 use super::index::{Field, SearchIndex};
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -186,12 +186,6 @@ impl Snapshot {
                 fields
             })
         })
-    }
-
-    /// Every resource `resources/list` shows: the tool-descriptions resource
-    /// first, then the catalog's own.
-    pub fn resources(&self) -> Vec<&Resource> {
-        self.catalog.resources.iter().collect()
     }
 
     /// Resources are indexed deeply: their text is searchable too (the
