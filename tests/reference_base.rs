@@ -112,7 +112,7 @@ fn unsupported_version_is_32022() {
 fn requests_before_initialize_are_refused_but_ping_works() {
     let mut s = Server::start(&[]);
     let e = s.err("tools/list", json!({}));
-    assert_eq!(e["code"], -32002);
+    assert_eq!(e["code"], -32600);
     assert!(e["message"]
         .as_str()
         .is_some_and(|m| m.contains("initialize")));

@@ -236,11 +236,11 @@ fn pd_shared_auth() {
     // A catalog name of its own, so no other run shares the file.
     let mut cat: Value =
         serde_json::from_slice(&std::fs::read(mini()).expect("read")).expect("json");
-    let name = format!(
-        "mini-shared-{}-{:?}",
-        std::process::id(),
-        std::time::SystemTime::now()
-    );
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let name = format!("mini-shared-{}-{nanos}", std::process::id());
     cat["name"] = json!(name);
     let path = std::env::temp_dir().join(format!("mcp-conform-shared-{}.json", std::process::id()));
     std::fs::write(&path, cat.to_string()).expect("write");
@@ -272,6 +272,14 @@ fn pd_shared_auth() {
         }
     }
     let _ = std::fs::remove_file(path);
+    // The file the faulty servers shared (named after the catalog).
+    let safe: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .take(64)
+        .collect();
+    let _ =
+        std::fs::remove_file(std::env::temp_dir().join(format!("mcp-conform-pd-auth-{safe}.txt")));
 }
 
 #[test]

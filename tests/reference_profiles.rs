@@ -197,7 +197,7 @@ fn search_requires_a_string_query() {
         let r = s.exchange(&json!({"jsonrpc": "2.0", "id": "no-params", "method": "tools/search"}));
         assert_eq!(
             r["error"]["code"],
-            if era == V0728 { -32002 } else { -32602 },
+            if era == V0728 { -32600 } else { -32602 },
             "{r}"
         );
     }

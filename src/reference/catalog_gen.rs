@@ -3,7 +3,7 @@
 //! always give the same file.
 
 use super::catalog::{
-    Catalog, Category, JsonText, Label, Prompt, PromptArgument, Resource, Tool, FORMAT,
+    Catalog, Category, Label, Prompt, PromptArgument, Resource, Tool, ToolFile, FORMAT,
 };
 use serde_json::{json, Value};
 use std::collections::HashSet;
@@ -228,7 +228,7 @@ pub fn generate(n: usize, seed: u64) -> Catalog {
     let mut names = HashSet::new();
     let mut tools = system_tools();
     for t in &tools {
-        names.insert(t.name.clone());
+        names.insert(t.name.to_string());
     }
     while tools.len() < n {
         let tool = random_tool(&mut rng, &mut names);
@@ -345,16 +345,16 @@ fn random_tool(rng: &mut Rng, names: &mut HashSet<String>) -> Tool {
     if rng.chance(40) {
         groups.push(rng.pick(USE_CASES).0.to_string());
     }
-    Tool {
+    ToolFile {
         title: title_case(&name),
         full_description: format!(
             "{description}. Works on {entity}s in the {cat} area; ids are case-sensitive and returned by the list tools."
         ),
-        input_schema: JsonText::from_value(&schema(verb, entity)),
-        examples: JsonText::from_value(&json!([{"description": description, "input": example(verb, entity)}])),
-        usage_guidance: JsonText::from_value(&json!({"when_to_use": description})),
-        error_guidance: JsonText::from_value(&json!({"NOT_FOUND": format!("No such {entity}; list them first.")})),
-        annotations: JsonText::from_value(&annotations(kind)),
+        input_schema: schema(verb, entity),
+        examples: json!([{"description": description, "input": example(verb, entity)}]),
+        usage_guidance: json!({"when_to_use": description}),
+        error_guidance: json!({"NOT_FOUND": format!("No such {entity}; list them first.")}),
+        annotations: annotations(kind),
         category: Some(cat.to_string()),
         name,
         description,
@@ -362,6 +362,7 @@ fn random_tool(rng: &mut Rng, names: &mut HashSet<String>) -> Tool {
         tags,
         audience: Vec::new(),
     }
+    .into()
 }
 
 fn schema(verb: &str, entity: &str) -> Value {
@@ -403,20 +404,23 @@ fn annotations(kind: Kind) -> Value {
 
 /// The category-search tools, so large catalogs exercise that profile too.
 fn system_tools() -> Vec<Tool> {
-    let mk = |name: &str, desc: &str, schema: Value| Tool {
-        name: name.into(),
-        title: title_case(name),
-        description: desc.into(),
-        full_description: desc.into(),
-        input_schema: JsonText::from_value(&schema),
-        examples: JsonText::from_value(&json!([])),
-        usage_guidance: JsonText::default(),
-        error_guidance: JsonText::default(),
-        category: Some("system".into()),
-        groups: vec!["system".into(), "discovery".into()],
-        tags: vec!["stable".into(), "read-only".into(), "search".into()],
-        annotations: JsonText::from_value(&annotations(Kind::Read)),
-        audience: Vec::new(),
+    let mk = |name: &str, desc: &str, schema: Value| -> Tool {
+        ToolFile {
+            name: name.into(),
+            title: title_case(name),
+            description: desc.into(),
+            full_description: desc.into(),
+            input_schema: schema,
+            examples: json!([]),
+            usage_guidance: Value::Null,
+            error_guidance: Value::Null,
+            category: Some("system".into()),
+            groups: vec!["system".into(), "discovery".into()],
+            tags: vec!["stable".into(), "read-only".into(), "search".into()],
+            annotations: annotations(Kind::Read),
+            audience: Vec::new(),
+        }
+        .into()
     };
     vec![
         mk(

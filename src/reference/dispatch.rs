@@ -190,7 +190,7 @@ impl Server {
             return Err(RpcError::new(
                 NOT_INITIALIZED,
                 format!(
-                    "Session not initialized: send initialize first, or carry _meta[\"{}\"] = \"{}\" for the stateless protocol",
+                    "Invalid Request: server not initialized; send initialize first, or carry _meta[\"{}\"] = \"{}\" for the stateless protocol",
                     era::META_VERSION,
                     era::V2026_07_28
                 ),

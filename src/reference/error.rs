@@ -9,8 +9,10 @@ use serde_json::{json, Value};
 pub const TOOL_DESCRIPTION_REQUIRED: i64 = -32010;
 /// Rate limiting, also implementation-defined.
 pub const RATE_LIMITED: i64 = -32000;
-/// Session-less request in a stateful era before `initialize`.
-pub const NOT_INITIALIZED: i64 = -32002;
+/// A request in a stateful era before `initialize`: an invalid request in
+/// the session's current state. (-32002 is avoided: MCP uses it for
+/// "resource not found".)
+pub const NOT_INITIALIZED: i64 = crate::jsonrpc::codes::INVALID_REQUEST;
 /// The 2026-07-28 `UnsupportedProtocolVersionError`.
 pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 

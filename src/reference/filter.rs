@@ -57,8 +57,10 @@ impl ToolFilter {
         let n = snap.len();
         let idx = snap.filters();
         let empty = Bitset::empty(n);
-        let bits = |map: &std::collections::HashMap<String, Bitset>, name: &String| {
-            map.get(name).cloned().unwrap_or_else(|| empty.clone())
+        let bits = |map: &std::collections::HashMap<Box<str>, Bitset>, name: &String| {
+            map.get(name.as_str())
+                .cloned()
+                .unwrap_or_else(|| empty.clone())
         };
         let mut set: Option<Bitset> = None;
         let tags_present = !self.tags().is_empty();
@@ -113,8 +115,11 @@ mod tests {
     fn names(s: &Snapshot, f: &Value, faults: &Faults) -> Vec<String> {
         let f = ToolFilter::parse(f.as_object()).expect("valid");
         match f.allowed(s, faults) {
-            None => s.tools().map(|t| t.name.clone()).collect(),
-            Some(b) => b.iter().map(|d| s.tool(d as u32).name.clone()).collect(),
+            None => s.tools().map(|t| t.name.to_string()).collect(),
+            Some(b) => b
+                .iter()
+                .map(|d| s.tool(d as u32).name.to_string())
+                .collect(),
         }
     }
 

@@ -74,6 +74,9 @@ impl SearchIndex {
                 }
             }
         }
+        // Growth by doubling leaves up to half of each list unused.
+        postings.values_mut().for_each(Vec::shrink_to_fit);
+        postings.shrink_to_fit();
         let avg_len = if doc_len.is_empty() {
             1.0
         } else {
@@ -162,37 +165,53 @@ impl SearchIndex {
         let n = self.len() as f32;
         // Dense accumulator: far cheaper than a hash map when a common term
         // touches a large share of a big catalog.
-        let mut acc = vec![0f32; self.len()];
-        let mut touched: Vec<u32> = Vec::new();
-        let mut add = |doc: u32, s: f32| {
-            let slot = &mut acc[doc as usize];
-            if *slot == 0.0 {
-                touched.push(doc);
+        SCORES.with(|cell| {
+            let mut acc = cell.borrow_mut();
+            if acc.len() < self.len() {
+                acc.resize(self.len(), 0.0);
             }
-            *slot += s;
-        };
-        for term in &terms {
-            let Some(list) = self.postings.get(term.as_str()) else {
-                continue;
-            };
-            let df = list.len() as f32;
-            let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
-            for p in list {
-                if allowed.is_some_and(|a| !a.contains(p.doc as usize)) {
-                    continue;
+            let mut touched: Vec<u32> = Vec::new();
+            let mut add = |doc: u32, s: f32| {
+                let slot = &mut acc[doc as usize];
+                if *slot == 0.0 {
+                    touched.push(doc);
                 }
-                let norm = 1.0 - B + B * self.doc_len[p.doc as usize] / self.avg_len;
-                add(p.doc, idf * p.wtf * (K1 + 1.0) / (p.wtf + K1 * norm));
+                *slot += s;
+            };
+            for term in &terms {
+                let Some(list) = self.postings.get(term.as_str()) else {
+                    continue;
+                };
+                let df = list.len() as f32;
+                let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
+                for p in list {
+                    if allowed.is_some_and(|a| !a.contains(p.doc as usize)) {
+                        continue;
+                    }
+                    let norm = 1.0 - B + B * self.doc_len[p.doc as usize] / self.avg_len;
+                    add(p.doc, idf * p.wtf * (K1 + 1.0) / (p.wtf + K1 * norm));
+                }
             }
-        }
-        for &doc in exact {
-            if (doc as usize) < self.len() && allowed.is_none_or(|a| a.contains(doc as usize)) {
-                // Far above any BM25 score, so exact names always lead.
-                add(doc, 1.0e6);
+            for &doc in exact {
+                if (doc as usize) < self.len() && allowed.is_none_or(|a| a.contains(doc as usize)) {
+                    // Far above any BM25 score, so exact names always lead.
+                    add(doc, 1.0e6);
+                }
             }
-        }
-        touched.into_iter().map(|d| (d, acc[d as usize])).collect()
+            // Leave the accumulator all zeros for the next query.
+            touched
+                .into_iter()
+                .map(|d| (d, std::mem::take(&mut acc[d as usize])))
+                .collect()
+        })
     }
+}
+
+thread_local! {
+    /// The dense score accumulator, reused across queries: allocating and
+    /// zeroing one slot per document on every query of a 100k-tool catalog
+    /// costs more than scoring.
+    static SCORES: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The high half of a sort key: higher scores sort first. Scores are never

@@ -6,7 +6,7 @@
 //! first use so that start-up only pays for parsing.
 
 use super::bitset::Bitset;
-use super::catalog::{Catalog, Resource, Tool};
+use super::catalog::{Catalog, Tool};
 use super::index::{Field, SearchIndex};
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -30,8 +30,11 @@ pub struct Snapshot {
     /// Indices into `catalog.tools` of the tools the caller may see; a
     /// tool's position here is its document number everywhere else.
     visible: Vec<u32>,
-    by_name: HashMap<String, u32>,
-    by_lower_name: OnceLock<HashMap<String, Vec<u32>>>,
+    /// Documents sorted by name (binary search instead of a hash map:
+    /// a 100k-entry map of owned names costs megabytes).
+    by_name: Vec<u32>,
+    /// Documents sorted by ASCII-lowercased name.
+    by_lower_name: OnceLock<Vec<u32>>,
     filters: OnceLock<FilterIndex>,
     tool_index: OnceLock<SearchIndex>,
     prompt_index: OnceLock<SearchIndex>,
@@ -40,8 +43,8 @@ pub struct Snapshot {
 
 #[derive(Default)]
 pub struct FilterIndex {
-    pub groups: HashMap<String, Bitset>,
-    pub tags: HashMap<String, Bitset>,
+    pub groups: HashMap<Box<str>, Bitset>,
+    pub tags: HashMap<Box<str>, Bitset>,
 }
 
 impl Snapshot {
@@ -53,11 +56,9 @@ impl Snapshot {
             .filter(|(_, t)| t.is_visible())
             .map(|(i, _)| i as u32)
             .collect();
-        let by_name = visible
-            .iter()
-            .enumerate()
-            .map(|(doc, &i)| (catalog.tools[i as usize].name.clone(), doc as u32))
-            .collect();
+        let name = |doc: u32| &*catalog.tools[visible[doc as usize] as usize].name;
+        let mut by_name: Vec<u32> = (0..visible.len() as u32).collect();
+        by_name.sort_unstable_by(|&a, &b| name(a).cmp(name(b)));
         Snapshot {
             catalog,
             generation,
@@ -92,23 +93,23 @@ impl Snapshot {
 
     /// The document number of a visible tool, by exact name.
     pub fn doc(&self, name: &str) -> Option<u32> {
-        self.by_name.get(name).copied()
+        self.by_name
+            .binary_search_by(|&d| (*self.tool(d).name).cmp(name))
+            .ok()
+            .map(|i| self.by_name[i])
     }
 
     /// Documents whose name matches `name` ignoring ASCII case.
     pub fn docs_ignoring_case(&self, name: &str) -> &[u32] {
-        let map = self.by_lower_name.get_or_init(|| {
-            let mut map: HashMap<String, Vec<u32>> = HashMap::new();
-            for (doc, tool) in self.tools().enumerate() {
-                map.entry(tool.name.to_ascii_lowercase())
-                    .or_default()
-                    .push(doc as u32);
-            }
-            map
+        let sorted = self.by_lower_name.get_or_init(|| {
+            let mut docs = self.by_name.clone();
+            docs.sort_by(|&a, &b| cmp_ignoring_case(&self.tool(a).name, &self.tool(b).name));
+            docs
         });
-        map.get(&name.to_ascii_lowercase())
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
+        let start =
+            sorted.partition_point(|&d| cmp_ignoring_case(&self.tool(d).name, name).is_lt());
+        let end = sorted.partition_point(|&d| cmp_ignoring_case(&self.tool(d).name, name).is_le());
+        &sorted[start..end]
     }
 
     /// Tools whose name equals the query: verbatim, ignoring case, or as its
@@ -127,15 +128,15 @@ impl Snapshot {
             let mut f = FilterIndex::default();
             let n = self.len();
             for (doc, tool) in self.tools().enumerate() {
-                for g in &tool.groups {
+                for g in tool.groups.iter() {
                     f.groups
-                        .entry(g.clone())
+                        .entry(g.as_ref().into())
                         .or_insert_with(|| Bitset::empty(n))
                         .insert(doc);
                 }
-                for t in &tool.tags {
+                for t in tool.tags.iter() {
                     f.tags
-                        .entry(t.clone())
+                        .entry(t.as_ref().into())
                         .or_insert_with(|| Bitset::empty(n))
                         .insert(doc);
                 }
@@ -146,7 +147,7 @@ impl Snapshot {
 
     pub fn tool_index(&self) -> &SearchIndex {
         self.tool_index.get_or_init(|| {
-            let names: Vec<&str> = self.tools().map(|t| t.name.as_str()).collect();
+            let names: Vec<&str> = self.tools().map(|t| &*t.name).collect();
             let tools: Vec<&Tool> = self.tools().collect();
             SearchIndex::build(&names, |doc| {
                 let t = tools[doc];
@@ -187,12 +188,6 @@ impl Snapshot {
         })
     }
 
-    /// Every resource `resources/list` shows: the tool-descriptions resource
-    /// first, then the catalog's own.
-    pub fn resources(&self) -> Vec<&Resource> {
-        self.catalog.resources.iter().collect()
-    }
-
     /// Resources are indexed deeply: their text is searchable too (the
     /// search draft asks for it). Document 0 is the tool-descriptions
     /// resource; document `i + 1` is catalog resource `i`.
@@ -222,6 +217,21 @@ impl Snapshot {
     }
 }
 
+fn cmp_ignoring_case(a: &str, b: &str) -> std::cmp::Ordering {
+    let lower = |s: &str| {
+        s.bytes()
+            .map(|b| b.to_ascii_lowercase())
+            .collect::<Vec<u8>>()
+    };
+    if a.is_ascii() && b.is_ascii() {
+        a.bytes()
+            .map(|b| b.to_ascii_lowercase())
+            .cmp(b.bytes().map(|b| b.to_ascii_lowercase()))
+    } else {
+        lower(a).cmp(&lower(b))
+    }
+}
+
 fn field(text: &str, weight: f32) -> Field<'_> {
     Field { text, weight }
 }
@@ -241,7 +251,7 @@ mod tests {
         let s = mini();
         assert_eq!(s.len(), 14);
         assert!(s.doc("admin_purge_workspace").is_none());
-        assert!(s.tools().all(|t| t.name != "admin_purge_workspace"));
+        assert!(s.tools().all(|t| &*t.name != "admin_purge_workspace"));
         assert!(s.filters().groups.get("admin-ops").map(|b| b.count()) == Some(1));
     }
 

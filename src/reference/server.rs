@@ -93,9 +93,24 @@ impl Server {
         let _ = self.changes.send(change);
     }
 
-    /// Catalog changes, for transports that serve several sessions.
+    /// Catalog changes, for transports that serve several sessions: feed
+    /// each received change to [`Server::notifications_for`] per session.
     pub fn subscribe_changes(&self) -> broadcast::Receiver<Change> {
         self.changes.subscribe()
+    }
+
+    /// The notifications `session` should receive for a change made by any
+    /// session. The session that made it already got them after its
+    /// response, so it gets none here.
+    pub fn notifications_for(
+        &self,
+        session: &SessionState,
+        change: &Change,
+    ) -> Vec<serde_json::Value> {
+        if change.origin == session.id || self.faults().has(Fault::ListChangedMissing) {
+            return Vec::new();
+        }
+        session.notifications_for(change)
     }
 
     pub(crate) fn store(&self) -> MutexGuard<'_, Store> {
@@ -108,5 +123,38 @@ impl Server {
         } else {
             STATIC_LIST_TTL_MS
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn other_sessions_hear_about_changes() {
+        let cat =
+            Catalog::from_slice(include_bytes!("../../fixtures/catalogs/mini.json")).expect("mini");
+        let server = Server::new(cat, Config::default());
+        let mut rx = server.subscribe_changes();
+        let mut a = server.new_session();
+        let mut b = server.new_session();
+        a.protocol = Some("2025-11-25");
+        b.protocol = Some("2025-11-25");
+        let change = Change {
+            origin: a.id,
+            tools: true,
+            ..Change::default()
+        };
+        server.replace_catalog(server.snapshot().catalog.clone(), change);
+        let got = rx.try_recv().expect("change broadcast");
+        assert!(server.notifications_for(&a, &got).is_empty());
+        assert_eq!(server.notifications_for(&b, &got).len(), 1);
+        assert_eq!(server.snapshot().generation, 2);
+    }
+
+    #[test]
+    fn server_can_be_shared_across_threads() {
+        fn assert_shareable<T: Send + Sync>() {}
+        assert_shareable::<Server>();
     }
 }

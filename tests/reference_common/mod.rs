@@ -19,19 +19,20 @@ pub fn mini() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/catalogs/mini.json")
 }
 
-/// A generated catalog of `n` tools in the temp directory (one file per n).
+/// A generated catalog of `n` tools, kept in cargo's per-target temp
+/// directory. Written under a private name and renamed into place, so test
+/// binaries running in parallel never read a half-written file.
 pub fn generated(n: usize) -> PathBuf {
-    let path = std::env::temp_dir().join(format!(
-        "mcp-conform-test-gen-{n}-{}.json",
-        std::process::id()
-    ));
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("reference-gen-{n}.json"));
     if !path.exists() {
+        let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
         let status = Command::new(BIN)
             .args(["serve-reference", "--catalog-gen", &n.to_string(), "--out"])
-            .arg(&path)
+            .arg(&tmp)
             .status()
             .expect("run generator");
         assert!(status.success());
+        std::fs::rename(&tmp, &path).expect("rename generated catalog");
     }
     path
 }

@@ -16,7 +16,7 @@ const FAULTY_LIMIT: usize = 50;
 /// Runs one of the category tools, or `None` when `tool` is not one of them.
 pub fn run(ctx: &Ctx<'_>, tool: &Tool, args: &Map<String, Value>) -> Option<Result<Value, String>> {
     let snap = &ctx.snap;
-    Some(match tool.name.as_str() {
+    Some(match &*tool.name {
         "tool_search" => tool_search(ctx, snap, args),
         "list_categories" => Ok(list_categories(snap, ctx.has(Fault::CategoryCountsHidden))),
         "get_tools_by_category" => tools_by_category(snap, args),
@@ -27,11 +27,11 @@ pub fn run(ctx: &Ctx<'_>, tool: &Tool, args: &Map<String, Value>) -> Option<Resu
 /// The tool as category results show it.
 fn summary(tool: &Tool) -> Value {
     json!({
-        "name": tool.name,
-        "description": tool.description,
+        "name": &*tool.name,
+        "description": &*tool.description,
         "inputSchema": minimal_schema(),
-        "category": tool.category,
-        "tags": tool.tags,
+        "category": tool.category_id(),
+        "tags": tool.tags_json(),
     })
 }
 
@@ -99,9 +99,10 @@ pub fn score(tool: &Tool, category_name: Option<&str>, query: &str) -> Scored {
         matched_on.push("description".to_string());
     }
 
-    let tags: Vec<&String> = tool
+    let tags: Vec<&str> = tool
         .tags
         .iter()
+        .map(|t| &**t)
         .filter(|t| {
             let t = t.to_lowercase();
             t == q || words.contains(&t)
@@ -109,11 +110,11 @@ pub fn score(tool: &Tool, category_name: Option<&str>, query: &str) -> Scored {
         .collect();
     if !tags.is_empty() {
         score += 15 * tags.len() as u32;
-        let list: Vec<&str> = tags.iter().map(|t| t.as_str()).collect();
+        let list = &tags;
         matched_on.push(format!("tags ({})", list.join(", ")));
     }
 
-    let cat_id = tool.category.as_deref().map(str::to_lowercase);
+    let cat_id = tool.category_id().map(str::to_lowercase);
     let cat_name = category_name.map(str::to_lowercase);
     if cat_id.as_deref() == Some(q.as_str()) || cat_name.as_deref() == Some(q.as_str()) {
         score += 10;
@@ -172,10 +173,10 @@ fn tool_search(ctx: &Ctx<'_>, snap: &Snapshot, args: &Map<String, Value>) -> Res
 
     let mut matches: Vec<(&Tool, Scored)> = Vec::new();
     for tool in snap.tools() {
-        if category.is_some_and(|c| tool.category.as_deref() != Some(c)) {
+        if category.is_some_and(|c| tool.category_id() != Some(c)) {
             continue;
         }
-        if !tags.is_empty() && !tool.tags.iter().any(|t| tags.contains(t)) {
+        if !tags.is_empty() && !tags.iter().any(|t| tool.has_tag(t)) {
             continue;
         }
         let scored = match query {
@@ -219,8 +220,7 @@ fn parse_limit(value: Option<&Value>) -> Result<usize, String> {
 }
 
 fn category_name<'a>(snap: &'a Snapshot, tool: &Tool) -> Option<&'a str> {
-    tool.category
-        .as_deref()
+    tool.category_id()
         .and_then(|c| snap.catalog.category(c))
         .map(|c| c.name.as_str())
 }
@@ -234,7 +234,7 @@ fn match_counts(snap: &Snapshot, matches: &[(&Tool, Scored)]) -> Vec<Value> {
         .filter_map(|c| {
             let n = matches
                 .iter()
-                .filter(|(t, _)| t.category.as_deref() == Some(c.id.as_str()))
+                .filter(|(t, _)| t.category_id() == Some(c.id.as_str()))
                 .count();
             (n > 0).then(|| json!({"id": c.id, "name": c.name, "matchCount": n}))
         })
@@ -260,7 +260,7 @@ fn list_categories(snap: &Snapshot, count_hidden: bool) -> Value {
         .categories
         .iter()
         .map(|c| {
-            let in_cat = |t: &&Tool| t.category.as_deref() == Some(c.id.as_str());
+            let in_cat = |t: &&Tool| t.category_id() == Some(c.id.as_str());
             let n = if count_hidden {
                 snap.catalog.tools.iter().filter(in_cat).count()
             } else {
@@ -283,7 +283,7 @@ fn tools_by_category(snap: &Snapshot, args: &Map<String, Value>) -> Result<Value
     }
     let tools: Vec<Value> = snap
         .tools()
-        .filter(|t| t.category.as_deref() == Some(c.as_str()))
+        .filter(|t| t.category_id() == Some(c.as_str()))
         .map(summary)
         .collect();
     Ok(json!({"category": c, "tools": tools}))

@@ -27,7 +27,7 @@ pub fn mutate(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
         "remove_tool" => {
             let name = p.req_str("name")?;
             let before = catalog.tools.len();
-            catalog.tools.retain(|t| t.name != name);
+            catalog.tools.retain(|t| &*t.name != name);
             if catalog.tools.len() == before {
                 return Err(RpcError::unknown_tool(name));
             }
@@ -47,13 +47,13 @@ pub fn mutate(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
             let name = p.req_str("name")?;
             remove_label(&mut catalog.groups, name, "group")?;
             change.groups = true;
-            change.tools = strip(&mut catalog.tools, name, |t| &mut t.groups);
+            change.tools = strip(&mut catalog.tools, name, Which::Group);
         }
         "remove_tag" => {
             let name = p.req_str("name")?;
             remove_label(&mut catalog.tags, name, "tag")?;
             change.tags = true;
-            change.tools = strip(&mut catalog.tools, name, |t| &mut t.tags);
+            change.tools = strip(&mut catalog.tools, name, Which::Tag);
         }
         other => {
             return Err(RpcError::invalid_params(format!(
@@ -85,13 +85,13 @@ fn add_tool(catalog: &mut Catalog, p: &Params<'_>, change: &mut Change) -> Resul
         )));
     }
     for g in &tool.groups {
-        if !catalog.groups.iter().any(|x| &x.name == g) {
+        if !catalog.groups.iter().any(|x| *x.name == **g) {
             catalog.groups.push(declared(g));
             change.groups = true;
         }
     }
     for t in &tool.tags {
-        if !catalog.tags.iter().any(|x| &x.name == t) {
+        if !catalog.tags.iter().any(|x| *x.name == **t) {
             catalog.tags.push(declared(t));
             change.tags = true;
         }
@@ -139,16 +139,31 @@ fn remove_label(list: &mut Vec<Label>, name: &str, kind: &str) -> Result<(), Rpc
     Ok(())
 }
 
-/// Removes `name` from one list of every tool; true when a visible tool
-/// changed.
-fn strip(tools: &mut [Tool], name: &str, list: impl Fn(&mut Tool) -> &mut Vec<String>) -> bool {
+/// Which label list of a tool to edit.
+#[derive(Clone, Copy)]
+enum Which {
+    Group,
+    Tag,
+}
+
+/// Removes `name` from one label list of every tool; true when a visible
+/// tool changed.
+fn strip(tools: &mut [Tool], name: &str, which: Which) -> bool {
     let mut changed = false;
     for tool in tools.iter_mut() {
-        let visible = tool.is_visible();
-        let names = list(tool);
-        let before = names.len();
-        names.retain(|n| n != name);
-        changed |= visible && names.len() != before;
+        let current = match which {
+            Which::Group => &tool.groups,
+            Which::Tag => &tool.tags,
+        };
+        if !current.iter().any(|n| &**n == name) {
+            continue;
+        }
+        let kept: Vec<_> = current.iter().filter(|n| &***n != name).cloned().collect();
+        match which {
+            Which::Group => tool.set_groups(kept),
+            Which::Tag => tool.set_tags(kept),
+        }
+        changed |= tool.is_visible();
     }
     changed
 }

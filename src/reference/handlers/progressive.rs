@@ -146,14 +146,26 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// `{name, description (the full one), inputSchema, examples,
+/// usage_guidance, error_guidance}`, with empty defaults for what the
+/// catalog leaves out.
 fn full_description(tool: &Tool) -> Value {
+    let mut d = tool.details();
+    let mut take = |key: &str, default: Value| match d.get_mut(key).map(Value::take) {
+        None | Some(Value::Null) => default,
+        Some(v) => v,
+    };
+    let description = match take("full_description", Value::Null) {
+        Value::String(s) if !s.is_empty() => s,
+        _ => tool.description.to_string(),
+    };
     json!({
-        "name": tool.name,
-        "description": if tool.full_description.is_empty() { &tool.description } else { &tool.full_description },
-        "inputSchema": tool.input_schema.value(),
-        "examples": if tool.examples.is_null() { json!([]) } else { tool.examples.value() },
-        "usage_guidance": if tool.usage_guidance.is_null() { json!({}) } else { tool.usage_guidance.value() },
-        "error_guidance": if tool.error_guidance.is_null() { json!({}) } else { tool.error_guidance.value() },
+        "name": &*tool.name,
+        "description": description,
+        "inputSchema": take("inputSchema", json!({"type": "object"})),
+        "examples": take("examples", json!([])),
+        "usage_guidance": take("usage_guidance", json!({})),
+        "error_guidance": take("error_guidance", json!({})),
     })
 }
 
@@ -168,7 +180,7 @@ fn read_descriptions(ctx: &mut Ctx<'_>, uri: &str, query: &str) -> Result<Value,
         if !ctx.has(Fault::PdMissingSelectionOk) {
             return Err(missing_selection());
         }
-        names = ctx.snap.tools().map(|t| t.name.clone()).collect();
+        names = ctx.snap.tools().map(|t| t.name.to_string()).collect();
     }
     let snap = std::sync::Arc::clone(&ctx.snap);
     let mut out = Map::new();
@@ -183,10 +195,10 @@ fn read_descriptions(ctx: &mut Ctx<'_>, uri: &str, query: &str) -> Result<Value,
             Some(doc) => {
                 let tool = snap.tool(doc);
                 out.insert(name.clone(), full_description(tool));
-                authorized.push(tool.name.clone());
+                authorized.push(tool.name.to_string());
             }
             None => {
-                let available: Vec<&str> = snap.tools().map(|t| t.name.as_str()).collect();
+                let available: Vec<&str> = snap.tools().map(|t| &*t.name).collect();
                 out.insert(
                     name.clone(),
                     json!({"error": format!("Tool '{name}' not found"), "available_tools": available}),
@@ -195,8 +207,8 @@ fn read_descriptions(ctx: &mut Ctx<'_>, uri: &str, query: &str) -> Result<Value,
         }
     }
     if ctx.has(Fault::PdExtraTools) {
-        if let Some(extra) = snap.tools().find(|t| !out.contains_key(&t.name)) {
-            out.insert(extra.name.clone(), full_description(extra));
+        if let Some(extra) = snap.tools().find(|t| !out.contains_key(&*t.name)) {
+            out.insert(extra.name.to_string(), full_description(extra));
         }
     }
     authorize(ctx, authorized);

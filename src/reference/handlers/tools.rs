@@ -20,19 +20,21 @@ pub fn minimal_schema() -> Value {
 /// A tool as `tools/list` (and every search) shows it.
 pub fn list_entry(tool: &Tool, full: bool) -> Value {
     let mut e = Map::new();
-    e.insert("name".into(), json!(tool.name));
+    e.insert("name".into(), json!(&*tool.name));
     if !tool.title.is_empty() {
-        e.insert("title".into(), json!(tool.title));
+        e.insert("title".into(), json!(&*tool.title));
     }
-    e.insert("description".into(), json!(tool.description));
+    e.insert("description".into(), json!(&*tool.description));
     if full {
-        e.insert("inputSchema".into(), tool.input_schema.value());
-        e.insert("examples".into(), tool.examples.value());
+        let mut d = tool.details();
+        let mut take = |key: &str| d.get_mut(key).map(Value::take).unwrap_or(Value::Null);
+        e.insert("inputSchema".into(), take("inputSchema"));
+        e.insert("examples".into(), take("examples"));
     } else {
         e.insert("inputSchema".into(), minimal_schema());
     }
-    e.insert("groups".into(), json!(tool.groups));
-    e.insert("tags".into(), json!(tool.tags));
+    e.insert("groups".into(), tool.groups_json());
+    e.insert("tags".into(), tool.tags_json());
     if !tool.annotations.is_null() {
         e.insert("annotations".into(), tool.annotations.value());
     }
@@ -131,7 +133,7 @@ pub fn call(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     };
     let tool = snap.tool(doc);
     progressive::require_authorized(ctx, name)?;
-    let schema = tool.input_schema.value();
+    let schema = tool.input_schema();
     if let Err(why) = args::validate(&schema, &arguments) {
         return Ok(error_result(&format!(
             "Invalid arguments for {name}: {why}"

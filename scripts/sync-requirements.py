@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Rewrites the `scenarios:` list (and a missing section/quote) of every entry
+in scenarios/requirements.yaml from the scenario files' `requirements:` and
+`spec:` keys. tests/requirements.rs fails when the two disagree; run this
+after adding or renaming scenarios."""
+import json
+import pathlib
+import re
+import sys
+
+try:
+    import yaml  # PyYAML, only for reading scenario files
+except ImportError:
+    sys.exit("sync-requirements.py needs PyYAML: pip install pyyaml")
+
+root = pathlib.Path(__file__).resolve().parent.parent / "scenarios"
+registry_path = root / "requirements.yaml"
+covering, spec_of = {}, {}
+for path in sorted(root.rglob("*.yaml")):
+    if path.name == "requirements.yaml":
+        continue
+    doc = yaml.safe_load(path.read_text())
+    for rid in doc.get("requirements", []):
+        covering.setdefault(rid, []).append(doc["id"])
+        if doc.get("spec"):
+            spec_of.setdefault(rid, doc["spec"][0])
+
+
+def q(s):
+    return json.dumps(s, ensure_ascii=False)
+
+
+out, current = [], None
+lines = registry_path.read_text().splitlines()
+i = 0
+while i < len(lines):
+    line = lines[i]
+    m = re.match(r"  - id: (\S+)", line)
+    if m:
+        current = m.group(1)
+    if current and line.startswith("    section:") or current and line.startswith("    quote:"):
+        i += 1
+        continue
+    if current and line.startswith("    scenarios:"):
+        spec = spec_of.get(current, {})
+        if spec.get("section"):
+            out.append(f"    section: {q(spec['section'])}")
+        if spec.get("quote"):
+            out.append(f"    quote: {q(spec['quote'])}")
+        ids = sorted(set(covering.get(current, [])))
+        out.append("    scenarios: [" + ", ".join(ids) + "]")
+        i += 1
+        continue
+    out.append(line)
+    i += 1
+registry_path.write_text("\n".join(out) + "\n")
+missing = [r for r in re.findall(r"  - id: (\S+)", registry_path.read_text()) if r not in covering]
+print(f"{len(covering)} requirements covered; uncovered: {', '.join(missing) or 'none'}")

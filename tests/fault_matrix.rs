@@ -1,0 +1,210 @@
+//! The fault matrix: the whole built-in catalog against the clean reference
+//! server (every applicable scenario passes, zero warnings) and against each
+//! `--fault` of it (each fault is caught — fail, or warn for a SHOULD — by at
+//! least one scenario whose requirement matches the fault, and no fault makes
+//! any scenario error out). Prints the matrix and stores it as
+//! reports/fault-matrix.md.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use mcp_conform::run::scheduler::run_all;
+use mcp_conform::run::{Outcome, ScenarioResult};
+use mcp_conform::scenario::model::{Level, Scenario};
+
+/// Which requirements (id prefixes) a fault breaks.
+fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
+    BTreeMap::from([
+        ("ignore-query", &["SEP1821-", "X-01"][..]),
+        ("query-as-regex", &["SEP1821-Q-04"][..]),
+        ("groups-all", &["SEP1300-FLT", "X-01"][..]),
+        ("tags-any", &["SEP1300-FLT", "X-01"][..]),
+        ("tags-ignore-groups", &["SEP1300-FLT-03", "X-01"][..]),
+        ("empty-groups-match-none", &["SEP1300-NEG-01"][..]),
+        (
+            "cursor-drops-query",
+            &[
+                "SEP1821-PAG",
+                "SEP1300-FLT-04",
+                "SEARCH-PAG",
+                "X-02",
+                "X-03",
+            ][..],
+        ),
+        (
+            "cursor-duplicates",
+            &[
+                "BASE-PAGE-01",
+                "SEP1821-PAG",
+                "SEP1300-FLT-04",
+                "SEARCH-PAG",
+            ][..],
+        ),
+        ("search-page-overflow", &["SEARCH-RES-02"][..]),
+        ("search-unranked", &["SEARCH-RES-03", "SEARCH-RANK"][..]),
+        ("search-missing-query-ok", &["SEARCH-REQ-01"][..]),
+        ("search-not-identical", &["SEARCH-RES-01", "X-04"][..]),
+        (
+            "unknown-method-internal-error",
+            &["BASE-ERR-01", "SEARCH-CAP-02", "SEP1300-GRP-02"][..],
+        ),
+        (
+            "bad-params-internal-error",
+            &[
+                "BASE-ERR-02",
+                "SEP1821-NEG-01",
+                "SEARCH-REQ-02",
+                "SEP1300-NEG-03",
+                "CAT-NEG-01",
+            ][..],
+        ),
+        ("parse-error-exit", &["BASE-ERR-03"][..]),
+        ("wrong-id", &["BASE-ID-01"][..]),
+        ("tags-list-duplicates", &["SEP1300-TAG-01"][..]),
+        ("pd-no-auth", &["PD-AUTH-01"][..]),
+        ("pd-shared-auth", &["PD-AUTH-04", "X-05"][..]),
+        ("pd-authorize-any", &["PD-AUTH-05"][..]),
+        ("pd-missing-selection-ok", &["PD-READ-04"][..]),
+        ("pd-extra-tools", &["PD-READ-02"][..]),
+        ("pd-case-insensitive", &["PD-READ-03"][..]),
+        ("pd-full-schemas-in-list", &["PD-LIST-01", "X-04"][..]),
+        ("category-unsorted", &["CAT-02"][..]),
+        ("category-limit-ignored", &["CAT-03"][..]),
+        ("category-counts-hidden", &["CAT-06"][..]),
+        (
+            "list-changed-missing",
+            &["SEP1821-LC-01", "SEP1300-LC-01", "X-05"][..],
+        ),
+    ])
+}
+
+/// The server's own list of faults (`serve-reference --fault help`).
+fn server_faults() -> Vec<String> {
+    let out = common::run_cli(&["serve-reference", "--fault", "help"]);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect()
+}
+
+fn run_catalog(scenarios: &[Scenario], faults: &[&str]) -> Vec<ScenarioResult> {
+    let cfg = common::config(common::reference_server(faults), None);
+    let rt = common::runtime();
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    rt.block_on(run_all(scenarios.to_vec(), Arc::clone(&cfg), 4, tx))
+}
+
+fn catches(r: &ScenarioResult, prefixes: &[&str]) -> bool {
+    matches!(r.outcome, Outcome::Fail | Outcome::Warn)
+        && r.requirements
+            .iter()
+            .any(|q| prefixes.iter().any(|p| q.starts_with(p)))
+}
+
+#[test]
+fn every_fault_is_caught_and_the_clean_server_passes() {
+    let scenarios = mcp_conform::builtin::scenarios().unwrap_or_else(|e| panic!("{e}"));
+    let clean = run_catalog(&scenarios, &[]);
+    let bad: Vec<String> = clean
+        .iter()
+        .filter(|r| !matches!(r.outcome, Outcome::Pass | Outcome::Skip | Outcome::Info))
+        .map(|r| format!("{} {}: {}", r.id, r.outcome, r.message))
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "the clean reference server must pass every applicable scenario with no warning:\n{}",
+        bad.join("\n")
+    );
+
+    let mapping = fault_requirements();
+    let faults = server_faults();
+    assert!(
+        faults.len() >= 21,
+        "expected the documented faults, got {faults:?}"
+    );
+    let unmapped: Vec<&String> = faults
+        .iter()
+        .filter(|f| !mapping.contains_key(f.as_str()))
+        .collect();
+    assert!(
+        unmapped.is_empty(),
+        "faults without a requirement mapping in this test: {unmapped:?}"
+    );
+
+    let mut matrix: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut problems = Vec::new();
+    let mut catching: BTreeSet<String> = BTreeSet::new();
+    for fault in &faults {
+        let results = run_catalog(&scenarios, &[fault.as_str()]);
+        for r in results.iter().filter(|r| r.outcome == Outcome::Error) {
+            problems.push(format!(
+                "--fault {fault} made {} error out: {}",
+                r.id, r.message
+            ));
+        }
+        let prefixes = mapping.get(fault.as_str()).copied().unwrap_or_default();
+        let caught: Vec<String> = results
+            .iter()
+            .filter(|r| catches(r, prefixes))
+            .map(|r| format!("{} ({})", r.id, r.outcome))
+            .collect();
+        if caught.is_empty() {
+            problems.push(format!(
+                "--fault {fault} is caught by no scenario of {prefixes:?}"
+            ));
+        }
+        catching.extend(
+            results
+                .iter()
+                .filter(|r| matches!(r.outcome, Outcome::Fail | Outcome::Warn))
+                .map(|r| r.id.clone()),
+        );
+        matrix.insert(fault.clone(), caught);
+    }
+    let uncaught_must: Vec<&Scenario> = scenarios
+        .iter()
+        .filter(|s| s.level == Level::Must && !catching.contains(&s.id))
+        .collect();
+    let text = render(&matrix, &uncaught_must, scenarios.len());
+    println!("{text}");
+    let path = common::root().join("reports/fault-matrix.md");
+    let _ = std::fs::create_dir_all(common::root().join("reports"));
+    let _ = std::fs::write(&path, &text);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+fn render(
+    matrix: &BTreeMap<String, Vec<String>>,
+    uncaught_must: &[&Scenario],
+    total: usize,
+) -> String {
+    let mut md = format!(
+        "# Fault matrix\n\nEvery `--fault` of the reference server, and the built-in scenarios (of {total}) \
+         whose requirement matches the fault and that caught it (fail, or warn for a SHOULD). \
+         Regenerate with `cargo test --test fault_matrix -- --nocapture`.\n\n| fault | caught by |\n|---|---|\n"
+    );
+    for (fault, caught) in matrix {
+        let _ = writeln!(
+            md,
+            "| `{fault}` | {} |",
+            if caught.is_empty() {
+                "**nothing**".into()
+            } else {
+                caught.join("<br>")
+            }
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\n## MUST scenarios no fault trips ({})\n",
+        uncaught_must.len()
+    );
+    for s in uncaught_must {
+        let _ = writeln!(md, "- `{}` ({})", s.id, s.requirements.join(", "));
+    }
+    md
+}
