@@ -15,6 +15,8 @@ use mcp_conform::run::scheduler::run_all;
 use mcp_conform::run::{Outcome, ScenarioResult};
 use mcp_conform::scenario::model::{Level, Scenario};
 
+const STATEFUL: &str = "2025-11-25";
+
 /// Which requirements (id prefixes) a fault breaks.
 fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
     BTreeMap::from([
@@ -91,8 +93,12 @@ fn server_faults() -> Vec<String> {
         .collect()
 }
 
-fn run_catalog(scenarios: &[Scenario], faults: &[&str]) -> Vec<ScenarioResult> {
-    let cfg = common::config(common::reference_server(faults), None);
+fn run_catalog(
+    scenarios: &[Scenario],
+    faults: &[&str],
+    version: Option<&str>,
+) -> Vec<ScenarioResult> {
+    let cfg = common::config(common::reference_server(faults), version);
     let rt = common::runtime();
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     rt.block_on(run_all(scenarios.to_vec(), Arc::clone(&cfg), 4, tx))
@@ -108,7 +114,8 @@ fn catches(r: &ScenarioResult, prefixes: &[&str]) -> bool {
 #[test]
 fn every_fault_is_caught_and_the_clean_server_passes() {
     let scenarios = mcp_conform::builtin::scenarios().unwrap_or_else(|e| panic!("{e}"));
-    let clean = run_catalog(&scenarios, &[]);
+    let mut clean = run_catalog(&scenarios, &[], None);
+    clean.extend(run_catalog(&scenarios, &[], Some(STATEFUL)));
     let bad: Vec<String> = clean
         .iter()
         .filter(|r| !matches!(r.outcome, Outcome::Pass | Outcome::Skip | Outcome::Info))
@@ -139,7 +146,16 @@ fn every_fault_is_caught_and_the_clean_server_passes() {
     let mut problems = Vec::new();
     let mut catching: BTreeSet<String> = BTreeSet::new();
     for fault in &faults {
-        let results = run_catalog(&scenarios, &[fault.as_str()]);
+        // Each fault runs in the stateless era (what auto picks); faults of
+        // per-session requirements also run in a stateful era, where those apply.
+        let mut results = run_catalog(&scenarios, &[fault.as_str()], None);
+        let per_session = ["PD-AUTH", "X-05"];
+        if mapping.get(fault.as_str()).is_some_and(|p| {
+            p.iter()
+                .any(|q| per_session.iter().any(|s| q.starts_with(s)))
+        }) {
+            results.extend(run_catalog(&scenarios, &[fault.as_str()], Some(STATEFUL)));
+        }
         for r in results.iter().filter(|r| r.outcome == Outcome::Error) {
             problems.push(format!(
                 "--fault {fault} made {} error out: {}",
@@ -151,6 +167,8 @@ fn every_fault_is_caught_and_the_clean_server_passes() {
             .iter()
             .filter(|r| catches(r, prefixes))
             .map(|r| format!("{} ({})", r.id, r.outcome))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
             .collect();
         if caught.is_empty() {
             problems.push(format!(

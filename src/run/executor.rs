@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use super::outcome::{Finding, Outcome, ScenarioResult};
 use super::target::Target;
 use crate::report::diff;
-use crate::scenario::expr;
+use crate::scenario::expr::{self, Bindings};
 use crate::scenario::interpolate::{interpolate, interpolate_str};
 use crate::scenario::model::{Action, Assertion, Level, Scenario, Step};
 use crate::scenario::pattern;
@@ -70,18 +70,18 @@ pub fn applicability(s: &Scenario, cfg: &RunConfig) -> Result<Option<String>, St
 }
 
 /// Bindings of a running scenario: the base ones plus empty wire logs.
-fn initial_bindings(cfg: &RunConfig) -> Map<String, Value> {
+fn initial_bindings(cfg: &RunConfig) -> Bindings {
     let mut b = base_bindings(cfg);
-    b.insert("notifications".into(), json!([]));
-    b.insert("stdout_violations".into(), json!([]));
+    b.insert("notifications", json!([]));
+    b.insert("stdout_violations", json!([]));
     b
 }
 
-fn base_bindings(cfg: &RunConfig) -> Map<String, Value> {
-    let mut b = Map::new();
-    b.insert("server".into(), cfg.server.clone());
-    b.insert("era".into(), json!(cfg.era.version));
-    b.insert("transport".into(), json!(cfg.target.transport()));
+fn base_bindings(cfg: &RunConfig) -> Bindings {
+    let mut b = Bindings::default();
+    b.insert("server", cfg.server.clone());
+    b.insert("era", json!(cfg.era.version));
+    b.insert("transport", json!(cfg.target.transport()));
     b
 }
 
@@ -108,12 +108,16 @@ struct Execution<'a> {
     s: &'a Scenario,
     cfg: &'a RunConfig,
     sessions: BTreeMap<String, Session>,
-    bindings: Map<String, Value>,
+    bindings: Bindings,
     findings: Vec<Finding>,
     labels: Vec<String>,
     transcript: Transcript,
     /// Set when the scenario could not be evaluated at all.
     error: Option<String>,
+    /// Set when a step found the scenario not applicable.
+    skipped: Option<String>,
+    /// Lengths of the wire logs last bound, so unchanged logs are not re-bound.
+    bound_logs: (usize, usize),
 }
 
 impl<'a> Execution<'a> {
@@ -127,6 +131,8 @@ impl<'a> Execution<'a> {
             labels: Vec::new(),
             transcript: Transcript::new(),
             error: None,
+            skipped: None,
+            bound_logs: (0, 0),
         }
     }
 
@@ -214,10 +220,26 @@ impl<'a> Execution<'a> {
 
     async fn run_step(&mut self, index: usize, step: &Step) -> Result<(), Stop> {
         let label = step.label(index);
+        if let Some(condition) = &step.condition {
+            match expr::eval_bool(&condition.source, &self.bindings) {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.bind_step(step, Value::Null);
+                    return Ok(());
+                }
+                Err(e) => {
+                    let outcome = Outcome::for_level(self.level_for(Some(step), None));
+                    let msg = format!("if {:?}: {e}", condition.source);
+                    return self.record(Finding::new(outcome, Some(label), msg));
+                }
+            }
+        }
         match &step.for_each {
             None => {
                 let answer = self.perform(step, &label).await?;
                 self.bind_step(step, answer.clone());
+                self.capture(step, &label)?;
+                self.check_applicable(step, &label)?;
                 self.check(step, &label, &answer, None)?;
             }
             Some(fe) => {
@@ -242,22 +264,52 @@ impl<'a> Execution<'a> {
                 }
                 self.bindings.remove(&fe.var);
                 self.bind_step(step, Value::Array(answers));
+                self.capture(step, &label)?;
+                self.check_applicable(step, &label)?;
             }
         }
-        self.capture(step, &label)
+        Ok(())
+    }
+
+    /// `skip_unless`: a server that turns out not to offer the feature
+    /// makes the scenario not applicable (skip), unless something already failed.
+    fn check_applicable(&mut self, step: &Step, label: &str) -> Result<(), Stop> {
+        let Some(req) = &step.skip_unless else {
+            return Ok(());
+        };
+        match expr::eval_bool(&req.expr.source, &self.bindings) {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                self.skipped = Some(req.reason.clone());
+                Err(Stop)
+            }
+            Err(e) => {
+                let outcome = Outcome::for_level(self.level_for(Some(step), None));
+                let msg = format!("skip_unless {:?}: {e}", req.expr.source);
+                self.record(Finding::new(outcome, Some(label.to_string()), msg))
+            }
+        }
     }
 
     fn bind_step(&mut self, step: &Step, answer: Value) {
         if let Some(id) = &step.id {
             self.bindings.insert(id.clone(), answer);
         }
+        let notes = self
+            .sessions
+            .get(MAIN)
+            .map_or(0, |s| s.notification_log.len());
+        let lines: usize = self.sessions.values().map(|s| s.violations.len()).sum();
+        if (notes, lines) == self.bound_logs {
+            return;
+        }
+        self.bound_logs = (notes, lines);
         let log: Vec<Value> = self
             .sessions
             .get(MAIN)
             .map(|s| s.notification_log.clone())
             .unwrap_or_default();
-        self.bindings
-            .insert("notifications".into(), Value::Array(log));
+        self.bindings.insert("notifications", Value::Array(log));
         let violations: Vec<Value> = self
             .sessions
             .values()
@@ -268,10 +320,13 @@ impl<'a> Execution<'a> {
             })
             .collect();
         self.bindings
-            .insert("stdout_violations".into(), Value::Array(violations));
+            .insert("stdout_violations", Value::Array(violations));
     }
 
     fn capture(&mut self, step: &Step, label: &str) -> Result<(), Stop> {
+        if step.captures.is_empty() {
+            return Ok(());
+        }
         for (name, e) in &step.captures {
             match expr::eval(&e.source, &self.bindings) {
                 Ok(v) => {
@@ -298,6 +353,18 @@ impl<'a> Execution<'a> {
         })
     }
 
+    /// A method name (or other text) with `${…}` interpolated.
+    fn interpolated_text(&mut self, label: &str, text: &str) -> Result<String, Stop> {
+        match interpolate_str(text, &self.bindings) {
+            Ok(Value::String(s)) => Ok(s),
+            Ok(other) => Ok(other.to_string()),
+            Err(e) => {
+                self.error = Some(format!("{label}: {e}"));
+                Err(Stop)
+            }
+        }
+    }
+
     /// Does the step's wire action and returns its answer as bound in CEL.
     async fn perform(&mut self, step: &Step, label: &str) -> Result<Value, Stop> {
         let timeout = self.timeout(Some(step));
@@ -319,6 +386,7 @@ impl<'a> Execution<'a> {
                     Some(id) => Some(self.interpolated(step, label, id)?),
                     None => None,
                 };
+                let method = &self.interpolated_text(label, method)?;
                 let request = jsonrpc_request_view(method, params.as_ref());
                 let session = self.session(step, label).await?;
                 let answer = match paginate {
@@ -333,12 +401,14 @@ impl<'a> Execution<'a> {
                             attach(&mut a, "request", request);
                             a
                         }),
-                    Some(field) => {
-                        paginate_all(
-                            session, method, params, field, *max_pages, timeout, step.meta,
-                        )
-                        .await
-                    }
+                    Some(field) => paginate_all(
+                        session, method, params, field, *max_pages, timeout, step.meta,
+                    )
+                    .await
+                    .map(|mut a| {
+                        attach(&mut a, "request", request);
+                        a
+                    }),
                 };
                 match answer {
                     Ok(a) => {
@@ -353,6 +423,7 @@ impl<'a> Execution<'a> {
                 }
             }
             Action::Notify { method, params } => {
+                let method = &self.interpolated_text(label, method)?;
                 let params = match params {
                     Some(p) => Some(self.interpolated(step, label, p)?),
                     None => None,
@@ -484,7 +555,8 @@ impl<'a> Execution<'a> {
             Ok(false) => match &a.message {
                 Some(m) => match interpolate_str(m, &self.bindings) {
                     Ok(Value::String(text)) => text,
-                    _ => m.clone(),
+                    Ok(other) => other.to_string(),
+                    Err(e) => format!("{m} [the message could not be filled in: {e}]"),
                 },
                 None => "assertion is false".to_string(),
             },
@@ -534,6 +606,11 @@ impl<'a> Execution<'a> {
     fn verdict(&self) -> (Outcome, String) {
         if let Some(e) = &self.error {
             return (Outcome::Error, e.clone());
+        }
+        if let Some(reason) = &self.skipped {
+            if !self.findings.iter().any(|f| f.outcome == Outcome::Fail) {
+                return (Outcome::Skip, reason.clone());
+            }
         }
         let worst = self.findings.iter().max_by_key(|f| f.outcome.severity());
         match worst {

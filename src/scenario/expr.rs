@@ -1,8 +1,8 @@
 //! CEL expressions (`assert`, `capture`, `requires`, `for_each`) and the
 //! helper functions a spec editor needs. Values cross the boundary as JSON.
 
-use std::collections::BTreeSet;
-use std::sync::{Arc, OnceLock};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cel::extractors::Arguments;
 use cel::objects::Value as CelValue;
@@ -39,7 +39,7 @@ fn env() -> Arc<Env> {
 
 /// A compiled expression.
 pub struct Compiled {
-    program: Program,
+    program: Arc<Program>,
 }
 
 impl std::fmt::Debug for Compiled {
@@ -48,12 +48,31 @@ impl std::fmt::Debug for Compiled {
     }
 }
 
+/// Compiled programs by source text: a scenario evaluates the same few
+/// expressions many times (per step, per for_each item).
+fn program_cache() -> &'static Mutex<HashMap<String, Arc<Program>>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<Program>>>> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
 /// Compiles an expression, so syntax errors surface when the file is loaded.
 pub fn compile(source: &str) -> Result<Compiled, ExprError> {
-    env()
-        .compile(source)
-        .map(|program| Compiled { program })
-        .map_err(|e| ExprError::Syntax(clean_parse_error(&e.to_string())))
+    if let Some(program) = program_cache()
+        .lock()
+        .ok()
+        .and_then(|c| c.get(source).cloned())
+    {
+        return Ok(Compiled { program });
+    }
+    let program = Arc::new(
+        env()
+            .compile(source)
+            .map_err(|e| ExprError::Syntax(clean_parse_error(&e.to_string())))?,
+    );
+    if let Ok(mut cache) = program_cache().lock() {
+        cache.insert(source.to_string(), program.clone());
+    }
+    Ok(Compiled { program })
 }
 
 fn clean_parse_error(text: &str) -> String {
@@ -64,15 +83,57 @@ fn clean_parse_error(text: &str) -> String {
         .replace("<input>:", "column ")
 }
 
-/// Evaluates `source` with `bindings` (name → JSON value) as variables.
-pub fn eval(source: &str, bindings: &Map<String, Value>) -> Result<Value, ExprError> {
+/// Variables of CEL expressions, kept both as JSON and as CEL values so each
+/// answer is converted once, when it is bound, not at every evaluation.
+#[derive(Debug, Clone, Default)]
+pub struct Bindings {
+    json: Map<String, Value>,
+    cel: BTreeMap<String, CelValue>,
+}
+
+impl Bindings {
+    pub fn insert(&mut self, name: impl Into<String>, value: Value) {
+        let name = name.into();
+        let cel_value = json_to_cel(&value);
+        self.cel.insert(name.clone(), cel_value);
+        self.json.insert(name, value);
+    }
+
+    pub fn remove(&mut self, name: &str) {
+        self.cel.remove(name);
+        self.json.remove(name);
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.json.get(name)
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.json.contains_key(name)
+    }
+}
+
+impl From<Map<String, Value>> for Bindings {
+    fn from(json: Map<String, Value>) -> Self {
+        let mut b = Bindings::default();
+        for (k, v) in json {
+            b.insert(k, v);
+        }
+        b
+    }
+}
+
+/// Evaluates `source` with `bindings` as variables.
+pub fn eval(source: &str, bindings: &Bindings) -> Result<Value, ExprError> {
     let compiled = compile(source)?;
     let mut ctx = Context::with_env(env());
     register_helpers(&mut ctx);
-    for (name, value) in bindings {
-        let cel_value =
-            cel::to_value(value).map_err(|e| ExprError::Eval(format!("binding {name}: {e}")))?;
-        ctx.add_variable_from_value(name.clone(), cel_value);
+    // Only the variables the expression names: handing a binding to the
+    // interpreter converts it deeply, and most expressions use one or two.
+    for name in compiled.program.references().variables() {
+        if let Some(value) = bindings.cel.get(name) {
+            ctx.add_variable_from_value(name.to_string(), value.clone());
+        }
     }
     let out = compiled
         .program
@@ -82,7 +143,7 @@ pub fn eval(source: &str, bindings: &Map<String, Value>) -> Result<Value, ExprEr
 }
 
 /// Evaluates an expression that must give a boolean.
-pub fn eval_bool(source: &str, bindings: &Map<String, Value>) -> Result<bool, ExprError> {
+pub fn eval_bool(source: &str, bindings: &Bindings) -> Result<bool, ExprError> {
     match eval(source, bindings)? {
         Value::Bool(b) => Ok(b),
         other => Err(ExprError::Type {
@@ -93,7 +154,7 @@ pub fn eval_bool(source: &str, bindings: &Map<String, Value>) -> Result<bool, Ex
 }
 
 /// Evaluates an expression that must give a list.
-pub fn eval_list(source: &str, bindings: &Map<String, Value>) -> Result<Vec<Value>, ExprError> {
+pub fn eval_list(source: &str, bindings: &Bindings) -> Result<Vec<Value>, ExprError> {
     match eval(source, bindings)? {
         Value::Array(items) => Ok(items),
         other => Err(ExprError::Type {
@@ -110,7 +171,37 @@ fn to_json(value: &CelValue) -> Result<Value, ExprError> {
 }
 
 fn from_json(value: &Value) -> Result<CelValue, ExecutionError> {
-    cel::to_value(value).map_err(|e| ExecutionError::function_error("json", e))
+    Ok(json_to_cel(value))
+}
+
+/// JSON to CEL with integers as `int` (not `uint`), so `type(x) == int` and
+/// comparisons with negative literals work on any JSON integer that fits.
+pub fn json_to_cel(value: &Value) -> CelValue {
+    match value {
+        Value::Null => CelValue::Null,
+        Value::Bool(b) => CelValue::Bool(*b),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => CelValue::Int(i),
+            (None, Some(u)) => CelValue::UInt(u),
+            _ => CelValue::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => CelValue::String(Arc::new(s.clone())),
+        Value::Array(items) => CelValue::List(Arc::new(items.iter().map(json_to_cel).collect())),
+        Value::Object(map) => {
+            let entries: HashMap<cel::objects::Key, CelValue> = map
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        cel::objects::Key::String(Arc::new(k.clone())),
+                        json_to_cel(v),
+                    )
+                })
+                .collect();
+            CelValue::Map(cel::objects::Map {
+                map: Arc::new(entries),
+            })
+        }
+    }
 }
 
 type HelperResult = Result<CelValue, ExecutionError>;
@@ -118,7 +209,7 @@ type Helper = (&'static str, fn(Arguments) -> HelperResult);
 
 /// The helper functions documented in scenarios/README.md.
 fn register_helpers(ctx: &mut Context) {
-    let helpers: [Helper; 16] = [
+    let helpers: [Helper; 18] = [
         ("same_set", same_set),
         ("subset", subset),
         ("unique", unique),
@@ -135,6 +226,8 @@ fn register_helpers(ctx: &mut Context) {
         ("distinctive_word", distinctive_word),
         ("tool_result", tool_result),
         ("schema_errors", schema_errors),
+        ("url_encode", url_encode),
+        ("sum", sum),
     ];
     for (name, f) in helpers {
         // A name clash with the standard library would be a programming error
@@ -416,6 +509,38 @@ fn tool_result(args: Arguments) -> HelperResult {
     from_json(&parsed)
 }
 
+/// Percent-encodes a text for use in a URI query (RFC 3986 unreserved kept).
+fn url_encode(args: Arguments) -> HelperResult {
+    let a = args_json("url_encode", &args, 1)?;
+    let text = str_arg("url_encode", &a[0])?;
+    let mut out = String::new();
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    Ok(CelValue::String(Arc::new(out)))
+}
+
+/// The sum of a list of numbers (an int when every item is an integer).
+fn sum(args: Arguments) -> HelperResult {
+    let a = args_json("sum", &args, 1)?;
+    let items = list_arg("sum", &a[0])?;
+    if items.iter().all(|v| v.as_i64().is_some()) {
+        return Ok(CelValue::Int(items.iter().filter_map(Value::as_i64).sum()));
+    }
+    let total = items
+        .iter()
+        .map(|v| {
+            v.as_f64()
+                .ok_or_else(|| ExecutionError::function_error("sum", "expects a list of numbers"))
+        })
+        .sum::<Result<f64, _>>()?;
+    Ok(CelValue::Float(total))
+}
+
 /// Violations of a schema definition (`schema_errors(init, 'InitializeResult')`).
 fn schema_errors(args: Arguments) -> HelperResult {
     let a = args_json("schema_errors", &args, 2)?;
@@ -431,8 +556,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn b(v: Value) -> Map<String, Value> {
-        v.as_object().cloned().unwrap_or_default()
+    fn b(v: Value) -> Bindings {
+        Bindings::from(v.as_object().cloned().unwrap_or_default())
     }
 
     #[test]
@@ -475,6 +600,9 @@ mod tests {
             "count(y, 3) == 2",
             "distinctive_word(tools, 'a') == 'quarterly'",
             "tool_result(call).n == 1",
+            "url_encode('a b/c') == 'a%20b%2Fc'",
+            "sum([1, 2, 3]) == 6 && sum([0.5, 1]) == 1.5",
+            "type(x[0]) == int && x[0] > -1",
         ] {
             assert_eq!(eval_bool(expr, &bindings), Ok(true), "{expr}");
         }
@@ -483,7 +611,7 @@ mod tests {
     #[test]
     fn errors_are_explained() {
         assert!(matches!(compile("a +"), Err(ExprError::Syntax(_))));
-        let empty = Map::new();
+        let empty = Bindings::default();
         assert!(matches!(
             eval_bool("missing.field", &empty),
             Err(ExprError::Eval(_))

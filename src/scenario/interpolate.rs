@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::expr::{self, ExprError};
+use super::expr::{self, Bindings, ExprError};
 
 /// One piece of an interpolated string.
 #[derive(Debug, Clone, PartialEq)]
@@ -109,10 +109,7 @@ pub enum InterpolateError {
 }
 
 /// Replaces every `${…}` in `value`.
-pub fn interpolate(
-    value: &Value,
-    bindings: &Map<String, Value>,
-) -> Result<Value, InterpolateError> {
+pub fn interpolate(value: &Value, bindings: &Bindings) -> Result<Value, InterpolateError> {
     Ok(match value {
         Value::String(s) => interpolate_str(s, bindings)?,
         Value::Array(items) => Value::Array(
@@ -137,7 +134,7 @@ pub fn interpolate(
 }
 
 /// Interpolates one string; the result is a string unless the whole string is one expression.
-pub fn interpolate_str(s: &str, bindings: &Map<String, Value>) -> Result<Value, InterpolateError> {
+pub fn interpolate_str(s: &str, bindings: &Bindings) -> Result<Value, InterpolateError> {
     if !s.contains("${") {
         return Ok(Value::String(s.to_string()));
     }
@@ -169,11 +166,13 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn bindings() -> Map<String, Value> {
-        json!({"g": "pages", "n": 3, "all": {"result": {"tools": [{"name": "a"}]}}})
-            .as_object()
-            .cloned()
-            .unwrap_or_default()
+    fn bindings() -> Bindings {
+        Bindings::from(
+            json!({"g": "pages", "n": 3, "all": {"result": {"tools": [{"name": "a"}]}}})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        )
     }
 
     #[test]

@@ -137,6 +137,8 @@ fn suggest_key(pointer: &str, key: &str) -> String {
     let allowed: &[&str] = if pointer.starts_with("/steps/") && pointer.matches('/').count() == 2 {
         &[
             "id",
+            "if",
+            "skip_unless",
             "session",
             "request",
             "notify",
@@ -433,8 +435,21 @@ impl Loader<'_> {
                     .collect()
             })
             .unwrap_or_default();
+        let condition = get_str(obj, "if").map(|src| self.expr(&format!("{pointer}/if"), &src));
+        let skip_unless = obj
+            .get("skip_unless")
+            .and_then(Value::as_object)
+            .and_then(|o| {
+                let expr = self.expr(&format!("{pointer}/skip_unless/expr"), &get_str(o, "expr")?);
+                Some(Requirement {
+                    expr,
+                    reason: get_str(o, "reason")?,
+                })
+            });
         Some(Step {
             id: get_str(obj, "id"),
+            condition,
+            skip_unless,
             session: get_str(obj, "session"),
             action,
             for_each,

@@ -118,6 +118,10 @@ pub struct ForEach {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
     pub id: Option<String>,
+    /// CEL; when false the step is not run.
+    pub condition: Option<Expr>,
+    /// After the answer: when false, the scenario is not applicable (skip).
+    pub skip_unless: Option<Requirement>,
     pub session: Option<String>,
     pub action: Action,
     pub for_each: Option<ForEach>,

@@ -97,7 +97,15 @@ fn check_operator(key: &str, operand: &Value, in_alternative: bool) -> Result<()
             Err(format!("{key} takes {what}, found {}", describe(operand)))
         }
     };
+    // An operand written as `${…}` is checked after interpolation, at run time.
+    let deferred = operand.as_str().is_some_and(|t| t.contains("${"));
     match key {
+        "$len" | "$min_len" | "$max_len" | "$gte" | "$lte" | "$unordered" | "$regex" | "$type"
+        | "$one_of"
+            if deferred =>
+        {
+            Ok(())
+        }
         "$type" => match operand {
             Value::String(t) => check_type_name(t),
             Value::Array(ts) if !ts.is_empty() => ts.iter().try_for_each(|t| match t {
