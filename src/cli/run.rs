@@ -14,7 +14,7 @@ use mcp_conform::report::data::{Collector, ReportData};
 use mcp_conform::report::{html, json, junit, markdown, Renderer};
 use mcp_conform::run::catalog::{run_catalog, RunOptions};
 use mcp_conform::run::events::{Event, Summary};
-use mcp_conform::run::Target;
+use mcp_conform::run::{ScenarioResult, Target};
 use mcp_conform::scenario::model::Scenario;
 use mcp_conform::session::era::KNOWN_VERSIONS;
 use mcp_conform::transport::stdio::kill_all_groups;
@@ -227,12 +227,18 @@ async fn run_and_report(
     let order: Vec<String> = scenarios.iter().map(|s| s.id.clone()).collect();
     let mut console = console(args);
     let mut collector = Collector::default();
-    let mut marked = Vec::new();
+    // What the summary needs of each result (the results themselves are in the collector).
+    let mut marked: Vec<ScenarioResult> = Vec::new();
     let outcome = run_catalog(target, scenarios, &opts, |event| {
         let event = match event {
             Event::Finished(mut r) => {
                 r.expected_failure = baseline::is_failing(&r, args.strict) && base.expects(&r);
-                marked.push((*r).clone());
+                marked.push(ScenarioResult {
+                    transcript: Vec::new(),
+                    findings: Vec::new(),
+                    stderr_tail: String::new(),
+                    ..(*r).clone()
+                });
                 Event::Finished(r)
             }
             Event::Done(s) => {

@@ -56,6 +56,11 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
         Some(Frame::Line(line))
     }
 
+    /// Bytes of a line begun but not yet ended.
+    pub fn pending(&self) -> usize {
+        self.seen
+    }
+
     /// The next frame, or `None` at a clean end of stream.
     pub async fn next_frame(&mut self) -> std::io::Result<Option<Frame>> {
         loop {

@@ -127,7 +127,10 @@ impl<W: Write> ConsoleReporter<W> {
             }
             self.emit(&line);
         }
-        self.results.push(r.clone());
+        // Only problems are shown again at the end; passing results are not kept.
+        if matches!(r.outcome, Outcome::Fail | Outcome::Error | Outcome::Warn) {
+            self.results.push(r.clone());
+        }
     }
 
     fn done(&mut self, summary: &Summary) {

@@ -75,6 +75,13 @@ impl Connection {
         }
     }
 
+    fn pending_bytes(&self) -> usize {
+        match self {
+            Connection::Stdio(c) => c.pending_bytes(),
+            Connection::Http(..) => 0,
+        }
+    }
+
     /// Tells the transport the handshake settled on `version`.
     fn handshake_done(&mut self, version: &str) {
         if let Connection::Http(c, _) = self {
@@ -98,7 +105,9 @@ pub struct WireViolation {
 }
 
 /// Notifications kept per session; a flood beyond this is counted, not stored.
-const MAX_NOTIFICATIONS: usize = 10_000;
+const MAX_NOTIFICATIONS: usize = 1_000;
+/// Wire violations kept per session; the first ones tell the story.
+const MAX_VIOLATIONS: usize = 100;
 /// Server-to-client requests answered while waiting for one answer; a server
 /// that sends more (and may not read its stdin meanwhile) is not answered further.
 const MAX_SERVER_REQUESTS: usize = 100;
@@ -358,7 +367,7 @@ impl Session {
                     &self.name,
                     format!("not a JSON-RPC message line: {reason}: {excerpt}"),
                 );
-                self.violations.push(WireViolation {
+                self.violation(WireViolation {
                     reason: reason.clone(),
                     excerpt: excerpt.clone(),
                 });
@@ -441,13 +450,20 @@ impl Session {
         }
         if self.sent_ids.contains(&got.to_string()) && self.answered_ids.contains(&got.to_string())
         {
-            self.violations.push(WireViolation {
+            self.violation(WireViolation {
                 reason: format!("a second answer to request id {got}"),
                 excerpt: crate::transport::stdio::excerpt(answer.to_string().as_bytes()),
             });
             return Some(format!("second answer to request {got} ignored"));
         }
         None
+    }
+
+    /// Records a wire violation, keeping only the first ones.
+    fn violation(&mut self, v: WireViolation) {
+        if self.violations.len() < MAX_VIOLATIONS {
+            self.violations.push(v);
+        }
     }
 
     /// What the server did instead of answering, for a timeout message.
@@ -459,6 +475,12 @@ impl Session {
                 "meanwhile the server wrote {} line(s) that are not JSON-RPC messages, the last: {}",
                 new.len(),
                 last.reason
+            ));
+        }
+        let pending = self.conn.pending_bytes();
+        if pending > 0 {
+            hints.push(format!(
+                "the server wrote {pending} bytes without ending the line"
             ));
         }
         let exit = self.conn.exit_description().await;
@@ -505,10 +527,13 @@ impl Session {
                 Ok(None)
             }
             Message::Request { .. } if self.server_requests_answered >= MAX_SERVER_REQUESTS => {
-                self.violations.push(WireViolation {
-                    reason: format!("the server sent more than {MAX_SERVER_REQUESTS} requests while the harness waited for one answer; the rest were not answered"),
-                    excerpt: String::new(),
-                });
+                if self.server_requests_answered == MAX_SERVER_REQUESTS {
+                    self.server_requests_answered += 1;
+                    self.violation(WireViolation {
+                        reason: format!("the server sent more than {MAX_SERVER_REQUESTS} requests while the harness waited for one answer; the rest were not answered"),
+                        excerpt: String::new(),
+                    });
+                }
                 Ok(None)
             }
             Message::Request { id, method, .. } => {
@@ -528,7 +553,7 @@ impl Session {
             }
             Message::Response { .. } | Message::Error { .. } => Ok(Some(v)),
             Message::Invalid { reason, .. } => {
-                self.violations.push(WireViolation {
+                self.violation(WireViolation {
                     reason: format!("not a JSON-RPC 2.0 message: {reason}"),
                     excerpt: crate::transport::stdio::excerpt(v.to_string().as_bytes()),
                 });

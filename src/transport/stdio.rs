@@ -270,6 +270,11 @@ impl StdioConnection {
         self.stderr.lock().map(|b| b.tail()).unwrap_or_default()
     }
 
+    /// Bytes of an unfinished line on stdout (a server that stopped mid-line).
+    pub fn pending_bytes(&self) -> usize {
+        self.stdout.as_ref().map_or(0, LineReader::pending)
+    }
+
     /// How the process ended, waiting briefly for it; "is still running" if it has not.
     pub async fn exit_description(&mut self) -> String {
         if let Some(status) = self.reaped {

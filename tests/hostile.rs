@@ -1,0 +1,201 @@
+//! The harness against hostile servers (fixtures/hostile/hostile_server.py):
+//! every scenario gets a verdict with a one-line reason naming what the
+//! server did, the run ends within the timeouts' bound, the harness's memory
+//! stays bounded, and no process of the run survives it.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// (mode, a phrase some verdict or server exit must contain).
+const CASES: &[(&str, &str)] = &[
+    ("never-answers", "no answer to initialize within 1000 ms"),
+    ("answers-late", "no answer to initialize within 1000 ms"),
+    ("exit-in-handshake", "exited with status 3"),
+    ("exit-mid-scenario", "exited with status 5"),
+    ("segfault", "killed by signal 11 (SIGSEGV)"),
+    ("abort", "killed by signal 6 (SIGABRT)"),
+    (
+        "non-json",
+        "not JSON-RPC messages, the last: line is not JSON",
+    ),
+    ("partial-line", "without ending the line"),
+    ("huge-line", "line exceeded 16 MiB"),
+    ("stderr-flood", "earlier bytes of stderr not kept"),
+    ("notification-flood", ""),
+    ("wrong-id", "expected exactly"),
+    ("duplicate-id", "a second answer to request id"),
+    ("two-answers", "a second answer to request id"),
+    ("request-loop", "sent more than 100 requests"),
+    ("close-stdout", "closed its output but is still running"),
+    ("ignore-sigterm", "ignored SIGTERM and was killed"),
+    ("fork-child-holding-stdout", "a child process holds it"),
+    ("invalid-utf8", "not valid UTF-8"),
+    ("deep-nesting", "recursion limit exceeded"),
+];
+
+/// Peak resident memory (VmHWM) of a running process, in KiB.
+fn peak_rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|n| n.parse().ok())
+}
+
+fn run_mode(
+    mode: &str,
+    marker: &str,
+    dir: &std::path::Path,
+) -> (Option<i32>, Duration, u64, Value) {
+    let report = dir.join(format!("{mode}.json"));
+    let script = common::root().join("fixtures/hostile/hostile_server.py");
+    let started = Instant::now();
+    let mut child = Command::new(common::bin())
+        .args([
+            "-q",
+            "-p",
+            "base",
+            "-j",
+            "2",
+            "--timeout-ms",
+            "1000",
+            "--protocol-version",
+            "2025-11-25",
+            "--report-json",
+        ])
+        .arg(&report)
+        .args(["--", "python3"])
+        .arg(&script)
+        .args([mode, marker])
+        .current_dir(common::root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut peak = 0;
+    let status = loop {
+        if let Some(kib) = peak_rss_kib(child.id()) {
+            peak = peak.max(kib);
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("{mode}: the harness did not finish within 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let text =
+        std::fs::read_to_string(&report).unwrap_or_else(|e| panic!("{mode}: no report: {e}"));
+    let json: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{mode}: {e}"));
+    (status.code(), started.elapsed(), peak, json)
+}
+
+#[test]
+fn every_hostile_server_gets_named_verdicts_and_leaves_nothing_behind() {
+    if !common::has_python() {
+        eprintln!("skipped: python3 is not installed (the hostile fixture servers need it)");
+        return;
+    }
+    let dir = common::output_dir("hostile");
+    let expected_scenarios = mcp_conform::builtin::scenarios()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| s.profile == "base")
+        .count();
+    let mut table = String::from(
+        "| behaviour | exit | time to verdicts | peak RSS | reason |\n|---|---|---|---|---|\n",
+    );
+    let mut problems = Vec::new();
+    for (mode, phrase) in CASES {
+        let marker = format!("hostile-marker-{}-{mode}", std::process::id());
+        let (code, took, peak, report) = run_mode(mode, &marker, &dir);
+        let scenarios = report["scenarios"].as_array().cloned().unwrap_or_default();
+        if scenarios.len() != expected_scenarios {
+            problems.push(format!(
+                "{mode}: {} verdicts for {expected_scenarios} scenarios",
+                scenarios.len()
+            ));
+        }
+        let texts: Vec<String> = scenarios
+            .iter()
+            .flat_map(|s| {
+                let mut t = vec![
+                    s["message"].as_str().unwrap_or("").to_string(),
+                    s["stderr_tail"]
+                        .as_str()
+                        .unwrap_or("")
+                        .chars()
+                        .take(200)
+                        .collect(),
+                ];
+                t.extend(
+                    s["server_exits"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string),
+                );
+                t.extend(
+                    s["findings"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|f| f["message"].as_str())
+                        .map(str::to_string),
+                );
+                t
+            })
+            .collect();
+        if !texts.iter().any(|t| t.contains(phrase)) {
+            problems.push(format!("{mode}: no verdict mentions {phrase:?}"));
+        }
+        if !matches!(code, Some(1) | Some(3)) {
+            problems.push(format!("{mode}: exit code {code:?}, expected 1 or 3"));
+        }
+        if peak > 128 * 1024 {
+            problems.push(format!(
+                "{mode}: harness peak RSS {} MiB > 128 MiB",
+                peak / 1024
+            ));
+        }
+        if took > Duration::from_secs(60) {
+            problems.push(format!("{mode}: took {took:?}"));
+        }
+        let left = Command::new("pgrep")
+            .args(["-f", &marker])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default();
+        if !left.is_empty() {
+            let _ = Command::new("pkill").args(["-9", "-f", &marker]).status();
+            problems.push(format!("{mode}: processes left behind: {left}"));
+        }
+        let reason = texts
+            .iter()
+            .find(|t| !phrase.is_empty() && t.contains(phrase))
+            .cloned()
+            .unwrap_or_default();
+        table.push_str(&format!(
+            "| {mode} | {} | {:.2} s | {} MiB | {} |\n",
+            code.unwrap_or(-1),
+            took.as_secs_f64(),
+            peak / 1024,
+            reason
+                .replace('|', "\\|")
+                .chars()
+                .take(140)
+                .collect::<String>()
+        ));
+    }
+    println!("{table}");
+    let _ = std::fs::write(dir.join("hostile.md"), &table);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
