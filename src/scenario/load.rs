@@ -111,6 +111,24 @@ impl Loader<'_> {
                 self.doc.position(&pointer),
                 format!("{place} is missing required key {property}"),
             ),
+            ValidationErrorKind::Enum { options } => {
+                let allowed: Vec<String> = options
+                    .as_array()
+                    .map(|o| {
+                        o.iter()
+                            .map(|v| v.as_str().map_or(v.to_string(), str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                (
+                    self.doc.position(&pointer),
+                    format!(
+                        "{place}: {} is not one of {}",
+                        e.instance(),
+                        allowed.join(", ")
+                    ),
+                )
+            }
             _ => (
                 self.doc.position(&pointer),
                 format!("{place}: {}", e.masked()),

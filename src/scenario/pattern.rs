@@ -119,9 +119,16 @@ fn check_operator(key: &str, operand: &Value, in_alternative: bool) -> Result<()
         },
         "$absent" | "$present" | "$exact" => expect(operand == &Value::Bool(true), "true"),
         "$regex" => match operand {
-            Value::String(re) => Regex::new(re)
-                .map(|_| ())
-                .map_err(|e| format!("$regex does not compile: {e}")),
+            Value::String(re) => Regex::new(re).map(|_| ()).map_err(|e| {
+                let text = e.to_string();
+                let reason = text
+                    .lines()
+                    .last()
+                    .unwrap_or(&text)
+                    .trim_start_matches("error: ")
+                    .to_string();
+                format!("$regex {re:?} does not compile: {reason}")
+            }),
             _ => expect(false, "a regular expression string"),
         },
         "$len" | "$min_len" | "$max_len" => {
