@@ -27,10 +27,10 @@ fn each_broken_file_gives_its_exact_error() {
     names.sort();
     assert!(names.len() >= 10, "{names:?}");
     let mut all = String::new();
+    let re = regex::Regex::new(r"^fixtures/bad-scenarios/[a-z-]+\.yaml:\d+:\d+: ")
+        .unwrap_or_else(|e| panic!("{e}"));
     for name in &names {
         let e = errors_of(name);
-        let re = regex::Regex::new(r"^fixtures/bad-scenarios/[a-z-]+\.yaml:\d+:\d+: ")
-            .unwrap_or_else(|e| panic!("{e}"));
         for line in e.lines() {
             assert!(re.is_match(line), "{name}: not file:line:col: {line}");
         }
