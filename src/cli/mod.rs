@@ -134,6 +134,10 @@ pub struct RunArgs {
     /// Run only the K-th of N deterministic slices of the selected scenarios (e.g. 2/4).
     #[arg(long, value_name = "K/N")]
     pub shard: Option<String>,
+    /// Keep the wire transcript of passing and skipped scenarios in the reports too
+    /// (by default only failures, warnings, errors and info keep theirs).
+    #[arg(long)]
+    pub full_transcripts: bool,
     /// Write the JSON report (format mcp-conform/report@1) to FILE.
     #[arg(long, value_name = "FILE")]
     pub report_json: Option<PathBuf>,

@@ -14,7 +14,7 @@ use mcp_conform::report::data::{Collector, ReportData};
 use mcp_conform::report::{html, json, junit, markdown, Renderer};
 use mcp_conform::run::catalog::{run_catalog, RunOptions};
 use mcp_conform::run::events::{Event, Summary};
-use mcp_conform::run::{ScenarioResult, Target};
+use mcp_conform::run::{Outcome, ScenarioResult, Target};
 use mcp_conform::scenario::model::Scenario;
 use mcp_conform::session::era::KNOWN_VERSIONS;
 use mcp_conform::transport::stdio::kill_all_groups;
@@ -233,6 +233,10 @@ async fn run_and_report(
         let event = match event {
             Event::Finished(mut r) => {
                 r.expected_failure = baseline::is_failing(&r, args.strict) && base.expects(&r);
+                if !args.full_transcripts && matches!(r.outcome, Outcome::Pass | Outcome::Skip) {
+                    r.transcript_dropped += r.transcript.len();
+                    r.transcript.clear();
+                }
                 marked.push(ScenarioResult {
                     transcript: Vec::new(),
                     findings: Vec::new(),

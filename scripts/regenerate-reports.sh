@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Regenerates the committed reports of the built-in reference server
+# (reports/reference.{json,md,html}). tests/reports_fresh.rs fails when they
+# no longer match the scenario catalog.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+./target/release/mcp-conform -q -j 2 \
+  --report-json reports/reference.json \
+  --report-markdown reports/reference.md \
+  --report-html reports/reference.html
