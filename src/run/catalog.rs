@@ -37,7 +37,10 @@ fn report_unreachable(
     sink(Event::Started(Box::new(RunInfo {
         target: target.display(),
         transport: target.transport().to_string(),
-        era: opts.protocol_version.clone().unwrap_or_else(|| "unknown".into()),
+        era: opts
+            .protocol_version
+            .clone()
+            .unwrap_or_else(|| "unknown".into()),
         server: serde_json::Value::Null,
         harness_version: env!("CARGO_PKG_VERSION").to_string(),
         started_at: chrono::Utc::now().to_rfc3339(),
@@ -46,12 +49,19 @@ fn report_unreachable(
     })));
     let mut results = Vec::new();
     for s in scenarios {
-        let mut r = ScenarioResult::blank(s, super::outcome::Outcome::Error, format!("not run: {}", e.message));
+        let mut r = ScenarioResult::blank(
+            s,
+            super::outcome::Outcome::Error,
+            format!("not run: {}", e.message),
+        );
         r.stderr_tail = e.stderr.clone();
         sink(Event::Finished(Box::new(r.clone())));
         results.push(r);
     }
-    sink(Event::Done(Summary::from_results(&results, started.elapsed().as_millis() as u64)));
+    sink(Event::Done(Summary::from_results(
+        &results,
+        started.elapsed().as_millis() as u64,
+    )));
 }
 
 /// Probes `target` and runs `scenarios`; `sink` sees Started, every Finished

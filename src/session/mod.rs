@@ -20,7 +20,11 @@ pub use transcript::{Direction, Transcript};
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SessionError {
     #[error("no answer to {method} within {ms} ms{hint}")]
-    Timeout { method: String, ms: u64, hint: String },
+    Timeout {
+        method: String,
+        ms: u64,
+        hint: String,
+    },
     #[error("the server {exit} while {during}")]
     Closed { during: String, exit: String },
     #[error(transparent)]
@@ -435,7 +439,8 @@ impl Session {
         if self.abandoned_ids.contains(got) {
             return Some(format!("late answer to earlier request {got} ignored"));
         }
-        if self.sent_ids.contains(&got.to_string()) && self.answered_ids.contains(&got.to_string()) {
+        if self.sent_ids.contains(&got.to_string()) && self.answered_ids.contains(&got.to_string())
+        {
             self.violations.push(WireViolation {
                 reason: format!("a second answer to request id {got}"),
                 excerpt: crate::transport::stdio::excerpt(answer.to_string().as_bytes()),
@@ -458,7 +463,9 @@ impl Session {
         }
         let exit = self.conn.exit_description().await;
         if exit != "is still running" && !exit.starts_with("closed the connection") {
-            hints.push(format!("the server {exit}, but its stdout is still open (a child process holds it?)"));
+            hints.push(format!(
+                "the server {exit}, but its stdout is still open (a child process holds it?)"
+            ));
         }
         if hints.is_empty() {
             String::new()
@@ -471,9 +478,13 @@ impl Session {
     /// are answered; a response (or an invalid message) is returned.
     async fn dispatch(&mut self, v: Value) -> Result<Option<Value>, SessionError> {
         if !self.transcript.is_full() {
-            self.transcript.record(&self.name, Direction::Received, v.clone());
+            self.transcript
+                .record(&self.name, Direction::Received, v.clone());
         }
-        if v.get("id").is_none() && v.get("method").is_some_and(Value::is_string) && v["jsonrpc"] == "2.0" {
+        if v.get("id").is_none()
+            && v.get("method").is_some_and(Value::is_string)
+            && v["jsonrpc"] == "2.0"
+        {
             // The common case of a flood, handled without copying the message again.
             if self.notification_log.len() < MAX_NOTIFICATIONS {
                 self.notification_log.push(v.clone());

@@ -74,7 +74,10 @@ impl Transcript {
 
     /// Whether further entries would only be counted (callers can skip copying).
     pub fn is_full(&self) -> bool {
-        self.inner.lock().map(|i| i.entries.len() >= MAX_ENTRIES).unwrap_or(true)
+        self.inner
+            .lock()
+            .map(|i| i.entries.len() >= MAX_ENTRIES)
+            .unwrap_or(true)
     }
 
     pub fn record(&self, session: &str, direction: Direction, message: Value) {
