@@ -224,7 +224,12 @@ fn tool_search(
         .take(limit)
         .map(|(t, s)| json!({"tool": summary(t), "score": s.score, "matchedOn": s.matched_on}))
         .collect();
-    Ok(json!({"tools": tools, "totalMatches": total, "categories": categories}))
+    // Built by hand: `json!` would deep-copy the arrays through `to_value`.
+    let mut result = Map::with_capacity(3);
+    result.insert("tools".into(), Value::Array(tools));
+    result.insert("totalMatches".into(), Value::from(total));
+    result.insert("categories".into(), Value::Array(categories));
+    Ok(Value::Object(result))
 }
 
 fn parse_limit(value: Option<&Value>) -> Result<usize, String> {
@@ -306,7 +311,10 @@ fn tools_by_category(snap: &Snapshot, args: &Map<String, Value>) -> Result<Value
         .filter(|t| t.category_id() == Some(c.as_str()))
         .map(summary)
         .collect();
-    Ok(json!({"category": c, "tools": tools}))
+    let mut result = Map::with_capacity(2);
+    result.insert("category".into(), Value::String(c.clone()));
+    result.insert("tools".into(), Value::Array(tools));
+    Ok(Value::Object(result))
 }
 
 #[cfg(test)]

@@ -454,22 +454,22 @@ fn status_for(reply: &Value) -> StatusCode {
 /// Frames the dispatcher's messages: 202 for none, JSON for a lone
 /// response, SSE (notifications first, the response last) when
 /// notifications come with it and the client accepts a stream.
-fn answer(out: Vec<Value>, wants: Wants) -> Response {
-    let Some(reply) = out.iter().find(|m| is_response(m)).cloned() else {
+fn answer(mut out: Vec<Value>, wants: Wants) -> Response {
+    let Some(at) = out.iter().position(is_response) else {
         if out.is_empty() {
             return StatusCode::ACCEPTED.into_response();
         }
         // Only notifications (not produced today): still deliver them.
         return sse_once(out);
     };
-    let status = status_for(&reply);
+    let status = status_for(&out[at]);
     let streams = wants.sse && (!wants.json || out.len() > 1);
     if status != StatusCode::OK || !streams {
-        return json_response(status, &reply);
+        return json_response(status, &out[at]);
     }
-    let mut ordered: Vec<Value> = out.into_iter().filter(|m| !is_response(m)).collect();
-    ordered.push(reply);
-    sse_once(ordered)
+    let reply = out.remove(at);
+    out.push(reply);
+    sse_once(out)
 }
 
 fn event(message: &Value) -> Result<Event, Infallible> {

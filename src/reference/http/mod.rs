@@ -257,7 +257,11 @@ pub(crate) fn rpc_error_status(
 }
 
 pub(crate) fn json_response(status: StatusCode, body: &Value) -> Response {
-    let bytes = serde_json::to_vec(body).unwrap_or_else(|_| b"{}".to_vec());
+    // Sized for a typical list page, so the buffer rarely regrows.
+    let mut bytes = Vec::with_capacity(8 * 1024);
+    if serde_json::to_writer(&mut bytes, body).is_err() {
+        bytes = b"{}".to_vec();
+    }
     (
         status,
         [(
