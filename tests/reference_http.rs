@@ -405,9 +405,15 @@ async fn idle_sessions_expire() {
         idle.request("ping", json!({})).await.status,
         StatusCode::NOT_FOUND
     );
-    // An open GET stream keeps its session alive.
+    // An open GET stream keeps its session alive...
     streaming.ok("ping", json!({})).await;
+    // ...and once the client drops it, the session idles out like any other.
     drop(stream);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(
+        streaming.request("ping", json!({})).await.status,
+        StatusCode::NOT_FOUND
+    );
 }
 
 #[tokio::test]
@@ -447,6 +453,34 @@ async fn foreign_origins_are_forbidden() {
         .await
         .expect("GET");
     assert_eq!(get.status(), StatusCode::FORBIDDEN);
+
+    // An allowed browser origin gets CORS headers and its preflight answered.
+    let r = c.post_raw(&msg, &[("origin", "https://app.example")]).await;
+    let allow = |h: &HeaderMap, k: &str| {
+        h.get(k)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string()
+    };
+    assert_eq!(
+        allow(&r.headers, "access-control-allow-origin"),
+        "https://app.example"
+    );
+    assert!(allow(&r.headers, "access-control-expose-headers").contains("Mcp-Session-Id"));
+    let pre = reqwest::Client::new()
+        .request(reqwest::Method::OPTIONS, &s.url)
+        .header("origin", "https://app.example")
+        .header("access-control-request-method", "POST")
+        .header(
+            "access-control-request-headers",
+            "content-type, mcp-session-id",
+        )
+        .send()
+        .await
+        .expect("preflight");
+    assert_eq!(pre.status(), StatusCode::NO_CONTENT);
+    assert!(allow(pre.headers(), "access-control-allow-headers").contains("mcp-session-id"));
+    assert!(allow(pre.headers(), "access-control-allow-methods").contains("DELETE"));
 }
 
 #[tokio::test]
@@ -828,6 +862,45 @@ async fn listen_streams_hear_every_change() {
         .next_method("notifications/tools/list_changed", WAIT)
         .await
         .is_some());
+}
+
+#[tokio::test]
+async fn sigterm_ends_listen_streams_with_their_result() {
+    let mut s = Served::start(&[]);
+    let mut listener = Client::new(&s.url, V0728);
+    let msg = listener.message(
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+    );
+    let mut req = listener.http.post(&s.url).json(&msg);
+    for (k, v) in listener.headers_for(&msg) {
+        req = req.header(k, v);
+    }
+    let mut events = Events::new(req.send().await.expect("listen"));
+    assert!(events.next(WAIT).await.is_some(), "acknowledged");
+    let session = Client::open(&s.url, V1125).await;
+    let get = session.get_stream().await;
+    // SAFETY: kill(2) on the child we spawned, by its pid.
+    let rc = unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) };
+    assert_eq!(rc, 0);
+    let last = events.next(WAIT).await.expect("the listen result");
+    assert_eq!(last["id"], msg["id"]);
+    assert_eq!(last["result"]["resultType"], "complete");
+    assert_eq!(
+        last["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        msg["id"]
+    );
+    assert!(events.next(WAIT).await.is_none(), "then the stream ends");
+    drop(get);
+    let started = std::time::Instant::now();
+    loop {
+        if let Ok(Some(status)) = s.child.try_wait() {
+            assert!(status.success(), "{status}");
+            break;
+        }
+        assert!(started.elapsed() < WAIT, "the server exits after SIGTERM");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 #[tokio::test]

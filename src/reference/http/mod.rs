@@ -15,7 +15,7 @@ use super::server::Server;
 use super::session::Change;
 use super::{ReferenceError, ServeArgs};
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -222,25 +222,55 @@ async fn sweep(app: Shared, ttl: Duration) {
 }
 
 /// Rejects requests whose `Origin` is neither loopback nor allowed (403),
-/// before any handler runs.
+/// before any handler runs. Accepted cross-origin requests get CORS
+/// headers, and their preflights (`OPTIONS`) are answered here, so a
+/// browser client on an allowed origin can use the endpoint.
 async fn check_origin(State(app): State<Shared>, request: Request, next: Next) -> Response {
-    let Some(origin) = request.headers().get(axum::http::header::ORIGIN) else {
+    let Some(origin) = request.headers().get(header::ORIGIN).cloned() else {
         return next.run(request).await;
     };
-    let ok = origin.to_str().is_ok_and(|o| app.origins.allows(o));
-    if ok {
-        return next.run(request).await;
+    if !origin.to_str().is_ok_and(|o| app.origins.allows(o)) {
+        let shown = String::from_utf8_lossy(origin.as_bytes()).into_owned();
+        let message = format!(
+            "Forbidden: Origin {shown:?} is not allowed (loopback origins are; start the server with --allowed-origin to allow others)"
+        );
+        return if request.uri().path() == MCP_PATH {
+            rpc_error_status(StatusCode::FORBIDDEN, Value::Null, -32600, &message, None)
+        } else {
+            rest::error(StatusCode::FORBIDDEN, &message)
+        };
     }
-    let shown = String::from_utf8_lossy(origin.as_bytes()).into_owned();
-    let message = format!(
-        "Forbidden: Origin {shown:?} is not allowed (loopback origins are; start the server with --allowed-origin to allow others)"
-    );
-    if request.uri().path() == MCP_PATH {
-        rpc_error_status(StatusCode::FORBIDDEN, Value::Null, -32600, &message, None)
+    let mut response = if request.method() == Method::OPTIONS {
+        let mut r = StatusCode::NO_CONTENT.into_response();
+        let h = r.headers_mut();
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            HeaderValue::from_static("GET, POST, DELETE, OPTIONS"),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            HeaderValue::from_static(CORS_REQUEST_HEADERS),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_MAX_AGE,
+            HeaderValue::from_static("600"),
+        );
+        r
     } else {
-        rest::error(StatusCode::FORBIDDEN, &message)
-    }
+        next.run(request).await
+    };
+    let h = response.headers_mut();
+    h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+    h.insert(header::VARY, HeaderValue::from_static("Origin"));
+    h.insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static("Mcp-Session-Id"),
+    );
+    response
 }
+
+/// What a browser client may send cross-origin.
+const CORS_REQUEST_HEADERS: &str = "content-type, accept, authorization, last-event-id, mcp-session-id, mcp-protocol-version, mcp-method, mcp-name";
 
 /// A JSON-RPC error as the body of an HTTP error status.
 pub(crate) fn rpc_error_status(
@@ -265,7 +295,7 @@ pub(crate) fn json_response(status: StatusCode, body: &Value) -> Response {
     (
         status,
         [(
-            axum::http::header::CONTENT_TYPE,
+            header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         )],
         bytes,
