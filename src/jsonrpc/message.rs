@@ -141,7 +141,13 @@ pub fn notification(method: &str, params: Option<Value>) -> Value {
 }
 
 pub fn response(id: Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
+    // Built by hand: `json!` would copy `result` through `to_value`, a deep
+    // copy of every list the server answers with.
+    let mut msg = serde_json::Map::with_capacity(3);
+    msg.insert("jsonrpc".into(), Value::String("2.0".into()));
+    msg.insert("id".into(), id);
+    msg.insert("result".into(), result);
+    Value::Object(msg)
 }
 
 pub fn error_response(id: Value, code: i64, message: &str, data: Option<Value>) -> Value {

@@ -18,6 +18,7 @@ pub mod error;
 pub mod faults;
 pub mod filter;
 pub mod handlers;
+pub mod http;
 pub mod index;
 pub mod live;
 pub mod params;
@@ -40,7 +41,7 @@ use std::path::{Path, PathBuf};
 pub const DEFAULT_CATALOG: &str = crate::fixture::REFERENCE_CATALOG;
 
 /// `mcp-conform serve-reference` options.
-#[derive(Debug, Clone, Default, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct ServeArgs {
     /// Catalog file to serve (format mcp-conform/catalog@1); default: the embedded reference catalog.
     #[arg(long, value_name = "FILE")]
@@ -66,6 +67,40 @@ pub struct ServeArgs {
     /// Seed of --catalog-gen.
     #[arg(long, default_value_t = catalog_gen::DEFAULT_SEED)]
     pub seed: u64,
+    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio. ADDR is HOST:PORT or a bare
+    /// PORT (bound on 127.0.0.1); port 0 picks a free one. The bound URL is printed on stderr.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = http::DEFAULT_ADDR)]
+    pub http: Option<String>,
+    /// With --http: also accept requests whose Origin header is ORIGIN (e.g. https://app.example);
+    /// loopback origins are always accepted, any other Origin gets 403 (repeatable).
+    #[arg(long = "allowed-origin", value_name = "ORIGIN", requires = "http")]
+    pub allowed_origins: Vec<String>,
+    /// With --http: end sessions idle for this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = http::DEFAULT_SESSION_TTL_SECS)]
+    pub session_ttl: u64,
+    /// With --http: most sessions open at once; initialize beyond it gets 503.
+    #[arg(long, value_name = "N", default_value_t = http::DEFAULT_MAX_SESSIONS)]
+    pub max_sessions: usize,
+}
+
+impl Default for ServeArgs {
+    /// What `mcp-conform serve-reference` with no options means.
+    fn default() -> Self {
+        ServeArgs {
+            catalog: None,
+            faults: Vec::new(),
+            control: false,
+            rate_limit: None,
+            max_line: crate::jsonrpc::DEFAULT_MAX_LINE,
+            catalog_gen: None,
+            out: None,
+            seed: catalog_gen::DEFAULT_SEED,
+            http: None,
+            allowed_origins: Vec::new(),
+            session_ttl: http::DEFAULT_SESSION_TTL_SECS,
+            max_sessions: http::DEFAULT_MAX_SESSIONS,
+        }
+    }
 }
 
 /// Why the server could not start.
@@ -91,6 +126,10 @@ pub enum ReferenceError {
     },
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
+    #[error("--http {addr}: {reason}")]
+    HttpAddr { addr: String, reason: String },
+    #[error("--allowed-origin {0:?}: expected scheme://host[:port], e.g. https://app.example")]
+    BadOrigin(String),
 }
 
 /// Loads `path`, or the embedded catalog.
@@ -141,13 +180,21 @@ pub fn build_server(args: &ServeArgs) -> Result<Server, ReferenceError> {
 }
 
 /// Runs `serve-reference` to completion: prints the fault list, generates a
-/// catalog, or serves stdio until stdin closes. Blocking: it owns a
-/// single-threaded runtime (use [`run_async`] from inside one).
+/// catalog, serves stdio until stdin closes, or serves HTTP until SIGTERM /
+/// Ctrl-C. Blocking: it owns its runtime (use [`run_async`] from inside one).
 pub fn run(args: ServeArgs) -> Result<(), ReferenceError> {
     if let Some(done) = run_offline(&args)? {
         return Ok(done);
     }
     let server = build_server(&args)?;
+    if let Some(addr) = &args.http {
+        let options = http::HttpOptions::from_args(addr, &args)?;
+        // HTTP sessions are served concurrently: one worker per core.
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?;
+        return rt.block_on(http::serve(server, options));
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -163,6 +210,10 @@ pub async fn run_async(args: ServeArgs) -> Result<(), ReferenceError> {
         return Ok(done);
     }
     let server = build_server(&args)?;
+    if let Some(addr) = &args.http {
+        let options = http::HttpOptions::from_args(addr, &args)?;
+        return http::serve(server, options).await;
+    }
     stdio::serve(&server, tokio::io::stdin(), std::io::stdout()).await?;
     Ok(())
 }

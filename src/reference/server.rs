@@ -45,6 +45,10 @@ pub struct Server {
     store: Mutex<Store>,
     pub(crate) shared_auth: Option<SharedAuth>,
     changes: broadcast::Sender<Change>,
+    /// Held from reading the catalog to replacing it, so concurrent
+    /// mutations (several HTTP sessions) apply one after the other and none
+    /// overwrites another's change.
+    mutations: Mutex<()>,
 }
 
 impl Server {
@@ -61,6 +65,7 @@ impl Server {
             store: Mutex::new(Store::default()),
             shared_auth,
             changes,
+            mutations: Mutex::new(()),
         }
     }
 
@@ -80,6 +85,12 @@ impl Server {
     /// The catalog generation requests see right now.
     pub fn snapshot(&self) -> Arc<Snapshot> {
         Arc::clone(&self.live.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Serializes catalog mutations: take it, then read [`Server::snapshot`],
+    /// edit, and [`Server::replace_catalog`] before dropping it.
+    pub(crate) fn lock_mutations(&self) -> MutexGuard<'_, ()> {
+        self.mutations.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Replaces the catalog (control hook) and announces the change to

@@ -4,7 +4,7 @@
 use super::tools::minimal_schema;
 use super::Ctx;
 use crate::reference::catalog::Tool;
-use crate::reference::faults::Fault;
+use crate::reference::faults::{Fault, Faults};
 use crate::reference::live::Snapshot;
 use serde_json::{json, Map, Value};
 
@@ -13,12 +13,28 @@ const MAX_LIMIT: i64 = 100;
 /// What `category-limit-ignored` returns instead of honouring `limit`.
 const FAULTY_LIMIT: usize = 50;
 
+/// The tools this module answers.
+pub const TOOLS: &[&str] = &["tool_search", "list_categories", "get_tools_by_category"];
+
 /// Runs one of the category tools, or `None` when `tool` is not one of them.
 pub fn run(ctx: &Ctx<'_>, tool: &Tool, args: &Map<String, Value>) -> Option<Result<Value, String>> {
-    let snap = &ctx.snap;
-    Some(match &*tool.name {
-        "tool_search" => tool_search(ctx, snap, args),
-        "list_categories" => Ok(list_categories(snap, ctx.has(Fault::CategoryCountsHidden))),
+    run_on(&ctx.snap, ctx.faults(), &tool.name, args)
+}
+
+/// [`run`] without a request context, for the REST endpoints of seed 001,
+/// which answer with exactly what the tools put in `structuredContent`.
+pub fn run_on(
+    snap: &Snapshot,
+    faults: &Faults,
+    tool: &str,
+    args: &Map<String, Value>,
+) -> Option<Result<Value, String>> {
+    Some(match tool {
+        "tool_search" => tool_search(faults, snap, args),
+        "list_categories" => Ok(list_categories(
+            snap,
+            faults.has(Fault::CategoryCountsHidden),
+        )),
         "get_tools_by_category" => tools_by_category(snap, args),
         _ => return None,
     })
@@ -136,7 +152,11 @@ fn query_words(text: &str) -> Vec<String> {
     out
 }
 
-fn tool_search(ctx: &Ctx<'_>, snap: &Snapshot, args: &Map<String, Value>) -> Result<Value, String> {
+fn tool_search(
+    faults: &Faults,
+    snap: &Snapshot,
+    args: &Map<String, Value>,
+) -> Result<Value, String> {
     let query = match args.get("query") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.as_str()).filter(|s| !s.trim().is_empty()),
@@ -165,7 +185,7 @@ fn tool_search(ctx: &Ctx<'_>, snap: &Snapshot, args: &Map<String, Value>) -> Res
             .collect(),
         Some(_) => return Err("'tags' must be an array of strings".into()),
     };
-    let limit = if ctx.has(Fault::CategoryLimitIgnored) {
+    let limit = if faults.has(Fault::CategoryLimitIgnored) {
         FAULTY_LIMIT
     } else {
         parse_limit(args.get("limit"))?
@@ -190,7 +210,7 @@ fn tool_search(ctx: &Ctx<'_>, snap: &Snapshot, args: &Map<String, Value>) -> Res
             matches.push((tool, scored));
         }
     }
-    if !ctx.has(Fault::CategoryUnsorted) {
+    if !faults.has(Fault::CategoryUnsorted) {
         matches.sort_by(|a, b| {
             b.1.score
                 .cmp(&a.1.score)
@@ -204,7 +224,12 @@ fn tool_search(ctx: &Ctx<'_>, snap: &Snapshot, args: &Map<String, Value>) -> Res
         .take(limit)
         .map(|(t, s)| json!({"tool": summary(t), "score": s.score, "matchedOn": s.matched_on}))
         .collect();
-    Ok(json!({"tools": tools, "totalMatches": total, "categories": categories}))
+    // Built by hand: `json!` would deep-copy the arrays through `to_value`.
+    let mut result = Map::with_capacity(3);
+    result.insert("tools".into(), Value::Array(tools));
+    result.insert("totalMatches".into(), Value::from(total));
+    result.insert("categories".into(), Value::Array(categories));
+    Ok(Value::Object(result))
 }
 
 fn parse_limit(value: Option<&Value>) -> Result<usize, String> {
@@ -286,7 +311,10 @@ fn tools_by_category(snap: &Snapshot, args: &Map<String, Value>) -> Result<Value
         .filter(|t| t.category_id() == Some(c.as_str()))
         .map(summary)
         .collect();
-    Ok(json!({"category": c, "tools": tools}))
+    let mut result = Map::with_capacity(2);
+    result.insert("category".into(), Value::String(c.clone()));
+    result.insert("tools".into(), Value::Array(tools));
+    Ok(Value::Object(result))
 }
 
 #[cfg(test)]

@@ -17,7 +17,10 @@ use serde_json::{json, Value};
 
 pub fn mutate(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     let action = p.req_str("action")?;
-    let mut catalog = ctx.snap.catalog.clone();
+    // The request's snapshot may already be stale when another session
+    // mutated meanwhile: edit the newest catalog, under the lock.
+    let _serial = ctx.server.lock_mutations();
+    let mut catalog = ctx.server.snapshot().catalog.clone();
     let mut change = Change {
         origin: ctx.session.id,
         ..Change::default()

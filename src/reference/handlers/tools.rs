@@ -93,7 +93,10 @@ pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     };
     let tools: Vec<Value> = docs.iter().map(|&d| entry(ctx, ctx.snap.tool(d))).collect();
     let next = ctx.next_cursor(issue_scope, offset, tools.len(), total);
-    Ok(with_next(json!({ "tools": tools }), next))
+    // Not `json!`: it would deep-copy the page through `to_value`.
+    let mut result = Map::with_capacity(2);
+    result.insert("tools".into(), Value::Array(tools));
+    Ok(with_next(Value::Object(result), next))
 }
 
 /// The `query-as-regex` fault: what a server that hands the query to a
@@ -152,11 +155,15 @@ pub fn call(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
 /// A successful tool result: the value as structured content and as JSON
 /// text, for clients that only read `content`.
 pub fn ok_result(value: Value) -> Value {
-    json!({
-        "content": [{"type": "text", "text": value.to_string()}],
-        "structuredContent": value,
-        "isError": false,
-    })
+    let mut result = Map::with_capacity(3);
+    result.insert(
+        "content".into(),
+        json!([{"type": "text", "text": value.to_string()}]),
+    );
+    // Moved in, not through `json!`, which would deep-copy it.
+    result.insert("structuredContent".into(), value);
+    result.insert("isError".into(), Value::Bool(false));
+    Value::Object(result)
 }
 
 pub fn error_result(message: &str) -> Value {
