@@ -18,7 +18,11 @@ pub fn run(ctx: &Ctx<'_>, tool: &Tool, args: &Map<String, Value>) -> Option<Resu
     let snap = &ctx.snap;
     Some(match &*tool.name {
         "tool_search" => tool_search(ctx, snap, args),
-        "list_categories" => Ok(list_categories(snap, ctx.has(Fault::CategoryCountsHidden))),
+        "list_categories" => Ok(list_categories(
+            snap,
+            ctx.has(Fault::CategoryCountsHidden),
+            ctx.has(Fault::CategoryShape),
+        )),
         "get_tools_by_category" => tools_by_category(snap, args),
         _ => return None,
     })
@@ -173,10 +177,16 @@ fn tool_search(ctx: &Ctx<'_>, snap: &Snapshot, args: &Map<String, Value>) -> Res
 
     let mut matches: Vec<(&Tool, Scored)> = Vec::new();
     for tool in snap.tools() {
-        if category.is_some_and(|c| tool.category_id() != Some(c)) {
+        let loose = ctx.has(Fault::CategoryMatchesTags);
+        if category.is_some_and(|c| tool.category_id() != Some(c) && !(loose && tool.has_tag(c))) {
             continue;
         }
-        if !tags.is_empty() && !tags.iter().any(|t| tool.has_tag(t)) {
+        let tag_ok = if ctx.has(Fault::CategoryTagsAll) {
+            tags.iter().all(|t| tool.has_tag(t))
+        } else {
+            tags.iter().any(|t| tool.has_tag(t))
+        };
+        if !tags.is_empty() && !tag_ok {
             continue;
         }
         let scored = match query {
@@ -198,12 +208,29 @@ fn tool_search(ctx: &Ctx<'_>, snap: &Snapshot, args: &Map<String, Value>) -> Res
         });
     }
     let categories = match_counts(snap, &matches);
-    let total = matches.len();
+    let mut total = matches.len();
+    let repeat = |s: &Scored| {
+        if ctx.has(Fault::CategoryDuplicateMatches) {
+            s.matched_on.len().max(1)
+        } else {
+            1
+        }
+    };
     let tools: Vec<Value> = matches
         .into_iter()
+        .flat_map(|(t, s)| std::iter::repeat_n((t, s.clone()), repeat(&s)))
         .take(limit)
-        .map(|(t, s)| json!({"tool": summary(t), "score": s.score, "matchedOn": s.matched_on}))
+        .map(|(t, s)| {
+            if ctx.has(Fault::CategoryShape) {
+                json!({"tool": summary(t), "score": s.score})
+            } else {
+                json!({"tool": summary(t), "score": s.score, "matchedOn": s.matched_on})
+            }
+        })
         .collect();
+    if ctx.has(Fault::CategoryTotalIsPage) {
+        total = tools.len();
+    }
     Ok(json!({"tools": tools, "totalMatches": total, "categories": categories}))
 }
 
@@ -254,7 +281,7 @@ fn unknown_category(snap: &Snapshot, c: &str) -> String {
     )
 }
 
-fn list_categories(snap: &Snapshot, count_hidden: bool) -> Value {
+fn list_categories(snap: &Snapshot, count_hidden: bool, count_as_string: bool) -> Value {
     let categories: Vec<Value> = snap
         .catalog
         .categories
@@ -266,7 +293,12 @@ fn list_categories(snap: &Snapshot, count_hidden: bool) -> Value {
             } else {
                 snap.tools().filter(in_cat).count()
             };
-            json!({"id": c.id, "name": c.name, "description": c.description, "toolCount": n})
+            let count = if count_as_string {
+                json!(n.to_string())
+            } else {
+                json!(n)
+            };
+            json!({"id": c.id, "name": c.name, "description": c.description, "toolCount": count})
         })
         .collect();
     json!({ "categories": categories })
