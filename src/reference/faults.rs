@@ -65,6 +65,7 @@ faults! {
     StdoutNoise = "stdout-noise": "the stdio server prints a log line on stdout for each unknown method",
     CategoryBadArgsInternalError = "category-bad-args-internal-error": "tool_search argument errors (bad limit, query, tags, unknown category) escape as -32603",
     CategoryMatchesTags = "category-matches-tags": "tool_search's category filter also admits tools carrying a tag of that name",
+    CategoryFilterIgnoredWithQuery = "category-filter-ignored-with-query": "tool_search ignores `category` when a `query` is present",
     CategoryTagsAll = "category-tags-all": "tool_search's tags filter requires ALL named tags instead of ANY",
     CategoryTotalIsPage = "category-total-is-page": "tool_search's totalMatches counts the returned page, not every match",
     CategoryShape = "category-shape": "tool_search items lack matchedOn and list_categories gives toolCount as a string",

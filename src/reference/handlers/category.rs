@@ -178,6 +178,8 @@ fn tool_search(ctx: &Ctx<'_>, snap: &Snapshot, args: &Map<String, Value>) -> Res
     let mut matches: Vec<(&Tool, Scored)> = Vec::new();
     for tool in snap.tools() {
         let loose = ctx.has(Fault::CategoryMatchesTags);
+        let category =
+            category.filter(|_| query.is_none() || !ctx.has(Fault::CategoryFilterIgnoredWithQuery));
         if category.is_some_and(|c| tool.category_id() != Some(c) && !(loose && tool.has_tag(c))) {
             continue;
         }
