@@ -80,6 +80,59 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
             "list-changed-missing",
             &["SEP1821-LC-01", "SEP1300-LC-01", "X-05"][..],
         ),
+        ("error-code-string", &["BASE-ERR-04", "BASE-SCHEMA-01"][..]),
+        ("no-server-info", &["BASE-INIT-01", "BASE-SCHEMA-01"][..]),
+        ("id-as-float", &["BASE-ID-01"][..]),
+        ("id-large-lossy", &["BASE-ID-01"][..]),
+        ("invalid-cursor-ok", &["BASE-PAGE-01"][..]),
+        ("list-no-input-schema", &["BASE-SCHEMA-01"][..]),
+        ("resources-list-no-name", &["BASE-SCHEMA-01"][..]),
+        ("stdout-noise", &["BASE-STDIO-01"][..]),
+        ("category-bad-args-internal-error", &["CAT-NEG-01"][..]),
+        ("category-matches-tags", &["CAT-04"][..]),
+        ("category-filter-ignored-with-query", &["CAT-04"][..]),
+        ("category-tags-all", &["CAT-05"][..]),
+        ("category-total-is-page", &["CAT-01"][..]),
+        ("category-shape", &["CAT-01", "CAT-06"][..]),
+        ("category-duplicate-matches", &["CAT-01"][..]),
+        ("query-drops-filter", &["X-01"][..]),
+        ("pd-auth-filter-scoped", &["X-04"][..]),
+        ("session-varying-results", &["X-05"][..]),
+        ("pd-auth-replaced", &["PD-AUTH-02", "PD-AUTH-03"][..]),
+        ("pd-first-name-only", &["PD-AUTH-02"][..]),
+        ("pd-resource-uri-bare", &["PD-AUTH-02"][..]),
+        ("pd-placeholder-schema", &["PD-READ-01"][..]),
+        ("pd-terse-resource", &["PD-RES-01"][..]),
+        ("search-capability-missing", &["SEARCH-CAP-01"][..]),
+        ("search-exposes-hidden", &["SEARCH-SEC-01"][..]),
+        (
+            "search-mixed-features",
+            &["SEARCH-SEC-01", "SEARCH-RES-01"][..],
+        ),
+        ("search-cursor-drops-query", &["SEARCH-PAG-01"][..]),
+        (
+            "search-cursor-without-query-ok",
+            &["SEARCH-REQ-01", "SEARCH-PAG-01"][..],
+        ),
+        ("filtering-capability-missing", &["SEP1300-CAP-01"][..]),
+        ("filtering-list-changed-string", &["SEP1300-CAP-01"][..]),
+        ("empty-tags-match-none", &["SEP1300-NEG-01"][..]),
+        (
+            "filter-reveals-hidden",
+            &["SEP1300-FLT-01", "SEP1300-FLT-02"][..],
+        ),
+        (
+            "filter-entries-stripped",
+            &["SEP1300-FLT-01", "SEP1300-FLT-02"][..],
+        ),
+        ("groups-list-duplicates", &["SEP1300-GRP-01"][..]),
+        ("query-capability-missing", &["SEP1821-CAP-01"][..]),
+        (
+            "query-reveals-hidden",
+            &["SEP1821-SEC-01", "SEP1821-Q-02"][..],
+        ),
+        ("no-instructions", &["SEP1821-DOC-01"][..]),
+        ("query-nul-internal-error", &["SEP1821-Q-04"][..]),
     ])
 }
 
@@ -147,9 +200,11 @@ fn every_fault_is_caught_and_the_clean_server_passes() {
     let mut catching: BTreeSet<String> = BTreeSet::new();
     for fault in &faults {
         // Each fault runs in the stateless era (what auto picks); faults of
-        // per-session requirements also run in a stateful era, where those apply.
+        // per-session requirements, of the initialize handshake and of
+        // requests without params (the stateless era always sends params)
+        // also run in a stateful era, where those apply.
         let mut results = run_catalog(&scenarios, &[fault.as_str()], None);
-        let per_session = ["PD-AUTH", "X-05"];
+        let per_session = ["PD-AUTH", "X-05", "BASE-INIT", "SEARCH-REQ-01"];
         if mapping.get(fault.as_str()).is_some_and(|p| {
             p.iter()
                 .any(|q| per_session.iter().any(|s| q.starts_with(s)))

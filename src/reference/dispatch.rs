@@ -121,6 +121,10 @@ impl Server {
     ) -> Vec<Value> {
         let reply_id = if self.faults().has(Fault::WrongId) {
             digits_as_number(&id)
+        } else if self.faults().has(Fault::IdAsFloat) {
+            number_as_float(&id)
+        } else if self.faults().has(Fault::IdLargeLossy) {
+            rounded_through_double(&id)
         } else {
             id.clone()
         };
@@ -147,11 +151,24 @@ impl Server {
             Ok(Some(mut result)) => {
                 if ctx.era == Era::Stateless {
                     era::decorate_stateless(method, &mut result, self.list_ttl_ms());
+                    if self.faults().has(Fault::NoServerInfo) {
+                        if let Some(Value::Object(meta)) = result.get_mut("_meta") {
+                            meta.remove(era::META_SERVER_INFO);
+                        }
+                    }
                 }
                 out.push(response(reply_id, result));
             }
             Ok(None) => {}
-            Err(e) => out.push(self.map_error(e).to_response(reply_id)),
+            Err(e) => {
+                let mut response = self.map_error(e).to_response(reply_id);
+                if self.faults().has(Fault::ErrorCodeString) {
+                    if let Some(code) = response.pointer_mut("/error/code") {
+                        *code = Value::String(code.to_string());
+                    }
+                }
+                out.push(response);
+            }
         }
         out.append(&mut ctx.after);
         out
@@ -245,6 +262,25 @@ fn usable_id(value: &Value) -> Value {
         .filter(|id| valid_id(id))
         .cloned()
         .unwrap_or(Value::Null)
+}
+
+/// The `id-as-float` fault: a number id is read into an `f64` and written
+/// back from it.
+fn number_as_float(id: &Value) -> Value {
+    match id.as_f64() {
+        Some(f) if id.is_number() => Value::from(f),
+        _ => id.clone(),
+    }
+}
+
+/// The `id-large-lossy` fault: an integer id held in an `f64`, as a
+/// JavaScript server holds it, and written back as an integer.
+fn rounded_through_double(id: &Value) -> Value {
+    match (id.as_i64(), id.as_u64()) {
+        (Some(n), _) => Value::from(n as f64 as i64),
+        (None, Some(n)) => Value::from(n as f64 as u64),
+        _ => id.clone(),
+    }
 }
 
 /// The `wrong-id` fault: a string id made only of digits becomes a number.

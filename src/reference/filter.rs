@@ -3,6 +3,7 @@
 //! constraint; an unknown name matches nothing.
 
 use super::bitset::Bitset;
+use super::catalog::Tool;
 use super::error::RpcError;
 use super::faults::{Fault, Faults};
 use super::live::Snapshot;
@@ -52,6 +53,12 @@ impl ToolFilter {
         (canon(self.groups()), canon(self.tags()))
     }
 
+    /// Whether one tool passes the filter (groups ANY, tags ALL).
+    pub fn admits(&self, tool: &Tool) -> bool {
+        (self.groups().is_empty() || self.groups().iter().any(|g| tool.has_group(g)))
+            && self.tags().iter().all(|t| tool.has_tag(t))
+    }
+
     /// The documents the filter admits, or `None` for "no constraint".
     pub fn allowed(&self, snap: &Snapshot, faults: &Faults) -> Option<Bitset> {
         let n = snap.len();
@@ -80,6 +87,9 @@ impl ToolFilter {
                 }
             }
             set = Some(acc);
+        }
+        if self.tags.as_ref().is_some_and(Vec::is_empty) && faults.has(Fault::EmptyTagsMatchNone) {
+            set = Some(empty.clone());
         }
         if tags_present {
             let any = faults.has(Fault::TagsAny);

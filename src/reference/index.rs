@@ -130,6 +130,43 @@ impl SearchIndex {
         }
     }
 
+    /// Ranks like `search`, but with scores rounded to one decimal and ties
+    /// broken by a salted hash of the document (the `session-varying-results`
+    /// fault: what iterating a randomly seeded hash map gives).
+    pub fn search_salted(
+        &self,
+        query: &str,
+        exact: &[u32],
+        offset: usize,
+        limit: usize,
+        salt: &std::collections::hash_map::RandomState,
+    ) -> Ranked {
+        use std::hash::BuildHasher;
+        let mut scored: Vec<(u32, i64, u64)> = self
+            .score(query, None, exact)
+            .into_iter()
+            .map(|(doc, s)| {
+                (
+                    doc,
+                    (f64::from(s) * 10.0).round() as i64,
+                    salt.hash_one(doc),
+                )
+            })
+            .collect();
+        scored.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.2.cmp(&b.2)));
+        let total = scored.len();
+        let end = offset.saturating_add(limit).min(total);
+        Ranked {
+            docs: scored
+                .get(offset.min(end)..end)
+                .unwrap_or_default()
+                .iter()
+                .map(|s| s.0)
+                .collect(),
+            total,
+        }
+    }
+
     /// Every matching document in catalog order (used by faults that "forget"
     /// to rank).
     pub fn matches_in_order(&self, query: &str, allowed: Option<&Bitset>) -> Vec<u32> {

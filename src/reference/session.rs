@@ -64,6 +64,9 @@ pub struct SessionState {
     pub authorized: HashSet<String>,
     /// Set by the `pd-authorize-any` fault after any successful read.
     pub authorized_all: bool,
+    /// The `pd-auth-filter-scoped` fault: the tools the session's last
+    /// filtered tools/list walk showed.
+    pub view: Option<HashSet<String>>,
     pub subscriptions: Vec<Subscription>,
     pub bucket: Option<TokenBucket>,
 }
@@ -75,6 +78,7 @@ impl SessionState {
             protocol: None,
             authorized: HashSet::new(),
             authorized_all: false,
+            view: None,
             subscriptions: Vec::new(),
             bucket: rate.map(TokenBucket::new),
         }

@@ -25,7 +25,13 @@ pub fn mini() -> PathBuf {
 pub fn generated(n: usize) -> PathBuf {
     let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("reference-gen-{n}.json"));
     if !path.exists() {
-        let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
+        // Tests run as threads of one process: the thread id keeps two
+        // concurrent generators from sharing (and renaming away) one file.
+        let tmp = path.with_extension(format!(
+            "{}.{:?}.tmp",
+            std::process::id(),
+            std::thread::current().id()
+        ));
         let status = Command::new(BIN)
             .args(["serve-reference", "--catalog-gen", &n.to_string(), "--out"])
             .arg(&tmp)

@@ -6,6 +6,7 @@ use super::Ctx;
 use crate::jsonrpc::notification;
 use crate::reference::era::{self, META_SUBSCRIPTION};
 use crate::reference::error::RpcError;
+use crate::reference::faults::Fault;
 use crate::reference::params::Params;
 use crate::reference::server::Server;
 use crate::reference::session::Subscription;
@@ -51,7 +52,46 @@ pub fn capabilities(server: &Server) -> Value {
     if server.config().control {
         caps["experimental"] = json!({"mcp-conform/control": {}});
     }
+    let faults = server.faults();
+    if faults.has(Fault::SearchCapabilityMissing) {
+        for feature in ["tools", "prompts", "resources"] {
+            if let Some(Value::Object(f)) = caps.get_mut(feature) {
+                f.remove("search");
+            }
+        }
+    }
+    if faults.has(Fault::QueryCapabilityMissing) {
+        if let Some(Value::Object(f)) = caps.get_mut("tools") {
+            f.remove("filtering");
+        }
+    }
+    if faults.has(Fault::FilteringCapabilityMissing) {
+        if let Value::Object(c) = &mut caps {
+            c.remove("filtering");
+        }
+    }
+    if faults.has(Fault::FilteringListChangedString) {
+        caps["filtering"] =
+            json!({"groups": {"listChanged": "true"}, "tags": {"listChanged": "true"}});
+    }
     caps
+}
+
+/// The handshake answer without what the `no-server-info` and
+/// `no-instructions` faults leave out.
+fn handshake_faults(server: &Server, mut answer: Value) -> Value {
+    if let Value::Object(m) = &mut answer {
+        if server.faults().has(Fault::NoServerInfo) {
+            m.remove("serverInfo");
+            if let Some(Value::Object(meta)) = m.get_mut("_meta") {
+                meta.remove(era::META_SERVER_INFO);
+            }
+        }
+        if server.faults().has(Fault::NoInstructions) {
+            m.remove("instructions");
+        }
+    }
+    answer
 }
 
 pub fn initialize(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
@@ -60,12 +100,13 @@ pub fn initialize(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> 
     p.opt_object("clientInfo")?;
     let version = era::negotiate(requested);
     ctx.session.protocol = Some(version);
-    Ok(json!({
+    let answer = json!({
         "protocolVersion": version,
         "capabilities": capabilities(ctx.server),
         "serverInfo": era::server_info(),
         "instructions": INSTRUCTIONS,
-    }))
+    });
+    Ok(handshake_faults(ctx.server, answer))
 }
 
 pub fn ping(_ctx: &mut Ctx<'_>, _p: &Params<'_>) -> Result<Value, RpcError> {
@@ -73,15 +114,18 @@ pub fn ping(_ctx: &mut Ctx<'_>, _p: &Params<'_>) -> Result<Value, RpcError> {
 }
 
 pub fn discover(ctx: &mut Ctx<'_>, _p: &Params<'_>) -> Result<Value, RpcError> {
-    Ok(json!({
-        "supportedVersions": era::supported(),
-        "capabilities": capabilities(ctx.server),
-        "instructions": INSTRUCTIONS,
-        "resultType": "complete",
-        "ttlMs": ctx.server.list_ttl_ms(),
-        "cacheScope": "public",
-        "_meta": {era::META_SERVER_INFO: era::server_info()},
-    }))
+    Ok(handshake_faults(
+        ctx.server,
+        json!({
+            "supportedVersions": era::supported(),
+            "capabilities": capabilities(ctx.server),
+            "instructions": INSTRUCTIONS,
+            "resultType": "complete",
+            "ttlMs": ctx.server.list_ttl_ms(),
+            "cacheScope": "public",
+            "_meta": {era::META_SERVER_INFO: era::server_info()},
+        }),
+    ))
 }
 
 /// Opens a notification stream. Its response only comes when the server

@@ -34,6 +34,7 @@ pub fn run_on(
         "list_categories" => Ok(list_categories(
             snap,
             faults.has(Fault::CategoryCountsHidden),
+            faults.has(Fault::CategoryShape),
         )),
         "get_tools_by_category" => tools_by_category(snap, args),
         _ => return None,
@@ -193,10 +194,18 @@ fn tool_search(
 
     let mut matches: Vec<(&Tool, Scored)> = Vec::new();
     for tool in snap.tools() {
-        if category.is_some_and(|c| tool.category_id() != Some(c)) {
+        let loose = faults.has(Fault::CategoryMatchesTags);
+        let category =
+            category.filter(|_| query.is_none() || !faults.has(Fault::CategoryFilterIgnoredWithQuery));
+        if category.is_some_and(|c| tool.category_id() != Some(c) && !(loose && tool.has_tag(c))) {
             continue;
         }
-        if !tags.is_empty() && !tags.iter().any(|t| tool.has_tag(t)) {
+        let tag_ok = if faults.has(Fault::CategoryTagsAll) {
+            tags.iter().all(|t| tool.has_tag(t))
+        } else {
+            tags.iter().any(|t| tool.has_tag(t))
+        };
+        if !tags.is_empty() && !tag_ok {
             continue;
         }
         let scored = match query {
@@ -218,12 +227,29 @@ fn tool_search(
         });
     }
     let categories = match_counts(snap, &matches);
-    let total = matches.len();
+    let mut total = matches.len();
+    let repeat = |s: &Scored| {
+        if faults.has(Fault::CategoryDuplicateMatches) {
+            s.matched_on.len().max(1)
+        } else {
+            1
+        }
+    };
     let tools: Vec<Value> = matches
         .into_iter()
+        .flat_map(|(t, s)| std::iter::repeat_n((t, s.clone()), repeat(&s)))
         .take(limit)
-        .map(|(t, s)| json!({"tool": summary(t), "score": s.score, "matchedOn": s.matched_on}))
+        .map(|(t, s)| {
+            if faults.has(Fault::CategoryShape) {
+                json!({"tool": summary(t), "score": s.score})
+            } else {
+                json!({"tool": summary(t), "score": s.score, "matchedOn": s.matched_on})
+            }
+        })
         .collect();
+    if faults.has(Fault::CategoryTotalIsPage) {
+        total = tools.len();
+    }
     // Built by hand: `json!` would deep-copy the arrays through `to_value`.
     let mut result = Map::with_capacity(3);
     result.insert("tools".into(), Value::Array(tools));
@@ -279,7 +305,7 @@ fn unknown_category(snap: &Snapshot, c: &str) -> String {
     )
 }
 
-fn list_categories(snap: &Snapshot, count_hidden: bool) -> Value {
+fn list_categories(snap: &Snapshot, count_hidden: bool, count_as_string: bool) -> Value {
     let categories: Vec<Value> = snap
         .catalog
         .categories
@@ -291,7 +317,12 @@ fn list_categories(snap: &Snapshot, count_hidden: bool) -> Value {
             } else {
                 snap.tools().filter(in_cat).count()
             };
-            json!({"id": c.id, "name": c.name, "description": c.description, "toolCount": n})
+            let count = if count_as_string {
+                json!(n.to_string())
+            } else {
+                json!(n)
+            };
+            json!({"id": c.id, "name": c.name, "description": c.description, "toolCount": count})
         })
         .collect();
     json!({ "categories": categories })

@@ -49,10 +49,14 @@ impl Ctx<'_> {
         let Some(cursor) = cursor else {
             return Ok(0);
         };
-        self.server
+        match self
+            .server
             .cursors
             .resume(cursor, self.method, scope, self.snap.generation)
-            .map_err(cursor_error)
+        {
+            Err(CursorError::Invalid) if self.has(Fault::InvalidCursorOk) => Ok(0),
+            other => other.map_err(cursor_error),
+        }
     }
 
     /// The cursor for the page after `[offset, offset + shown)`, if any.

@@ -28,6 +28,10 @@ that tool for the rest of this session. Calling a tool whose description was not
 with TOOL_DESCRIPTION_REQUIRED, whose resource_uri says what to read. Always specify ?tools=: \
 reading this resource without it fails with MISSING_TOOL_SELECTION.";
 
+/// What `pd-terse-resource` lists the resource as.
+const TERSE_NAME: &str = "Schemas";
+const TERSE_DESCRIPTION: &str = "Full schemas on demand.";
+
 const MISSING_SELECTION: &str = "You must specify one or more tool names in the 'tools' parameter.";
 
 fn resource_entry(r: &Resource) -> Value {
@@ -54,22 +58,38 @@ pub fn tool_descriptions_entry() -> Value {
 /// Every `resources/list` entry: the tool-descriptions resource first, then
 /// the catalog's resources; index `i` is search document `i`.
 pub fn resource_entries(ctx: &Ctx<'_>) -> Vec<Value> {
-    std::iter::once(tool_descriptions_entry())
+    let mut td = tool_descriptions_entry();
+    if ctx.has(Fault::PdTerseResource) {
+        td["name"] = json!(TERSE_NAME);
+        td["description"] = json!(TERSE_DESCRIPTION);
+    }
+    std::iter::once(td)
         .chain(ctx.snap.catalog.resources.iter().map(resource_entry))
         .collect()
 }
 
 pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     let cursor = p.cursor()?;
-    paged_list(ctx, "resources", resource_entries(ctx), cursor)
+    let mut entries = resource_entries(ctx);
+    if ctx.has(Fault::ResourcesListNoName) {
+        for e in &mut entries {
+            if let Value::Object(m) = e {
+                if let Some(name) = m.remove("name") {
+                    m.entry("title").or_insert(name);
+                }
+            }
+        }
+    }
+    paged_list(ctx, "resources", entries, cursor)
 }
 
 pub fn templates(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     let cursor = p.cursor()?;
+    let terse = ctx.has(Fault::PdTerseResource);
     let template = json!({
         "uriTemplate": TOOL_DESCRIPTIONS_TEMPLATE,
-        "name": TOOL_DESCRIPTIONS_NAME,
-        "description": WORKFLOW,
+        "name": if terse { TERSE_NAME } else { TOOL_DESCRIPTIONS_NAME },
+        "description": if terse { TERSE_DESCRIPTION } else { WORKFLOW },
         "mimeType": "application/json",
     });
     paged_list(ctx, "resourceTemplates", vec![template], cursor)
@@ -149,7 +169,7 @@ fn percent_decode(s: &str) -> String {
 /// `{name, description (the full one), inputSchema, examples,
 /// usage_guidance, error_guidance}`, with empty defaults for what the
 /// catalog leaves out.
-fn full_description(tool: &Tool) -> Value {
+fn full_description(tool: &Tool, placeholder: bool) -> Value {
     let mut d = tool.details();
     let mut take = |key: &str, default: Value| match d.get_mut(key).map(Value::take) {
         None | Some(Value::Null) => default,
@@ -162,7 +182,11 @@ fn full_description(tool: &Tool) -> Value {
     json!({
         "name": &*tool.name,
         "description": description,
-        "inputSchema": take("inputSchema", json!({"type": "object"})),
+        "inputSchema": if placeholder {
+            super::tools::minimal_schema()
+        } else {
+            take("inputSchema", json!({"type": "object"}))
+        },
         "examples": take("examples", json!([])),
         "usage_guidance": take("usage_guidance", json!({})),
         "error_guidance": take("error_guidance", json!({})),
@@ -183,6 +207,7 @@ fn read_descriptions(ctx: &mut Ctx<'_>, uri: &str, query: &str) -> Result<Value,
         names = ctx.snap.tools().map(|t| t.name.to_string()).collect();
     }
     let snap = std::sync::Arc::clone(&ctx.snap);
+    let placeholder = ctx.has(Fault::PdPlaceholderSchema);
     let mut out = Map::new();
     let mut authorized = Vec::new();
     for name in &names {
@@ -191,10 +216,15 @@ fn read_descriptions(ctx: &mut Ctx<'_>, uri: &str, query: &str) -> Result<Value,
         } else {
             snap.doc(name)
         };
+        // `pd-auth-filter-scoped`: names outside the last filtered view are unknown.
+        let doc = doc.filter(|_| {
+            !ctx.has(Fault::PdAuthFilterScoped)
+                || ctx.session.view.as_ref().is_none_or(|v| v.contains(name))
+        });
         match doc {
             Some(doc) => {
                 let tool = snap.tool(doc);
-                out.insert(name.clone(), full_description(tool));
+                out.insert(name.clone(), full_description(tool, placeholder));
                 authorized.push(tool.name.to_string());
             }
             None => {
@@ -208,7 +238,7 @@ fn read_descriptions(ctx: &mut Ctx<'_>, uri: &str, query: &str) -> Result<Value,
     }
     if ctx.has(Fault::PdExtraTools) {
         if let Some(extra) = snap.tools().find(|t| !out.contains_key(&*t.name)) {
-            out.insert(extra.name.to_string(), full_description(extra));
+            out.insert(extra.name.to_string(), full_description(extra, placeholder));
         }
     }
     authorize(ctx, authorized);
@@ -226,9 +256,15 @@ pub fn missing_selection() -> RpcError {
     }))
 }
 
-fn authorize(ctx: &mut Ctx<'_>, names: Vec<String>) {
+fn authorize(ctx: &mut Ctx<'_>, mut names: Vec<String>) {
     if names.is_empty() {
         return;
+    }
+    if ctx.has(Fault::PdFirstNameOnly) {
+        names.truncate(1);
+    }
+    if ctx.has(Fault::PdAuthReplaced) {
+        ctx.session.authorized.clear();
     }
     if ctx.has(Fault::PdAuthorizeAny) {
         ctx.session.authorized_all = true;
@@ -255,7 +291,11 @@ pub fn require_authorized(ctx: &Ctx<'_>, name: &str) -> Result<(), RpcError> {
     if ok {
         return Ok(());
     }
-    let uri = format!("{TOOL_DESCRIPTIONS_URI}?tools={name}");
+    let uri = if ctx.has(Fault::PdResourceUriBare) {
+        TOOL_DESCRIPTIONS_URI.to_string()
+    } else {
+        format!("{TOOL_DESCRIPTIONS_URI}?tools={name}")
+    };
     Err(RpcError::new(
         TOOL_DESCRIPTION_REQUIRED,
         format!("Tool '{name}' requires fetching its description before use."),

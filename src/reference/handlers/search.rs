@@ -7,6 +7,7 @@ use super::{progressive, prompts, tools, window, with_next, Ctx};
 use crate::reference::cursor;
 use crate::reference::error::RpcError;
 use crate::reference::faults::Fault;
+use crate::reference::filter::ToolFilter;
 use crate::reference::index::SearchIndex;
 use crate::reference::params::{check_query_len, Params};
 use crate::reference::text;
@@ -37,12 +38,21 @@ pub fn resources(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
 }
 
 fn search(ctx: &mut Ctx<'_>, p: &Params<'_>, feature: Feature) -> Result<Value, RpcError> {
+    // Faults whose cursors are not bound to a query: a page after the first
+    // comes from the whole unranked list (`search-cursor-drops-query`), even
+    // when the query is missing (`search-cursor-without-query-ok`).
+    let unbound = p.cursor()?.is_some()
+        && if p.opt_str("query")?.is_some() {
+            ctx.has(Fault::SearchCursorDropsQuery)
+        } else {
+            ctx.has(Fault::SearchCursorWithoutQueryOk)
+        };
     let query = match p.opt_str("query")? {
         Some(q) => {
             check_query_len(q)?;
             Some(q)
         }
-        None if ctx.has(Fault::SearchMissingQueryOk) => None,
+        None if ctx.has(Fault::SearchMissingQueryOk) || unbound => None,
         None => {
             return Err(RpcError::missing(
                 "query",
@@ -61,7 +71,16 @@ fn search(ctx: &mut Ctx<'_>, p: &Params<'_>, feature: Feature) -> Result<Value, 
         Some(q) => cursor::scope(&["q", q]),
         None => cursor::scope(&["all"]),
     };
-    let offset = ctx.resume(cursor_arg, scope)?;
+    let offset = match cursor_arg {
+        Some(c) if unbound => {
+            ctx.server
+                .cursors
+                .decode(c)
+                .map_err(super::cursor_error)?
+                .offset
+        }
+        _ => ctx.resume(cursor_arg, scope)?,
+    };
     let snap = std::sync::Arc::clone(&ctx.snap);
     let (index, exact, total_docs): (&SearchIndex, Vec<u32>, usize) = match feature {
         Feature::Tools => (
@@ -87,7 +106,7 @@ fn search(ctx: &mut Ctx<'_>, p: &Params<'_>, feature: Feature) -> Result<Value, 
             (snap.resource_index(), exact, entries.len())
         }
     };
-    let (docs, total) = match query {
+    let (docs, total) = match query.filter(|_| !unbound) {
         None => {
             let w = window(offset, page, total_docs);
             ((w.offset as u32..w.end as u32).collect(), total_docs)
@@ -97,13 +116,34 @@ fn search(ctx: &mut Ctx<'_>, p: &Params<'_>, feature: Feature) -> Result<Value, 
             let w = window(offset, page, all.len());
             (all[w.offset..w.end].to_vec(), all.len())
         }
+        Some(q) if ctx.has(Fault::SessionVaryingResults) => {
+            static SALT: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+                std::sync::OnceLock::new();
+            let salt = SALT.get_or_init(Default::default);
+            let r = index.search_salted(q, &exact, offset, page, salt);
+            (r.docs, r.total)
+        }
         Some(q) => {
             let r = index.search(q, None, &exact, offset, page);
             (r.docs, r.total)
         }
     };
-    let (key, items) = items(ctx, feature, &docs);
+    let (key, mut items) = items(ctx, feature, &docs);
     let next = ctx.next_cursor(scope, offset, items.len(), total);
+    match (feature, query) {
+        (Feature::Tools, Some(q)) if next.is_none() && ctx.has(Fault::SearchExposesHidden) => {
+            items.extend(tools::hidden_entries(ctx, Some(q), &ToolFilter::default()));
+        }
+        (Feature::Prompts | Feature::Resources, Some(q))
+            if items.len() < page && ctx.has(Fault::SearchMixedFeatures) =>
+        {
+            let r = snap
+                .tool_index()
+                .search(q, None, &[], 0, page - items.len());
+            items.extend(r.docs.iter().map(|&d| tools::entry(ctx, snap.tool(d))));
+        }
+        _ => {}
+    }
     let mut result = Map::new();
     result.insert(key.into(), Value::Array(items));
     Ok(with_next(Value::Object(result), next))

@@ -9,6 +9,7 @@ use crate::reference::error::RpcError;
 use crate::reference::faults::Fault;
 use crate::reference::filter::ToolFilter;
 use crate::reference::params::Params;
+use crate::reference::text;
 use serde_json::{json, Map, Value};
 
 /// The input schema every `tools/list` entry shows: progressive disclosure
@@ -42,16 +43,32 @@ pub fn list_entry(tool: &Tool, full: bool) -> Value {
 }
 
 pub fn entry(ctx: &Ctx<'_>, tool: &Tool) -> Value {
-    list_entry(tool, ctx.has(Fault::PdFullSchemasInList))
+    let mut e = list_entry(tool, ctx.has(Fault::PdFullSchemasInList));
+    if ctx.has(Fault::ListNoInputSchema) {
+        if let Value::Object(m) = &mut e {
+            m.remove("inputSchema");
+        }
+    }
+    e
 }
 
 pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     let raw_query = p.query()?;
-    let filter = ToolFilter::parse(p.opt_object("filter")?)?;
+    let mut filter = ToolFilter::parse(p.opt_object("filter")?)?;
     let cursor_arg = p.cursor()?;
+    if ctx.has(Fault::QueryNulInternalError)
+        && raw_query.is_some_and(|q| q.contains('\0') || q.contains("%00"))
+    {
+        return Err(RpcError::internal(
+            "Internal error: nul byte found in provided data",
+        ));
+    }
     let mut query = raw_query.filter(|q| !q.trim().is_empty());
     if ctx.has(Fault::IgnoreQuery) {
         query = None;
+    }
+    if query.is_some() && ctx.has(Fault::QueryDropsFilter) {
+        filter = ToolFilter::default();
     }
     let (groups, tags) = filter.canonical();
     let scope = cursor::scope(&[query.unwrap_or(""), &groups, &tags]);
@@ -91,12 +108,59 @@ pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
             }
         },
     };
-    let tools: Vec<Value> = docs.iter().map(|&d| entry(ctx, ctx.snap.tool(d))).collect();
+    let mut tools: Vec<Value> = docs.iter().map(|&d| entry(ctx, ctx.snap.tool(d))).collect();
     let next = ctx.next_cursor(issue_scope, offset, tools.len(), total);
+    if !filter.is_empty() && ctx.has(Fault::FilterEntriesStripped) {
+        for e in &mut tools {
+            if let Value::Object(m) = e {
+                m.remove("annotations");
+            }
+        }
+    }
+    if next.is_none()
+        && ((query.is_some() && ctx.has(Fault::QueryRevealsHidden))
+            || (!filter.is_empty() && ctx.has(Fault::FilterRevealsHidden)))
+    {
+        tools.extend(hidden_entries(ctx, query, &filter));
+    }
+    if ctx.has(Fault::PdAuthFilterScoped) {
+        if filter.is_empty() {
+            ctx.session.view = None;
+        } else {
+            let names = tools.iter().filter_map(|t| t["name"].as_str());
+            let names: std::collections::HashSet<String> = names.map(str::to_string).collect();
+            match (&mut ctx.session.view, cursor_arg) {
+                (Some(view), Some(_)) => view.extend(names),
+                (view, _) => *view = Some(names),
+            }
+        }
+    }
     // Not `json!`: it would deep-copy the page through `to_value`.
     let mut result = Map::with_capacity(2);
     result.insert("tools".into(), Value::Array(tools));
     Ok(with_next(Value::Object(result), next))
+}
+
+/// The entries of hidden (audience-restricted) tools that match `query`
+/// (any of its words in the name, description or tags) and `filter`: what
+/// the `*-reveals-hidden` faults leak by checking the whole catalog.
+pub fn hidden_entries(ctx: &Ctx<'_>, query: Option<&str>, filter: &ToolFilter) -> Vec<Value> {
+    let wanted: Vec<String> = query.map(|q| text::words(q).collect()).unwrap_or_default();
+    ctx.snap
+        .catalog
+        .tools
+        .iter()
+        .filter(|t| !t.is_visible() && filter.admits(t))
+        .filter(|t| {
+            query.is_none() || {
+                let mut words = text::words(&t.name)
+                    .chain(text::words(&t.description))
+                    .chain(t.tags.iter().flat_map(|x| text::words(x)));
+                words.any(|w| wanted.contains(&w))
+            }
+        })
+        .map(|t| entry(ctx, t))
+        .collect()
 }
 
 /// The `query-as-regex` fault: what a server that hands the query to a
@@ -136,8 +200,14 @@ pub fn call(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     };
     let tool = snap.tool(doc);
     progressive::require_authorized(ctx, name)?;
+    // The `category-bad-args-internal-error` fault: tool_search's argument
+    // errors escape as protocol errors.
+    let escapes = ctx.has(Fault::CategoryBadArgsInternalError) && name == "tool_search";
     let schema = tool.input_schema();
     if let Err(why) = args::validate(&schema, &arguments) {
+        if escapes {
+            return Err(RpcError::internal(format!("Internal error: {why}")));
+        }
         return Ok(error_result(&format!(
             "Invalid arguments for {name}: {why}"
         )));
@@ -148,6 +218,9 @@ pub fn call(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     };
     Ok(match outcome {
         Ok(value) => ok_result(value),
+        Err(message) if escapes => {
+            return Err(RpcError::internal(format!("Internal error: {message}")))
+        }
         Err(message) => error_result(&message),
     })
 }
