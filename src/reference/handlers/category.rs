@@ -195,8 +195,8 @@ fn tool_search(
     let mut matches: Vec<(&Tool, Scored)> = Vec::new();
     for tool in snap.tools() {
         let loose = faults.has(Fault::CategoryMatchesTags);
-        let category =
-            category.filter(|_| query.is_none() || !faults.has(Fault::CategoryFilterIgnoredWithQuery));
+        let category = category
+            .filter(|_| query.is_none() || !faults.has(Fault::CategoryFilterIgnoredWithQuery));
         if category.is_some_and(|c| tool.category_id() != Some(c) && !(loose && tool.has_tag(c))) {
             continue;
         }
