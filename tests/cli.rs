@@ -125,19 +125,8 @@ fn console_output_of_a_failing_run() {
         "unknown-method-ok",
     ]);
     assert_eq!(out.status.code(), Some(1));
-    let mut lines: Vec<String> = redact(&text(&out.stdout))
-        .lines()
-        .map(str::to_string)
-        .collect();
-    // Scenario lines arrive in completion order; sort that block for a stable snapshot.
-    let start = lines
-        .iter()
-        .position(|l| l.starts_with("scenario "))
-        .unwrap_or(0);
-    let end = lines
-        .iter()
-        .rposition(|l| l.starts_with("scenario "))
-        .map_or(start, |e| e + 1);
-    lines[start..end].sort();
-    insta::assert_snapshot!("console_failing_run", lines.join("\n"));
+    insta::assert_snapshot!(
+        "console_failing_run",
+        common::stable_console(&redact(&text(&out.stdout)))
+    );
 }

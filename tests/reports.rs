@@ -134,20 +134,10 @@ fn validate_junit_xsd(path: &Path) {
 fn console_output_of_the_fixed_run() {
     let dir = output_dir("reports-console");
     let out = fixed_run(&dir, &[]);
-    let mut lines: Vec<String> = redact(&String::from_utf8_lossy(&out.stdout))
-        .lines()
-        .map(str::to_string)
-        .collect();
-    let start = lines
-        .iter()
-        .position(|l| l.starts_with("scenario "))
-        .unwrap_or(0);
-    let end = lines
-        .iter()
-        .rposition(|l| l.starts_with("scenario "))
-        .map_or(start, |e| e + 1);
-    lines[start..end].sort();
-    insta::assert_snapshot!("console_fixed_run", lines.join("\n"));
+    insta::assert_snapshot!(
+        "console_fixed_run",
+        common::stable_console(&redact(&String::from_utf8_lossy(&out.stdout)))
+    );
 }
 
 #[test]

@@ -213,6 +213,15 @@ impl Session {
         self.request_with(method, params, id, timeout, true).await
     }
 
+    /// Adds the stateless era's `_meta` to request params when asked for.
+    fn with_era_meta(&self, params: Option<Value>, meta: bool) -> Option<Value> {
+        if meta && self.era.is_stateless() {
+            era::with_meta(params, &self.era)
+        } else {
+            params
+        }
+    }
+
     /// Sends a request and does not wait: its answer, when it comes, is
     /// recorded in the transcript and otherwise ignored. Returns the id used.
     pub async fn send_request(
@@ -223,11 +232,7 @@ impl Session {
         meta: bool,
     ) -> Result<Value, SessionError> {
         let id = id.unwrap_or_else(|| self.fresh_id());
-        let params = if meta && self.era.is_stateless() {
-            era::with_meta(params, &self.era)
-        } else {
-            params
-        };
+        let params = self.with_era_meta(params, meta);
         self.send_value(&jsonrpc::request(id.clone(), method, params))
             .await?;
         self.abandoned_ids.push(id.clone());
@@ -243,11 +248,7 @@ impl Session {
         meta: bool,
     ) -> Result<Value, SessionError> {
         let id = id.unwrap_or_else(|| self.fresh_id());
-        let params = if meta && self.era.is_stateless() {
-            era::with_meta(params, &self.era)
-        } else {
-            params
-        };
+        let params = self.with_era_meta(params, meta);
         let msg = jsonrpc::request(id.clone(), method, params);
         self.send_value(&msg).await?;
         let timeout = timeout.unwrap_or(self.timeout);

@@ -132,3 +132,19 @@ pub fn redact(text: &str) -> String {
             .unwrap_or(acc)
     })
 }
+
+/// Console output with the scenario lines sorted: they arrive in completion
+/// order, so a snapshot needs them in a stable one.
+pub fn stable_console(text: &str) -> String {
+    let mut lines: Vec<&str> = text.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.starts_with("scenario "))
+        .unwrap_or(0);
+    let end = lines
+        .iter()
+        .rposition(|l| l.starts_with("scenario "))
+        .map_or(start, |e| e + 1);
+    lines[start..end].sort_unstable();
+    lines.join("\n")
+}
