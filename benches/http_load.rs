@@ -11,7 +11,7 @@
 //!    is read from /proc, then every session is checked to call only its
 //!    own tool.
 //!
-//! `cargo bench --bench http_load -- [--sessions N] [--seconds S]
+//! `cargo bench --bench http_load -- [--sessions N] [--seconds S] [--ping] [--rate N]
 //! [--idle-sessions N] [--only load|sessions] [--url URL]`; with `--url`
 //! the load phase targets an already running server (and memory is not
 //! read). scripts/bench-http.sh runs it; reports/bench-reference-http.md
@@ -48,6 +48,9 @@ struct Options {
     client_threads: usize,
     /// Send `ping` instead of `tools/list`: the transport's own cost.
     ping: bool,
+    /// Total requests per second to offer (spread over the sessions); 0 =
+    /// as fast as answers come back.
+    rate: u64,
 }
 
 fn options() -> Options {
@@ -59,6 +62,7 @@ fn options() -> Options {
         only: None,
         client_threads: 2,
         ping: false,
+        rate: 0,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -72,6 +76,7 @@ fn options() -> Options {
             "--idle-sessions" => o.idle_sessions = number() as usize,
             "--client-threads" => o.client_threads = number().max(1) as usize,
             "--only" => o.only = Some(value.clone()),
+            "--rate" => o.rate = number(),
             "--ping" => {
                 o.ping = true;
                 i += 1;
@@ -352,9 +357,25 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
-async fn hammer(mut s: Session, worker: usize, until: Instant, ping: bool) -> Tally {
+/// Sends requests until `until`: back to back, or (with `interval`) on a
+/// fixed schedule, each latency counted from its scheduled time so a slow
+/// answer also counts against the requests it delayed (no coordinated
+/// omission).
+async fn hammer(
+    mut s: Session,
+    worker: usize,
+    until: Instant,
+    ping: bool,
+    interval: Option<Duration>,
+) -> Tally {
     let mut t = Tally::default();
     let mut n = worker;
+    // Workers start staggered, so the schedule is even rather than bursts
+    // of one request per session at a time.
+    let mut scheduled = Instant::now()
+        + interval.map_or(Duration::ZERO, |every| {
+            every.mul_f64((worker % 32) as f64 / 32.0)
+        });
     let mut conn = match RawConn::connect(&s.url, &s.id).await {
         Ok(c) => c,
         Err(e) => {
@@ -375,7 +396,14 @@ async fn hammer(mut s: Session, worker: usize, until: Instant, ping: bool) -> Ta
                 "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/list\",\"params\":{{\"query\":\"{q}\"}}}}"
             )
         };
-        let started = Instant::now();
+        let started = match interval {
+            Some(every) => {
+                scheduled += every;
+                tokio::time::sleep_until(scheduled.into()).await;
+                scheduled
+            }
+            None => Instant::now(),
+        };
         let outcome = conn.post(&body).await;
         let took = started.elapsed();
         match outcome {
@@ -437,12 +465,13 @@ async fn load(o: &Options) {
         }
     }
     let rss_before = served.as_ref().map(Served::rss_kib);
+    let interval = (o.rate > 0).then(|| Duration::from_secs_f64(o.sessions as f64 / o.rate as f64));
     let started = Instant::now();
     let until = started + Duration::from_secs(o.seconds);
     let tasks: Vec<_> = sessions
         .into_iter()
         .enumerate()
-        .map(|(i, s)| tokio::spawn(hammer(s, i, until, o.ping)))
+        .map(|(i, s)| tokio::spawn(hammer(s, i, until, o.ping, interval)))
         .collect();
     let mut all = Tally::default();
     for t in tasks {
@@ -459,7 +488,15 @@ async fn load(o: &Options) {
     all.micros.sort_unstable();
     let ok = all.micros.len();
     let what = if o.ping { "ping" } else { "tools/list + query" };
-    println!("## {what}, {} sessions, {:.1} s\n", o.sessions, elapsed);
+    let pace = if o.rate > 0 {
+        format!("offered at {} requests/s", o.rate)
+    } else {
+        "as fast as answered".to_string()
+    };
+    println!(
+        "## {what}, {} sessions, {pace}, {:.1} s\n",
+        o.sessions, elapsed
+    );
     println!("| metric | value |\n|---|---|");
     println!("| requests answered | {ok} |");
     println!("| errors | {} |", all.errors);
