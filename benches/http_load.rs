@@ -11,7 +11,7 @@
 //!    is read from /proc, then every session is checked to call only its
 //!    own tool.
 //!
-//! `cargo bench --bench http_load -- [--sessions N] [--seconds S]
+//! `cargo bench --bench http_load -- [--sessions N] [--seconds S] [--ping] [--rate N]
 //! [--idle-sessions N] [--only load|sessions] [--url URL]`; with `--url`
 //! the load phase targets an already running server (and memory is not
 //! read). scripts/bench-http.sh runs it; reports/bench-reference-http.md
@@ -46,6 +46,11 @@ struct Options {
     idle_sessions: usize,
     only: Option<String>,
     client_threads: usize,
+    /// Send `ping` instead of `tools/list`: the transport's own cost.
+    ping: bool,
+    /// Total requests per second to offer (spread over the sessions); 0 =
+    /// as fast as answers come back.
+    rate: u64,
 }
 
 fn options() -> Options {
@@ -56,6 +61,8 @@ fn options() -> Options {
         idle_sessions: 1000,
         only: None,
         client_threads: 2,
+        ping: false,
+        rate: 0,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -69,6 +76,12 @@ fn options() -> Options {
             "--idle-sessions" => o.idle_sessions = number() as usize,
             "--client-threads" => o.client_threads = number().max(1) as usize,
             "--only" => o.only = Some(value.clone()),
+            "--rate" => o.rate = number(),
+            "--ping" => {
+                o.ping = true;
+                i += 1;
+                continue;
+            }
             // cargo bench passes --bench; ignore flags we do not know.
             _ => {
                 i += 1;
@@ -258,22 +271,143 @@ struct Tally {
     bytes: u64,
 }
 
-async fn hammer(mut s: Session, worker: usize, until: Instant) -> Tally {
+/// A bare HTTP/1.1 keep-alive connection for the measured requests: on a
+/// 2-core machine every microsecond the load generator spends is taken from
+/// the server, so the hot loop writes requests and parses answers by hand
+/// (reqwest costs several times more CPU per request).
+struct RawConn {
+    stream: tokio::net::TcpStream,
+    head: String,
+    buf: Vec<u8>,
+}
+
+impl RawConn {
+    async fn connect(url: &str, session: &str) -> Result<RawConn, String> {
+        let rest = url.strip_prefix("http://").ok_or("only http:// URLs")?;
+        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let path = if path.is_empty() { "/" } else { path };
+        let stream = tokio::net::TcpStream::connect(authority)
+            .await
+            .map_err(|e| e.to_string())?;
+        stream.set_nodelay(true).map_err(|e| e.to_string())?;
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\n\
+             accept: application/json, text/event-stream\r\nmcp-session-id: {session}\r\n\
+             mcp-protocol-version: {VERSION}\r\ncontent-length: "
+        );
+        Ok(RawConn {
+            stream,
+            head,
+            buf: Vec::with_capacity(64 * 1024),
+        })
+    }
+
+    /// POSTs `body`; the status and the body of the answer, which must have
+    /// a Content-Length (the server sends one for every JSON answer).
+    async fn post(&mut self, body: &str) -> Result<(u16, &[u8]), String> {
+        use tokio::io::AsyncWriteExt;
+        let request = format!("{}{}\r\n\r\n{body}", self.head, body.len());
+        self.stream
+            .write_all(request.as_bytes())
+            .await
+            .map_err(|e| e.to_string())?;
+        self.buf.clear();
+        let (status, start, len) = loop {
+            if let Some(end) = find(&self.buf, b"\r\n\r\n") {
+                let head = std::str::from_utf8(&self.buf[..end]).map_err(|e| e.to_string())?;
+                let status = head
+                    .get(9..12)
+                    .and_then(|s| s.parse::<u16>().ok())
+                    .ok_or("bad status line")?;
+                let len = head
+                    .lines()
+                    .find_map(|l| {
+                        let (k, v) = l.split_once(':')?;
+                        k.eq_ignore_ascii_case("content-length")
+                            .then(|| v.trim().parse::<usize>().ok())?
+                    })
+                    .ok_or("answer without content-length")?;
+                break (status, end + 4, len);
+            }
+            self.fill().await?;
+        };
+        while self.buf.len() < start + len {
+            self.fill().await?;
+        }
+        Ok((status, &self.buf[start..start + len]))
+    }
+
+    async fn fill(&mut self) -> Result<(), String> {
+        use tokio::io::AsyncReadExt;
+        let mut chunk = [0u8; 16 * 1024];
+        let n = self
+            .stream
+            .read(&mut chunk)
+            .await
+            .map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Err("connection closed".into());
+        }
+        self.buf.extend_from_slice(&chunk[..n]);
+        Ok(())
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Sends requests until `until`: back to back, or (with `interval`) on a
+/// fixed schedule, each latency counted from its scheduled time so a slow
+/// answer also counts against the requests it delayed (no coordinated
+/// omission).
+async fn hammer(
+    mut s: Session,
+    worker: usize,
+    until: Instant,
+    ping: bool,
+    interval: Option<Duration>,
+) -> Tally {
     let mut t = Tally::default();
     let mut n = worker;
+    // Workers start staggered, so the schedule is even rather than bursts
+    // of one request per session at a time.
+    let mut scheduled = Instant::now()
+        + interval.map_or(Duration::ZERO, |every| {
+            every.mul_f64((worker % 32) as f64 / 32.0)
+        });
+    let mut conn = match RawConn::connect(&s.url, &s.id).await {
+        Ok(c) => c,
+        Err(e) => {
+            t.errors += 1;
+            t.first_error = Some(e);
+            return t;
+        }
+    };
     while Instant::now() < until {
         let q = QUERIES[n % QUERIES.len()];
         n += 1;
         s.next += 1;
         let id = s.next;
-        let body = format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/list\",\"params\":{{\"query\":\"{q}\"}}}}"
-        );
-        let started = Instant::now();
-        let outcome = s.post(&body).await;
+        let body = if ping {
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}")
+        } else {
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/list\",\"params\":{{\"query\":\"{q}\"}}}}"
+            )
+        };
+        let started = match interval {
+            Some(every) => {
+                scheduled += every;
+                tokio::time::sleep_until(scheduled.into()).await;
+                scheduled
+            }
+            None => Instant::now(),
+        };
+        let outcome = conn.post(&body).await;
         let took = started.elapsed();
         match outcome {
-            Ok((200, bytes)) if is_success(&bytes, id, n.is_multiple_of(64)) => {
+            Ok((200, bytes)) if is_success(bytes, id, !ping && n.is_multiple_of(64)) => {
                 t.bytes += bytes.len() as u64;
                 t.micros.push(took.as_micros().min(u32::MAX as u128) as u32);
             }
@@ -289,6 +423,11 @@ async fn hammer(mut s: Session, worker: usize, until: Instant) -> Tally {
             Err(e) => {
                 t.errors += 1;
                 t.first_error.get_or_insert(e);
+                // The connection is in an unknown state: start a new one.
+                match RawConn::connect(&s.url, &s.id).await {
+                    Ok(c) => conn = c,
+                    Err(_) => break,
+                }
             }
         }
     }
@@ -326,12 +465,13 @@ async fn load(o: &Options) {
         }
     }
     let rss_before = served.as_ref().map(Served::rss_kib);
+    let interval = (o.rate > 0).then(|| Duration::from_secs_f64(o.sessions as f64 / o.rate as f64));
     let started = Instant::now();
     let until = started + Duration::from_secs(o.seconds);
     let tasks: Vec<_> = sessions
         .into_iter()
         .enumerate()
-        .map(|(i, s)| tokio::spawn(hammer(s, i, until)))
+        .map(|(i, s)| tokio::spawn(hammer(s, i, until, o.ping, interval)))
         .collect();
     let mut all = Tally::default();
     for t in tasks {
@@ -347,8 +487,14 @@ async fn load(o: &Options) {
     let rss_after = served.as_ref().map(Served::rss_kib);
     all.micros.sort_unstable();
     let ok = all.micros.len();
+    let what = if o.ping { "ping" } else { "tools/list + query" };
+    let pace = if o.rate > 0 {
+        format!("offered at {} requests/s", o.rate)
+    } else {
+        "as fast as answered".to_string()
+    };
     println!(
-        "## tools/list + query, {} sessions, {:.1} s\n",
+        "## {what}, {} sessions, {pace}, {:.1} s\n",
         o.sessions, elapsed
     );
     println!("| metric | value |\n|---|---|");

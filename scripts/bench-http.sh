@@ -13,8 +13,10 @@
 # It exits non-zero if isolation or fan-out fails.
 #
 # Options go to the generator: --sessions N, --seconds S, --idle-sessions N,
-# --client-threads N, --only load|sessions, --url URL (load an already
-# running server; the memory phase is skipped).
+# --client-threads N, --only load|sessions, --ping (ping instead of
+# tools/list: the transport's own cost), --rate N (offer N requests/s on a
+# fixed schedule, latency counted from the scheduled time), --url URL (load
+# an already running server; the memory phase is skipped).
 # Example: scripts/bench-http.sh --seconds 30
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -186,6 +186,9 @@ pub fn run(args: ServeArgs) -> Result<(), ReferenceError> {
     if let Some(done) = run_offline(&args)? {
         return Ok(done);
     }
+    if args.http.is_some() {
+        http::tune_allocator();
+    }
     let server = build_server(&args)?;
     if let Some(addr) = &args.http {
         let options = http::HttpOptions::from_args(addr, &args)?;

@@ -15,12 +15,17 @@ use serde_json::{json, Map, Value};
 /// The input schema every `tools/list` entry shows: progressive disclosure
 /// keeps the real one for `tool_descriptions`.
 pub fn minimal_schema() -> Value {
-    json!({"type": "object", "additionalProperties": true})
+    // Cloned from one instance: building it hashes both keys for every entry
+    // of every list page.
+    static MINIMAL: std::sync::LazyLock<Value> =
+        std::sync::LazyLock::new(|| json!({"type": "object", "additionalProperties": true}));
+    MINIMAL.clone()
 }
 
 /// A tool as `tools/list` (and every search) shows it.
 pub fn list_entry(tool: &Tool, full: bool) -> Value {
-    let mut e = Map::new();
+    // Room for every key below, so the map never regrows.
+    let mut e = Map::with_capacity(8);
     e.insert("name".into(), json!(&*tool.name));
     if !tool.title.is_empty() {
         e.insert("title".into(), json!(&*tool.title));
