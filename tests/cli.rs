@@ -53,6 +53,27 @@ fn list_needs_no_server() {
 }
 
 #[test]
+fn glued_short_options_are_options_and_server_flags_stay_the_servers() {
+    // `-j4` was once taken as the server command.
+    let out = mcp_conform(&["-q", "-j4", "--list", "-p", "base"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("base/handshake"));
+    // Without `--`, everything after the command is the command's own.
+    let out = mcp_conform(&[
+        "-q",
+        "-p",
+        "base",
+        "-k",
+        "base/handshake",
+        env!("CARGO_BIN_EXE_mcp-conform"),
+        "serve-reference",
+        "--fault",
+        "no-server-info",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+}
+
+#[test]
 fn a_command_that_cannot_start_exits_3() {
     let out = mcp_conform(&["--", "/nonexistent/mcp-server-binary"]);
     assert_eq!(out.status.code(), Some(3));

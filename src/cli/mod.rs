@@ -160,11 +160,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
     /// The server command and its arguments (default: the built-in reference server).
-    #[arg(
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "SERVER_CMD"
-    )]
+    #[arg(trailing_var_arg = true, value_name = "SERVER_CMD")]
     pub command: Vec<String>,
 }
 

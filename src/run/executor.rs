@@ -14,6 +14,7 @@ use crate::scenario::interpolate::{interpolate, interpolate_str};
 use crate::scenario::model::{Action, Assertion, Level, Scenario, Step};
 use crate::scenario::pattern;
 use crate::session::{Era, Session, SessionError, Transcript};
+use crate::transport::RawRequest;
 
 /// What every scenario of a run shares.
 #[derive(Debug, Clone)]
@@ -94,6 +95,7 @@ pub async fn run_scenario(s: &Scenario, cfg: &RunConfig) -> ScenarioResult {
         Ok(None) => {
             let mut exec = Execution::new(s, cfg);
             let stopped = exec.run().await;
+            exec.cleanup().await;
             exec.finish(stopped).await
         }
     };
@@ -461,9 +463,61 @@ impl<'a> Execution<'a> {
                 tokio::time::sleep(Duration::from_millis(*ms)).await;
                 Value::Null
             }
+            Action::Http {
+                method,
+                body,
+                text,
+                headers,
+                read_ms,
+            } => {
+                let request =
+                    self.http_request(step, label, method, body, text, headers, *read_ms)?;
+                let session = self.session(step, label).await?;
+                match session.http_exchange(&request).await {
+                    Ok(a) => a.to_value(),
+                    Err(e) => return self.wire_failure(outcome, label, e).map(|_| Value::Null),
+                }
+            }
             Action::Check => Value::Null,
         };
         Ok(answer)
+    }
+
+    /// An `http:` step's request with its body and header values interpolated.
+    #[allow(clippy::too_many_arguments)]
+    fn http_request(
+        &mut self,
+        step: &Step,
+        label: &str,
+        method: &str,
+        body: &Option<Value>,
+        text: &Option<String>,
+        headers: &[(String, Option<String>)],
+        read_ms: u64,
+    ) -> Result<RawRequest, Stop> {
+        let body = match (body, text) {
+            (Some(b), _) => self.interpolated(step, label, b)?.to_string(),
+            (None, Some(t)) => self.interpolated_text(label, t)?,
+            (None, None) => String::new(),
+        };
+        let mut overrides = Vec::new();
+        for (name, value) in headers {
+            let value = match value {
+                Some(v) => Some(self.interpolated_text(label, v)?),
+                None => None,
+            };
+            overrides.push((name.clone(), value));
+        }
+        let method = reqwest::Method::from_bytes(method.as_bytes()).map_err(|e| {
+            self.error = Some(format!("{label}: bad HTTP method {method:?}: {e}"));
+            Stop
+        })?;
+        Ok(RawRequest {
+            method,
+            body,
+            headers: overrides,
+            read_ms,
+        })
     }
 
     fn wire_failure(&mut self, outcome: Outcome, label: &str, e: SessionError) -> Result<(), Stop> {
@@ -574,6 +628,38 @@ impl<'a> Execution<'a> {
             f.actual = self.bindings.get(id).cloned();
         }
         self.record(f)
+    }
+
+    /// Runs the `cleanup:` steps whatever happened before. What they find
+    /// goes to the transcript as notes; the verdict stays as it was.
+    async fn cleanup(&mut self) {
+        if self.s.cleanup.is_empty() || !self.sessions.contains_key(MAIN) {
+            return;
+        }
+        let findings = self.findings.len();
+        let error = self.error.take();
+        let skipped = self.skipped.take();
+        for (index, step) in self.s.cleanup.iter().enumerate() {
+            let label = format!("cleanup step {}", index + 1);
+            let runs = match &step.condition {
+                Some(c) => expr::eval_bool(&c.source, &self.bindings).unwrap_or(false),
+                None => true,
+            };
+            if runs && self.perform(step, &label).await.is_err() && self.error.is_none() {
+                self.error = Some(format!("{label} stopped"));
+            }
+            let problems: Vec<String> = self
+                .findings
+                .drain(findings..)
+                .map(|f| f.message)
+                .chain(self.error.take())
+                .collect();
+            for p in problems {
+                self.transcript.note(MAIN, format!("{label}: {p}"));
+            }
+        }
+        self.error = error;
+        self.skipped = skipped;
     }
 
     async fn finish(mut self, _stopped: Result<(), Stop>) -> ScenarioResult {

@@ -1,14 +1,18 @@
-//! Runs many scenarios in parallel, each against its own server instance,
-//! and reports each result on the event stream as soon as it is known.
+//! Runs many scenarios in parallel, each against its own server instance
+//! (stdio) or its own sessions (HTTP), and reports each result on the event
+//! stream as soon as it is known. On a server shared by every scenario
+//! (HTTP), a scenario that changes the catalog for all sessions runs alone,
+//! so no other scenario sees its temporary tool or group.
 
 use std::sync::Arc;
 
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::{mpsc, RwLock, Semaphore};
 use tokio::task::JoinSet;
 
 use super::events::Event;
 use super::executor::{run_scenario, RunConfig};
 use super::outcome::ScenarioResult;
+use super::target::Target;
 use crate::scenario::model::Scenario;
 
 /// Runs `scenarios` with at most `jobs` at a time; results come back in input order.
@@ -19,13 +23,24 @@ pub async fn run_all(
     events: mpsc::UnboundedSender<Event>,
 ) -> Vec<ScenarioResult> {
     let permits = Arc::new(Semaphore::new(jobs.max(1)));
+    let shared_server = Arc::new(RwLock::new(()));
+    let server_is_shared = matches!(cfg.target, Target::Http { .. });
     let mut set = JoinSet::new();
     for (index, scenario) in scenarios.into_iter().enumerate() {
         let cfg = cfg.clone();
         let permits = permits.clone();
+        let shared_server = shared_server.clone();
+        let alone = server_is_shared && scenario.mutates_server();
         set.spawn(async move {
             let _permit = permits.acquire_owned().await.ok();
-            (index, run_scenario(&scenario, &cfg).await)
+            let result = if alone {
+                let _only_one = shared_server.write().await;
+                run_scenario(&scenario, &cfg).await
+            } else {
+                let _one_of_many = shared_server.read().await;
+                run_scenario(&scenario, &cfg).await
+            };
+            (index, result)
         });
     }
     let mut results: Vec<(usize, ScenarioResult)> = Vec::new();

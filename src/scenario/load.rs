@@ -25,6 +25,7 @@ const ACTIONS: &[&str] = &[
     "send_raw",
     "wait_notification",
     "sleep_ms",
+    "http",
 ];
 const DEFAULT_MAX_PAGES: usize = 1000;
 const DEFAULT_MAX_ITEMS: usize = 50;
@@ -142,6 +143,7 @@ fn describe_place(pointer: &str) -> String {
     match parts.as_slice() {
         [] => "the scenario".into(),
         ["steps", i] => format!("step {}", i.parse::<usize>().map_or(0, |n| n + 1)),
+        ["cleanup", i] => format!("cleanup step {}", i.parse::<usize>().map_or(0, |n| n + 1)),
         ["steps", i, rest @ ..] => format!(
             "step {} key '{}'",
             i.parse::<usize>().map_or(0, |n| n + 1),
@@ -152,7 +154,8 @@ fn describe_place(pointer: &str) -> String {
 }
 
 fn suggest_key(pointer: &str, key: &str) -> String {
-    let allowed: &[&str] = if pointer.starts_with("/steps/") && pointer.matches('/').count() == 2 {
+    let in_step = pointer.starts_with("/steps/") || pointer.starts_with("/cleanup/");
+    let allowed: &[&str] = if in_step && pointer.matches('/').count() == 2 {
         &[
             "id",
             "if",
@@ -163,6 +166,7 @@ fn suggest_key(pointer: &str, key: &str) -> String {
             "send_raw",
             "wait_notification",
             "sleep_ms",
+            "http",
             "params",
             "rpc_id",
             "no_wait",
@@ -194,6 +198,7 @@ fn suggest_key(pointer: &str, key: &str) -> String {
             "fixture",
             "timeout_ms",
             "steps",
+            "cleanup",
             "assert",
         ]
     } else {
@@ -286,6 +291,7 @@ impl Loader<'_> {
                 built.push(step);
             }
         }
+        let cleanup = self.build_cleanup(root.get("cleanup"));
         let requires = self.build_requires(root.get("requires"));
         let asserts = self.build_asserts("", root.get("assert"));
         let spec: Vec<SpecRef> = root
@@ -319,6 +325,7 @@ impl Loader<'_> {
             timeout_ms: get_u64(&root, "timeout_ms"),
             steps: built,
             asserts,
+            cleanup,
             origin: self.file.to_string(),
         })
     }
@@ -513,10 +520,83 @@ impl Loader<'_> {
             Some("wait_notification") => Action::WaitNotification {
                 method: get_str(obj, "wait_notification").unwrap_or_default(),
             },
+            Some("http") => self.build_http(pointer, obj),
             Some(_) => Action::Sleep {
                 ms: get_u64(obj, "sleep_ms").unwrap_or(0),
             },
             None => Action::Check,
+        }
+    }
+}
+
+impl Loader<'_> {
+    /// `cleanup:` steps undo; they carry no checks, since a verdict is
+    /// already reached when they run.
+    fn build_cleanup(&mut self, value: Option<&Value>) -> Vec<Step> {
+        let items = value.and_then(Value::as_array).cloned().unwrap_or_default();
+        let mut out = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let pointer = format!("/cleanup/{i}");
+            let Some(obj) = item.as_object() else {
+                continue;
+            };
+            for key in ["expect", "assert", "capture", "skip_unless", "for_each"] {
+                if obj.contains_key(key) {
+                    self.error(
+                        &format!("{pointer}/{key}"),
+                        format!("a cleanup step only undoes what the scenario changed; it cannot have `{key}`"),
+                    );
+                }
+            }
+            if let Some(step) = self.build_step(&pointer, obj) {
+                out.push(step);
+            }
+        }
+        out
+    }
+
+    fn build_http(&mut self, pointer: &str, obj: &Map<String, Value>) -> Action {
+        let base = format!("{pointer}/http");
+        let spec = obj
+            .get("http")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        if spec.contains_key("body") && spec.contains_key("text") {
+            self.error(
+                &base,
+                "an http step has a JSON body or a text body, not both",
+            );
+        }
+        if let Some(body) = spec.get("body") {
+            self.check_interpolations(&format!("{base}/body"), body);
+        }
+        let text = get_str(&spec, "text");
+        if let Some(t) = &text {
+            self.check_interpolations(&format!("{base}/text"), &Value::String(t.clone()));
+        }
+        let headers = spec
+            .get("headers")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().map(str::to_string)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let http_only = self.doc.value.get("transports") == Some(&serde_json::json!(["http"]));
+        if !http_only {
+            self.error(
+                &base,
+                "an http step only works over Streamable HTTP: the scenario needs `transports: [http]`",
+            );
+        }
+        Action::Http {
+            method: get_str(&spec, "method").unwrap_or_else(|| "POST".into()),
+            body: spec.get("body").cloned(),
+            text,
+            headers,
+            read_ms: get_u64(&spec, "read_ms").unwrap_or(0),
         }
     }
 }

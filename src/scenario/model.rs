@@ -103,6 +103,18 @@ pub enum Action {
     Sleep {
         ms: u64,
     },
+    /// One HTTP exchange with the MCP endpoint, outside the JSON-RPC flow
+    /// (transport scenarios; only over Streamable HTTP).
+    Http {
+        method: String,
+        /// The body: JSON (`body:`, interpolated) or text (`text:`).
+        body: Option<Value>,
+        text: Option<String>,
+        /// Overrides of the session's headers; `None` removes one.
+        headers: Vec<(String, Option<String>)>,
+        /// How long to read a GET's event stream (0: status and headers only).
+        read_ms: u64,
+    },
     /// No wire traffic: only captures and asserts.
     Check,
 }
@@ -166,6 +178,23 @@ pub struct Scenario {
     pub timeout_ms: Option<u64>,
     pub steps: Vec<Step>,
     pub asserts: Vec<Assertion>,
+    /// Steps that always run last, to undo the scenario's changes to the server.
+    pub cleanup: Vec<Step>,
     /// Where the scenario came from (`builtin:base/x.yaml` or a file path).
     pub origin: String,
+}
+
+/// The control hook's method: a scenario that calls it changes the server's catalog.
+pub const MUTATE_METHOD: &str = "conform/mutate";
+
+impl Scenario {
+    /// Whether the scenario changes the server's state for every session
+    /// (calls the control hook). On a server shared by concurrent scenarios
+    /// (HTTP) such a scenario must run alone.
+    pub fn mutates_server(&self) -> bool {
+        self.steps
+            .iter()
+            .chain(&self.cleanup)
+            .any(|s| matches!(&s.action, Action::Request { method, .. } if method == MUTATE_METHOD))
+    }
 }

@@ -12,7 +12,9 @@ use serde_json::{json, Value};
 use crate::jsonrpc::{self, codes, Message};
 use std::sync::Arc;
 
-use crate::transport::{HttpConnection, Incoming, StdioConnection, TransportError};
+use crate::transport::{
+    HttpConnection, Incoming, RawAnswer, RawRequest, StdioConnection, TransportError,
+};
 pub use era::Era;
 pub use transcript::{Direction, Transcript};
 
@@ -31,6 +33,8 @@ pub enum SessionError {
     Transport(#[from] TransportError),
     #[error("handshake failed: {0}")]
     Handshake(String),
+    #[error("an http step needs a Streamable HTTP target (--url)")]
+    NotHttp,
 }
 
 /// A server process shared by every HTTP session of a run (`--url U -- CMD`).
@@ -86,6 +90,13 @@ impl Connection {
     fn handshake_done(&mut self, version: &str) {
         if let Connection::Http(c, _) = self {
             c.set_protocol_version(version);
+        }
+    }
+
+    /// HTTP: listen on the session's GET stream for what other sessions cause.
+    fn open_get_stream(&mut self) {
+        if let Connection::Http(c, _) = self {
+            c.open_get_stream();
         }
     }
 
@@ -189,6 +200,7 @@ impl Session {
                 .to_string();
             self.conn.handshake_done(&agreed);
             self.notify("notifications/initialized", None).await?;
+            self.conn.open_get_stream();
             result
         };
         self.server = answer.clone();
@@ -311,6 +323,28 @@ impl Session {
         }
         self.await_response(None, "the raw message", timeout.unwrap_or(self.timeout))
             .await
+    }
+
+    /// One HTTP exchange as written by an `http:` step, outside the JSON-RPC
+    /// flow: its answer is returned, never queued as a message.
+    pub async fn http_exchange(&mut self, request: &RawRequest) -> Result<RawAnswer, SessionError> {
+        let Connection::Http(conn, _) = &self.conn else {
+            return Err(SessionError::NotHttp);
+        };
+        let overrides: serde_json::Map<String, Value> = request
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone().map_or(Value::Null, Value::String)))
+            .collect();
+        self.transcript.record(
+            &self.name,
+            Direction::Sent,
+            json!({"http": request.method.as_str(), "headers": overrides, "body": request.body}),
+        );
+        let answer = conn.exchange(request).await?;
+        self.transcript
+            .record(&self.name, Direction::Received, answer.to_value());
+        Ok(answer)
     }
 
     /// Waits for a notification with `method`, returning the first one that

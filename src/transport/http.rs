@@ -171,6 +171,85 @@ impl HttpConnection {
         Ok(())
     }
 
+    /// Opens the session's GET stream (stateful eras), where a server sends
+    /// what other sessions caused (e.g. list_changed). A server without one
+    /// answers 405, which the spec allows; nothing is reported then.
+    pub fn open_get_stream(&mut self) {
+        if self.stateless || self.session_id.is_none() {
+            return;
+        }
+        let Ok(mut headers) = self.headers(None) else {
+            return;
+        };
+        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        headers.remove(CONTENT_TYPE);
+        let request = self.client.get(&self.spec.url).headers(headers);
+        let tx = self.tx.clone();
+        let timeout = self.spec.timeout;
+        self.readers.spawn(async move {
+            let Ok(Ok(response)) = tokio::time::timeout(timeout, request.send()).await else {
+                return;
+            };
+            let is_stream = response
+                .headers()
+                .get(CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.to_ascii_lowercase().starts_with("text/event-stream"));
+            if response.status().is_success() && is_stream {
+                read_sse(response, &tx).await;
+            }
+        });
+    }
+
+    /// One HTTP exchange as a scenario wrote it (`http:` step): the session's
+    /// usual headers, overridden or removed by `request.headers`; nothing of
+    /// the answer reaches the session's message queue.
+    pub async fn exchange(&self, request: &RawRequest) -> Result<RawAnswer, TransportError> {
+        let parsed: Option<Value> = serde_json::from_str(&request.body).ok();
+        let mut headers = self.headers(parsed.as_ref())?;
+        if request.method == reqwest::Method::GET {
+            headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+            headers.remove(CONTENT_TYPE);
+        }
+        for (name, value) in &request.headers {
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|e| TransportError::Closed(format!("bad header name {name}: {e}")))?;
+            match value {
+                None => {
+                    headers.remove(&name);
+                }
+                Some(v) => {
+                    let v = HeaderValue::from_str(v).map_err(|e| {
+                        TransportError::Closed(format!("bad header value for {name}: {e}"))
+                    })?;
+                    headers.insert(name, v);
+                }
+            }
+        }
+        let mut builder = self
+            .client
+            .request(request.method.clone(), &self.spec.url)
+            .headers(headers);
+        if request.method != reqwest::Method::GET && request.method != reqwest::Method::DELETE
+            || !request.body.is_empty()
+        {
+            builder = builder.body(request.body.clone());
+        }
+        let response = tokio::time::timeout(self.spec.timeout, builder.send())
+            .await
+            .map_err(|_| {
+                TransportError::Closed(format!(
+                    "no HTTP response headers from {} within {} ms",
+                    self.spec.url,
+                    self.spec.timeout.as_millis()
+                ))
+            })?
+            .map_err(|e| {
+                TransportError::Closed(format!("{} {} failed: {e}", request.method, self.spec.url))
+            })?;
+        Ok(read_raw_answer(response, request, self.spec.timeout, self.spec.max_body).await)
+    }
+
     /// Marks the handshake done: later POSTs carry `MCP-Protocol-Version`.
     pub fn set_protocol_version(&mut self, version: &str) {
         self.protocol_version = Some(version.to_string());
@@ -205,6 +284,129 @@ impl HttpConnection {
             Err(_) => "DELETE timed out".into(),
         }
     }
+}
+
+/// An HTTP request written by a scenario.
+#[derive(Debug, Clone)]
+pub struct RawRequest {
+    pub method: reqwest::Method,
+    pub body: String,
+    /// Header overrides: `None` removes the session's default for that name.
+    pub headers: Vec<(String, Option<String>)>,
+    /// Read a GET's event stream for this long (0: only its status and headers).
+    pub read_ms: u64,
+}
+
+/// What came back: status, headers (lower-cased names), the body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawAnswer {
+    pub status: u16,
+    pub headers: serde_json::Map<String, Value>,
+    pub content_type: String,
+    /// The body as text (cut at 64 KiB).
+    pub text: String,
+    /// JSON-RPC messages in the body: the JSON body, or each SSE event's data.
+    pub messages: Vec<Value>,
+}
+
+impl RawAnswer {
+    /// The answer as scenarios see it: `status`, `headers`, `content_type`,
+    /// `text`, `messages`, and `body` (the first message, or null).
+    pub fn to_value(&self) -> Value {
+        serde_json::json!({
+            "status": self.status,
+            "headers": self.headers,
+            "content_type": self.content_type,
+            "text": self.text,
+            "messages": self.messages,
+            "body": self.messages.first().cloned().unwrap_or(Value::Null),
+        })
+    }
+}
+
+const RAW_TEXT_LIMIT: usize = 64 * 1024;
+
+async fn read_raw_answer(
+    response: reqwest::Response,
+    request: &RawRequest,
+    timeout: Duration,
+    max_body: usize,
+) -> RawAnswer {
+    let status = response.status().as_u16();
+    let mut headers = serde_json::Map::new();
+    for (name, value) in response.headers() {
+        let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+        headers.insert(name.as_str().to_ascii_lowercase(), Value::String(value));
+    }
+    let content_type = headers
+        .get("content-type")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let is_stream = content_type.starts_with("text/event-stream");
+    // A GET stream stays open for good: read it only for as long as asked.
+    let budget = if request.method == reqwest::Method::GET {
+        Duration::from_millis(request.read_ms)
+    } else {
+        timeout
+    };
+    let body = read_body_for(response, max_body, budget).await;
+    let text = String::from_utf8_lossy(&body);
+    let messages = if is_stream {
+        sse_data(&text)
+    } else {
+        match serde_json::from_slice::<Value>(&body) {
+            Ok(Value::Array(items)) => items,
+            Ok(v) => vec![v],
+            Err(_) => Vec::new(),
+        }
+    };
+    let cut = text.floor_char_boundary(RAW_TEXT_LIMIT.min(text.len()));
+    RawAnswer {
+        status,
+        headers,
+        content_type,
+        text: text[..cut].to_string(),
+        messages,
+    }
+}
+
+/// Reads the body until it ends, `max_body` is reached, or `budget` runs out
+/// (what arrived by then is kept).
+async fn read_body_for(response: reqwest::Response, max_body: usize, budget: Duration) -> Vec<u8> {
+    let mut body = Vec::new();
+    if budget.is_zero() {
+        return body;
+    }
+    let mut stream = response.bytes_stream();
+    let deadline = tokio::time::Instant::now() + budget;
+    while let Ok(Some(Ok(chunk))) = tokio::time::timeout_at(deadline, stream.next()).await {
+        let room = max_body.saturating_sub(body.len());
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if body.len() >= max_body {
+            break;
+        }
+    }
+    body
+}
+
+/// The JSON `data:` of each event in an SSE text (events that are not JSON are left out).
+fn sse_data(text: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    for event in text.replace("\r\n", "\n").split("\n\n") {
+        let data: Vec<&str> = event
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(|d| d.strip_prefix(' ').unwrap_or(d))
+            .collect();
+        if data.is_empty() {
+            continue;
+        }
+        if let Ok(v) = serde_json::from_str::<Value>(&data.join("\n")) {
+            out.push(v);
+        }
+    }
+    out
 }
 
 /// Reads one POST's answer into the queue: JSON body, SSE events, or a note

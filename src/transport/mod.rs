@@ -6,7 +6,7 @@ pub mod stdio;
 
 use serde_json::Value;
 
-pub use http::{HttpConnection, HttpSpec};
+pub use http::{HttpConnection, HttpSpec, RawAnswer, RawRequest};
 pub use stdio::{StdioConnection, StdioSpec};
 
 /// What arrived from the server.
