@@ -133,6 +133,19 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ),
         ("no-instructions", &["SEP1821-DOC-01"][..]),
         ("query-nul-internal-error", &["SEP1821-Q-04"][..]),
+        ("http-origin-unchecked", &["HTTP-ORIGIN-01"][..]),
+        ("http-notification-200", &["HTTP-NOTIF-01"][..]),
+        ("http-version-header-ignored", &["HTTP-VER-01"][..]),
+        ("http-session-optional", &["HTTP-SESS-02"][..]),
+        ("http-delete-keeps-session", &["HTTP-SESS-03"][..]),
+        (
+            "http-unknown-session-400",
+            &["HTTP-SESS-03", "HTTP-SESS-04"][..],
+        ),
+        ("http-session-id-spaces", &["HTTP-SESS-01"][..]),
+        ("http-get-json", &["HTTP-GET-01"][..]),
+        ("http-header-mismatch-500", &["HTTP-HDR-01"][..]),
+        ("http-content-type-text", &["HTTP-CT-01"][..]),
     ])
 }
 
@@ -203,6 +216,31 @@ fn every_fault_is_caught_and_the_clean_server_passes() {
         // per-session requirements, of the initialize handshake and of
         // requests without params (the stateless era always sends params)
         // also run in a stateful era, where those apply.
+        if fault.starts_with("http-") {
+            // Transport faults show only over HTTP: the transport and base
+            // profiles run there, in a stateful era and the stateless one.
+            let subset: Vec<Scenario> = scenarios
+                .iter()
+                .filter(|s| s.profile == "transport-http" || s.profile == "base")
+                .cloned()
+                .collect();
+            let mut results = common::run_over_http(&subset, &[fault.as_str()], None, 4);
+            results.extend(common::run_over_http(
+                &subset,
+                &[fault.as_str()],
+                Some(STATEFUL),
+                4,
+            ));
+            record(
+                fault,
+                &results,
+                &mapping,
+                &mut problems,
+                &mut catching,
+                &mut matrix,
+            );
+            continue;
+        }
         let mut results = run_catalog(&scenarios, &[fault.as_str()], None);
         let per_session = ["PD-AUTH", "X-05", "BASE-INIT", "SEARCH-REQ-01"];
         if mapping.get(fault.as_str()).is_some_and(|p| {
@@ -211,32 +249,14 @@ fn every_fault_is_caught_and_the_clean_server_passes() {
         }) {
             results.extend(run_catalog(&scenarios, &[fault.as_str()], Some(STATEFUL)));
         }
-        for r in results.iter().filter(|r| r.outcome == Outcome::Error) {
-            problems.push(format!(
-                "--fault {fault} made {} error out: {}",
-                r.id, r.message
-            ));
-        }
-        let prefixes = mapping.get(fault.as_str()).copied().unwrap_or_default();
-        let caught: Vec<String> = results
-            .iter()
-            .filter(|r| catches(r, prefixes))
-            .map(|r| format!("{} ({})", r.id, r.outcome))
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        if caught.is_empty() {
-            problems.push(format!(
-                "--fault {fault} is caught by no scenario of {prefixes:?}"
-            ));
-        }
-        catching.extend(
-            results
-                .iter()
-                .filter(|r| matches!(r.outcome, Outcome::Fail | Outcome::Warn))
-                .map(|r| r.id.clone()),
+        record(
+            fault,
+            &results,
+            &mapping,
+            &mut problems,
+            &mut catching,
+            &mut matrix,
         );
-        matrix.insert(fault.clone(), caught);
     }
     let uncaught_must: Vec<&Scenario> = scenarios
         .iter()
@@ -248,6 +268,43 @@ fn every_fault_is_caught_and_the_clean_server_passes() {
     let _ = std::fs::create_dir_all(common::root().join("reports"));
     let _ = std::fs::write(&path, &text);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Files one fault's results: what caught it, and any scenario it made error out.
+fn record(
+    fault: &str,
+    results: &[ScenarioResult],
+    mapping: &BTreeMap<&str, &[&str]>,
+    problems: &mut Vec<String>,
+    catching: &mut BTreeSet<String>,
+    matrix: &mut BTreeMap<String, Vec<String>>,
+) {
+    for r in results.iter().filter(|r| r.outcome == Outcome::Error) {
+        problems.push(format!(
+            "--fault {fault} made {} error out: {}",
+            r.id, r.message
+        ));
+    }
+    let prefixes = mapping.get(fault).copied().unwrap_or_default();
+    let caught: Vec<String> = results
+        .iter()
+        .filter(|r| catches(r, prefixes))
+        .map(|r| format!("{} ({})", r.id, r.outcome))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if caught.is_empty() {
+        problems.push(format!(
+            "--fault {fault} is caught by no scenario of {prefixes:?}"
+        ));
+    }
+    catching.extend(
+        results
+            .iter()
+            .filter(|r| matches!(r.outcome, Outcome::Fail | Outcome::Warn))
+            .map(|r| r.id.clone()),
+    );
+    matrix.insert(fault.to_string(), caught);
 }
 
 fn render(

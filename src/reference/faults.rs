@@ -93,6 +93,16 @@ faults! {
     QueryRevealsHidden = "query-reveals-hidden": "a tools/list query also matches tools hidden from the caller",
     NoInstructions = "no-instructions": "the handshake answer carries no instructions",
     QueryNulInternalError = "query-nul-internal-error": "a query containing a NUL character (raw or %00) gets -32603",
+    HttpOriginUnchecked = "http-origin-unchecked": "HTTP: requests from any Origin are served (no DNS-rebinding protection)",
+    HttpNotification200 = "http-notification-200": "HTTP: POSTed notifications get 200 with a `{}` body instead of 202",
+    HttpVersionHeaderIgnored = "http-version-header-ignored": "HTTP: an unsupported MCP-Protocol-Version header is ignored instead of 400",
+    HttpSessionOptional = "http-session-optional": "HTTP: a stateful request without Mcp-Session-Id is served in a throwaway session instead of 400",
+    HttpDeleteKeepsSession = "http-delete-keeps-session": "HTTP: DELETE answers 204 but the session lives on",
+    HttpUnknownSession400 = "http-unknown-session-400": "HTTP: an unknown or ended Mcp-Session-Id gets 400 instead of 404",
+    HttpSessionIdSpaces = "http-session-id-spaces": "HTTP: session ids contain a space (not visible ASCII)",
+    HttpGetJson = "http-get-json": "HTTP: GET answers 200 application/json instead of an event stream or 405",
+    HttpHeaderMismatch500 = "http-header-mismatch-500": "HTTP (2026-07-28): HeaderMismatchError comes with status 500 instead of 400",
+    HttpContentTypeText = "http-content-type-text": "HTTP: JSON answers are labelled Content-Type: text/plain",
 }
 
 impl fmt::Display for Fault {

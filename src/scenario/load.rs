@@ -542,8 +542,9 @@ impl Loader<'_> {
             };
             for key in ["expect", "assert", "capture", "skip_unless", "for_each"] {
                 if obj.contains_key(key) {
-                    self.error(
-                        &format!("{pointer}/{key}"),
+                    let at = self.doc.key_position(&format!("{pointer}/{key}"));
+                    self.error_at(
+                        at,
                         format!("a cleanup step only undoes what the scenario changed; it cannot have `{key}`"),
                     );
                 }
@@ -586,8 +587,9 @@ impl Loader<'_> {
             .unwrap_or_default();
         let http_only = self.doc.value.get("transports") == Some(&serde_json::json!(["http"]));
         if !http_only {
-            self.error(
-                &base,
+            let at = self.doc.key_position(&base);
+            self.error_at(
+                at,
                 "an http step only works over Streamable HTTP: the scenario needs `transports: [http]`",
             );
         }

@@ -148,3 +148,57 @@ pub fn stable_console(text: &str) -> String {
     lines[start..end].sort_unstable();
     lines.join("\n")
 }
+
+/// A loopback port nobody listens on right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("no free port: {e}"))
+}
+
+/// Runs `scenarios` against one reference server (with `--control` and
+/// `faults`) over Streamable HTTP, the way `--url URL -- CMD` does: one
+/// server for the run, a new HTTP session per scenario session.
+pub fn run_over_http(
+    scenarios: &[mcp_conform::scenario::model::Scenario],
+    faults: &[&str],
+    version: Option<&str>,
+    jobs: usize,
+) -> Vec<mcp_conform::run::ScenarioResult> {
+    use mcp_conform::transport::HttpSpec;
+    let addr = format!("127.0.0.1:{}", free_port());
+    let mut args = vec![
+        "serve-reference".to_string(),
+        "--control".to_string(),
+        "--http".to_string(),
+        addr.clone(),
+    ];
+    for f in faults {
+        args.push("--fault".into());
+        args.push((*f).to_string());
+    }
+    let timeout = Duration::from_millis(3000);
+    let mut spec = HttpSpec::new(format!("http://{addr}/mcp"));
+    spec.timeout = timeout;
+    runtime().block_on(async move {
+        let target =
+            Target::launch_http(spec, StdioSpec::new(bin(), args), Duration::from_secs(20))
+                .await
+                .unwrap_or_else(|e| panic!("cannot launch the HTTP reference server: {e}"));
+        let probed = probe(&target, version, timeout)
+            .await
+            .unwrap_or_else(|e| panic!("probe of {} failed: {e}", target.display()));
+        let cfg = Arc::new(RunConfig {
+            target: target.clone(),
+            era: probed.era,
+            server: probed.server,
+            timeout,
+            fixture_match: mcp_conform::fixture::serves_reference_catalog(&probed.tool_names),
+        });
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let results = mcp_conform::run::scheduler::run_all(scenarios.to_vec(), cfg, jobs, tx).await;
+        target.stop().await;
+        results
+    })
+}

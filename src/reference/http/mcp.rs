@@ -37,6 +37,7 @@ use super::{json_response, rpc_error_status, App, Shared};
 use crate::jsonrpc::{codes, decode_line, response};
 use crate::reference::dispatch::{overlong_error, parse_error};
 use crate::reference::era::{self, META_SERVER_INFO, META_SUBSCRIPTION, META_VERSION};
+use crate::reference::faults::Fault;
 use crate::reference::session::{SessionState, Subscription};
 use axum::body::Body;
 use axum::extract::State;
@@ -213,6 +214,29 @@ fn version_header_error(version: Option<&str>, id: &Value) -> Option<Response> {
 }
 
 pub async fn post(State(app): State<Shared>, headers: HeaderMap, body: Body) -> Response {
+    let faults = app.server.faults();
+    let (ok_for_notes, text_label) = (
+        faults.has(Fault::HttpNotification200),
+        faults.has(Fault::HttpContentTypeText),
+    );
+    let mut response = post_message(app, headers, body).await;
+    if ok_for_notes && response.status() == StatusCode::ACCEPTED {
+        response = json_response(StatusCode::OK, &json!({}));
+    }
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if text_label && is_json {
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        );
+    }
+    response
+}
+
+async fn post_message(app: Shared, headers: HeaderMap, body: Body) -> Response {
     if !body::is_json(&headers) {
         return rpc_error_status(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -253,17 +277,33 @@ pub async fn post(State(app): State<Shared>, headers: HeaderMap, body: Body) -> 
         Ok(v) => v,
         Err(e) => return bad_request(peek.reply_id(), &e),
     };
-    if let Some(r) = version_header_error(version, &peek.reply_id()) {
-        return r;
+    if !app.server.faults().has(Fault::HttpVersionHeaderIgnored) {
+        if let Some(r) = version_header_error(version, &peek.reply_id()) {
+            return r;
+        }
     }
     match header_str(&headers, SESSION_HEADER) {
         Err(e) => bad_request(peek.reply_id(), &e),
-        Ok(Some(key)) => in_session(&app, key, version, msg, &peek, wants),
+        Ok(Some(key)) => in_session(&app, &session_key(&app, key), version, msg, &peek, wants),
         Ok(None) if peek.is("initialize") => initialize(&app, msg, &peek, wants),
         Ok(None) if is_stateless(version, &msg, &peek) => {
             stateless(&app, &headers, version, msg, &peek, wants)
         }
+        Ok(None) if app.server.faults().has(Fault::HttpSessionOptional) => {
+            let mut state = app.server.new_session();
+            answer(app.server.handle(&mut state, msg), wants)
+        }
         Ok(None) => missing_session(peek.reply_id()),
+    }
+}
+
+/// The session id as the server stored it (the `http-session-id-spaces`
+/// fault hands out ids with a space the store does not have).
+fn session_key<'a>(app: &App, key: &'a str) -> std::borrow::Cow<'a, str> {
+    if app.server.faults().has(Fault::HttpSessionIdSpaces) {
+        std::borrow::Cow::Owned(key.replace(' ', ""))
+    } else {
+        std::borrow::Cow::Borrowed(key)
     }
 }
 
@@ -283,11 +323,18 @@ fn in_session(
     wants: Wants,
 ) -> Response {
     let Some(entry) = app.sessions.get(key) else {
+        if app.server.faults().has(Fault::HttpUnknownSession400) {
+            return bad_request(peek.reply_id(), "Bad Request: unknown session");
+        }
         return session_not_found(peek.reply_id());
     };
     let mut state = entry.state();
-    if let Some(r) = session_version_error(&state, version, peek.reply_id()) {
-        return r;
+    let unsupported_ignored = app.server.faults().has(Fault::HttpVersionHeaderIgnored)
+        && version.is_some_and(|v| !era::supported().contains(&v));
+    if !unsupported_ignored {
+        if let Some(r) = session_version_error(&state, version, peek.reply_id()) {
+            return r;
+        }
     }
     let out = app.server.handle(&mut state, msg);
     let listen = take_deferred_listen(&mut state, peek, &out);
@@ -322,7 +369,16 @@ fn initialize(app: &Shared, msg: Value, peek: &Peek, wants: Wants) -> Response {
         }
     };
     let mut response = answer(out, wants);
-    if let Ok(v) = HeaderValue::from_str(&entry.key) {
+    let shown = if app.server.faults().has(Fault::HttpSessionIdSpaces) {
+        format!(
+            "{} {}",
+            &entry.key[..entry.key.len() / 2],
+            &entry.key[entry.key.len() / 2..]
+        )
+    } else {
+        entry.key.clone()
+    };
+    if let Ok(v) = HeaderValue::from_str(&shown) {
         response.headers_mut().insert(SESSION_HEADER, v);
     }
     response
@@ -351,7 +407,11 @@ fn stateless(
 ) -> Response {
     if let Some(method) = &peek.method {
         if let Err(why) = check_stateless_headers(headers, version, &msg, method) {
-            return header_mismatch(peek.reply_id(), why);
+            let mut r = header_mismatch(peek.reply_id(), why);
+            if app.server.faults().has(Fault::HttpHeaderMismatch500) {
+                *r.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+            }
+            return r;
         }
     }
     let mut state = app.server.new_session();
@@ -584,9 +644,12 @@ pub async fn get(State(app): State<Shared>, headers: HeaderMap) -> Response {
     if let Some(r) = version_header_error(version, &Value::Null) {
         return r;
     }
+    if app.server.faults().has(Fault::HttpGetJson) {
+        return json_response(StatusCode::OK, &json!({}));
+    }
     let key = match header_str(&headers, SESSION_HEADER) {
         Err(e) => return bad_request(Value::Null, &e),
-        Ok(Some(key)) => key,
+        Ok(Some(key)) => session_key(&app, key),
         Ok(None) if version.is_some_and(|v| era::STATELESS.contains(&v)) => {
             let mut r = rpc_error_status(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -601,7 +664,7 @@ pub async fn get(State(app): State<Shared>, headers: HeaderMap) -> Response {
         }
         Ok(None) => return missing_session(Value::Null),
     };
-    let Some(entry) = app.sessions.get(key) else {
+    let Some(entry) = app.sessions.get(&key) else {
         return session_not_found(Value::Null);
     };
     if let Some(r) = session_version_error(&entry.state(), version, Value::Null) {
@@ -633,13 +696,16 @@ pub async fn get(State(app): State<Shared>, headers: HeaderMap) -> Response {
 pub async fn delete(State(app): State<Shared>, headers: HeaderMap) -> Response {
     let key = match header_str(&headers, SESSION_HEADER) {
         Err(e) => return bad_request(Value::Null, &e),
-        Ok(Some(key)) => key,
+        Ok(Some(key)) => session_key(&app, key),
         Ok(None) => return missing_session(Value::Null),
     };
-    if app.sessions.close(key).is_none() {
+    if app.server.faults().has(Fault::HttpDeleteKeepsSession) && app.sessions.get(&key).is_some() {
+        return StatusCode::NO_CONTENT.into_response();
+    }
+    if app.sessions.close(&key).is_none() {
         return session_not_found(Value::Null);
     }
-    app.listeners.remove_owned_by(key);
+    app.listeners.remove_owned_by(&key);
     StatusCode::NO_CONTENT.into_response()
 }
 
