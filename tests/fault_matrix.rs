@@ -249,6 +249,27 @@ fn every_fault_is_caught_and_the_clean_server_passes() {
         }) {
             results.extend(run_catalog(&scenarios, &[fault.as_str()], Some(STATEFUL)));
         }
+        // Scenarios that need HTTP (a second session on the same server)
+        // and check this fault's requirements run over HTTP too.
+        let prefixes = mapping.get(fault.as_str()).copied().unwrap_or_default();
+        let http_only: Vec<Scenario> = scenarios
+            .iter()
+            .filter(|s| s.transports == ["http"] && s.profile != "transport-http")
+            .filter(|s| {
+                s.requirements
+                    .iter()
+                    .any(|q| prefixes.iter().any(|p| q.starts_with(p)))
+            })
+            .cloned()
+            .collect();
+        if !http_only.is_empty() {
+            results.extend(common::run_over_http(
+                &http_only,
+                &[fault.as_str()],
+                Some(STATEFUL),
+                4,
+            ));
+        }
         record(
             fault,
             &results,
@@ -279,6 +300,20 @@ fn record(
     catching: &mut BTreeSet<String>,
     matrix: &mut BTreeMap<String, Vec<String>>,
 ) {
+    for r in results {
+        let unfilled = r
+            .findings
+            .iter()
+            .map(|f| f.message.as_str())
+            .chain([r.message.as_str()])
+            .any(|m| m.contains("could not be filled in"));
+        if unfilled {
+            problems.push(format!(
+                "--fault {fault}: the failure message of {} could not be filled in: {}",
+                r.id, r.message
+            ));
+        }
+    }
     for r in results.iter().filter(|r| r.outcome == Outcome::Error) {
         problems.push(format!(
             "--fault {fault} made {} error out: {}",

@@ -264,15 +264,31 @@ fn match_at(
 
 fn scalar_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
-            (Some(x), Some(y)) => x == y,
-            _ => match (x.as_u64(), y.as_u64()) {
-                (Some(x), Some(y)) => x == y,
-                _ => x.as_f64() == y.as_f64(),
-            },
-        },
+        (Value::Number(x), Value::Number(y)) => number_eq(x, y),
         _ => a == b,
     }
+}
+
+/// Numbers are equal by value: `7 == 7.0`, but an integer beyond 2^53 is
+/// never equal to the double nearest to it (9007199254740993 ≠ 9007199254740992.0),
+/// which is exactly the defect a large-id check must see.
+fn number_eq(x: &serde_json::Number, y: &serde_json::Number) -> bool {
+    let int = |n: &serde_json::Number| {
+        n.as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+    };
+    match (int(x), int(y)) {
+        (Some(a), Some(b)) => a == b,
+        (Some(i), None) => y.as_f64().is_some_and(|f| float_is_int(f, i)),
+        (None, Some(i)) => x.as_f64().is_some_and(|f| float_is_int(f, i)),
+        (None, None) => x.as_f64() == y.as_f64(),
+    }
+}
+
+fn float_is_int(f: f64, i: i128) -> bool {
+    // 2^100 bounds every i64/u64 and keeps the cast exact.
+    f.is_finite() && f.fract() == 0.0 && f.abs() < 2f64.powi(100) && f as i128 == i
 }
 
 /// Deep equality with numbers compared by value.
@@ -799,5 +815,25 @@ mod tests {
         );
         assert!(check(&json!({"$one_of": [{"$label": "x", "$verdict": "warn"}]})).is_empty());
         assert!(!check(&json!({"$type": "int"})).is_empty());
+    }
+
+    #[test]
+    fn integers_beyond_two_to_the_53_are_not_equal_to_their_nearest_double() {
+        let big: Value = serde_json::from_str("9007199254740993").unwrap_or_default();
+        let rounded: Value = serde_json::from_str("9007199254740992.0").unwrap_or_default();
+        assert!(!json_eq(&big, &rounded));
+        assert!(!json_eq(&rounded, &big));
+        let exact: Value = serde_json::from_str("9007199254740992").unwrap_or_default();
+        assert!(json_eq(&exact, &rounded));
+        assert!(json_eq(&serde_json::json!(7), &serde_json::json!(7.0)));
+        assert!(!json_eq(&serde_json::json!(7), &serde_json::json!(7.5)));
+        assert!(json_eq(
+            &serde_json::json!(u64::MAX),
+            &serde_json::json!(u64::MAX)
+        ));
+        assert!(!json_eq(
+            &serde_json::json!(-1),
+            &serde_json::json!(u64::MAX)
+        ));
     }
 }
