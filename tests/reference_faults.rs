@@ -48,8 +48,17 @@ fn every_fault_is_listed_by_help() {
         .output()
         .expect("run");
     let text = String::from_utf8_lossy(&out.stdout);
-    let listed = text.lines().skip(1).count();
-    assert_eq!(listed, 66, "{text}");
+    let listed: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let all: Vec<&str> = mcp_conform::reference::faults::Fault::ALL
+        .iter()
+        .map(|f| f.name())
+        .collect();
+    assert_eq!(listed, all, "{text}");
+    assert!(all.len() >= 76, "{} faults", all.len());
 }
 
 #[test]
