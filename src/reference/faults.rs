@@ -93,6 +93,9 @@ faults! {
     QueryRevealsHidden = "query-reveals-hidden": "a tools/list query also matches tools hidden from the caller",
     NoInstructions = "no-instructions": "the handshake answer carries no instructions",
     QueryNulInternalError = "query-nul-internal-error": "a query containing a NUL character (raw or %00) gets -32603",
+    PdDescribesHidden = "pd-describes-hidden": "tool_descriptions describes (and authorizes) tools hidden from the caller's tools/list",
+    RateLimitNoRecovery = "rate-limit-no-recovery": "with --rate-limit, a session's spent token bucket never refills: every request after the burst is refused",
+    RateLimitInternalError = "rate-limit-internal-error": "with --rate-limit, requests over the limit get a bare -32603 \"Internal error\" that does not say why",
 }
 
 impl fmt::Display for Fault {
