@@ -130,11 +130,15 @@ impl Server {
         };
         if let Some(bucket) = session.bucket.as_mut() {
             if let Err(ms) = bucket.take() {
-                let e = RpcError::new(
-                    RATE_LIMITED,
-                    format!("rate limit exceeded; retry after {ms} ms"),
-                )
-                .with_data(json!({"retryAfterMs": ms}));
+                let e = if self.faults().has(Fault::RateLimitInternalError) {
+                    RpcError::internal("Internal error")
+                } else {
+                    RpcError::new(
+                        RATE_LIMITED,
+                        format!("rate limit exceeded; retry after {ms} ms"),
+                    )
+                    .with_data(json!({"retryAfterMs": ms}))
+                };
                 return vec![e.to_response(reply_id)];
             }
         }

@@ -103,6 +103,9 @@ faults! {
     HttpGetJson = "http-get-json": "HTTP: GET answers 200 application/json instead of an event stream or 405",
     HttpHeaderMismatch500 = "http-header-mismatch-500": "HTTP (2026-07-28): HeaderMismatchError comes with status 500 instead of 400",
     HttpContentTypeText = "http-content-type-text": "HTTP: JSON answers are labelled Content-Type: text/plain",
+    PdDescribesHidden = "pd-describes-hidden": "tool_descriptions describes (and authorizes) tools hidden from the caller's tools/list",
+    RateLimitNoRecovery = "rate-limit-no-recovery": "with --rate-limit, a session's spent token bucket never refills: every request after the burst is refused",
+    RateLimitInternalError = "rate-limit-internal-error": "with --rate-limit, requests over the limit get a bare -32603 \"Internal error\" that does not say why",
 }
 
 impl fmt::Display for Fault {

@@ -17,6 +17,7 @@ pub mod era;
 pub mod error;
 pub mod faults;
 pub mod filter;
+pub mod fuzzing;
 pub mod handlers;
 pub mod http;
 pub mod index;

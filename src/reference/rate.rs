@@ -1,4 +1,12 @@
-//! A per-session token bucket for `--rate-limit N/s`.
+//! A per-session token bucket for `--rate-limit N/s` (off by default).
+//!
+//! Each session starts with a full bucket of `burst` tokens (one second's
+//! worth, at least one), refilled continuously at N tokens a second; every
+//! request takes one. A request that finds the bucket empty is answered with
+//! error -32000 "rate limit exceeded; retry after M ms" and
+//! `data.retryAfterMs`, and is not handled. When the limit is on, the server
+//! advertises it as `capabilities.experimental["mcp-conform/rateLimit"] =
+//! {"requestsPerSecond": N, "burst": B}` (see [`RateSpec::advertised`]).
 
 use std::str::FromStr;
 use std::time::Instant;
@@ -7,6 +15,26 @@ use std::time::Instant;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RateSpec {
     pub per_sec: f64,
+}
+
+/// The experimental capability key under which the limit is advertised.
+pub const CAPABILITY: &str = "mcp-conform/rateLimit";
+
+impl RateSpec {
+    /// Tokens a full bucket holds.
+    fn capacity(self) -> f64 {
+        self.per_sec.max(1.0)
+    }
+
+    /// Requests a fresh (or fully rested) session may send at once.
+    pub fn burst(self) -> u64 {
+        self.capacity().floor() as u64
+    }
+
+    /// The value of `capabilities.experimental["mcp-conform/rateLimit"]`.
+    pub fn advertised(self) -> serde_json::Value {
+        serde_json::json!({"requestsPerSecond": self.per_sec, "burst": self.burst()})
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -30,15 +58,24 @@ pub struct TokenBucket {
     spec: RateSpec,
     tokens: f64,
     last: Instant,
+    /// Cleared by the `rate-limit-no-recovery` fault: a spent bucket stays spent.
+    refills: bool,
 }
 
 impl TokenBucket {
     pub fn new(spec: RateSpec) -> Self {
         TokenBucket {
             spec,
-            tokens: spec.per_sec.max(1.0),
+            tokens: spec.capacity(),
             last: Instant::now(),
+            refills: true,
         }
+    }
+
+    /// The `rate-limit-no-recovery` fault: tokens are never given back.
+    pub fn without_refill(mut self) -> Self {
+        self.refills = false;
+        self
     }
 
     /// Takes one token, or says how many milliseconds until one is available.
@@ -49,8 +86,9 @@ impl TokenBucket {
     fn take_at(&mut self, now: Instant) -> Result<(), u64> {
         let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
         self.last = now;
-        let capacity = self.spec.per_sec.max(1.0);
-        self.tokens = (self.tokens + elapsed * self.spec.per_sec).min(capacity);
+        if self.refills {
+            self.tokens = (self.tokens + elapsed * self.spec.per_sec).min(self.spec.capacity());
+        }
         if self.tokens >= 1.0 {
             self.tokens -= 1.0;
             Ok(())
@@ -83,5 +121,24 @@ mod tests {
         let wait = b.take_at(t0).expect_err("empty");
         assert!((1..=500).contains(&wait), "{wait}");
         assert!(b.take_at(t0 + Duration::from_millis(600)).is_ok());
+    }
+
+    #[test]
+    fn advertises_rate_and_burst() {
+        let spec: RateSpec = "2.5/s".parse().expect("valid");
+        assert_eq!(spec.burst(), 2);
+        assert_eq!(
+            spec.advertised(),
+            serde_json::json!({"requestsPerSecond": 2.5, "burst": 2})
+        );
+        assert_eq!(RateSpec { per_sec: 0.5 }.burst(), 1);
+    }
+
+    #[test]
+    fn a_bucket_without_refill_stays_empty() {
+        let mut b = TokenBucket::new(RateSpec { per_sec: 1.0 }).without_refill();
+        let t0 = b.last;
+        assert!(b.take_at(t0).is_ok());
+        assert!(b.take_at(t0 + Duration::from_secs(60)).is_err());
     }
 }

@@ -79,7 +79,11 @@ impl Server {
 
     /// A new session with this server's rate limit.
     pub fn new_session(&self) -> SessionState {
-        SessionState::new(self.config.rate)
+        let mut session = SessionState::new(self.config.rate);
+        if self.faults().has(Fault::RateLimitNoRecovery) {
+            session.bucket = session.bucket.take().map(|b| b.without_refill());
+        }
+        session
     }
 
     /// The catalog generation requests see right now.

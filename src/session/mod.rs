@@ -117,6 +117,11 @@ pub struct WireViolation {
 
 /// Notifications kept per session; a flood beyond this is counted, not stored.
 const MAX_NOTIFICATIONS: usize = 1_000;
+/// Memory the kept notifications of one session may take (estimated as
+/// [`transcript::approx_heap_bytes`]); each is held twice, in the log and
+/// until consumed in `notifications`, and the log is copied into the CEL
+/// bindings, so a few large ones must not add up to much.
+pub const MAX_NOTIFICATION_BYTES: usize = 1024 * 1024;
 /// Wire violations kept per session; the first ones tell the story.
 const MAX_VIOLATIONS: usize = 100;
 /// Server-to-client requests answered while waiting for one answer; a server
@@ -142,8 +147,10 @@ pub struct Session {
     answered_ids: std::collections::HashSet<String>,
     sent_ids: std::collections::HashSet<String>,
     server_requests_answered: usize,
-    /// Notifications not kept because of MAX_NOTIFICATIONS.
+    /// Notifications not kept because of MAX_NOTIFICATIONS or MAX_NOTIFICATION_BYTES.
     pub notifications_dropped: usize,
+    /// Estimated memory of `notification_log`.
+    notification_bytes: usize,
     closed: bool,
 }
 
@@ -171,6 +178,7 @@ impl Session {
             sent_ids: std::collections::HashSet::new(),
             server_requests_answered: 0,
             notifications_dropped: 0,
+            notification_bytes: 0,
             closed: false,
         }
     }
@@ -543,22 +551,12 @@ impl Session {
             && v["jsonrpc"] == "2.0"
         {
             // The common case of a flood, handled without copying the message again.
-            if self.notification_log.len() < MAX_NOTIFICATIONS {
-                self.notification_log.push(v.clone());
-                self.notifications.push(v);
-            } else {
-                self.notifications_dropped += 1;
-            }
+            self.keep_notification(v);
             return Ok(None);
         }
         match Message::classify(v.clone()) {
             Message::Notification { .. } => {
-                if self.notification_log.len() < MAX_NOTIFICATIONS {
-                    self.notification_log.push(v.clone());
-                    self.notifications.push(v);
-                } else {
-                    self.notifications_dropped += 1;
-                }
+                self.keep_notification(v);
                 Ok(None)
             }
             Message::Request { .. } if self.server_requests_answered >= MAX_SERVER_REQUESTS => {
@@ -597,8 +595,43 @@ impl Session {
         }
     }
 
+    /// Stores a notification, or only counts it once the count or byte
+    /// budget is spent (the first one dropped is noted in the transcript).
+    fn keep_notification(&mut self, v: Value) {
+        if self.notifications_dropped == 0 && self.notification_log.len() < MAX_NOTIFICATIONS {
+            let bytes = transcript::approx_heap_bytes(&v);
+            if self.notification_bytes + bytes <= MAX_NOTIFICATION_BYTES {
+                self.notification_bytes += bytes;
+                self.notification_log.push(v.clone());
+                self.notifications.push(v);
+                return;
+            }
+        }
+        if self.notifications_dropped == 0 {
+            self.transcript.note(
+                &self.name,
+                format!(
+                    "notification limit reached ({} kept, {} KiB): later notifications are counted, not kept",
+                    self.notification_log.len(),
+                    self.notification_bytes / 1024
+                ),
+            );
+        }
+        self.notifications_dropped += 1;
+    }
+
     /// Ends the session and stops its server; says how the server ended.
     pub async fn close(&mut self) -> String {
+        if self.notifications_dropped > 0 {
+            self.transcript.note_always(
+                &self.name,
+                format!(
+                    "{} notifications dropped (kept the first {})",
+                    self.notifications_dropped,
+                    self.notification_log.len()
+                ),
+            );
+        }
         self.conn.shutdown().await
     }
 }
@@ -627,4 +660,73 @@ fn normalise_discover(result: &Value, version: &str) -> Value {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::StdioSpec;
+
+    fn note(size: usize) -> Value {
+        json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "data": "x".repeat(size)}})
+    }
+
+    async fn session() -> Session {
+        let conn = StdioConnection::spawn(&StdioSpec::new("cat", Vec::new())).expect("cat runs");
+        Session::new(
+            "main",
+            Connection::Stdio(Box::new(conn)),
+            Era::new("2025-11-25"),
+            Duration::from_secs(1),
+            Transcript::new(),
+        )
+    }
+
+    #[tokio::test]
+    async fn large_notifications_are_bounded_by_bytes() {
+        let mut s = session().await;
+        for _ in 0..500 {
+            s.keep_notification(note(16 * 1024));
+        }
+        let kept: usize = s
+            .notification_log
+            .iter()
+            .map(transcript::approx_heap_bytes)
+            .sum();
+        assert!(kept <= MAX_NOTIFICATION_BYTES, "{kept}");
+        assert!(
+            s.notification_log.len() < 70,
+            "{}",
+            s.notification_log.len()
+        );
+        assert_eq!(s.notification_log.len() + s.notifications_dropped, 500);
+        // Once dropping started, later small ones are dropped too: the log stays a prefix.
+        s.keep_notification(note(1));
+        assert_eq!(s.notification_log.len() + s.notifications_dropped, 501);
+        s.close().await;
+        let (entries, _) = s.transcript.entries();
+        let texts: Vec<String> = entries.iter().map(|e| e.message.to_string()).collect();
+        assert!(
+            texts
+                .iter()
+                .any(|t| t.contains("notification limit reached")),
+            "{texts:?}"
+        );
+        assert!(
+            texts.iter().any(|t| t.contains("notifications dropped")),
+            "{texts:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn small_notifications_are_bounded_by_count() {
+        let mut s = session().await;
+        for _ in 0..MAX_NOTIFICATIONS + 10 {
+            s.keep_notification(note(10));
+        }
+        assert_eq!(s.notification_log.len(), MAX_NOTIFICATIONS);
+        assert_eq!(s.notifications_dropped, 10);
+        s.close().await;
+    }
 }

@@ -8,6 +8,12 @@ use serde_json::Value;
 
 /// Entries kept per scenario; later ones are counted, not stored.
 const MAX_ENTRIES: usize = 2000;
+/// Memory the kept entries of one scenario may take, by [`approx_heap_bytes`].
+/// Counts alone do not bound memory: 2000 small messages of a notification
+/// flood take several MiB as parsed JSON, and a report keeps the transcript
+/// of every failed scenario. The largest transcript of the reference run is
+/// about 130 KB of JSON text; this leaves room for several times that.
+pub const MAX_BYTES: usize = 1024 * 1024;
 /// A message bigger than this is stored as a truncated text.
 const MAX_MESSAGE_BYTES: usize = 32 * 1024;
 
@@ -33,6 +39,38 @@ pub struct Entry {
 struct Inner {
     entries: Vec<Entry>,
     dropped: usize,
+    /// Estimated memory of `entries`.
+    bytes: usize,
+}
+
+impl Inner {
+    fn is_full(&self) -> bool {
+        self.entries.len() >= MAX_ENTRIES || self.bytes >= MAX_BYTES
+    }
+}
+
+/// An estimate of the heap memory a parsed JSON value holds: each string's
+/// bytes, each array and object slot, object keys and the per-allocation
+/// overhead. Used to keep stored messages within a byte budget.
+pub fn approx_heap_bytes(value: &Value) -> usize {
+    const ALLOC: usize = 16;
+    const SLOT: usize = std::mem::size_of::<Value>();
+    match value {
+        Value::Null | Value::Bool(_) | Value::Number(_) => 0,
+        Value::String(s) => s.len() + ALLOC,
+        Value::Array(items) => {
+            ALLOC + items.len() * SLOT + items.iter().map(approx_heap_bytes).sum::<usize>()
+        }
+        Value::Object(map) => {
+            // An ordered map: an entry vector (hash, key, value) plus an index table.
+            let per_entry = SLOT + std::mem::size_of::<String>() + 2 * std::mem::size_of::<usize>();
+            2 * ALLOC
+                + map
+                    .iter()
+                    .map(|(k, v)| per_entry + k.len() + ALLOC + approx_heap_bytes(v))
+                    .sum::<usize>()
+        }
+    }
 }
 
 /// A cheap-to-clone handle; every session of a scenario records into the same one.
@@ -60,10 +98,27 @@ impl Transcript {
         let Ok(mut inner) = self.inner.lock() else {
             return;
         };
-        if inner.entries.len() >= MAX_ENTRIES {
+        if inner.is_full() {
             inner.dropped += 1;
             return;
         }
+        let bytes = entry_bytes(session, &message);
+        if inner.bytes + bytes > MAX_BYTES && !inner.entries.is_empty() {
+            // The one place the budget runs out: say so where a reader looks.
+            inner.bytes = MAX_BYTES;
+            inner.dropped += 1;
+            let marker = format!(
+                "transcript limit reached ({} KiB of messages): later messages are counted, not kept",
+                MAX_BYTES / 1024
+            );
+            self.append(&mut inner, session, Direction::Note, Value::String(marker));
+            return;
+        }
+        inner.bytes += bytes;
+        self.append(&mut inner, session, direction, message);
+    }
+
+    fn append(&self, inner: &mut Inner, session: &str, direction: Direction, message: Value) {
         inner.entries.push(Entry {
             at_ms: self.start.elapsed().as_millis() as u64,
             session: session.to_string(),
@@ -74,10 +129,15 @@ impl Transcript {
 
     /// Whether further entries would only be counted (callers can skip copying).
     pub fn is_full(&self) -> bool {
-        self.inner
-            .lock()
-            .map(|i| i.entries.len() >= MAX_ENTRIES)
-            .unwrap_or(true)
+        self.inner.lock().map(|i| i.is_full()).unwrap_or(true)
+    }
+
+    /// A short note that is kept even when the transcript is full (a closing
+    /// summary such as how many notifications were dropped).
+    pub fn note_always(&self, session: &str, text: String) {
+        if let Ok(mut inner) = self.inner.lock() {
+            self.append(&mut inner, session, Direction::Note, Value::String(text));
+        }
     }
 
     pub fn record(&self, session: &str, direction: Direction, message: Value) {
@@ -114,5 +174,59 @@ impl Transcript {
             .lock()
             .map(|i| (i.entries.clone(), i.dropped))
             .unwrap_or_default()
+    }
+}
+
+/// What one entry costs: the message, the session name, the entry itself.
+fn entry_bytes(session: &str, message: &Value) -> usize {
+    std::mem::size_of::<Entry>() + session.len() + approx_heap_bytes(message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn flood_note() -> Value {
+        json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "data": "x".repeat(100)}})
+    }
+
+    #[test]
+    fn a_flood_is_bounded_by_bytes_and_says_so() {
+        let t = Transcript::new();
+        let one = entry_bytes("main", &flood_note());
+        for _ in 0..100_000 {
+            t.record("main", Direction::Received, flood_note());
+        }
+        let (entries, dropped) = t.entries();
+        let kept: usize = entries
+            .iter()
+            .map(|e| entry_bytes(&e.session, &e.message))
+            .sum();
+        assert!(kept <= MAX_BYTES + 1024, "{kept} bytes kept");
+        assert!(
+            entries.len() < MAX_BYTES / one + 2,
+            "{} entries",
+            entries.len()
+        );
+        assert_eq!(entries.len() - 1 + dropped, 100_000);
+        let last = entries
+            .last()
+            .map(|e| e.message.to_string())
+            .unwrap_or_default();
+        assert!(last.contains("transcript limit reached"), "{last}");
+        assert!(t.is_full());
+        t.note_always("main", "closing note".into());
+        assert_eq!(t.entries().0.len(), entries.len() + 1);
+    }
+
+    #[test]
+    fn the_estimate_grows_with_content() {
+        assert_eq!(approx_heap_bytes(&json!(1)), 0);
+        let small = approx_heap_bytes(&json!({"a": "b"}));
+        let big = approx_heap_bytes(&json!({"a": "b".repeat(1000)}));
+        assert!(big >= small + 999);
+        assert!(approx_heap_bytes(&flood_note()) > 300);
     }
 }

@@ -50,7 +50,10 @@ pub fn capabilities(server: &Server) -> Value {
         "filtering": {"groups": {"listChanged": true}, "tags": {"listChanged": true}},
     });
     if server.config().control {
-        caps["experimental"] = json!({"mcp-conform/control": {}});
+        caps["experimental"]["mcp-conform/control"] = json!({});
+    }
+    if let Some(rate) = server.config().rate {
+        caps["experimental"][crate::reference::rate::CAPABILITY] = rate.advertised();
     }
     let faults = server.faults();
     if faults.has(Fault::SearchCapabilityMissing) {

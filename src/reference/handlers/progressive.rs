@@ -221,9 +221,19 @@ fn read_descriptions(ctx: &mut Ctx<'_>, uri: &str, query: &str) -> Result<Value,
             !ctx.has(Fault::PdAuthFilterScoped)
                 || ctx.session.view.as_ref().is_none_or(|v| v.contains(name))
         });
-        match doc {
-            Some(doc) => {
-                let tool = snap.tool(doc);
+        let tool = doc.map(|d| snap.tool(d)).or_else(|| {
+            // `pd-describes-hidden`: the lookup runs over every tool, hidden ones included.
+            ctx.has(Fault::PdDescribesHidden)
+                .then(|| {
+                    snap.catalog
+                        .tools
+                        .iter()
+                        .find(|t| &*t.name == name.as_str())
+                })
+                .flatten()
+        });
+        match tool {
+            Some(tool) => {
                 out.insert(name.clone(), full_description(tool, placeholder));
                 authorized.push(tool.name.to_string());
             }

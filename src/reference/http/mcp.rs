@@ -415,11 +415,25 @@ fn stateless(
         }
     }
     let mut state = app.server.new_session();
-    let out = app.server.handle(&mut state, msg);
+    let out = handle_sessionless(app, &mut state, msg);
     match take_deferred_listen(&mut state, peek, &out) {
         Some(sub) => open_listen(app, None, sub, out),
         None => answer(out, wants),
     }
+}
+
+/// Handles a request that has no session. With a rate limit, the shared
+/// sessionless bucket is lent to it, and held meanwhile: such requests are
+/// then handled one at a time.
+fn handle_sessionless(app: &App, state: &mut SessionState, msg: Value) -> Vec<Value> {
+    if state.bucket.is_none() {
+        return app.server.handle(state, msg);
+    }
+    let mut shared = app.sessionless.lock().unwrap_or_else(|e| e.into_inner());
+    std::mem::swap(&mut state.bucket, &mut *shared);
+    let out = app.server.handle(state, msg);
+    std::mem::swap(&mut state.bucket, &mut *shared);
+    out
 }
 
 /// The 2026-07-28 header rules: `MCP-Protocol-Version` equals the body's

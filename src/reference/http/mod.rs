@@ -66,6 +66,9 @@ pub(crate) struct App {
     pub max_body: usize,
     /// Becomes true on SIGTERM / Ctrl-C: open streams say goodbye and end.
     pub shutdown: watch::Receiver<bool>,
+    /// With `--rate-limit`: the one bucket every request without a session
+    /// (the stateless era) draws from, so the advertised limit holds there too.
+    pub sessionless: std::sync::Mutex<Option<crate::reference::rate::TokenBucket>>,
 }
 
 type Shared = Arc<App>;
@@ -157,6 +160,7 @@ pub async fn serve(server: Server, options: HttpOptions) -> Result<(), Reference
     }
     let (stop_tx, stop_rx) = watch::channel(false);
     let changes = server.subscribe_changes();
+    let sessionless = std::sync::Mutex::new(server.new_session().bucket);
     let app = Arc::new(App {
         max_body: server.config().max_line,
         server,
@@ -164,6 +168,7 @@ pub async fn serve(server: Server, options: HttpOptions) -> Result<(), Reference
         listeners: Listeners::default(),
         origins: options.origins.clone(),
         shutdown: stop_rx,
+        sessionless,
     });
     let fanout = tokio::spawn(fan_out(Arc::clone(&app), changes));
     let sweeper = tokio::spawn(sweep(Arc::clone(&app), options.session_ttl));
