@@ -154,6 +154,27 @@ fn browser_available() -> bool {
     ok("chromium") && ok("chromedriver")
 }
 
+struct OutcomeCounts {
+    total: usize,
+    passed: usize,
+    failed: usize,
+}
+
+fn outcome_counts(report: &Value) -> OutcomeCounts {
+    let scenarios = report["scenarios"].as_array().cloned().unwrap_or_default();
+    let with = |o: &str| {
+        scenarios
+            .iter()
+            .filter(|s| s["outcome"].as_str() == Some(o))
+            .count()
+    };
+    OutcomeCounts {
+        total: scenarios.len(),
+        passed: with("pass"),
+        failed: with("fail"),
+    }
+}
+
 #[test]
 fn html_report_renders_and_expands_a_failure() {
     if !browser_available() {
@@ -167,12 +188,16 @@ fn html_report_renders_and_expands_a_failure() {
     let dir = common::output_dir("html-browser");
     let report = dir.join("report.html");
     let r = report.display().to_string();
+    let json_report = dir.join("report.json");
+    let j = json_report.display().to_string();
     let out = common::run_cli(&[
         "-q",
         "-p",
         "base",
         "--report-html",
         &r,
+        "--report-json",
+        &j,
         "--",
         common::bin(),
         "serve-reference",
@@ -182,6 +207,9 @@ fn html_report_renders_and_expands_a_failure() {
         "unknown-method-internal-error",
     ]);
     assert_eq!(out.status.code(), Some(1));
+    // The page must show what the same run's JSON report holds.
+    let expected = outcome_counts(&common::assert_valid_report(&json_report));
+    assert_eq!(expected.failed, 2, "the two faults fail two base scenarios");
     let rt = common::runtime();
     rt.block_on(async {
         let driver = start_driver(&dir.join("chrome-profile")).await;
@@ -196,7 +224,7 @@ fn html_report_renders_and_expands_a_failure() {
         assert_eq!(driver.text(&failed[0]).await, "2 failed");
         assert_eq!(
             driver.find_all(".scenario").await.len(),
-            16,
+            expected.total,
             "every scenario is listed"
         );
         let heads = driver.find_all(".scenario.o-fail .head").await;
@@ -225,7 +253,11 @@ fn html_report_renders_and_expands_a_failure() {
             .await;
         driver.click(&pass_box[0]).await;
         let left = driver.find_all(".scenario").await.len();
-        assert_eq!(left, 3, "2 failed + 1 skipped remain after hiding passes");
+        assert_eq!(
+            left,
+            expected.total - expected.passed,
+            "only the scenarios that did not pass remain after hiding passes"
+        );
         driver.call(reqwest::Method::DELETE, "", None).await;
     });
 }
