@@ -151,3 +151,55 @@ fn console_output_of_a_failing_run() {
         common::stable_console(&redact(&text(&out.stdout)))
     );
 }
+
+/// `skip_unless`: a false condition skips with its interpolated reason, but a
+/// check that already failed keeps the scenario failed.
+#[test]
+fn skip_unless_skips_with_its_reason_unless_something_failed() {
+    let dir = common::output_dir("skip-unless");
+    let scenario = |id: &str, failing_first: bool| {
+        let first = if failing_first {
+            "  - request: conform/no-such-method\n    expect: { result: { $present: true } }\n"
+        } else {
+            ""
+        };
+        format!(
+            "id: test/{id}\ntitle: skip_unless\nprofile: base\nlevel: MUST\nrequirements: [BASE-ERR-01]\n\
+             spec: [{{doc: JSON-RPC 2.0, section: x, quote: x}}]\nsteps:\n{first}\
+             \x20 - id: all\n    request: tools/list\n\
+             \x20 - skip_unless:\n      expr: \"size(all.result.tools) > 100000\"\n      \
+             reason: \"only ${{size(all.result.tools)}} tools\"\n\
+             \x20 - request: conform/no-such-method\n    expect: {{ result: {{ $present: true }} }}\n"
+        )
+    };
+    std::fs::write(dir.join("skips.yaml"), scenario("skips", false))
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.join("fails.yaml"), scenario("fails", true))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let report = dir.join("report.json");
+    let out = mcp_conform(&[
+        "-q",
+        "--no-builtin",
+        "--scenarios",
+        &dir.display().to_string(),
+        "--report-json",
+        &report.display().to_string(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let report = common::assert_valid_report(&report);
+    let outcome = |id: &str| {
+        report["scenarios"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|s| s["id"] == id)
+            .map(|s| (s["outcome"].clone(), s["message"].clone()))
+            .unwrap_or_else(|| panic!("{id} not in the report"))
+    };
+    let (o, m) = outcome("test/skips");
+    assert_eq!(o, "skip");
+    let m = m.as_str().unwrap_or_default().to_string();
+    let re = regex::Regex::new(r"^only [0-9]+ tools$").unwrap_or_else(|e| panic!("{e}"));
+    assert!(re.is_match(&m), "the reason is interpolated: {m}");
+    assert_eq!(outcome("test/fails").0, "fail");
+}

@@ -282,7 +282,9 @@ impl<'a> Execution<'a> {
         match expr::eval_bool(&req.expr.source, &self.bindings) {
             Ok(true) => Ok(()),
             Ok(false) => {
-                self.skipped = Some(req.reason.clone());
+                // The reason may name what the server offered (`${size(picks)}`).
+                let reason = self.interpolated_text(label, &req.reason)?;
+                self.skipped = Some(reason);
                 Err(Stop)
             }
             Err(e) => {
