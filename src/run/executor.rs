@@ -78,10 +78,22 @@ fn initial_bindings(cfg: &RunConfig) -> Bindings {
     b
 }
 
+/// The cheapest request every server of the era must answer with a result:
+/// `ping` in the stateful eras; the 2026-07-28 schema has no `ping`, and
+/// `server/discover` is the one request its servers must implement.
+fn liveness_method(era: &Era) -> &'static str {
+    if era.is_stateless() {
+        "server/discover"
+    } else {
+        "ping"
+    }
+}
+
 fn base_bindings(cfg: &RunConfig) -> Bindings {
     let mut b = Bindings::default();
     b.insert("server", cfg.server.clone());
     b.insert("era", json!(cfg.era.version));
+    b.insert("liveness_method", json!(liveness_method(&cfg.era)));
     b.insert("transport", json!(cfg.target.transport()));
     b
 }

@@ -4,7 +4,7 @@
 
 use super::Ctx;
 use crate::jsonrpc::notification;
-use crate::reference::era::{self, META_SUBSCRIPTION};
+use crate::reference::era::{self, Era, META_SUBSCRIPTION};
 use crate::reference::error::RpcError;
 use crate::reference::faults::Fault;
 use crate::reference::params::Params;
@@ -112,8 +112,13 @@ pub fn initialize(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> 
     Ok(handshake_faults(ctx.server, answer))
 }
 
-pub fn ping(_ctx: &mut Ctx<'_>, _p: &Params<'_>) -> Result<Value, RpcError> {
-    Ok(json!({}))
+/// `ping` belongs to the stateful eras: the 2026-07-28 schema has no such
+/// request, so a stateless `ping` is an unknown method there.
+pub fn ping(ctx: &mut Ctx<'_>, _p: &Params<'_>) -> Result<Value, RpcError> {
+    match ctx.era {
+        Era::Stateful => Ok(json!({})),
+        Era::Stateless => Err(RpcError::method_not_found("ping")),
+    }
 }
 
 pub fn discover(ctx: &mut Ctx<'_>, _p: &Params<'_>) -> Result<Value, RpcError> {
