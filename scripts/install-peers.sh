@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs the peer MCP servers that tests/peers.rs runs the catalog against,
+# from the npm registry and PyPI, at the versions pinned under fixtures/peers/:
+#   target/peers/node    @modelcontextprotocol/server-everything (npm ci from the lock file)
+#   target/peers/python  a virtualenv with the `mcp` SDK, for fixtures/peers/python_mcp_server.py
+# A peer whose toolchain is missing (node/npm, python3) is left out with a
+# message; its tests then skip. Exits non-zero when an install that could run failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+dest=target/peers
+mkdir -p "$dest"
+status=0
+
+retry() {
+  local n
+  for n in 1 2 3; do
+    "$@" && return 0
+    echo "  attempt $n failed: $*" >&2
+    sleep $((n * 3))
+  done
+  return 1
+}
+
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+  echo "== npm: @modelcontextprotocol/server-everything (node $(node --version))"
+  mkdir -p "$dest/node"
+  cp fixtures/peers/node/package.json fixtures/peers/node/package-lock.json "$dest/node/"
+  if ! (cd "$dest/node" && retry npm ci --no-audit --no-fund --loglevel=error); then
+    echo "npm install failed: the server-everything peer tests will skip" >&2
+    status=1
+  fi
+else
+  echo "node/npm not found: the server-everything peer tests will skip"
+fi
+
+if command -v python3 >/dev/null 2>&1; then
+  echo "== PyPI: mcp ($(python3 --version))"
+  if [ ! -x "$dest/python/bin/python" ]; then
+    python3 -m venv "$dest/python" || status=1
+  fi
+  if [ -x "$dest/python/bin/pip" ]; then
+    if ! retry "$dest/python/bin/pip" install --quiet --disable-pip-version-check \
+      -r fixtures/peers/python/requirements.txt; then
+      echo "pip install failed: the Python mcp peer tests will skip" >&2
+      status=1
+    fi
+  fi
+else
+  echo "python3 not found: the Python mcp peer tests will skip"
+fi
+exit $status

@@ -1,0 +1,240 @@
+//! The whole catalog against MCP servers nobody here wrote, installed from
+//! package registries by scripts/install-peers.sh: the npm package
+//! `@modelcontextprotocol/server-everything` (stdio and Streamable HTTP) and
+//! a server built with the PyPI package `mcp` (fixtures/peers/).
+//!
+//! They implement none of the draft extensions, so every extension scenario
+//! must skip with a reason (or pass, where it checks an absence such as
+//! -32601 for an undeclared method), and the base and transport verdicts must
+//! match the expected failures under fixtures/peers/, each of which names the
+//! SDK behaviour and the rule it breaks. A new failure, or an expected one
+//! that starts passing, fails the test.
+//!
+//! A peer that is not installed is skipped with a message, unless
+//! MCP_CONFORM_REQUIRE_PEERS is set (CI sets it once the install succeeded).
+//! With MCP_CONFORM_PEER_REPORTS=DIR the reports are also written to DIR
+//! (scripts/regenerate-peer-reports.sh uses it for reports/peers/).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// Profiles whose rules the peers are expected to follow.
+const BASE_PROFILES: &[&str] = &["base", "transport-http"];
+
+enum Transport {
+    Stdio,
+    Http,
+}
+
+struct Peer {
+    name: &'static str,
+    transport: Transport,
+    /// The launch command; `{addr}` is replaced by the HTTP listen address.
+    command: Vec<String>,
+    /// Environment for the command; `{port}` is replaced by the HTTP port.
+    env: Vec<(&'static str, &'static str)>,
+    /// A file that exists once the peer is installed.
+    installed: PathBuf,
+}
+
+fn everything(transport: Transport) -> Peer {
+    let entry = common::root().join(
+        "target/peers/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
+    let (name, mode, env) = match transport {
+        Transport::Stdio => ("server-everything-stdio", "stdio", vec![]),
+        Transport::Http => (
+            "server-everything-http",
+            "streamableHttp",
+            vec![("PORT", "{port}")],
+        ),
+    };
+    Peer {
+        name,
+        transport,
+        command: vec!["node".into(), entry.display().to_string(), mode.into()],
+        env,
+        installed: entry,
+    }
+}
+
+fn python_mcp(transport: Transport) -> Peer {
+    let python = common::root().join("target/peers/python/bin/python");
+    let script = common::root().join("fixtures/peers/python_mcp_server.py");
+    let mut command = vec![python.display().to_string(), script.display().to_string()];
+    let name = match transport {
+        Transport::Stdio => "python-mcp-stdio",
+        Transport::Http => {
+            command.extend(["--http".to_string(), "{addr}".to_string()]);
+            "python-mcp-http"
+        }
+    };
+    Peer {
+        name,
+        transport,
+        command,
+        env: vec![],
+        installed: common::root().join("target/peers/python/lib"),
+    }
+}
+
+fn python_has_mcp(peer: &Peer) -> bool {
+    std::process::Command::new(&peer.command[0])
+        .args(["-c", "import mcp.server.mcpserver"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Whether the peer can run here; prints why not.
+fn available(peer: &Peer) -> bool {
+    let ok = peer.installed.exists() && (!peer.name.starts_with("python") || python_has_mcp(peer));
+    if !ok {
+        let msg = format!(
+            "{}: not installed (run scripts/install-peers.sh; it needs node/npm or python3)",
+            peer.name
+        );
+        assert!(
+            std::env::var_os("MCP_CONFORM_REQUIRE_PEERS").is_none(),
+            "{msg}, but MCP_CONFORM_REQUIRE_PEERS is set"
+        );
+        eprintln!("skipped: {msg}");
+    }
+    ok
+}
+
+fn cli_args(peer: &Peer, dir: &Path) -> Vec<String> {
+    let port = common::free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let baseline = common::root().join(format!("fixtures/peers/{}.baseline.yaml", peer.name));
+    let mut args: Vec<String> = vec![
+        "-q".into(),
+        "-j".into(),
+        "2".into(),
+        // Interpreters start slowly on a loaded 2-core machine.
+        "--timeout-ms".into(),
+        "10000".into(),
+        "--baseline".into(),
+        baseline.display().to_string(),
+        "--report-json".into(),
+        dir.join(format!("{}.json", peer.name))
+            .display()
+            .to_string(),
+        "--report-markdown".into(),
+        dir.join(format!("{}.md", peer.name)).display().to_string(),
+    ];
+    for (k, v) in &peer.env {
+        args.push("--env".into());
+        args.push(format!("{k}={}", v.replace("{port}", &port.to_string())));
+    }
+    if let Transport::Http = peer.transport {
+        args.push("--url".into());
+        args.push(format!("http://{addr}/mcp"));
+    }
+    args.push("--".into());
+    args.extend(peer.command.iter().map(|a| a.replace("{addr}", &addr)));
+    args
+}
+
+fn outcomes(report: &Value) -> Vec<(String, String, String, String)> {
+    report["scenarios"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| {
+            let field = |k: &str| s[k].as_str().unwrap_or_default().to_string();
+            (
+                field("id"),
+                field("profile"),
+                field("outcome"),
+                field("message"),
+            )
+        })
+        .collect()
+}
+
+fn check_peer(peer: Peer) {
+    if !available(&peer) {
+        return;
+    }
+    let dir = match std::env::var_os("MCP_CONFORM_PEER_REPORTS") {
+        Some(d) => {
+            let d = PathBuf::from(d);
+            std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display()));
+            d
+        }
+        None => common::output_dir(&format!("peers-{}", peer.name)),
+    };
+    let args = cli_args(&peer, &dir);
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = common::run_cli(&argv);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}: the verdicts differ from fixtures/peers/{}.baseline.yaml\n{stdout}\n{stderr}",
+        peer.name,
+        peer.name
+    );
+    let report = common::assert_valid_report(&dir.join(format!("{}.json", peer.name)));
+    let results = outcomes(&report);
+    assert!(
+        results.len() >= 120,
+        "{}: {} scenarios",
+        peer.name,
+        results.len()
+    );
+    let mut problems = Vec::new();
+    let mut extension_skips = 0;
+    for (id, profile, outcome, message) in &results {
+        if outcome == "error" {
+            problems.push(format!("{id}: error: {message}"));
+        }
+        if outcome == "skip" && message.trim().is_empty() {
+            problems.push(format!("{id}: skipped without a reason"));
+        }
+        if !BASE_PROFILES.contains(&profile.as_str()) {
+            match outcome.as_str() {
+                "skip" => extension_skips += 1,
+                "pass" => {}
+                other => problems.push(format!(
+                    "{id}: {other} on a server without the {profile} extension: {message}"
+                )),
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{}:\n{}",
+        peer.name,
+        problems.join("\n")
+    );
+    assert!(
+        extension_skips >= 100,
+        "{}: only {extension_skips} extension scenarios skipped",
+        peer.name
+    );
+}
+
+#[test]
+fn server_everything_over_stdio() {
+    check_peer(everything(Transport::Stdio));
+}
+
+#[test]
+fn server_everything_over_http() {
+    check_peer(everything(Transport::Http));
+}
+
+#[test]
+fn python_mcp_server_over_stdio() {
+    check_peer(python_mcp(Transport::Stdio));
+}
+
+#[test]
+fn python_mcp_server_over_http() {
+    check_peer(python_mcp(Transport::Http));
+}
