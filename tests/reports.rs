@@ -168,6 +168,12 @@ fn baselines_gate_on_regressions_and_stale_entries() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("expected: listed in the baseline"));
     let report = assert_valid_report(&dir.join("report.json"));
     assert_eq!(report["summary"]["expected_failures"], 2);
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap_or_default();
+    assert!(
+        md.contains("✅ conforms, but for 2 expected failure(s) (baseline)"),
+        "the Markdown verdict agrees with the exit code: {}",
+        md.lines().next().unwrap_or_default()
+    );
 
     std::fs::write(&baseline, "server:\n  - base/id-digit-string\n").unwrap_or_default();
     let out = fixed_run(&dir, &["--baseline", &b]);

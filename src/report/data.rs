@@ -30,6 +30,21 @@ impl ReportData {
                 || (self.strict && r.outcome == Outcome::Warn)
         })
     }
+
+    /// The run's verdict in words; failures a baseline expected are counted
+    /// apart, so a report agrees with the exit code.
+    pub fn verdict(&self) -> (bool, String) {
+        let failing = self.failing().count();
+        let expected = self.failing().filter(|r| r.expected_failure).count();
+        match (failing, expected) {
+            (0, _) => (true, "conforms".into()),
+            (f, e) if f == e => (
+                true,
+                format!("conforms, but for {e} expected failure(s) (baseline)"),
+            ),
+            _ => (false, "does not conform".into()),
+        }
+    }
 }
 
 /// Builds a [`ReportData`] from events.

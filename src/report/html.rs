@@ -105,11 +105,7 @@ pub fn render(data: &ReportData) -> String {
         .pointer("/serverInfo/version")
         .and_then(|v| v.as_str())
         .unwrap_or("?");
-    let verdict = if data.failing().next().is_some() {
-        "does not conform"
-    } else {
-        "conforms"
-    };
+    let (_, verdict) = data.verdict();
     let mut profiles = String::new();
     for (p, c) in &data.summary.profiles {
         profiles.push_str(&format!(

@@ -25,10 +25,9 @@ fn server_name(data: &ReportData) -> String {
 /// The report as Markdown.
 pub fn render(data: &ReportData) -> String {
     let s = &data.summary;
-    let verdict = if data.failing().next().is_some() {
-        "❌ does not conform"
-    } else {
-        "✅ conforms"
+    let verdict = match data.verdict() {
+        (true, words) => format!("✅ {words}"),
+        (false, words) => format!("❌ {words}"),
     };
     let mut md = format!(
         "## mcp-conform: {} — {verdict}\n\n`{}` over {}, protocol {}; {}.\n\n",
