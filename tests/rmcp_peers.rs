@@ -134,7 +134,7 @@ fn rmcp_plain_over_stdio() {
     let report = run("rmcp-plain", Via::Stdio);
     // No extension is declared: their profiles skip, never fail.
     assert_eq!(outcome(&report, "sep-1300/groups-list"), "skip");
-    assert_eq!(outcome(&report, "search/missing-query-no-params"), "skip");
+    assert_eq!(outcome(&report, "search/missing-query-empty-params"), "skip");
 }
 
 #[test]
@@ -148,13 +148,13 @@ fn rmcp_ext_over_stdio() {
     let report = run("rmcp-ext", Via::Stdio);
     // The capabilities added to the serialized answer are seen: the search
     // profile runs, and its custom-request methods pass.
-    assert_eq!(outcome(&report, "search/missing-query-no-params"), "pass");
+    assert_eq!(outcome(&report, "search/missing-query-empty-params"), "pass");
 }
 
 #[test]
 fn rmcp_ext_over_http() {
     let report = run("rmcp-ext", Via::Http);
-    assert_eq!(outcome(&report, "search/missing-query-no-params"), "pass");
+    assert_eq!(outcome(&report, "search/missing-query-empty-params"), "pass");
 }
 
 #[test]
