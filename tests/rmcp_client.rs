@@ -39,8 +39,8 @@ const ERAS: [ProtocolVersion; 3] = [
 /// compared with.
 fn catalog() -> Value {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/catalogs/reference.json");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("parse {}: {e}", path.display()))
 }
 
@@ -135,7 +135,10 @@ async fn exercise(client: &Client, era: &ProtocolVersion, how: &str) {
             None => break,
         }
     }
-    assert!(pages > 1, "the reference catalog spans several pages ({at})");
+    assert!(
+        pages > 1,
+        "the reference catalog spans several pages ({at})"
+    );
     let listed: Value = serde_json::to_value(&tools).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(names(&listed), names(&catalog["tools"]), "tools ({at})");
     let all = client
