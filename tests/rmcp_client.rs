@@ -140,7 +140,19 @@ async fn exercise(client: &Client, era: &ProtocolVersion, how: &str) {
         "the reference catalog spans several pages ({at})"
     );
     let listed: Value = serde_json::to_value(&tools).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(names(&listed), names(&catalog["tools"]), "tools ({at})");
+    // Every listed tool is the catalog's; the ones not listed are those the
+    // catalog restricts to an audience (hidden from an ordinary client).
+    let listed = names(&listed);
+    for tool in catalog["tools"].as_array().into_iter().flatten() {
+        let name = tool["name"].as_str().unwrap_or_default();
+        let restricted = tool.get("audience").is_some();
+        assert_eq!(
+            listed.iter().any(|l| l == name),
+            !restricted,
+            "tool {name} (audience {}) in tools/list ({at})",
+            tool["audience"]
+        );
+    }
     let all = client
         .list_all_tools()
         .await
@@ -164,7 +176,7 @@ async fn exercise(client: &Client, era: &ProtocolVersion, how: &str) {
         "no tool_descriptions resource ({at})"
     );
     let call = || {
-        let arguments = json!({"space_id": "ENG"});
+        let arguments = json!({"space_id": "spc_eng"});
         let Value::Object(arguments) = arguments else {
             unreachable!("a JSON object literal")
         };
@@ -203,7 +215,13 @@ async fn exercise(client: &Client, era: &ProtocolVersion, how: &str) {
     let result = call()
         .await
         .unwrap_or_else(|e| panic!("space_get after reading its description ({at}): {e}"));
-    assert_ne!(result.is_error, Some(true), "space_get ({at}): {result:?}");
+    // The reference catalog has no data behind its tools, so the tool itself
+    // may answer NOT_FOUND; what matters is that it ran, not refused.
+    let shown = format!("{result:?}");
+    assert!(
+        !shown.contains("TOOL_DESCRIPTION_REQUIRED"),
+        "space_get refused after reading its description ({at}): {shown}"
+    );
 
     // An ordinary resource.
     let first = catalog["resources"][0]["uri"]
