@@ -62,8 +62,8 @@ printf '| target | seconds | execs | execs/s | coverage (edges) | features | cor
 printf '|---|---|---|---|---|---|---|---|\n'
 for t in "${targets[@]}"; do
     log="logs/$t.log"
-    execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
-    rate=$(grep -o 'stat::average_exec_per_sec: [0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
+    execs=$(grep -oE 'stat::number_of_executed_units: +[0-9]+' "$log" | grep -oE '[0-9]+$' || echo '?')
+    rate=$(grep -oE 'stat::average_exec_per_sec: +[0-9]+' "$log" | grep -oE '[0-9]+$' || echo '?')
     last=$(grep -E '^#[0-9]+' "$log" | tail -n 1)
     cov=$(grep -o 'cov: [0-9]*' <<<"$last" | grep -o '[0-9]*$' || echo '?')
     ft=$(grep -o 'ft: [0-9]*' <<<"$last" | grep -o '[0-9]*$' || echo '?')
