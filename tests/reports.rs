@@ -170,7 +170,7 @@ fn baselines_gate_on_regressions_and_stale_entries() {
     assert_eq!(report["summary"]["expected_failures"], 2);
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap_or_default();
     assert!(
-        md.contains("✅ conforms, but for 2 expected failure(s) (baseline)"),
+        md.contains("⚠️ no new failures; 2 expected failure(s) listed in the baseline"),
         "the Markdown verdict agrees with the exit code: {}",
         md.lines().next().unwrap_or_default()
     );

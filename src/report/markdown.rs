@@ -25,10 +25,8 @@ fn server_name(data: &ReportData) -> String {
 /// The report as Markdown.
 pub fn render(data: &ReportData) -> String {
     let s = &data.summary;
-    let verdict = match data.verdict() {
-        (true, words) => format!("✅ {words}"),
-        (false, words) => format!("❌ {words}"),
-    };
+    let (icon, words) = data.verdict();
+    let verdict = format!("{icon} {words}");
     let mut md = format!(
         "## mcp-conform: {} — {verdict}\n\n`{}` over {}, protocol {}; {}.\n\n",
         escape_cell(&server_name(data)),
