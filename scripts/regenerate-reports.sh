@@ -9,3 +9,5 @@ cargo build --release --quiet
   --report-json reports/reference.json \
   --report-markdown reports/reference.md \
   --report-html reports/reference.html
+# Absolute paths of this checkout are not part of a report.
+sed -i "s|$PWD/||g" reports/reference.json reports/reference.md reports/reference.html
