@@ -11,9 +11,8 @@
 
 mod common;
 
-use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::Value;
 
@@ -46,13 +45,6 @@ fn example(name: &str) -> PathBuf {
         .unwrap_or_else(|| panic!("cargo named no executable for example {name}"))
 }
 
-fn free_addr() -> String {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.to_string())
-        .unwrap_or_else(|e| panic!("find a free port: {e}"))
-}
-
 enum Via {
     Stdio,
     /// With the protocol version to ask for (`None`: auto).
@@ -68,59 +60,18 @@ fn run(server: &str, via: Via) -> Value {
         Via::Stdio => "stdio",
         Via::Http(_) => "http",
     };
-    let out = common::output_dir(&format!("rmcp_peers/{server}-{label}"));
-    let report = out.join("report.json");
-    let baseline = baseline_path(server);
-    let mut args: Vec<String> = vec![
-        "-q".into(),
-        "-j".into(),
-        "2".into(),
-        "--baseline".into(),
-        baseline.display().to_string(),
-        "--report-json".into(),
-        report.display().to_string(),
-    ];
-    match via {
-        Via::Stdio => args.extend(["--".into(), exe]),
-        Via::Http(version) => {
-            if let Some(version) = version {
-                args.extend(["--protocol-version".into(), version.into()]);
-            }
-            let addr = free_addr();
-            args.extend([
-                "--url".into(),
-                format!("http://{addr}/mcp"),
-                "--".into(),
-                exe,
-                "--http".into(),
-                addr,
-            ]);
+    let dir = common::output_dir(&format!("rmcp_peers/{server}-{label}"));
+    let mut options: Vec<String> = Vec::new();
+    let mut command = vec![exe];
+    if let Via::Http(version) = via {
+        if let Some(version) = version {
+            options.extend(["--protocol-version".into(), version.into()]);
         }
+        let addr = format!("127.0.0.1:{}", common::free_port());
+        options.extend(["--url".into(), format!("http://{addr}/mcp")]);
+        command.extend(["--http".into(), addr]);
     }
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let output: Output = common::run_cli(&refs);
-    let report_json = common::assert_valid_report(&report);
-    let errors: Vec<String> = report_json["scenarios"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|s| s["outcome"] == "error")
-        .map(|s| format!("{}: {}", s["id"], s["message"]))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "{server} over {label}: scenarios that could not be evaluated:\n{}",
-        errors.join("\n")
-    );
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{server} over {label} against {}:\n{}\n{}",
-        baseline.display(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    report_json
+    common::run_peer(server, &dir, &options, &command)
 }
 
 fn baseline_path(server: &str) -> PathBuf {

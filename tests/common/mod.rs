@@ -202,3 +202,57 @@ pub fn run_over_http(
         results
     })
 }
+
+/// Runs the whole catalog against a peer server with its expected-failures
+/// baseline (`fixtures/peers/{name}.baseline.yaml`), writing
+/// `{dir}/{name}.json` and `{name}.md`. `options` go before `--` (e.g.
+/// `--url`, `--env`), `command` after it. Fails the test when a scenario
+/// could not be evaluated or the verdicts differ from the baseline; returns
+/// the JSON report.
+pub fn run_peer(
+    name: &str,
+    dir: &std::path::Path,
+    options: &[String],
+    command: &[String],
+) -> serde_json::Value {
+    let baseline = root().join(format!("fixtures/peers/{name}.baseline.yaml"));
+    let report = dir.join(format!("{name}.json"));
+    let mut args: Vec<String> = vec![
+        "-q".into(),
+        "-j".into(),
+        "2".into(),
+        "--baseline".into(),
+        baseline.display().to_string(),
+        "--report-json".into(),
+        report.display().to_string(),
+        "--report-markdown".into(),
+        dir.join(format!("{name}.md")).display().to_string(),
+    ];
+    args.extend_from_slice(options);
+    args.push("--".into());
+    args.extend_from_slice(command);
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run_cli(&argv);
+    let report = assert_valid_report(&report);
+    let errors: Vec<String> = report["scenarios"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|s| s["outcome"] == "error")
+        .map(|s| format!("{}: {}", s["id"], s["message"]))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{name}: scenarios that could not be evaluated:\n{}",
+        errors.join("\n")
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{name}: the verdicts differ from {}\n{}\n{}",
+        baseline.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    report
+}
