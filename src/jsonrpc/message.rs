@@ -74,6 +74,18 @@ impl Message {
         }
     }
 
+    /// Whether `value` would classify as a `Response` or an `Error`: the
+    /// common case, which a caller can then keep without the copies
+    /// `classify` makes.
+    pub fn is_response(value: &Value) -> bool {
+        value.as_object().is_some_and(|obj| {
+            obj.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+                && obj.contains_key("id")
+                && !obj.contains_key("method")
+                && obj.contains_key("result") != obj.contains_key("error")
+        })
+    }
+
     /// The id of a request, response or error.
     pub fn id(&self) -> Option<&Value> {
         match self {
@@ -172,6 +184,29 @@ mod tests {
         assert_eq!(ok.id(), Some(&json!("7")));
         let err = Message::classify(error_response(Value::Null, codes::PARSE_ERROR, "x", None));
         assert!(matches!(err, Message::Error { .. }));
+    }
+
+    #[test]
+    fn is_response_agrees_with_classify() {
+        for value in [
+            response(json!(1), json!({})),
+            error_response(Value::Null, codes::PARSE_ERROR, "x", None),
+            json!({"jsonrpc": "2.0", "id": null, "result": null}),
+            json!({"jsonrpc": "2.0", "id": 1, "result": 1, "error": {}}),
+            json!({"jsonrpc": "2.0", "id": 1}),
+            json!({"jsonrpc": "1.0", "id": 1, "result": {}}),
+            json!({"jsonrpc": "2.0", "result": {}}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "x", "result": {}}),
+            request(json!(1), "tools/list", None),
+            notification("notifications/initialized", None),
+            json!([1]),
+        ] {
+            let classified = matches!(
+                Message::classify(value.clone()),
+                Message::Response { .. } | Message::Error { .. }
+            );
+            assert_eq!(Message::is_response(&value), classified, "{value}");
+        }
     }
 
     #[test]

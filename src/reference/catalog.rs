@@ -6,6 +6,7 @@
 //! only needed when one tool is described or called.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -173,7 +174,7 @@ pub struct ToolFile {
 /// audience) is one JSON text. A 100k-tool catalog fits in about a third of
 /// the memory the file-shaped struct would take.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(from = "ToolFile", into = "ToolFile")]
+#[serde(from = "ToolSource", into = "ToolFile")]
 pub struct Tool {
     pub name: Box<str>,
     pub title: Box<str>,
@@ -184,10 +185,112 @@ pub struct Tool {
     pub annotations: JsonText,
     details: JsonText,
     visible: bool,
+    /// Whether `inputSchema` is an object with `"type": "object"`, decided
+    /// while the schema is at hand so validation need not parse it again.
+    object_schema: bool,
+}
+
+/// A tool as it is read from a catalog file: the heavy fields stay raw JSON
+/// text, since they are only stored (as [`JsonText`]) and never inspected.
+/// Building `Value`s for them and writing them back out was most of the
+/// reference server's start-up time.
+#[derive(Deserialize)]
+struct ToolSource {
+    name: String,
+    #[serde(default)]
+    title: String,
+    description: String,
+    #[serde(default)]
+    full_description: String,
+    #[serde(rename = "inputSchema")]
+    input_schema: Box<RawValue>,
+    #[serde(default)]
+    examples: Option<Box<RawValue>>,
+    #[serde(default)]
+    usage_guidance: Option<Box<RawValue>>,
+    #[serde(default)]
+    error_guidance: Option<Box<RawValue>>,
+    #[serde(default)]
+    category: Option<String>,
+    #[serde(default)]
+    groups: Vec<String>,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    annotations: Option<Box<RawValue>>,
+    #[serde(default)]
+    audience: Vec<String>,
+}
+
+/// Just enough of a schema to tell whether it is an object schema; every
+/// other key is skipped without being stored.
+#[derive(Deserialize)]
+struct SchemaHead<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<std::borrow::Cow<'a, str>>,
+}
+
+fn raw_is_object_schema(raw: &RawValue) -> bool {
+    serde_json::from_str::<SchemaHead>(raw.get())
+        .is_ok_and(|head| head.kind.as_deref() == Some("object"))
+}
+
+/// `{"full_description":…,"inputSchema":…,…}` assembled from raw texts; the
+/// same keys, in the same order, as `From<ToolFile>` writes.
+fn details_text(src: &ToolSource) -> JsonText {
+    SCRATCH.with(|buf| {
+        let mut buf = buf.borrow_mut();
+        buf.clear();
+        buf.extend_from_slice(b"{\"full_description\":");
+        // Writing a string into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut *buf, &src.full_description);
+        buf.extend_from_slice(b",\"inputSchema\":");
+        buf.extend_from_slice(src.input_schema.get().as_bytes());
+        for (key, raw) in [
+            ("examples", &src.examples),
+            ("usage_guidance", &src.usage_guidance),
+            ("error_guidance", &src.error_guidance),
+        ] {
+            if let Some(raw) = raw.as_deref().filter(|r| r.get() != "null") {
+                buf.extend_from_slice(format!(",\"{key}\":").as_bytes());
+                buf.extend_from_slice(raw.get().as_bytes());
+            }
+        }
+        if !src.audience.is_empty() {
+            buf.extend_from_slice(b",\"audience\":");
+            let _ = serde_json::to_writer(&mut *buf, &src.audience);
+        }
+        buf.push(b'}');
+        let text = std::str::from_utf8(&buf).unwrap_or("null");
+        JsonText(Arc::from(text))
+    })
+}
+
+impl From<ToolSource> for Tool {
+    fn from(src: ToolSource) -> Tool {
+        let details = details_text(&src);
+        let annotations = match src.annotations.as_deref() {
+            Some(raw) if raw.get() != "null" => JsonText(label_arc(raw.get().to_string())),
+            _ => JsonText::default(),
+        };
+        Tool {
+            object_schema: raw_is_object_schema(&src.input_schema),
+            visible: src.audience.is_empty(),
+            details,
+            annotations,
+            name: src.name.into(),
+            title: src.title.into(),
+            description: src.description.into(),
+            category: src.category.map(label_arc),
+            groups: src.groups.into_iter().map(label_arc).collect(),
+            tags: src.tags.into_iter().map(label_arc).collect(),
+        }
+    }
 }
 
 impl From<ToolFile> for Tool {
     fn from(f: ToolFile) -> Tool {
+        let object_schema = is_object_schema(&f.input_schema);
         let mut details = serde_json::Map::new();
         details.insert("full_description".into(), Value::String(f.full_description));
         details.insert("inputSchema".into(), f.input_schema);
@@ -205,6 +308,7 @@ impl From<ToolFile> for Tool {
             details.insert("audience".into(), f.audience.into());
         }
         Tool {
+            object_schema,
             name: f.name.into(),
             title: f.title.into(),
             description: f.description.into(),
@@ -429,7 +533,7 @@ impl Catalog {
     /// Checks one tool against this catalog's declarations.
     pub fn validate_tool(&self, tool: &Tool) -> Result<(), CatalogError> {
         check_tool_name(&tool.name)?;
-        if !is_object_schema(&tool.input_schema()) {
+        if !tool.object_schema {
             return Err(CatalogError::BadSchema {
                 tool: tool.name.to_string(),
             });
@@ -553,6 +657,29 @@ mod tests {
             .rfind(|t| ***t == **a)
             .expect("tag");
         assert!(Arc::ptr_eq(a, b), "labels are interned");
+    }
+
+    #[test]
+    fn raw_loading_matches_the_file_form() {
+        // Parsed from the (pretty-printed) file, with raw JSON kept as it is,
+        // and built from ToolFile values: the same tools either way.
+        let pretty = serde_json::to_string_pretty(&mini_value()).expect("prints");
+        let raw = Catalog::from_slice(pretty.as_bytes()).expect("mini loads");
+        for (tool, file) in raw
+            .tools
+            .iter()
+            .zip(mini_value()["tools"].as_array().expect("tools"))
+        {
+            let built = Tool::from(serde_json::from_value::<ToolFile>(file.clone()).expect("tool"));
+            assert_eq!(tool.details(), built.details(), "{}", tool.name);
+            assert_eq!(tool.annotations.value(), built.annotations.value());
+            assert_eq!(tool.is_visible(), built.is_visible());
+            assert_eq!(serde_json::to_value(tool).ok(), Some(file.clone()));
+        }
+        let mut v = mini_value();
+        v["tools"][0]["inputSchema"] = json!({"properties": {"type": "object"}});
+        let err = Catalog::from_slice(v.to_string().as_bytes()).expect_err("no type");
+        assert!(matches!(err, CatalogError::BadSchema { .. }), "{err}");
     }
 
     #[test]

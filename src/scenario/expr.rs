@@ -1,9 +1,14 @@
 //! CEL expressions (`assert`, `capture`, `requires`, `for_each`) and the
 //! helper functions a spec editor needs. Values cross the boundary as JSON.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use cel::common::types::{
+    CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt,
+};
+use cel::common::value::{CowVal, Val};
+use cel::context::VariableResolver;
 use cel::extractors::Arguments;
 use cel::objects::Value as CelValue;
 use cel::{Context, Env, ExecutionError, Program};
@@ -83,19 +88,32 @@ fn clean_parse_error(text: &str) -> String {
         .replace("<input>:", "column ")
 }
 
-/// Variables of CEL expressions, kept both as JSON and as CEL values so each
-/// answer is converted once, when it is bound, not at every evaluation.
+/// Variables of CEL expressions. Each is kept as JSON, and converted to a
+/// CEL value the first time an expression names it; later evaluations borrow
+/// that value. Most answers a scenario binds are never named by an
+/// expression, and the ones that are (a whole tool list, say) are named by
+/// many: converting at every evaluation was most of the harness's CPU time.
 #[derive(Debug, Clone, Default)]
 pub struct Bindings {
     json: Map<String, Value>,
-    cel: BTreeMap<String, CelValue>,
+    cel: HashMap<String, Arc<LazyCel>>,
+}
+
+/// A binding's CEL value, made on first use and shared by clones of the
+/// bindings. `None` when the conversion failed (it does not for JSON).
+#[derive(Debug, Default)]
+struct LazyCel(OnceLock<Option<Box<dyn Val>>>);
+
+impl LazyCel {
+    fn get(&self, json: &Value) -> Option<&(dyn Val + 'static)> {
+        self.0.get_or_init(|| Some(json_to_val(json))).as_deref()
+    }
 }
 
 impl Bindings {
     pub fn insert(&mut self, name: impl Into<String>, value: Value) {
         let name = name.into();
-        let cel_value = json_to_cel(&value);
-        self.cel.insert(name.clone(), cel_value);
+        self.cel.insert(name.clone(), Arc::default());
         self.json.insert(name, value);
     }
 
@@ -111,6 +129,11 @@ impl Bindings {
     pub fn contains(&self, name: &str) -> bool {
         self.json.contains_key(name)
     }
+
+    fn cel_value(&self, name: &str) -> Option<&(dyn Val + 'static)> {
+        let json = self.json.get(name)?;
+        self.cel.get(name)?.get(json)
+    }
 }
 
 impl From<Map<String, Value>> for Bindings {
@@ -123,18 +146,32 @@ impl From<Map<String, Value>> for Bindings {
     }
 }
 
+/// The variables one evaluation uses, lent to the interpreter by reference.
+struct Lent<'a>(Vec<(&'a str, &'a (dyn Val + 'static))>);
+
+impl VariableResolver for Lent<'_> {
+    fn resolve<'b>(&'b self, variable: &str) -> Option<CowVal<'b, 'b>> {
+        self.0
+            .iter()
+            .find(|(name, _)| *name == variable)
+            .map(|(_, value)| CowVal::Borrowed(*value))
+    }
+}
+
 /// Evaluates `source` with `bindings` as variables.
 pub fn eval(source: &str, bindings: &Bindings) -> Result<Value, ExprError> {
     let compiled = compile(source)?;
+    let variables = compiled.program.references();
+    let lent = Lent(
+        variables
+            .variables()
+            .into_iter()
+            .filter_map(|name| Some((name, bindings.cel_value(name)?)))
+            .collect(),
+    );
     let mut ctx = Context::with_env(env());
     register_helpers(&mut ctx);
-    // Only the variables the expression names: handing a binding to the
-    // interpreter converts it deeply, and most expressions use one or two.
-    for name in compiled.program.references().variables() {
-        if let Some(value) = bindings.cel.get(name) {
-            ctx.add_variable_from_value(name.to_string(), value.clone());
-        }
-    }
+    ctx.set_variable_resolver(&lent);
     let out = compiled
         .program
         .execute(&ctx)
@@ -201,6 +238,30 @@ pub fn json_to_cel(value: &Value) -> CelValue {
                 map: Arc::new(entries),
             })
         }
+    }
+}
+
+/// JSON straight to the interpreter's value types, with the same number
+/// mapping as [`json_to_cel`]. Going through `json_to_cel` first would build
+/// (and copy) every list and map twice more.
+fn json_to_val(value: &Value) -> Box<dyn Val> {
+    match value {
+        Value::Null => Box::new(CelNull),
+        Value::Bool(b) => Box::new(CelBool::from(*b)),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Box::new(CelInt::from(i)),
+            (None, Some(u)) => Box::new(CelUInt::from(u)),
+            _ => Box::new(CelDouble::from(n.as_f64().unwrap_or(f64::NAN))),
+        },
+        Value::String(s) => Box::new(CelString::from(s.clone())),
+        Value::Array(items) => Box::new(CelList::from(
+            items.iter().map(json_to_val).collect::<Vec<_>>(),
+        )),
+        Value::Object(map) => Box::new(CelMap::from(
+            map.iter()
+                .map(|(k, v)| (CelMapKey::from(k.clone()), json_to_val(v)))
+                .collect::<HashMap<_, _>>(),
+        )),
     }
 }
 
@@ -558,6 +619,26 @@ mod tests {
 
     fn b(v: Value) -> Bindings {
         Bindings::from(v.as_object().cloned().unwrap_or_default())
+    }
+
+    #[test]
+    fn rebinding_replaces_the_converted_value() {
+        let mut bindings = b(json!({"x": 1, "big": 18446744073709551615u64, "f": 1.5}));
+        assert_eq!(eval_bool("x == 1 && type(x) == int", &bindings), Ok(true));
+        assert_eq!(
+            eval_bool("type(big) == uint && f > 1.0", &bindings),
+            Ok(true)
+        );
+        let before = bindings.clone();
+        bindings.insert("x", json!({"k": [null, true, "s"]}));
+        assert_eq!(eval("x.k", &bindings), Ok(json!([null, true, "s"])));
+        assert_eq!(
+            eval("x", &before),
+            Ok(json!(1)),
+            "a clone keeps its own value"
+        );
+        bindings.remove("x");
+        assert!(eval("x", &bindings).is_err());
     }
 
     #[test]

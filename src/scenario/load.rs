@@ -655,8 +655,8 @@ fn is_scenario_file(path: &Path) -> bool {
 pub fn load_sources(sources: &[(String, String)]) -> Result<Vec<Scenario>, LoadErrors> {
     let mut scenarios = Vec::new();
     let mut errors = Vec::new();
-    for (name, text) in sources {
-        match load_str(name, text) {
+    for loaded in load_each(sources) {
+        match loaded {
             Ok(s) => scenarios.push(s),
             Err(LoadErrors(mut e)) => errors.append(&mut e),
         }
@@ -676,6 +676,42 @@ pub fn load_sources(sources: &[(String, String)]) -> Result<Vec<Scenario>, LoadE
     } else {
         Err(LoadErrors(errors))
     }
+}
+
+/// Files per loading thread below which one thread does it all.
+const FILES_PER_THREAD: usize = 16;
+
+/// `load_str` of every source, in order. Parsing the YAML, checking it and
+/// compiling its CEL is pure CPU work, and the whole built-in catalog takes
+/// long enough to show in a run's wall time, so it is spread over the cores.
+fn load_each(sources: &[(String, String)]) -> Vec<Result<Scenario, LoadErrors>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(sources.len() / FILES_PER_THREAD)
+        .max(1);
+    let load_chunk = |chunk: &[(String, String)]| -> Vec<Result<Scenario, LoadErrors>> {
+        chunk
+            .iter()
+            .map(|(name, text)| load_str(name, text))
+            .collect()
+    };
+    if threads == 1 {
+        return load_chunk(sources);
+    }
+    let chunk = sources.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = sources
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || load_chunk(part)))
+            .collect();
+        handles
+            .into_iter()
+            .zip(sources.chunks(chunk))
+            // A panicking loader is a bug; loading that chunk again on this
+            // thread surfaces the same panic with its message.
+            .flat_map(|(h, part)| h.join().unwrap_or_else(|_| load_chunk(part)))
+            .collect()
+    })
 }
 
 #[cfg(test)]

@@ -554,6 +554,9 @@ impl Session {
             self.keep_notification(v);
             return Ok(None);
         }
+        if Message::is_response(&v) {
+            return Ok(Some(v));
+        }
         match Message::classify(v.clone()) {
             Message::Notification { .. } => {
                 self.keep_notification(v);
