@@ -2,17 +2,18 @@
 //! helper functions a spec editor needs. Values cross the boundary as JSON.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cel::common::types::{
-    CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt,
-};
 use cel::common::value::{CowVal, Val};
 use cel::context::VariableResolver;
 use cel::extractors::Arguments;
 use cel::objects::Value as CelValue;
 use cel::{Context, Env, ExecutionError, Program};
 use serde_json::{Map, Value};
+
+use super::cel_value::json_to_val_read;
+use super::expr_reads::{ReadTree, Reads};
 
 /// A CEL error, with the expression's own position inside its text.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -42,9 +43,11 @@ fn env() -> Arc<Env> {
     .clone()
 }
 
-/// A compiled expression.
+/// A compiled expression, with what it reads of each variable.
+#[derive(Clone)]
 pub struct Compiled {
     program: Arc<Program>,
+    reads: Arc<Reads>,
 }
 
 impl std::fmt::Debug for Compiled {
@@ -55,29 +58,31 @@ impl std::fmt::Debug for Compiled {
 
 /// Compiled programs by source text: a scenario evaluates the same few
 /// expressions many times (per step, per for_each item).
-fn program_cache() -> &'static Mutex<HashMap<String, Arc<Program>>> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Arc<Program>>>> = OnceLock::new();
+fn program_cache() -> &'static Mutex<HashMap<String, Compiled>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Compiled>>> = OnceLock::new();
     CACHE.get_or_init(Default::default)
 }
 
 /// Compiles an expression, so syntax errors surface when the file is loaded.
 pub fn compile(source: &str) -> Result<Compiled, ExprError> {
-    if let Some(program) = program_cache()
+    if let Some(compiled) = program_cache()
         .lock()
         .ok()
         .and_then(|c| c.get(source).cloned())
     {
-        return Ok(Compiled { program });
+        return Ok(compiled);
     }
-    let program = Arc::new(
-        env()
-            .compile(source)
-            .map_err(|e| ExprError::Syntax(clean_parse_error(&e.to_string())))?,
-    );
+    let program = env()
+        .compile(source)
+        .map_err(|e| ExprError::Syntax(clean_parse_error(&e.to_string())))?;
+    let compiled = Compiled {
+        reads: Arc::new(Reads::of(program.expression())),
+        program: Arc::new(program),
+    };
     if let Ok(mut cache) = program_cache().lock() {
-        cache.insert(source.to_string(), program.clone());
+        cache.insert(source.to_string(), compiled.clone());
     }
-    Ok(Compiled { program })
+    Ok(compiled)
 }
 
 fn clean_parse_error(text: &str) -> String {
@@ -89,24 +94,36 @@ fn clean_parse_error(text: &str) -> String {
 }
 
 /// Variables of CEL expressions. Each is kept as JSON, and converted to a
-/// CEL value the first time an expression names it; later evaluations borrow
-/// that value. Most answers a scenario binds are never named by an
-/// expression, and the ones that are (a whole tool list, say) are named by
-/// many: converting at every evaluation was most of the harness's CPU time.
+/// CEL value when an expression first reads it: only the part that
+/// expression reads (`expr_reads`), and kept for later expressions that read
+/// the same part. Most answers a scenario binds are never read, and the ones
+/// that are (a whole tool list, say) are read by many expressions: converting
+/// at every evaluation was most of the harness's CPU time.
 #[derive(Debug, Clone, Default)]
 pub struct Bindings {
     json: Map<String, Value>,
-    cel: HashMap<String, Arc<LazyCel>>,
+    cel: HashMap<String, Arc<Converted>>,
 }
 
-/// A binding's CEL value, made on first use and shared by clones of the
-/// bindings. `None` when the conversion failed (it does not for JSON).
+/// The CEL values made of one binding so far, by the part they cover;
+/// shared by clones of the bindings.
 #[derive(Debug, Default)]
-struct LazyCel(OnceLock<Option<Box<dyn Val>>>);
+struct Converted(Mutex<Vec<(ReadTree, Arc<dyn Val>)>>);
 
-impl LazyCel {
-    fn get(&self, json: &Value) -> Option<&(dyn Val + 'static)> {
-        self.0.get_or_init(|| Some(json_to_val(json))).as_deref()
+impl Converted {
+    fn get(&self, json: &Value, read: &ReadTree) -> Arc<dyn Val> {
+        // A poisoned lock only means another conversion panicked; the values
+        // already stored are whole.
+        let mut made = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let covering = made
+            .iter()
+            .find(|(covers, _)| covers.is_whole() || covers == read);
+        if let Some((_, value)) = covering {
+            return Arc::clone(value);
+        }
+        let value: Arc<dyn Val> = Arc::from(json_to_val_read(json, read));
+        made.push((read.clone(), Arc::clone(&value)));
+        value
     }
 }
 
@@ -130,9 +147,9 @@ impl Bindings {
         self.json.contains_key(name)
     }
 
-    fn cel_value(&self, name: &str) -> Option<&(dyn Val + 'static)> {
+    fn cel_value(&self, name: &str, read: &ReadTree) -> Option<Arc<dyn Val>> {
         let json = self.json.get(name)?;
-        self.cel.get(name)?.get(json)
+        Some(self.cel.get(name)?.get(json, read))
     }
 }
 
@@ -146,27 +163,50 @@ impl From<Map<String, Value>> for Bindings {
     }
 }
 
-/// The variables one evaluation uses, lent to the interpreter by reference.
-struct Lent<'a>(Vec<(&'a str, &'a (dyn Val + 'static))>);
+/// The variables one evaluation reads, lent to the interpreter by reference.
+struct Lent<'a>(Vec<(&'a str, Arc<dyn Val>)>);
 
 impl VariableResolver for Lent<'_> {
     fn resolve<'b>(&'b self, variable: &str) -> Option<CowVal<'b, 'b>> {
         self.0
             .iter()
             .find(|(name, _)| *name == variable)
-            .map(|(_, value)| CowVal::Borrowed(*value))
+            .map(|(_, value)| CowVal::Borrowed(value.as_ref()))
     }
 }
 
 /// Evaluates `source` with `bindings` as variables.
 pub fn eval(source: &str, bindings: &Bindings) -> Result<Value, ExprError> {
     let compiled = compile(source)?;
-    let variables = compiled.program.references();
+    let result = execute(&compiled, bindings, |_| None);
+    if verifying_reads() {
+        let whole = ReadTree::whole();
+        let reference = execute(&compiled, bindings, |_| Some(&whole));
+        if result.as_ref().ok() != reference.as_ref().ok() {
+            return Err(ExprError::Eval(format!(
+                "internal error: evaluated on the parts it reads, this expression gave {result:?}, \
+                 but {reference:?} on whole values; please report it"
+            )));
+        }
+    }
+    result
+}
+
+/// Runs a compiled expression, each variable cut down to what the expression
+/// reads unless `read_instead` names another part.
+fn execute<'r>(
+    compiled: &'r Compiled,
+    bindings: &Bindings,
+    read_instead: impl Fn(&str) -> Option<&'r ReadTree>,
+) -> Result<Value, ExprError> {
     let lent = Lent(
-        variables
-            .variables()
-            .into_iter()
-            .filter_map(|name| Some((name, bindings.cel_value(name)?)))
+        compiled
+            .reads
+            .iter()
+            .filter_map(|(name, read)| {
+                let read = read_instead(name).unwrap_or(read);
+                Some((name, bindings.cel_value(name, read)?))
+            })
             .collect(),
     );
     let mut ctx = Context::with_env(env());
@@ -177,6 +217,23 @@ pub fn eval(source: &str, bindings: &Bindings) -> Result<Value, ExprError> {
         .execute(&ctx)
         .map_err(|e| ExprError::Eval(e.to_string()))?;
     to_json(&out)
+}
+
+static VERIFY_READS: AtomicBool = AtomicBool::new(false);
+
+/// Makes every evaluation run twice, on the parts of its variables it reads
+/// and on whole values, and fail if the results differ. The test suites turn
+/// it on (also through `MCP_CONFORM_VERIFY_READS=1` for the binary), so every
+/// scenario they run checks the read analysis.
+pub fn verify_reads(on: bool) {
+    VERIFY_READS.store(on, Ordering::Relaxed);
+}
+
+fn verifying_reads() -> bool {
+    static FROM_ENV: OnceLock<bool> = OnceLock::new();
+    VERIFY_READS.load(Ordering::Relaxed)
+        || *FROM_ENV
+            .get_or_init(|| std::env::var_os("MCP_CONFORM_VERIFY_READS").is_some_and(|v| v == "1"))
 }
 
 /// Evaluates an expression that must give a boolean.
@@ -238,30 +295,6 @@ pub fn json_to_cel(value: &Value) -> CelValue {
                 map: Arc::new(entries),
             })
         }
-    }
-}
-
-/// JSON straight to the interpreter's value types, with the same number
-/// mapping as [`json_to_cel`]. Going through `json_to_cel` first would build
-/// (and copy) every list and map twice more.
-fn json_to_val(value: &Value) -> Box<dyn Val> {
-    match value {
-        Value::Null => Box::new(CelNull),
-        Value::Bool(b) => Box::new(CelBool::from(*b)),
-        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => Box::new(CelInt::from(i)),
-            (None, Some(u)) => Box::new(CelUInt::from(u)),
-            _ => Box::new(CelDouble::from(n.as_f64().unwrap_or(f64::NAN))),
-        },
-        Value::String(s) => Box::new(CelString::from(s.clone())),
-        Value::Array(items) => Box::new(CelList::from(
-            items.iter().map(json_to_val).collect::<Vec<_>>(),
-        )),
-        Value::Object(map) => Box::new(CelMap::from(
-            map.iter()
-                .map(|(k, v)| (CelMapKey::from(k.clone()), json_to_val(v)))
-                .collect::<HashMap<_, _>>(),
-        )),
     }
 }
 

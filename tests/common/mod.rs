@@ -46,6 +46,8 @@ pub fn reference_server(faults: &[&str]) -> Target {
 
 /// Probes a target and builds the run configuration the CLI would build.
 pub fn config(target: Target, version: Option<&str>) -> Arc<RunConfig> {
+    // Every expression the suites evaluate also checks the read analysis.
+    mcp_conform::scenario::expr::verify_reads(true);
     let rt = runtime();
     let timeout = Duration::from_millis(3000);
     let probed = rt
@@ -79,6 +81,7 @@ pub fn run_cli(args: &[&str]) -> std::process::Output {
         .args(args)
         .current_dir(root())
         .env("NO_COLOR", "1")
+        .env("MCP_CONFORM_VERIFY_READS", "1")
         .output()
         .unwrap_or_else(|e| panic!("cannot run mcp-conform: {e}"))
 }
