@@ -2,6 +2,7 @@
 //! expectations and assertions, and the verdict with its evidence.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
@@ -238,7 +239,7 @@ impl<'a> Execution<'a> {
             match expr::eval_bool(&condition.source, &self.bindings) {
                 Ok(true) => {}
                 Ok(false) => {
-                    self.bind_step(step, Value::Null);
+                    self.bind_step(step, Arc::new(Value::Null));
                     return Ok(());
                 }
                 Err(e) => {
@@ -250,8 +251,8 @@ impl<'a> Execution<'a> {
         }
         match &step.for_each {
             None => {
-                let answer = self.perform(step, &label).await?;
-                self.bind_step(step, answer.clone());
+                let answer = Arc::new(self.perform(step, &label).await?);
+                self.bind_step(step, Arc::clone(&answer));
                 self.capture(step, &label)?;
                 self.check_applicable(step, &label)?;
                 self.check(step, &label, &answer, None)?;
@@ -271,13 +272,22 @@ impl<'a> Execution<'a> {
                 let mut answers = Vec::new();
                 for item in items.into_iter().take(fe.max_items) {
                     self.bindings.insert(fe.var.clone(), item.clone());
-                    let answer = self.perform(step, &label).await?;
-                    self.bind_step(step, answer.clone());
+                    let answer = Arc::new(self.perform(step, &label).await?);
+                    self.bind_step(step, Arc::clone(&answer));
                     self.check(step, &label, &answer, Some(&item))?;
                     answers.push(answer);
                 }
                 self.bindings.remove(&fe.var);
-                self.bind_step(step, Value::Array(answers));
+                if let Some(id) = &step.id {
+                    // Drops the binding's share of the last answer, so that
+                    // none of them is copied below.
+                    self.bindings.remove(id);
+                }
+                let answers = answers
+                    .into_iter()
+                    .map(|a| Arc::try_unwrap(a).unwrap_or_else(|shared| (*shared).clone()))
+                    .collect();
+                self.bind_step(step, Arc::new(Value::Array(answers)));
                 self.capture(step, &label)?;
                 self.check_applicable(step, &label)?;
             }
@@ -307,9 +317,9 @@ impl<'a> Execution<'a> {
         }
     }
 
-    fn bind_step(&mut self, step: &Step, answer: Value) {
+    fn bind_step(&mut self, step: &Step, answer: Arc<Value>) {
         if let Some(id) = &step.id {
-            self.bindings.insert(id.clone(), answer);
+            self.bindings.insert_shared(id.clone(), answer);
         }
         let notes = self
             .sessions
@@ -691,7 +701,7 @@ impl<'a> Execution<'a> {
                 stderr.push_str(&tail);
             }
         }
-        let (transcript, dropped) = self.transcript.entries();
+        let (transcript, dropped) = self.transcript.take_entries();
         let (outcome, message) = self.verdict();
         let mut result = ScenarioResult::blank(self.s, outcome, message);
         result.findings = self.findings;
@@ -777,11 +787,10 @@ async fn paginate_all(
         _ => Map::new(),
     };
     let mut items = Vec::new();
-    let mut pages = Vec::new();
+    let mut pages: Vec<Value> = Vec::new();
     let mut seen_cursors: Vec<String> = Vec::new();
     let mut cursor: Option<String> = None;
     let mut problem: Option<String> = None;
-    let mut last;
     loop {
         let mut p = base.clone();
         if let Some(c) = &cursor {
@@ -790,55 +799,45 @@ async fn paginate_all(
         let answer = session
             .request_with(method, Some(Value::Object(p)), None, Some(timeout), meta)
             .await?;
-        pages.push(answer.clone());
-        last = answer.clone();
-        let Some(result) = answer.get("result") else {
-            break;
-        };
-        match result.get(field).and_then(Value::as_array) {
-            Some(page) => items.extend(page.iter().cloned()),
-            None => {
+        let next = next_page(&answer, method, field, pages.len() + 1, &mut items);
+        pages.push(answer);
+        match next {
+            Ok(None) => break,
+            Ok(Some(next)) if seen_cursors.contains(&next) => {
                 problem = Some(format!(
-                    "page {} of {method} has no array result.{field}",
+                    "pagination of {method} does not terminate: cursor {next:?} came back after {} pages",
                     pages.len()
                 ));
                 break;
             }
-        }
-        match result.get("nextCursor") {
-            None | Some(Value::Null) => break,
-            Some(Value::String(next)) => {
-                if seen_cursors.contains(next) {
-                    problem = Some(format!(
-                        "pagination of {method} does not terminate: cursor {next:?} came back after {} pages",
-                        pages.len()
-                    ));
-                    break;
-                }
-                if pages.len() >= max_pages {
-                    problem = Some(format!(
-                        "pagination of {method} did not end within {max_pages} pages"
-                    ));
-                    break;
-                }
-                seen_cursors.push(next.clone());
-                cursor = Some(next.clone());
+            Ok(Some(_)) if pages.len() >= max_pages => {
+                problem = Some(format!(
+                    "pagination of {method} did not end within {max_pages} pages"
+                ));
+                break;
             }
-            Some(other) => {
-                problem = Some(format!("nextCursor of {method} is not a string: {other}"));
+            Ok(Some(next)) => {
+                seen_cursors.push(next.clone());
+                cursor = Some(next);
+            }
+            Err(why) => {
+                problem = Some(why);
                 break;
             }
         }
     }
-    let mut out = if last.get("result").is_some() {
-        let mut result = last.get("result").cloned().unwrap_or_else(|| json!({}));
-        if let Some(map) = result.as_object_mut() {
-            map.insert(field.to_string(), Value::Array(items));
-            map.remove("nextCursor");
+    let last = pages.last();
+    let mut out = match last.and_then(|l| l.get("result")) {
+        Some(result) => {
+            let mut result = result.clone();
+            if let Some(map) = result.as_object_mut() {
+                map.insert(field.to_string(), Value::Array(items));
+                map.remove("nextCursor");
+            }
+            let id = last.and_then(|l| l.get("id")).cloned();
+            json!({"jsonrpc": "2.0", "id": id.unwrap_or(Value::Null), "result": result})
         }
-        json!({"jsonrpc": "2.0", "id": last.get("id").cloned().unwrap_or(Value::Null), "result": result})
-    } else {
-        last
+        None => last.cloned().unwrap_or(Value::Null),
     };
     attach(&mut out, "page_count", json!(pages.len()));
     attach(&mut out, "pages", Value::Array(pages));
@@ -846,4 +845,30 @@ async fn paginate_all(
         attach(&mut out, "pagination_error", json!(p));
     }
     Ok(out)
+}
+
+/// Adds one page's `result.<field>` to `items`; gives its `nextCursor`
+/// (`None` on the last page, or on an error answer, which ends the walk),
+/// or why the page breaks the shape.
+fn next_page(
+    answer: &Value,
+    method: &str,
+    field: &str,
+    number: usize,
+    items: &mut Vec<Value>,
+) -> Result<Option<String>, String> {
+    let Some(result) = answer.get("result") else {
+        return Ok(None);
+    };
+    let Some(page) = result.get(field).and_then(Value::as_array) else {
+        return Err(format!(
+            "page {number} of {method} has no array result.{field}"
+        ));
+    };
+    items.extend(page.iter().cloned());
+    match result.get("nextCursor") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(next)) => Ok(Some(next.clone())),
+        Some(other) => Err(format!("nextCursor of {method} is not a string: {other}")),
+    }
 }

@@ -15,7 +15,8 @@ use super::outcome::ScenarioResult;
 use super::target::Target;
 use crate::scenario::model::Scenario;
 
-/// Runs `scenarios` with at most `jobs` at a time; results come back in input order.
+/// Runs `scenarios` with at most `jobs` at a time; results come back in input
+/// order, without their transcripts (the `Finished` events carry them whole).
 pub async fn run_all(
     scenarios: Vec<Scenario>,
     cfg: Arc<RunConfig>,
@@ -45,9 +46,13 @@ pub async fn run_all(
     }
     let mut results: Vec<(usize, ScenarioResult)> = Vec::new();
     while let Some(joined) = set.join_next().await {
-        if let Ok((index, result)) = joined {
-            let _ = events.send(Event::Finished(Box::new(result.clone())));
-            results.push((index, result));
+        if let Ok((index, mut result)) = joined {
+            // The transcript is most of a result: copy everything else.
+            let transcript = std::mem::take(&mut result.transcript);
+            let kept = result.clone();
+            result.transcript = transcript;
+            let _ = events.send(Event::Finished(Box::new(result)));
+            results.push((index, kept));
         }
     }
     results.sort_by_key(|(i, _)| *i);

@@ -101,7 +101,7 @@ fn clean_parse_error(text: &str) -> String {
 /// at every evaluation was most of the harness's CPU time.
 #[derive(Debug, Clone, Default)]
 pub struct Bindings {
-    json: Map<String, Value>,
+    json: HashMap<String, Arc<Value>>,
     cel: HashMap<String, Arc<Converted>>,
 }
 
@@ -129,6 +129,11 @@ impl Converted {
 
 impl Bindings {
     pub fn insert(&mut self, name: impl Into<String>, value: Value) {
+        self.insert_shared(name, Arc::new(value));
+    }
+
+    /// Binds a value the caller keeps too, without copying it.
+    pub fn insert_shared(&mut self, name: impl Into<String>, value: Arc<Value>) {
         let name = name.into();
         self.cel.insert(name.clone(), Arc::default());
         self.json.insert(name, value);
@@ -140,7 +145,7 @@ impl Bindings {
     }
 
     pub fn get(&self, name: &str) -> Option<&Value> {
-        self.json.get(name)
+        self.json.get(name).map(|v| &**v)
     }
 
     pub fn contains(&self, name: &str) -> bool {
@@ -368,26 +373,50 @@ fn str_arg<'a>(name: &str, v: &'a Value) -> Result<&'a str, ExecutionError> {
 }
 
 /// Canonical text of a value, so lists of objects can be compared as sets.
+/// A text that two JSON values share exactly when they are equal: object
+/// keys sorted, integral numbers written as integers (`1.0` is `1`).
 fn canonical(v: &Value) -> String {
+    let mut out = Vec::new();
+    write_canonical(v, &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+fn write_canonical(v: &Value, out: &mut Vec<u8>) {
     match v {
         Value::Object(map) => {
             let mut entries: Vec<_> = map.iter().collect();
             entries.sort_by(|a, b| a.0.cmp(b.0));
-            let inner: Vec<String> = entries
-                .into_iter()
-                .map(|(k, v)| format!("{}:{}", Value::String(k.clone()), canonical(v)))
-                .collect();
-            format!("{{{}}}", inner.join(","))
+            out.push(b'{');
+            for (i, (k, v)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                // Writing into a Vec cannot fail.
+                let _ = serde_json::to_writer(&mut *out, k);
+                out.push(b':');
+                write_canonical(v, out);
+            }
+            out.push(b'}');
         }
-        Value::Array(items) => format!(
-            "[{}]",
-            items.iter().map(canonical).collect::<Vec<_>>().join(",")
-        ),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(b']');
+        }
         Value::Number(n) => match n.as_f64() {
-            Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => format!("{}", f as i64),
-            _ => n.to_string(),
+            Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => {
+                out.extend_from_slice((f as i64).to_string().as_bytes())
+            }
+            _ => out.extend_from_slice(n.to_string().as_bytes()),
         },
-        other => other.to_string(),
+        other => {
+            let _ = serde_json::to_writer(&mut *out, other);
+        }
     }
 }
 
@@ -510,8 +539,15 @@ fn keys(args: Arguments) -> HelperResult {
     let obj = a[0]
         .as_object()
         .ok_or_else(|| ExecutionError::function_error("keys", "expects a map"))?;
+    // A CEL map has no order, so the keys are sorted: the same map always
+    // gives the same list.
+    let mut names: Vec<&String> = obj.keys().collect();
+    names.sort();
     from_json(&Value::Array(
-        obj.keys().map(|k| Value::String(k.clone())).collect(),
+        names
+            .into_iter()
+            .map(|k| Value::String(k.clone()))
+            .collect(),
     ))
 }
 
@@ -655,6 +691,14 @@ mod tests {
     }
 
     #[test]
+    fn canonical_text_ignores_key_order_and_integral_floats() {
+        assert_eq!(
+            canonical(&json!({"b": 1.0, "a": [1, "x\"y", null, {"d": true, "c": 2.5}]})),
+            r#"{"a":[1,"x\"y",null,{"c":2.5,"d":true}],"b":1}"#
+        );
+    }
+
+    #[test]
     fn rebinding_replaces_the_converted_value() {
         let mut bindings = b(json!({"x": 1, "big": 18446744073709551615u64, "f": 1.5}));
         assert_eq!(eval_bool("x == 1 && type(x) == int", &bindings), Ok(true));
@@ -703,6 +747,7 @@ mod tests {
             "subset([1, 2], x)",
             "!unique(y) && unique(x)",
             "sorted(x) == [1, 2, 3]",
+            "keys({'b': 1, 'c': 2, 'a': 3}) == ['a', 'b', 'c']",
             "non_increasing([3, 3, 1]) && !non_increasing(x)",
             "marker(r, 'TOOL_DESCRIPTION_REQUIRED') && carrier(r, 'TOOL_DESCRIPTION_REQUIRED') == 'error.data.code'",
             "!marker(r, 'MISSING_TOOL_SELECTION')",

@@ -305,8 +305,7 @@ impl Session {
                 self.sent_ids.insert(id.to_string());
             }
         }
-        self.transcript
-            .record(&self.name, Direction::Sent, msg.clone());
+        self.transcript.record(&self.name, Direction::Sent, msg);
         let bytes = jsonrpc::encode_line(msg);
         self.conn.send(&bytes).await.map_err(SessionError::from)
     }
@@ -347,11 +346,11 @@ impl Session {
         self.transcript.record(
             &self.name,
             Direction::Sent,
-            json!({"http": request.method.as_str(), "headers": overrides, "body": request.body}),
+            &json!({"http": request.method.as_str(), "headers": overrides, "body": request.body}),
         );
         let answer = conn.exchange(request).await?;
         self.transcript
-            .record(&self.name, Direction::Received, answer.to_value());
+            .record(&self.name, Direction::Received, &answer.to_value());
         Ok(answer)
     }
 
@@ -543,8 +542,7 @@ impl Session {
     /// are answered; a response (or an invalid message) is returned.
     async fn dispatch(&mut self, v: Value) -> Result<Option<Value>, SessionError> {
         if !self.transcript.is_full() {
-            self.transcript
-                .record(&self.name, Direction::Received, v.clone());
+            self.transcript.record(&self.name, Direction::Received, &v);
         }
         if v.get("id").is_none()
             && v.get("method").is_some_and(Value::is_string)

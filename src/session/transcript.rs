@@ -140,20 +140,19 @@ impl Transcript {
         }
     }
 
-    pub fn record(&self, session: &str, direction: Direction, message: Value) {
-        let text_len = if matches!(message, Value::Object(_) | Value::Array(_)) {
-            serde_json::to_string(&message).map_or(0, |s| s.len())
+    /// Records a message; one bigger than `MAX_MESSAGE_BYTES` as JSON text is
+    /// kept as the start of that text. Only a message that is kept whole is
+    /// copied.
+    pub fn record(&self, session: &str, direction: Direction, message: &Value) {
+        let mut text = BoundedText::new(MAX_MESSAGE_BYTES);
+        // Writing into BoundedText cannot fail.
+        let _ = serde_json::to_writer(&mut text, message);
+        let entry = if text.total <= MAX_MESSAGE_BYTES {
+            message.clone()
         } else {
-            0
+            Value::String(format!("{}… [{} bytes in all]", text.head(), text.total))
         };
-        let message = if text_len > MAX_MESSAGE_BYTES {
-            let text = message.to_string();
-            let cut = text.floor_char_boundary(MAX_MESSAGE_BYTES);
-            Value::String(format!("{}… [{} bytes in all]", &text[..cut], text.len()))
-        } else {
-            message
-        };
-        self.push(session, direction, message);
+        self.push(session, direction, entry);
     }
 
     pub fn record_raw(&self, session: &str, direction: Direction, text: &str) {
@@ -175,6 +174,54 @@ impl Transcript {
             .map(|i| (i.entries.clone(), i.dropped))
             .unwrap_or_default()
     }
+
+    /// The entries, moved out (the transcript is left empty, its budget
+    /// spent): for the end of a scenario, when nothing records any more.
+    pub fn take_entries(&self) -> (Vec<Entry>, usize) {
+        self.inner
+            .lock()
+            .map(|mut i| (std::mem::take(&mut i.entries), i.dropped))
+            .unwrap_or_default()
+    }
+}
+
+/// A message's JSON text, of which only the first `limit` bytes are kept;
+/// the rest is counted.
+struct BoundedText {
+    kept: Vec<u8>,
+    limit: usize,
+    total: usize,
+}
+
+impl BoundedText {
+    fn new(limit: usize) -> Self {
+        BoundedText {
+            kept: Vec::new(),
+            limit,
+            total: 0,
+        }
+    }
+
+    /// The kept bytes, cut back to whole UTF-8 characters.
+    fn head(&self) -> &str {
+        match std::str::from_utf8(&self.kept) {
+            Ok(text) => text,
+            Err(e) => std::str::from_utf8(&self.kept[..e.valid_up_to()]).unwrap_or_default(),
+        }
+    }
+}
+
+impl std::io::Write for BoundedText {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let room = self.limit.saturating_sub(self.kept.len());
+        self.kept.extend_from_slice(&buf[..room.min(buf.len())]);
+        self.total += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// What one entry costs: the message, the session name, the entry itself.
@@ -193,11 +240,30 @@ mod tests {
     }
 
     #[test]
+    fn big_messages_are_kept_as_the_start_of_their_text() {
+        let t = Transcript::new();
+        let small = json!({"jsonrpc": "2.0", "id": 1, "result": {}});
+        // Three-byte characters, so the cut falls inside one.
+        let big = json!({"text": "€".repeat(MAX_MESSAGE_BYTES)});
+        t.record("main", Direction::Received, &small);
+        t.record("main", Direction::Received, &big);
+        let (entries, _) = t.entries();
+        assert_eq!(entries[0].message, small);
+        let full = big.to_string();
+        let Value::String(kept) = &entries[1].message else {
+            panic!("a big message is kept as text: {:?}", entries[1].message);
+        };
+        let (head, tail) = kept.split_once('…').expect("cut marker");
+        assert!(full.starts_with(head) && head.len() > MAX_MESSAGE_BYTES - 3);
+        assert_eq!(tail, format!(" [{} bytes in all]", full.len()));
+    }
+
+    #[test]
     fn a_flood_is_bounded_by_bytes_and_says_so() {
         let t = Transcript::new();
         let one = entry_bytes("main", &flood_note());
         for _ in 0..100_000 {
-            t.record("main", Direction::Received, flood_note());
+            t.record("main", Direction::Received, &flood_note());
         }
         let (entries, dropped) = t.entries();
         let kept: usize = entries
