@@ -1,11 +1,11 @@
 //! The catalog file (`mcp-conform/catalog@1`): loading and validation.
 //!
-//! Heavy per-tool JSON (schemas, examples, guidance) is kept as compact JSON
-//! text rather than `serde_json::Value`: a 100k-tool catalog would otherwise
+//! Heavy per-tool JSON (schemas, examples, guidance) is kept as JSON text,
+//! as the file spells it, rather than `serde_json::Value`: a 100k-tool catalog would otherwise
 //! cost several hundred megabytes of small allocations, and those fields are
 //! only needed when one tool is described or called.
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 use std::cell::RefCell;
@@ -19,7 +19,7 @@ pub const FORMAT: &str = "mcp-conform/catalog@1";
 /// Longest tool name accepted; keeps `?tools=` lists and cursors bounded.
 const MAX_NAME_LEN: usize = 128;
 
-/// Compact JSON text, parsed on demand. Shared (`Arc`) so that identical
+/// JSON text, parsed on demand. Shared (`Arc`) so that identical
 /// texts — e.g. the few distinct annotation sets — are stored once.
 #[derive(Clone, PartialEq, Eq)]
 pub struct JsonText(Arc<str>);
@@ -66,24 +66,8 @@ impl Drop for LabelScope {
 }
 
 impl JsonText {
-    pub fn from_value(value: &Value) -> Self {
-        SCRATCH.with(|buf| {
-            let mut buf = buf.borrow_mut();
-            buf.clear();
-            // Writing a Value into a Vec cannot fail.
-            let _ = serde_json::to_writer(&mut *buf, value);
-            let text = std::str::from_utf8(&buf).unwrap_or("null");
-            JsonText(Arc::from(text))
-        })
-    }
-
-    fn label(value: &Value) -> Self {
-        let JsonText(text) = JsonText::from_value(value);
-        JsonText(label_arc(text.to_string()))
-    }
-
-    /// The parsed value. The text was produced by `serde_json` itself, so it
-    /// always parses; `Null` is only a defensive fallback.
+    /// The parsed value. The text was checked by `serde_json` when it was
+    /// read, so it always parses; `Null` is only a defensive fallback.
     pub fn value(&self) -> Value {
         serde_json::from_str(&self.0).unwrap_or(Value::Null)
     }
@@ -106,18 +90,6 @@ impl Default for JsonText {
 impl fmt::Debug for JsonText {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for JsonText {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Value::deserialize(d).map(|v| JsonText::from_value(&v))
-    }
-}
-
-impl Serialize for JsonText {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.value().serialize(s)
     }
 }
 
@@ -289,36 +261,27 @@ impl From<ToolSource> for Tool {
 }
 
 impl From<ToolFile> for Tool {
+    /// Built values (the generator's, the control hook's) take the same path
+    /// as a parsed file: each heavy field becomes raw JSON text once.
     fn from(f: ToolFile) -> Tool {
-        let object_schema = is_object_schema(&f.input_schema);
-        let mut details = serde_json::Map::new();
-        details.insert("full_description".into(), Value::String(f.full_description));
-        details.insert("inputSchema".into(), f.input_schema);
-        for (key, value) in [
-            ("examples", f.examples),
-            ("usage_guidance", f.usage_guidance),
-            ("error_guidance", f.error_guidance),
-        ] {
-            if !value.is_null() {
-                details.insert(key.into(), value);
-            }
-        }
-        let visible = f.audience.is_empty();
-        if !visible {
-            details.insert("audience".into(), f.audience.into());
-        }
-        Tool {
-            object_schema,
-            name: f.name.into(),
-            title: f.title.into(),
-            description: f.description.into(),
-            category: f.category.map(label_arc),
-            groups: f.groups.into_iter().map(label_arc).collect(),
-            tags: f.tags.into_iter().map(label_arc).collect(),
-            annotations: JsonText::label(&f.annotations),
-            details: JsonText::from_value(&Value::Object(details)),
-            visible,
-        }
+        let raw = |v: &Value| serde_json::value::to_raw_value(v).ok();
+        let present = |v: &Value| if v.is_null() { None } else { raw(v) };
+        Tool::from(ToolSource {
+            // A `Value` always serialises; the default is `null`.
+            input_schema: raw(&f.input_schema).unwrap_or_default(),
+            examples: present(&f.examples),
+            usage_guidance: present(&f.usage_guidance),
+            error_guidance: present(&f.error_guidance),
+            annotations: present(&f.annotations),
+            name: f.name,
+            title: f.title,
+            description: f.description,
+            full_description: f.full_description,
+            category: f.category,
+            groups: f.groups,
+            tags: f.tags,
+            audience: f.audience,
+        })
     }
 }
 
@@ -567,10 +530,6 @@ fn undeclared(tool: &Tool, kind: &'static str, name: &str) -> CatalogError {
         kind,
         name: name.to_string(),
     }
-}
-
-fn is_object_schema(schema: &Value) -> bool {
-    schema.get("type").and_then(Value::as_str) == Some("object")
 }
 
 /// Tool names travel inside `?tools=a,b` URIs, so commas, `&`, `=` and

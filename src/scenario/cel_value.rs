@@ -1,19 +1,23 @@
 //! JSON answers as the CEL interpreter's values: whole, or only the part an
-//! expression reads (see `expr_reads`).
+//! expression reads (see `expr_reads`); and as the older value enum that
+//! helper functions return.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use cel::common::types::{
     CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt,
 };
 use cel::common::value::Val;
+use cel::objects::Value as CelValue;
 use serde_json::Value;
 
 use super::expr_reads::ReadTree;
 
 /// JSON to a CEL value. Integers become `int` (not `uint`) when they fit, so
 /// `type(x) == int` and comparisons with negative literals work on any JSON
-/// integer; larger ones `uint`, the rest `double`.
+/// integer; larger ones `uint`, the rest `double`. (`json_to_cel` maps
+/// numbers the same way.)
 pub fn json_to_val(value: &Value) -> Box<dyn Val> {
     match value {
         Value::Null => Box::new(CelNull),
@@ -64,5 +68,35 @@ pub fn json_to_val_read(value: &Value, read: &ReadTree) -> Box<dyn Val> {
         )),
         (Value::Array(_), None) if read.fields().is_empty() => Box::new(CelList::from(Vec::new())),
         _ => json_to_val(value),
+    }
+}
+
+/// JSON to the interpreter's older value enum, which helper functions
+/// return; numbers as in [`json_to_val`].
+pub fn json_to_cel(value: &Value) -> CelValue {
+    match value {
+        Value::Null => CelValue::Null,
+        Value::Bool(b) => CelValue::Bool(*b),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => CelValue::Int(i),
+            (None, Some(u)) => CelValue::UInt(u),
+            _ => CelValue::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => CelValue::String(Arc::new(s.clone())),
+        Value::Array(items) => CelValue::List(Arc::new(items.iter().map(json_to_cel).collect())),
+        Value::Object(map) => {
+            let entries: HashMap<cel::objects::Key, CelValue> = map
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        cel::objects::Key::String(Arc::new(k.clone())),
+                        json_to_cel(v),
+                    )
+                })
+                .collect();
+            CelValue::Map(cel::objects::Map {
+                map: Arc::new(entries),
+            })
+        }
     }
 }

@@ -12,7 +12,7 @@ use cel::objects::Value as CelValue;
 use cel::{Context, Env, ExecutionError, Program};
 use serde_json::{Map, Value};
 
-use super::cel_value::json_to_val_read;
+use super::cel_value::{json_to_cel, json_to_val_read};
 use super::expr_reads::{ReadTree, Reads};
 
 /// A CEL error, with the expression's own position inside its text.
@@ -183,10 +183,9 @@ impl VariableResolver for Lent<'_> {
 /// Evaluates `source` with `bindings` as variables.
 pub fn eval(source: &str, bindings: &Bindings) -> Result<Value, ExprError> {
     let compiled = compile(source)?;
-    let result = execute(&compiled, bindings, |_| None);
+    let result = execute(&compiled, bindings, false);
     if verifying_reads() {
-        let whole = ReadTree::whole();
-        let reference = execute(&compiled, bindings, |_| Some(&whole));
+        let reference = execute(&compiled, bindings, true);
         if result.as_ref().ok() != reference.as_ref().ok() {
             return Err(ExprError::Eval(format!(
                 "internal error: evaluated on the parts it reads, this expression gave {result:?}, \
@@ -198,18 +197,15 @@ pub fn eval(source: &str, bindings: &Bindings) -> Result<Value, ExprError> {
 }
 
 /// Runs a compiled expression, each variable cut down to what the expression
-/// reads unless `read_instead` names another part.
-fn execute<'r>(
-    compiled: &'r Compiled,
-    bindings: &Bindings,
-    read_instead: impl Fn(&str) -> Option<&'r ReadTree>,
-) -> Result<Value, ExprError> {
+/// reads, or `whole`.
+fn execute(compiled: &Compiled, bindings: &Bindings, whole: bool) -> Result<Value, ExprError> {
+    let all = ReadTree::whole();
     let lent = Lent(
         compiled
             .reads
             .iter()
             .filter_map(|(name, read)| {
-                let read = read_instead(name).unwrap_or(read);
+                let read = if whole { &all } else { read };
                 Some((name, bindings.cel_value(name, read)?))
             })
             .collect(),
@@ -271,36 +267,6 @@ fn to_json(value: &CelValue) -> Result<Value, ExprError> {
 
 fn from_json(value: &Value) -> Result<CelValue, ExecutionError> {
     Ok(json_to_cel(value))
-}
-
-/// JSON to CEL with integers as `int` (not `uint`), so `type(x) == int` and
-/// comparisons with negative literals work on any JSON integer that fits.
-pub fn json_to_cel(value: &Value) -> CelValue {
-    match value {
-        Value::Null => CelValue::Null,
-        Value::Bool(b) => CelValue::Bool(*b),
-        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => CelValue::Int(i),
-            (None, Some(u)) => CelValue::UInt(u),
-            _ => CelValue::Float(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        Value::String(s) => CelValue::String(Arc::new(s.clone())),
-        Value::Array(items) => CelValue::List(Arc::new(items.iter().map(json_to_cel).collect())),
-        Value::Object(map) => {
-            let entries: HashMap<cel::objects::Key, CelValue> = map
-                .iter()
-                .map(|(k, v)| {
-                    (
-                        cel::objects::Key::String(Arc::new(k.clone())),
-                        json_to_cel(v),
-                    )
-                })
-                .collect();
-            CelValue::Map(cel::objects::Map {
-                map: Arc::new(entries),
-            })
-        }
-    }
 }
 
 type HelperResult = Result<CelValue, ExecutionError>;
@@ -372,9 +338,9 @@ fn str_arg<'a>(name: &str, v: &'a Value) -> Result<&'a str, ExecutionError> {
     })
 }
 
-/// Canonical text of a value, so lists of objects can be compared as sets.
-/// A text that two JSON values share exactly when they are equal: object
-/// keys sorted, integral numbers written as integers (`1.0` is `1`).
+/// Canonical text of a value, so lists of objects can be compared as sets:
+/// two JSON values share it exactly when they are equal. Object keys are
+/// sorted and integral numbers written as integers (`1.0` is `1`).
 fn canonical(v: &Value) -> String {
     let mut out = Vec::new();
     write_canonical(v, &mut out);
