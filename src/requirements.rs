@@ -14,6 +14,10 @@ pub struct Requirement {
     pub profile: String,
     pub text: String,
     pub document: String,
+    /// Whose rule this is: the draft's, the MCP specification's, or this
+    /// project's own judgment (documented in docs/interpretations.md).
+    #[serde(default)]
+    pub source: Option<Provenance>,
     #[serde(default)]
     pub section: Option<String>,
     #[serde(default)]
@@ -21,6 +25,18 @@ pub struct Requirement {
     /// Scenario ids that cover the requirement.
     #[serde(default)]
     pub scenarios: Vec<String>,
+}
+
+/// Where a requirement's rule comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Provenance {
+    /// An extension draft (or product design) the profile follows.
+    Draft,
+    /// A released MCP specification or JSON-RPC 2.0.
+    McpSpec,
+    /// This project's own reading where the drafts are silent or disagree.
+    Project,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
