@@ -105,7 +105,7 @@ pub fn parse(file: &str, text: &str) -> Result<Baseline, BaselineError> {
 
 /// Whether a result fails the run (before any baseline).
 pub fn is_failing(r: &ScenarioResult, strict: bool) -> bool {
-    matches!(r.outcome, Outcome::Fail | Outcome::Error) || (strict && r.outcome == Outcome::Warn)
+    r.outcome.fails(strict)
 }
 
 impl Baseline {
@@ -131,18 +131,18 @@ impl Baseline {
         self.entries.iter().any(|e| Self::entry_matches(e, r))
     }
 
-    /// Entries for scenarios that ran and did not fail: they should be removed.
+    /// Entries for scenarios that ran and did not fail (in any era): they
+    /// should be removed.
     pub fn stale(&self, results: &[ScenarioResult], strict: bool) -> Vec<Entry> {
         self.entries
             .iter()
             .filter(|e| {
-                results
+                let mut runs = results
                     .iter()
-                    .find(|r| r.id == e.scenario)
-                    .is_some_and(|r| {
-                        r.outcome != Outcome::Skip
-                            && !(is_failing(r, strict) && Self::entry_matches(e, r))
-                    })
+                    .filter(|r| r.id == e.scenario && r.outcome != Outcome::Skip)
+                    .peekable();
+                runs.peek().is_some()
+                    && !runs.any(|r| is_failing(r, strict) && Self::entry_matches(e, r))
             })
             .cloned()
             .collect()

@@ -11,9 +11,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use mcp_conform::run::pool::SessionPool;
 use mcp_conform::run::scheduler::run_all;
 use mcp_conform::run::{Outcome, ScenarioResult};
 use mcp_conform::scenario::model::{Level, Scenario};
+use std::time::Duration;
 
 const STATEFUL: &str = "2025-11-25";
 
@@ -190,10 +192,12 @@ fn run_with(
     if let mcp_conform::run::Target::Stdio(spec) = &mut target {
         spec.args.extend(options.iter().map(|o| o.to_string()));
     }
-    let cfg = common::config(target, version);
+    // Shared scenarios reuse warm servers here, as in a default CLI run.
+    let mut cfg = (*common::config(target, version)).clone();
+    cfg.pool = Some(Arc::new(SessionPool::new(Duration::from_millis(100))));
     let rt = common::runtime();
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-    rt.block_on(run_all(scenarios.to_vec(), Arc::clone(&cfg), 4, tx))
+    rt.block_on(run_all(scenarios.to_vec(), Arc::new(cfg), 4, tx))
 }
 
 fn catches(r: &ScenarioResult, prefixes: &[&str]) -> bool {

@@ -7,13 +7,14 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 
-use super::run::{protocol_version, stdio_target, write_file};
-use super::{EXIT_FAILURES, EXIT_OK};
+use super::run::{era_choice, stdio_target, write_file};
+use super::EXIT_OK;
 use mcp_conform::report::data::{Collector, FORMAT};
 use mcp_conform::report::matrix::{self, Column};
 use mcp_conform::report::{html, json, junit, markdown};
 use mcp_conform::run::catalog::{run_catalog, RunOptions};
 use mcp_conform::run::events::Summary;
+use mcp_conform::run::RunPolicy;
 
 /// Merges shard reports of one target into one report.
 pub fn merge(
@@ -45,17 +46,17 @@ pub fn merge(
     merged.scenarios.clear();
     let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
     for (path, data) in &reports {
-        if data.run.target != first.run.target || data.run.era != first.run.era {
+        if data.run.target != first.run.target || data.run.eras != first.run.eras {
             bail!(
                 "{} tested `{}` ({}), but {} tested `{}` ({}): only shards of one run can be merged",
                 path.display(), data.run.target, data.run.era, first_path.display(), first.run.target, first.run.era
             );
         }
         for s in &data.scenarios {
-            if let Some(other) = seen.insert(s.id.clone(), (*path).clone()) {
+            let key = format!("{} ({})", s.id, s.era);
+            if let Some(other) = seen.insert(key.clone(), (*path).clone()) {
                 bail!(
-                    "scenario {} is in both {} and {}",
-                    s.id,
+                    "scenario {key} is in both {} and {}",
                     other.display(),
                     path.display()
                 );
@@ -64,13 +65,21 @@ pub fn merge(
         }
         merged.strict |= data.strict;
     }
-    merged.scenarios.sort_by(|a, b| a.id.cmp(&b.id));
+    merged
+        .scenarios
+        .sort_by(|a, b| (&a.era, &a.id).cmp(&(&b.era, &b.id)));
     let wall = reports
         .iter()
         .map(|(_, d)| d.summary.duration_ms)
         .max()
         .unwrap_or(0);
     merged.summary = Summary::from_results(&merged.scenarios, wall);
+    let policy = RunPolicy {
+        strict: merged.strict,
+        ..RunPolicy::default()
+    };
+    let verdict = policy.verdict(&merged.scenarios);
+    merged.summary.verdict = Some(verdict.clone());
     merged.run.scenarios = merged.scenarios.len();
     write_file(out, &json::render(&merged))?;
     if let Some(p) = junit_out {
@@ -89,11 +98,8 @@ pub fn merge(
         out.display(),
         merged.summary.overall.line()
     );
-    Ok(if merged.failing().any(|r| !r.expected_failure) {
-        EXIT_FAILURES
-    } else {
-        EXIT_OK
-    })
+    println!("conformance result: {}", verdict.line());
+    Ok(verdict.exit_code())
 }
 
 /// One server of a matrix file.
@@ -157,18 +163,20 @@ pub fn matrix(
             server.command.clone()
         };
         let target = stdio_target(&command, &env, server.cwd.as_deref())?;
-        let opts = RunOptions {
-            protocol_version: protocol_version(
-                server.protocol_version.as_deref().unwrap_or("auto"),
-            )?,
-            timeout: Duration::from_millis(timeout_ms),
-            jobs: jobs
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())),
-        };
+        let opts = RunOptions::new(
+            era_choice(server.protocol_version.as_deref().unwrap_or("all"))?,
+            Duration::from_millis(timeout_ms),
+            jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())),
+        );
         let mut collector = Collector::default();
-        let run = runtime.block_on(run_catalog(target, scenarios.clone(), &opts, |e| {
-            collector.handle(&e)
-        }));
+        let policy = RunPolicy::default();
+        let run = runtime.block_on(run_catalog(
+            target,
+            scenarios.clone(),
+            &opts,
+            &policy,
+            |e| collector.handle(&e),
+        ));
         let column = match run {
             Ok(_) => {
                 let data = collector

@@ -83,9 +83,19 @@ pub struct RunArgs {
     /// List the selected scenarios (id, profile, level, title) and exit.
     #[arg(long)]
     pub list: bool,
-    /// Only scenarios whose id contains PATTERN or matches it as a glob (repeatable).
+    /// With --list or --list-profiles: print JSON for scripts.
+    #[arg(long)]
+    pub json: bool,
+    /// List the profiles of the catalog with their scenario counts and exit.
+    #[arg(long)]
+    pub list_profiles: bool,
+    /// Only scenarios whose id contains PATTERN or matches it as a glob, or that check
+    /// the requirement id PATTERN (e.g. BASE-ERR-02) (repeatable; each must match something).
     #[arg(short = 'k', long = "filter", value_name = "PATTERN")]
     pub filters: Vec<String>,
+    /// Leave out scenarios that PATTERN selects (same matching as -k; repeatable).
+    #[arg(long = "skip", value_name = "PATTERN")]
+    pub skip: Vec<String>,
     /// Only scenarios of this profile (repeatable).
     #[arg(short = 'p', long = "profile", value_name = "NAME")]
     pub profiles: Vec<String>,
@@ -95,15 +105,24 @@ pub struct RunArgs {
     /// Do not load the built-in catalog (use only --scenarios).
     #[arg(long)]
     pub no_builtin: bool,
-    /// Protocol version to speak, or auto (server/discover first, then initialize).
-    #[arg(long, value_name = "VERSION|auto", default_value = "auto")]
+    /// Protocol eras to test: all (every era the server accepts, each run in full),
+    /// auto (the newest one it accepts), or one version (2025-06-18, 2025-11-25, 2026-07-28).
+    #[arg(long, value_name = "VERSION|all|auto", default_value = "all")]
     pub protocol_version: String,
     /// Scenarios run at once (default: number of cores).
-    #[arg(short = 'j', long, value_name = "N")]
+    #[arg(short = 'j', long, value_name = "N", value_parser = positive_usize)]
     pub jobs: Option<usize>,
     /// Per-request timeout in milliseconds.
-    #[arg(long, value_name = "N", default_value_t = 5000)]
+    #[arg(long, value_name = "N", default_value_t = 5000, value_parser = positive_u64)]
     pub timeout_ms: u64,
+    /// How long a stdio server may take to exit after its stdin closes before it is
+    /// sent SIGTERM (then SIGKILL); the run does not wait for it.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub shutdown_grace_ms: u64,
+    /// Every scenario on a fresh server, and no skipping decided from the probe
+    /// (slower; for checking that sharing changes no verdict).
+    #[arg(long)]
+    pub isolate: bool,
     /// Warnings fail the run too.
     #[arg(long)]
     pub strict: bool,
@@ -114,13 +133,13 @@ pub struct RunArgs {
     #[arg(short, long)]
     pub quiet: bool,
     /// Test a Streamable HTTP server at URL; with SERVER_CMD, launch it first and wait until the URL answers.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = parse_url)]
     pub url: Option<String>,
     /// Extra HTTP header for every request (K:V, repeatable), e.g. authorization.
     #[arg(long = "header", value_name = "K:V", value_parser = parse_header)]
     pub headers: Vec<(String, String)>,
     /// How long a launched HTTP server may take to answer its URL.
-    #[arg(long, value_name = "N", default_value_t = 10000)]
+    #[arg(long, value_name = "N", default_value_t = 10000, value_parser = positive_u64)]
     pub startup_timeout_ms: u64,
     /// Environment variable for the server (K=V, repeatable).
     #[arg(long = "env", value_name = "K=V", value_parser = parse_env)]
@@ -162,6 +181,38 @@ pub struct RunArgs {
     /// The server command and its arguments (default: the built-in reference server).
     #[arg(trailing_var_arg = true, value_name = "SERVER_CMD")]
     pub command: Vec<String>,
+}
+
+fn positive_usize(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn positive_u64(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// An http(s) URL with a host; anything else can't be a Streamable HTTP endpoint.
+fn parse_url(s: &str) -> Result<String, String> {
+    let url = reqwest::Url::parse(s)
+        .map_err(|e| format!("not a URL ({e}); expected e.g. http://127.0.0.1:3000/mcp"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!(
+            "the scheme must be http or https, not {:?} (Streamable HTTP runs over HTTP)",
+            url.scheme()
+        ));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err("the URL has no host".into());
+    }
+    Ok(s.to_string())
 }
 
 fn parse_header(s: &str) -> Result<(String, String), String> {

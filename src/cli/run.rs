@@ -13,8 +13,10 @@ use mcp_conform::report::console::{ConsoleOptions, ConsoleReporter};
 use mcp_conform::report::data::{Collector, ReportData};
 use mcp_conform::report::{html, json, junit, markdown, Renderer};
 use mcp_conform::run::catalog::{run_catalog, RunOptions};
-use mcp_conform::run::events::{Event, Summary};
-use mcp_conform::run::{Outcome, ScenarioResult, Target};
+use mcp_conform::run::events::Event;
+use mcp_conform::run::probe::EraChoice;
+use mcp_conform::run::Target;
+use mcp_conform::run::{RunPolicy, Verdict};
 use mcp_conform::scenario::model::Scenario;
 use mcp_conform::session::era::KNOWN_VERSIONS;
 use mcp_conform::transport::stdio::kill_all_groups;
@@ -49,13 +51,14 @@ pub fn stdio_target(
     Ok(Target::Stdio(spec))
 }
 
-/// `auto` → None; a known version → Some; anything else is a usage error.
-pub fn protocol_version(text: &str) -> Result<Option<String>> {
+/// `all` (default), `auto`, or one known version; anything else is a usage error.
+pub fn era_choice(text: &str) -> Result<EraChoice> {
     match text {
-        "auto" => Ok(None),
-        v if KNOWN_VERSIONS.contains(&v) => Ok(Some(v.to_string())),
+        "all" => Ok(EraChoice::All),
+        "auto" => Ok(EraChoice::Auto),
+        v if KNOWN_VERSIONS.contains(&v) => Ok(EraChoice::Pinned(v.to_string())),
         v => bail!(
-            "unknown protocol version {v:?} (known: {}, or auto)",
+            "unknown protocol version {v:?} (known: {}, or all, or auto)",
             KNOWN_VERSIONS.join(", ")
         ),
     }
@@ -99,7 +102,11 @@ fn load_baseline(path: &Path) -> Result<Baseline, String> {
 }
 
 pub fn main_job(args: RunArgs) -> Result<u8> {
-    let scenarios = match select::load(&args) {
+    if let Err(e) = check_usage(&args) {
+        eprintln!("error: {e:#}");
+        return Ok(EXIT_USAGE);
+    }
+    let loaded = match select::load(&args) {
         Ok(s) => s,
         Err(errors) => {
             eprintln!("{errors}");
@@ -110,7 +117,20 @@ pub fn main_job(args: RunArgs) -> Result<u8> {
             return Ok(EXIT_USAGE);
         }
     };
-    let mut selected = select::select(scenarios, &args);
+    for note in &loaded.replaced {
+        eprintln!("{note}");
+    }
+    if args.list_profiles {
+        select::print_profiles(&loaded.scenarios, args.json);
+        return Ok(EXIT_OK);
+    }
+    let mut selected = match select::select(loaded.scenarios, &args) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(EXIT_USAGE);
+        }
+    };
     if let Some(spec) = &args.shard {
         selected = match shard(selected, spec) {
             Ok(s) => s,
@@ -121,7 +141,11 @@ pub fn main_job(args: RunArgs) -> Result<u8> {
         };
     }
     if args.list {
-        select::print_list(&selected);
+        if args.json {
+            select::print_list_json(&selected);
+        } else {
+            select::print_list(&selected);
+        }
         return Ok(EXIT_OK);
     }
     let base = match args.baseline.as_deref().map(load_baseline).transpose() {
@@ -137,12 +161,17 @@ pub fn main_job(args: RunArgs) -> Result<u8> {
             return Ok(EXIT_USAGE);
         }
     }
-    let requested = match protocol_version(&args.protocol_version) {
+    let eras = match era_choice(&args.protocol_version) {
         Ok(v) => v,
         Err(e) => {
             eprintln!("error: {e:#}");
             return Ok(EXIT_USAGE);
         }
+    };
+    let policy = RunPolicy {
+        baseline: base,
+        strict: args.strict,
+        full_transcripts: args.full_transcripts,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -152,12 +181,12 @@ pub fn main_job(args: RunArgs) -> Result<u8> {
         let target = match build_target(&args).await {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("error: {e}");
+                print_not_started(&format!("{e:#}"));
                 return Ok(EXIT_UNREACHABLE);
             }
         };
         let code = tokio::select! {
-            code = run_and_report(&args, target.clone(), requested, selected, &base) => code,
+            code = run_and_report(&args, target.clone(), eras, selected, &policy) => code,
             _ = tokio::signal::ctrl_c() => {
                 kill_all_groups();
                 eprintln!("\ninterrupted: every server process was stopped");
@@ -167,6 +196,106 @@ pub fn main_job(args: RunArgs) -> Result<u8> {
         target.stop().await;
         code
     })
+}
+
+/// Usage mistakes found before anything starts: a mistyped subcommand taken
+/// for a server command, report files that can't be written.
+fn check_usage(args: &RunArgs) -> Result<()> {
+    if let Some(program) = args.command.first() {
+        check_program(program)?;
+    }
+    for (path, _) in report_files(args) {
+        check_writable(&path)?;
+    }
+    for path in [&args.write_baseline].into_iter().flatten() {
+        check_writable(path)?;
+    }
+    Ok(())
+}
+
+const SUBCOMMANDS: &[&str] = &[
+    "explain",
+    "show",
+    "merge",
+    "matrix",
+    "serve-reference",
+    "help",
+];
+
+/// A server command without a slash must be a program on PATH; otherwise it
+/// is most likely a mistyped subcommand.
+fn check_program(program: &str) -> Result<()> {
+    if program.contains('/') || on_path(program) {
+        return Ok(());
+    }
+    let hint = select::closest(program, SUBCOMMANDS.iter().copied())
+        .map(|c| format!(" (did you mean `mcp-conform {c}`?)"))
+        .unwrap_or_default();
+    bail!(
+        "{program:?} is neither a subcommand nor a program on PATH{hint}; \
+         subcommands: {}; a server command goes after `--`",
+        SUBCOMMANDS.join(", ")
+    )
+}
+
+fn on_path(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|dir| {
+            std::fs::metadata(dir.join(program))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}
+
+/// A report path whose directory can't be created or written is refused
+/// before the run, not after it.
+fn check_writable(path: &Path) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if path.is_dir() {
+        bail!("{}: is a directory, not a file", path.display());
+    }
+    let mut existing = dir;
+    while !existing.exists() {
+        match existing.parent() {
+            Some(p) if !p.as_os_str().is_empty() => existing = p,
+            _ => {
+                existing = Path::new(".");
+                break;
+            }
+        }
+    }
+    if !existing.is_dir() {
+        bail!(
+            "{}: cannot write there ({} is not a directory)",
+            path.display(),
+            existing.display()
+        );
+    }
+    let probe = existing.join(format!(".mcp-conform-write-check-{}", std::process::id()));
+    match std::fs::write(&probe, b"") {
+        Ok(()) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => bail!("{}: cannot write there ({e})", path.display()),
+    }
+}
+
+/// One block for a server that could not be started or reached.
+fn print_not_started(reason: &str) {
+    eprintln!("error: the server could not be started or reached; nothing was tested");
+    for line in reason.lines() {
+        eprintln!("  {line}");
+    }
+    eprintln!(
+        "hint: run the command by hand to see it start; a stdio server must read JSON-RPC \
+         on stdin and write only JSON-RPC to stdout (logs go to stderr)"
+    );
+    eprintln!("conformance result: NOT RUN");
 }
 
 /// stdio (a command, or the reference server) or HTTP (`--url`, maybe launching the command).
@@ -213,46 +342,25 @@ fn console(args: &RunArgs) -> ConsoleReporter<std::io::Stdout> {
 async fn run_and_report(
     args: &RunArgs,
     target: Target,
-    requested: Option<String>,
+    eras: EraChoice,
     scenarios: Vec<Scenario>,
-    base: &Baseline,
+    policy: &RunPolicy,
 ) -> Result<u8> {
-    let opts = RunOptions {
-        protocol_version: requested,
-        timeout: Duration::from_millis(args.timeout_ms),
-        jobs: args
-            .jobs
+    let mut opts = RunOptions::new(
+        eras,
+        Duration::from_millis(args.timeout_ms),
+        args.jobs
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())),
-    };
+    );
+    opts.shutdown_grace = Duration::from_millis(args.shutdown_grace_ms);
+    opts.isolate = args.isolate;
     let order: Vec<String> = scenarios.iter().map(|s| s.id.clone()).collect();
     let mut console = console(args);
     let mut collector = Collector::default();
-    // What the summary needs of each result (the results themselves are in the collector).
-    let mut marked: Vec<ScenarioResult> = Vec::new();
-    let outcome = run_catalog(target, scenarios, &opts, |event| {
-        let event = match event {
-            Event::Finished(mut r) => {
-                r.expected_failure = baseline::is_failing(&r, args.strict) && base.expects(&r);
-                if !args.full_transcripts && matches!(r.outcome, Outcome::Pass | Outcome::Skip) {
-                    r.transcript_dropped += r.transcript.len();
-                    r.transcript.clear();
-                }
-                marked.push(ScenarioResult {
-                    transcript: Vec::new(),
-                    findings: Vec::new(),
-                    stderr_tail: String::new(),
-                    ..(*r).clone()
-                });
-                Event::Finished(r)
-            }
-            Event::Done(s) => {
-                let mut summary = Summary::from_results(&marked, s.duration_ms);
-                summary.duration_ms = s.duration_ms;
-                Event::Done(summary)
-            }
-            other => other,
-        };
-        console.handle(&event);
+    let outcome = run_catalog(target, scenarios, &opts, policy, |event| {
+        if !matches!(event, Event::Done(_)) || !console_skips_done(&event) {
+            console.handle(&event);
+        }
         collector.handle(&event);
     })
     .await;
@@ -266,32 +374,25 @@ async fn run_and_report(
     let results = match outcome {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {e}");
+            print_not_started(&e.to_string());
             return Ok(EXIT_UNREACHABLE);
         }
     };
     if let Some(path) = &args.write_baseline {
         std::fs::write(path, baseline::write(&results, args.strict))
             .with_context(|| format!("cannot write {}", path.display()))?;
-        println!("wrote baseline {}", path.display());
+        eprintln!("wrote baseline {}", path.display());
     }
-    let stale = base.stale(&data.scenarios, args.strict);
-    for entry in &stale {
-        println!(
-            "stale baseline entry {entry} ({}): the scenario no longer fails; remove it",
-            entry.position
-        );
-    }
-    let unexpected = data
-        .scenarios
-        .iter()
-        .filter(|r| baseline::is_failing(r, args.strict) && !r.expected_failure)
-        .count();
-    Ok(if unexpected > 0 || !stale.is_empty() {
-        EXIT_FAILURES
-    } else {
-        EXIT_OK
-    })
+    Ok(data
+        .summary
+        .verdict
+        .as_ref()
+        .map_or(EXIT_FAILURES, |v| v.exit_code()))
+}
+
+/// A run that never started prints its own block instead of a summary.
+fn console_skips_done(event: &Event) -> bool {
+    matches!(event, Event::Done(s) if matches!(s.verdict, Some(Verdict::NotRun { .. })))
 }
 
 /// The file reports asked for on the command line.

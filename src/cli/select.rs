@@ -5,23 +5,47 @@ use anyhow::{bail, Result};
 
 use super::RunArgs;
 use mcp_conform::builtin;
-use mcp_conform::scenario::load::{load_path, LoadErrors};
+use mcp_conform::scenario::load::{load_path, LoadError, LoadErrors};
 use mcp_conform::scenario::model::Scenario;
+use mcp_conform::scenario::source::Position;
+
+/// A catalog ready to select from, with notes for the console.
+pub struct Loaded {
+    pub scenarios: Vec<Scenario>,
+    /// `--scenarios` files that replace a built-in scenario of the same id.
+    pub replaced: Vec<String>,
+}
 
 /// Loads the catalog for a run; scenario files with errors stop everything.
-pub fn load(args: &RunArgs) -> Result<Vec<Scenario>, LoadErrors> {
+pub fn load(args: &RunArgs) -> Result<Loaded, LoadErrors> {
     let mut scenarios = if args.no_builtin {
         Vec::new()
     } else {
         builtin::scenarios()?
     };
+    let builtin_count = scenarios.len();
+    let mut replaced = Vec::new();
     let mut errors = Vec::new();
     for path in &args.scenarios {
         match load_path(path) {
             Ok(extra) => {
                 for s in extra {
-                    match scenarios.iter_mut().find(|b| b.id == s.id) {
-                        Some(existing) => *existing = s,
+                    match scenarios.iter().position(|b| b.id == s.id) {
+                        Some(i) if i < builtin_count => {
+                            replaced.push(format!(
+                                "note: {} replaces the built-in scenario {}",
+                                s.origin, s.id
+                            ));
+                            scenarios[i] = s;
+                        }
+                        Some(i) => errors.push(LoadError {
+                            file: s.origin.clone(),
+                            position: Position { line: 1, col: 1 },
+                            message: format!(
+                                "scenario id '{}' is already used by {}",
+                                s.id, scenarios[i].origin
+                            ),
+                        }),
                         None => scenarios.push(s),
                     }
                 }
@@ -30,19 +54,121 @@ pub fn load(args: &RunArgs) -> Result<Vec<Scenario>, LoadErrors> {
         }
     }
     if errors.is_empty() {
-        Ok(scenarios)
+        Ok(Loaded {
+            scenarios,
+            replaced,
+        })
     } else {
         Err(LoadErrors(errors))
     }
 }
 
-/// Applies `-k` and `-p`.
-pub fn select(scenarios: Vec<Scenario>, args: &RunArgs) -> Vec<Scenario> {
-    scenarios
+/// Why a selection is refused: it would run nothing, or name what doesn't exist.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SelectionError {
+    #[error("unknown profile {name:?}{}; the profiles are: {}", did_you_mean(.closest), .valid.join(", "))]
+    UnknownProfile {
+        name: String,
+        valid: Vec<String>,
+        closest: Option<String>,
+    },
+    #[error("-k {pattern:?} matches no scenario{}{} (see `mcp-conform --list`)", scope(.profiles), did_you_mean(.closest))]
+    NoMatch {
+        pattern: String,
+        profiles: Vec<String>,
+        closest: Option<String>,
+    },
+    #[error("the selection is empty: {0}; nothing would be tested")]
+    Empty(String),
+}
+
+fn did_you_mean(closest: &Option<String>) -> String {
+    closest
+        .as_deref()
+        .map(|c| format!(" (did you mean {c}?)"))
+        .unwrap_or_default()
+}
+
+fn scope(profiles: &[String]) -> String {
+    if profiles.is_empty() {
+        String::new()
+    } else {
+        format!(" in profile {}", profiles.join(", "))
+    }
+}
+
+/// The candidate closest to `word` when it is close enough to be a typo
+/// (case is ignored: `SEP-1300` suggests `sep-1300`).
+pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let word = word.to_lowercase();
+    candidates
+        .into_iter()
+        .map(|c| (strsim::damerau_levenshtein(&word, &c.to_lowercase()), c))
+        .filter(|(d, c)| *d <= (c.len() / 3).max(2))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c.to_string())
+}
+
+/// Profiles of a catalog, sorted, each once.
+pub fn profiles(scenarios: &[Scenario]) -> Vec<String> {
+    let set: std::collections::BTreeSet<&str> =
+        scenarios.iter().map(|s| s.profile.as_str()).collect();
+    set.into_iter().map(str::to_string).collect()
+}
+
+/// Whether `-k PATTERN` selects `s`: its id (substring or glob) or one of
+/// its requirement ids (exact, any case).
+pub fn selects(s: &Scenario, pattern: &str) -> bool {
+    id_matches(&s.id, pattern)
+        || s.requirements
+            .iter()
+            .any(|r| r.eq_ignore_ascii_case(pattern))
+}
+
+/// Applies `-p`, `-k` and `--skip`; refuses a selection that names what
+/// doesn't exist or would test nothing.
+pub fn select(scenarios: Vec<Scenario>, args: &RunArgs) -> Result<Vec<Scenario>, SelectionError> {
+    let valid = profiles(&scenarios);
+    for name in &args.profiles {
+        if !valid.contains(name) {
+            return Err(SelectionError::UnknownProfile {
+                name: name.clone(),
+                closest: closest(name, valid.iter().map(String::as_str)),
+                valid,
+            });
+        }
+    }
+    let in_profiles: Vec<Scenario> = scenarios
         .into_iter()
         .filter(|s| args.profiles.is_empty() || args.profiles.contains(&s.profile))
-        .filter(|s| args.filters.is_empty() || args.filters.iter().any(|f| id_matches(&s.id, f)))
-        .collect()
+        .collect();
+    for pattern in &args.filters {
+        if !in_profiles.iter().any(|s| selects(s, pattern)) {
+            let ids = in_profiles.iter().map(|s| s.id.as_str());
+            return Err(SelectionError::NoMatch {
+                pattern: pattern.clone(),
+                profiles: args.profiles.clone(),
+                closest: closest(pattern, ids),
+            });
+        }
+    }
+    let selected: Vec<Scenario> = in_profiles
+        .into_iter()
+        .filter(|s| args.filters.is_empty() || args.filters.iter().any(|f| selects(s, f)))
+        .filter(|s| !args.skip.iter().any(|f| selects(s, f)))
+        .collect();
+    if selected.is_empty() {
+        let why = if args.skip.is_empty() {
+            "the catalog has no scenario".to_string()
+        } else {
+            format!(
+                "--skip {} excludes every selected scenario",
+                args.skip.join(", --skip ")
+            )
+        };
+        return Err(SelectionError::Empty(why));
+    }
+    Ok(selected)
 }
 
 /// A filter matches an id as a substring, or as a glob when it has `*` or `?`.
@@ -66,19 +192,63 @@ fn glob_match(pattern: &[u8], text: &[u8]) -> bool {
     }
 }
 
-/// `--list`: one line per scenario.
+/// `--list`: one line per scenario, with the requirements it checks.
 pub fn print_list(scenarios: &[Scenario]) {
     let width = scenarios.iter().map(|s| s.id.len()).max().unwrap_or(0);
     for s in scenarios {
         println!(
-            "{:<width$}  {:<24} {:<6} {}",
+            "{:<width$}  {:<22} {:<6} {:<26} {}",
             s.id,
             s.profile,
             s.level.as_str(),
+            s.requirements.join(","),
             s.title
         );
     }
     println!("{} scenarios", scenarios.len());
+}
+
+/// `--list --json`: the selection as data, for scripts.
+pub fn print_list_json(scenarios: &[Scenario]) {
+    let items: Vec<serde_json::Value> = scenarios
+        .iter()
+        .map(|s| {
+            serde_json::json!({
+                "id": s.id,
+                "profile": s.profile,
+                "level": s.level.as_str(),
+                "title": s.title,
+                "requirements": s.requirements,
+                "eras": s.eras,
+                "transports": s.transports,
+                "fixture": s.fixture,
+                "origin": s.origin,
+            })
+        })
+        .collect();
+    println!("{}", serde_json::Value::Array(items));
+}
+
+/// `--list-profiles`: each profile with its scenario count.
+pub fn print_profiles(scenarios: &[Scenario], as_json: bool) {
+    let counts: Vec<(String, usize)> = profiles(scenarios)
+        .into_iter()
+        .map(|p| {
+            let n = scenarios.iter().filter(|s| s.profile == p).count();
+            (p, n)
+        })
+        .collect();
+    if as_json {
+        let items: Vec<serde_json::Value> = counts
+            .iter()
+            .map(|(p, n)| serde_json::json!({"profile": p, "scenarios": n}))
+            .collect();
+        println!("{}", serde_json::Value::Array(items));
+        return;
+    }
+    for (p, n) in &counts {
+        println!("{p:<24} {n} scenarios");
+    }
 }
 
 /// `explain ID`: a requirement (from scenarios/requirements.yaml) or a scenario.
@@ -144,6 +314,14 @@ pub fn explain(id: &str) -> Result<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn suggests_the_closest_profile_ignoring_case() {
+        let valid = ["base", "sep-1300", "sep-1821", "search"];
+        assert_eq!(closest("SEP-1300", valid).as_deref(), Some("sep-1300"));
+        assert_eq!(closest("serach", valid).as_deref(), Some("search"));
+        assert_eq!(closest("nosuchprofile", valid), None);
+    }
 
     #[test]
     fn filters_match_substrings_and_globs() {

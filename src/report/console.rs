@@ -5,6 +5,7 @@ use std::io::Write;
 
 use crate::run::events::{Event, RunInfo, Summary};
 use crate::run::outcome::{Outcome, ScenarioResult};
+use crate::run::policy::Verdict;
 use crate::session::transcript::Direction;
 
 /// How the console should look.
@@ -25,6 +26,8 @@ pub struct ConsoleReporter<W: Write> {
     opts: ConsoleOptions,
     results: Vec<ScenarioResult>,
     bar: Option<indicatif::ProgressBar>,
+    /// Results name their era (the run tests more than one).
+    several_eras: bool,
 }
 
 const RED: &str = "\x1b[31m";
@@ -42,6 +45,7 @@ impl<W: Write> ConsoleReporter<W> {
             opts,
             results: Vec::new(),
             bar: None,
+            several_eras: false,
         }
     }
 
@@ -94,10 +98,16 @@ impl<W: Write> ConsoleReporter<W> {
             .pointer("/serverInfo/version")
             .and_then(|v| v.as_str())
             .unwrap_or("?");
-        if !self.opts.quiet {
+        self.several_eras = info.eras.len() > 1;
+        let eras = if info.eras.is_empty() {
+            info.era.clone()
+        } else {
+            info.eras.join(", ")
+        };
+        if !self.opts.quiet && !info.eras.is_empty() {
             self.emit(&format!(
-                "\nrunning {} scenarios against {name} {version} ({}, protocol {}, {})",
-                info.scenarios, info.transport, info.era, info.target
+                "\nrunning {} scenarios against {name} {version} ({}, protocol {eras}, {})",
+                info.scenarios, info.transport, info.target
             ));
         }
         if self.opts.progress {
@@ -116,7 +126,16 @@ impl<W: Write> ConsoleReporter<W> {
         }
         let show = !self.opts.quiet || matches!(r.outcome, Outcome::Fail | Outcome::Error);
         if show {
-            let mut line = format!("scenario {} ... {}", r.id, self.outcome_word(r.outcome));
+            let era = if self.several_eras && !r.era.is_empty() {
+                format!(" [{}]", r.era)
+            } else {
+                String::new()
+            };
+            let mut line = format!(
+                "scenario {}{era} ... {}",
+                r.id,
+                self.outcome_word(r.outcome)
+            );
             if r.expected_failure {
                 line.push_str(&self.paint(DIM, " (expected: listed in the baseline)"));
             }
@@ -164,6 +183,11 @@ impl<W: Write> ConsoleReporter<W> {
                 let _ = writeln!(self.out, "  {profile:<24} {}", counts.line());
             }
         }
+        if summary.eras.len() > 1 {
+            for (era, counts) in &summary.eras {
+                let _ = writeln!(self.out, "  protocol {era:<15} {}", counts.line());
+            }
+        }
         if summary.expected_failures > 0 {
             let _ = writeln!(
                 self.out,
@@ -171,17 +195,24 @@ impl<W: Write> ConsoleReporter<W> {
                 summary.expected_failures
             );
         }
-        let status = if summary.overall.failed + summary.overall.errors > summary.expected_failures
-        {
-            self.paint(RED, "FAILED")
-        } else {
-            self.paint(GREEN, "ok")
-        };
+        let verdict = summary.verdict.clone().unwrap_or(Verdict::Ok);
+        for entry in verdict.stale() {
+            let _ = writeln!(
+                self.out,
+                "stale baseline entry {entry}: the scenario no longer fails; remove it"
+            );
+        }
         let _ = writeln!(
             self.out,
-            "conformance result: {status}. {}; finished in {:.2}s",
+            "{}; finished in {:.2}s",
             summary.overall.line(),
             summary.duration_ms as f64 / 1000.0
+        );
+        let color = if verdict.passes() { GREEN } else { RED };
+        let _ = writeln!(
+            self.out,
+            "conformance result: {}",
+            self.paint(color, &verdict.line())
         );
         let _ = self.out.flush();
     }
@@ -189,8 +220,13 @@ impl<W: Write> ConsoleReporter<W> {
     /// The full explanation of one failing or warning scenario.
     pub fn details(&self, r: &ScenarioResult) -> String {
         let mut s = String::new();
+        let era = if r.era.is_empty() {
+            String::new()
+        } else {
+            format!(" (protocol {})", r.era)
+        };
         let head = format!(
-            "---- {} [{}] {} ----",
+            "---- {} [{}] {}{era} ----",
             r.id,
             r.level,
             self.outcome_word(r.outcome)

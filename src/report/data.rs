@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::run::events::{Event, RunInfo, Summary};
 use crate::run::outcome::{Outcome, ScenarioResult};
+use crate::run::policy::Verdict;
 
 /// The version tag of the JSON report format.
 pub const FORMAT: &str = "mcp-conform/report@1";
@@ -31,19 +32,32 @@ impl ReportData {
         })
     }
 
-    /// The run's verdict: an icon and words. Failures a baseline expected
-    /// are named apart, so a report agrees with the exit code without
-    /// calling a failing server conformant.
+    /// The run's verdict: an icon and the result line the exit code encodes
+    /// (decided by the run's policy; recomputed for reports written before
+    /// verdicts were recorded).
     pub fn verdict(&self) -> (&'static str, String) {
-        let failing = self.failing().count();
-        let expected = self.failing().filter(|r| r.expected_failure).count();
-        match (failing, expected) {
-            (0, _) => ("✅", "conforms".into()),
-            (f, e) if f == e => (
-                "⚠️",
-                format!("no new failures; {e} expected failure(s) listed in the baseline"),
-            ),
-            _ => ("❌", "does not conform".into()),
+        let verdict = self.summary.verdict.clone().unwrap_or_else(|| {
+            let policy = crate::run::RunPolicy {
+                strict: self.strict,
+                ..crate::run::RunPolicy::default()
+            };
+            policy.verdict(&self.scenarios)
+        });
+        let icon = match &verdict {
+            Verdict::Ok => "✅",
+            Verdict::Baseline { .. } => "⚠️",
+            Verdict::NotRun { .. } => "⛔",
+            Verdict::Failed { .. } | Verdict::Stale { .. } => "❌",
+        };
+        (icon, verdict.line())
+    }
+
+    /// The protocol versions tested, for a heading.
+    pub fn eras_text(&self) -> String {
+        if self.run.eras.is_empty() {
+            self.run.era.clone()
+        } else {
+            self.run.eras.join(", ")
         }
     }
 }
@@ -68,11 +82,19 @@ impl Collector {
     /// The collected run, with scenarios sorted by `order` (ids in catalog order).
     pub fn finish(self, order: &[String], strict: bool) -> Option<ReportData> {
         let mut scenarios = self.results;
+        let eras = self
+            .info
+            .as_ref()
+            .map(|i| i.eras.clone())
+            .unwrap_or_default();
         scenarios.sort_by_key(|r| {
-            order
-                .iter()
-                .position(|id| *id == r.id)
-                .unwrap_or(usize::MAX)
+            (
+                order
+                    .iter()
+                    .position(|id| *id == r.id)
+                    .unwrap_or(usize::MAX),
+                eras.iter().position(|e| *e == r.era),
+            )
         });
         Some(ReportData {
             format: FORMAT.to_string(),

@@ -107,10 +107,15 @@ pub fn render(data: &ReportData) -> String {
         .unwrap_or("?");
     let (_, verdict) = data.verdict();
     let mut profiles = String::new();
-    for (p, c) in &data.summary.profiles {
+    let several = data.summary.eras.len() > 1;
+    let by_era = data.summary.eras.iter().filter(|_| several);
+    for (p, c) in by_era
+        .map(|(e, c)| (format!("protocol {e}"), c))
+        .chain(data.summary.profiles.iter().map(|(p, c)| (p.clone(), c)))
+    {
         profiles.push_str(&format!(
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(p), c.passed, c.failed, c.warned, c.info, c.skipped, c.errors
+            escape(&p), c.passed, c.failed, c.warned, c.info, c.skipped, c.errors
         ));
     }
     format!(
@@ -133,7 +138,7 @@ pub fn render(data: &ReportData) -> String {
         version = escape(version),
         target = escape(&data.run.target),
         transport = escape(&data.run.transport),
-        era = escape(&data.run.era),
+        era = escape(&data.eras_text()),
         harness = escape(&data.run.harness_version),
         started = escape(&data.run.started_at),
         secs = data.summary.duration_ms as f64 / 1000.0,

@@ -40,7 +40,7 @@ fn details(r: &ScenarioResult) -> String {
     text
 }
 
-fn case(r: &ScenarioResult, strict: bool) -> TestCase {
+fn case(r: &ScenarioResult, strict: bool, several_eras: bool) -> TestCase {
     let failure = |kind: NonSuccessKind| {
         let mut status = TestCaseStatus::non_success(kind);
         status.set_message(r.message.clone());
@@ -59,10 +59,18 @@ fn case(r: &ScenarioResult, strict: bool) -> TestCase {
         }
         _ => TestCaseStatus::success(),
     };
-    let mut case = TestCase::new(r.id.clone(), status);
+    let name = if several_eras {
+        format!("{} [{}]", r.id, r.era)
+    } else {
+        r.id.clone()
+    };
+    let mut case = TestCase::new(name, status);
     case.set_classname(format!("mcp-conform.{}", r.profile));
     case.set_time(Duration::from_millis(r.duration_ms));
     case.add_property(("level", r.level.as_str()));
+    if !r.era.is_empty() {
+        case.add_property(("protocolVersion", r.era.as_str()));
+    }
     if !r.requirements.is_empty() {
         case.add_property(("requirements", r.requirements.join(",").as_str()));
     }
@@ -82,10 +90,10 @@ pub fn render(data: &ReportData) -> String {
         let suite = suites.entry(r.profile.as_str()).or_insert_with(|| {
             let mut s = TestSuite::new(r.profile.clone());
             s.add_property(("target", data.run.target.as_str()));
-            s.add_property(("protocolVersion", data.run.era.as_str()));
+            s.add_property(("protocolVersion", data.eras_text().as_str()));
             s
         });
-        suite.add_test_case(case(r, data.strict));
+        suite.add_test_case(case(r, data.strict, data.run.eras.len() > 1));
     }
     for (_, mut suite) in suites {
         let ms: u64 = data

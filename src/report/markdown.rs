@@ -32,9 +32,19 @@ pub fn render(data: &ReportData) -> String {
         escape_cell(&server_name(data)),
         escape_cell(&data.run.target),
         data.run.transport,
-        data.run.era,
+        data.eras_text(),
         s.overall.line()
     );
+    if s.eras.len() > 1 {
+        md.push_str("| protocol | passed | failed | warned | info | skipped | errors |\n|---|---:|---:|---:|---:|---:|---:|\n");
+        for (era, c) in &s.eras {
+            md.push_str(&format!(
+                "| {era} | {} | {} | {} | {} | {} | {} |\n",
+                c.passed, c.failed, c.warned, c.info, c.skipped, c.errors
+            ));
+        }
+        md.push('\n');
+    }
     md.push_str("| profile | passed | failed | warned | info | skipped | errors |\n|---|---:|---:|---:|---:|---:|---:|\n");
     for (profile, c) in &s.profiles {
         md.push_str(&format!(
@@ -58,6 +68,7 @@ pub fn render(data: &ReportData) -> String {
     for r in problems {
         md.push_str(&problem(r));
     }
+    md.push_str(&format!("\nconformance result: {words}\n"));
     md
 }
 
@@ -66,8 +77,13 @@ fn problem(r: &ScenarioResult) -> String {
         Outcome::Warn => "⚠️",
         _ => "❌",
     };
+    let era = if r.era.is_empty() {
+        String::new()
+    } else {
+        format!(" (protocol {})", r.era)
+    };
     let mut md = format!(
-        "\n#### {icon} `{}` [{}] {}\n\n{}\n\n",
+        "\n#### {icon} `{}` [{}] {}{era}\n\n{}\n\n",
         r.id,
         r.level,
         r.outcome,

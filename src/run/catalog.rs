@@ -1,5 +1,6 @@
-//! A whole run against one target: probe, then every scenario in parallel,
-//! with every event handed to the caller's sink. The CLI's main job and the
+//! A whole run against one target: probe the eras it speaks, then every
+//! scenario in each era, in parallel, with every event made final by the
+//! run's policy and handed to the caller's sink. The CLI's main job and the
 //! many-server matrix both drive this.
 
 use std::sync::Arc;
@@ -10,7 +11,9 @@ use tokio::sync::mpsc;
 use super::events::{Event, RunInfo, Summary};
 use super::executor::RunConfig;
 use super::outcome::ScenarioResult;
-use super::probe::{probe, ProbeError};
+use super::policy::{RunPolicy, Verdict};
+use super::pool::SessionPool;
+use super::probe::{probe_eras, EraChoice, Probe, ProbeError};
 use super::scheduler::run_all;
 use super::target::Target;
 use crate::scenario::model::Scenario;
@@ -18,95 +21,121 @@ use crate::scenario::model::Scenario;
 /// How to run.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
-    /// A protocol version, or None for auto negotiation.
-    pub protocol_version: Option<String>,
+    pub eras: EraChoice,
     pub timeout: Duration,
     pub jobs: usize,
+    /// How long a stdio server may take to exit once its stdin is closed.
+    pub shutdown_grace: Duration,
+    /// Every scenario on a fresh server, and no skip decided from the probe.
+    pub isolate: bool,
 }
 
-/// A target that cannot be probed still gets a verdict on every scenario:
-/// each is an error naming why, so reports and CI viewers show the whole run.
-fn report_unreachable(
-    target: &Target,
-    scenarios: &[Scenario],
-    opts: &RunOptions,
-    e: &ProbeError,
-    started: Instant,
-    sink: &mut impl FnMut(Event),
-) {
-    sink(Event::Started(Box::new(RunInfo {
+impl RunOptions {
+    pub fn new(eras: EraChoice, timeout: Duration, jobs: usize) -> Self {
+        Self {
+            eras,
+            timeout,
+            jobs,
+            shutdown_grace: Duration::from_millis(100),
+            isolate: false,
+        }
+    }
+}
+
+fn run_info(target: &Target, probes: &[Probe], scenarios: usize) -> RunInfo {
+    let newest = probes.last();
+    RunInfo {
         target: target.display(),
         transport: target.transport().to_string(),
-        era: opts
-            .protocol_version
-            .clone()
-            .unwrap_or_else(|| "unknown".into()),
-        server: serde_json::Value::Null,
+        era: newest.map_or_else(|| "unknown".into(), |p| p.era.version.clone()),
+        eras: probes.iter().map(|p| p.era.version.clone()).collect(),
+        server: newest.map_or(serde_json::Value::Null, |p| p.server.clone()),
+        probes: probes
+            .iter()
+            .map(|p| (p.era.version.clone(), p.facts.clone()))
+            .collect(),
         harness_version: env!("CARGO_PKG_VERSION").to_string(),
         started_at: chrono::Utc::now().to_rfc3339(),
-        scenarios: scenarios.len(),
-        fixture_match: false,
-    })));
-    let mut results = Vec::new();
-    for s in scenarios {
-        let mut r = ScenarioResult::blank(
-            s,
-            super::outcome::Outcome::Error,
-            format!("not run: {}", e.message),
-        );
-        r.stderr_tail = e.stderr.clone();
-        sink(Event::Finished(Box::new(r.clone())));
-        results.push(r);
+        scenarios: scenarios * probes.len().max(1),
+        fixture_match: newest
+            .is_some_and(|p| crate::fixture::serves_reference_catalog(&p.tool_names)),
     }
-    sink(Event::Done(Summary::from_results(
-        &results,
-        started.elapsed().as_millis() as u64,
-    )));
 }
 
-/// Probes `target` and runs `scenarios`; `sink` sees Started, every Finished
-/// (as each scenario ends) and Done. Results come back in input order.
+/// Probes `target` and runs `scenarios` in every era it accepts (as `opts`
+/// asks); `sink` sees Started, every Finished (final: policy applied) and
+/// Done with the verdict. Results come back in (era, input) order, without
+/// transcripts. A target that cannot be probed gets no per-scenario results:
+/// Started and a Done whose verdict is NOT RUN, then the error.
 pub async fn run_catalog(
     target: Target,
     scenarios: Vec<Scenario>,
     opts: &RunOptions,
+    policy: &RunPolicy,
     mut sink: impl FnMut(Event),
 ) -> Result<Vec<ScenarioResult>, ProbeError> {
     let started = Instant::now();
-    let probed = match probe(&target, opts.protocol_version.as_deref(), opts.timeout).await {
+    let probes = match probe_eras(&target, &opts.eras, opts.timeout).await {
         Ok(p) => p,
         Err(e) => {
-            report_unreachable(&target, &scenarios, opts, &e, started, &mut sink);
+            sink(Event::Started(Box::new(run_info(&target, &[], 0))));
+            let mut summary = Summary::from_results(&[], started.elapsed().as_millis() as u64);
+            summary.verdict = Some(Verdict::NotRun {
+                reason: e.message.clone(),
+            });
+            sink(Event::Done(summary));
             return Err(e);
         }
     };
-    let fixture_match = crate::fixture::serves_reference_catalog(&probed.tool_names);
-    sink(Event::Started(Box::new(RunInfo {
-        target: target.display(),
-        transport: target.transport().to_string(),
-        era: probed.era.version.clone(),
-        server: probed.server.clone(),
-        harness_version: env!("CARGO_PKG_VERSION").to_string(),
-        started_at: chrono::Utc::now().to_rfc3339(),
-        scenarios: scenarios.len(),
-        fixture_match,
-    })));
-    let cfg = Arc::new(RunConfig {
-        target,
-        era: probed.era,
-        server: probed.server,
-        timeout: opts.timeout,
-        fixture_match,
-    });
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let runner = tokio::spawn(run_all(scenarios, cfg, opts.jobs, tx));
-    while let Some(event) = rx.recv().await {
-        sink(event);
+    sink(Event::Started(Box::new(run_info(
+        &target,
+        &probes,
+        scenarios.len(),
+    ))));
+    let fixture_match = probes
+        .last()
+        .is_some_and(|p| crate::fixture::serves_reference_catalog(&p.tool_names));
+    let mut results = Vec::new();
+    for probed in probes {
+        let version = probed.era.version.clone();
+        let era_start = results.len();
+        let pool = (!opts.isolate).then(|| Arc::new(SessionPool::new(opts.shutdown_grace)));
+        let cfg = Arc::new(RunConfig {
+            target: target.clone(),
+            era: probed.era,
+            server: probed.server,
+            probe: (!opts.isolate).then_some(probed.facts),
+            timeout: opts.timeout,
+            shutdown_grace: opts.shutdown_grace,
+            fixture_match,
+            pool: pool.clone(),
+        });
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let runner = tokio::spawn(run_all(scenarios.clone(), cfg, opts.jobs, tx));
+        while let Some(event) = rx.recv().await {
+            match event {
+                Event::Finished(mut r) => {
+                    r.era = version.clone();
+                    policy.apply(&mut r);
+                    results.push(ScenarioResult {
+                        transcript: Vec::new(),
+                        ..(*r).clone()
+                    });
+                    sink(Event::Finished(r));
+                }
+                other => sink(other),
+            }
+        }
+        let _ = runner.await;
+        let position = |id: &str| scenarios.iter().position(|s| s.id == id);
+        results[era_start..].sort_by_key(|r| position(&r.id));
+        if let Some(pool) = pool {
+            pool.close_all().await;
+        }
     }
-    let results = runner.await.unwrap_or_default();
-    sink(Event::Done(Summary::from_results(
-        &results,
-        started.elapsed().as_millis() as u64,
-    )));
+    crate::transport::stdio::reap_all().await;
+    let mut summary = Summary::from_results(&results, started.elapsed().as_millis() as u64);
+    summary.verdict = Some(policy.verdict(&results));
+    sink(Event::Done(summary));
     Ok(results)
 }

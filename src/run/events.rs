@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::outcome::{Outcome, ScenarioResult};
+use super::policy::Verdict;
 
 /// Facts about the run, known before the first scenario ends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -13,8 +14,14 @@ pub struct RunInfo {
     /// The command line or URL under test.
     pub target: String,
     pub transport: String,
-    /// The negotiated protocol version.
+    /// The newest protocol version tested (the only one unless several were).
     pub era: String,
+    /// Every protocol version tested, oldest first; each scenario ran once in each.
+    #[serde(default)]
+    pub eras: Vec<String>,
+    /// Per era, what the probe found (tool names, resource URIs, prompt names).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub probes: BTreeMap<String, Value>,
     /// The server's handshake answer (serverInfo, capabilities, instructions…).
     pub server: Value,
     pub harness_version: String,
@@ -72,10 +79,16 @@ impl Counts {
 pub struct Summary {
     pub overall: Counts,
     pub profiles: BTreeMap<String, Counts>,
+    /// Counts per protocol version tested.
+    #[serde(default)]
+    pub eras: BTreeMap<String, Counts>,
     pub duration_ms: u64,
     /// Failures listed in the `--baseline` file (counted in `failed` too).
     #[serde(default)]
     pub expected_failures: usize,
+    /// What the run concluded (the exit code and the result line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
 }
 
 impl Summary {
@@ -91,6 +104,9 @@ impl Summary {
                 .entry(r.profile.clone())
                 .or_default()
                 .add(r.outcome);
+            if !r.era.is_empty() {
+                s.eras.entry(r.era.clone()).or_default().add(r.outcome);
+            }
         }
         s
     }

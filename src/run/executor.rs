@@ -8,11 +8,12 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use super::outcome::{Finding, Outcome, ScenarioResult};
+use super::pool::SessionPool;
 use super::target::Target;
 use crate::report::diff;
 use crate::scenario::expr::{self, Bindings};
 use crate::scenario::interpolate::{interpolate, interpolate_str};
-use crate::scenario::model::{Action, Assertion, Level, Scenario, Step};
+use crate::scenario::model::{Action, Assertion, Isolation, Level, Scenario, Step};
 use crate::scenario::pattern;
 use crate::session::{Era, Session, SessionError, Transcript};
 use crate::transport::RawRequest;
@@ -25,8 +26,37 @@ pub struct RunConfig {
     /// The handshake answer of the probe session (`server` in CEL).
     pub server: Value,
     pub timeout: Duration,
+    /// What the probe found (`probe` in `requires:`); None turns off the
+    /// skips decided from it (`--isolate`).
+    pub probe: Option<Value>,
+    /// How long a stdio server may take to exit once its stdin closes.
+    pub shutdown_grace: Duration,
     /// Whether the server serves the reference catalog (golden scenarios run).
     pub fixture_match: bool,
+    /// Warm sessions for `isolation: shared` scenarios (None: every scenario fresh).
+    pub pool: Option<Arc<SessionPool>>,
+}
+
+impl RunConfig {
+    /// A configuration with every scenario on a fresh server and no probe facts.
+    pub fn isolated(
+        target: Target,
+        era: Era,
+        server: Value,
+        timeout: Duration,
+        fixture_match: bool,
+    ) -> Self {
+        Self {
+            target,
+            era,
+            server,
+            timeout,
+            probe: None,
+            shutdown_grace: Duration::from_millis(100),
+            fixture_match,
+            pool: None,
+        }
+    }
 }
 
 const MAIN: &str = "main";
@@ -57,6 +87,10 @@ pub fn applicability(s: &Scenario, cfg: &RunConfig) -> Result<Option<String>, St
     }
     let bindings = base_bindings(cfg);
     for req in &s.requires {
+        if req.reads_probe() && cfg.probe.is_none() {
+            // Decided by the scenario's own steps instead (`skip_unless`).
+            continue;
+        }
         match expr::eval_bool(&req.expr.source, &bindings) {
             Ok(true) => {}
             Ok(false) => return Ok(Some(req.reason.clone())),
@@ -96,24 +130,52 @@ fn base_bindings(cfg: &RunConfig) -> Bindings {
     b.insert("era", json!(cfg.era.version));
     b.insert("liveness_method", json!(liveness_method(&cfg.era)));
     b.insert("transport", json!(cfg.target.transport()));
+    if let Some(probe) = &cfg.probe {
+        b.insert("probe", probe.clone());
+    }
     b
 }
 
 /// Runs one scenario to its verdict. Never panics on server behaviour.
+/// A shared scenario that does not pass on a warm server is run again on a
+/// fresh one, and that verdict is the one reported.
 pub async fn run_scenario(s: &Scenario, cfg: &RunConfig) -> ScenarioResult {
     let started = Instant::now();
     let mut result = match applicability(s, cfg) {
         Ok(Some(reason)) => return ScenarioResult::skipped(s, reason),
         Err(message) => ScenarioResult::blank(s, Outcome::Error, message),
         Ok(None) => {
-            let mut exec = Execution::new(s, cfg);
-            let stopped = exec.run().await;
-            exec.cleanup().await;
-            exec.finish(stopped).await
+            let shared = s.isolation == Isolation::Shared && cfg.pool.is_some();
+            let first = execute(s, cfg, shared).await;
+            if shared
+                && matches!(
+                    first.outcome,
+                    Outcome::Fail | Outcome::Warn | Outcome::Error
+                )
+            {
+                let mut again = execute(s, cfg, false).await;
+                again.server_exits.insert(
+                    0,
+                    format!(
+                        "re-run on a fresh server after '{}' on a shared one",
+                        first.outcome
+                    ),
+                );
+                again
+            } else {
+                first
+            }
         }
     };
     result.duration_ms = started.elapsed().as_millis() as u64;
     result
+}
+
+async fn execute(s: &Scenario, cfg: &RunConfig, shared: bool) -> ScenarioResult {
+    let mut exec = Execution::new(s, cfg, shared);
+    let stopped = exec.run().await;
+    exec.cleanup().await;
+    exec.finish(stopped).await
 }
 
 /// A check failed at a level that ends the scenario.
@@ -133,10 +195,12 @@ struct Execution<'a> {
     skipped: Option<String>,
     /// Lengths of the wire logs last bound, so unchanged logs are not re-bound.
     bound_logs: (usize, usize),
+    /// The main session comes from (and may go back to) the warm pool.
+    shared: bool,
 }
 
 impl<'a> Execution<'a> {
-    fn new(s: &'a Scenario, cfg: &'a RunConfig) -> Self {
+    fn new(s: &'a Scenario, cfg: &'a RunConfig, shared: bool) -> Self {
         Self {
             s,
             cfg,
@@ -148,6 +212,7 @@ impl<'a> Execution<'a> {
             error: None,
             skipped: None,
             bound_logs: (0, 0),
+            shared,
         }
     }
 
@@ -195,6 +260,23 @@ impl<'a> Execution<'a> {
     }
 
     async fn open_session(&mut self, name: &str) -> Result<(), String> {
+        if let Some(pool) = self
+            .cfg
+            .pool
+            .as_ref()
+            .filter(|_| self.shared && name == MAIN)
+        {
+            if let Some(mut warm) = pool.take().await {
+                warm.adopt(name, self.transcript.clone());
+                self.transcript.note(
+                    name,
+                    "a warm server of an earlier shared scenario (its handshake is not repeated)"
+                        .to_string(),
+                );
+                self.sessions.insert(name.to_string(), warm);
+                return Ok(());
+            }
+        }
         let conn = self
             .cfg
             .target
@@ -687,11 +769,31 @@ impl<'a> Execution<'a> {
     }
 
     async fn finish(mut self, _stopped: Result<(), Stop>) -> ScenarioResult {
+        let (outcome, message) = self.verdict();
         let mut exits = Vec::new();
         let mut stderr = String::new();
         let several = self.sessions.len() > 1;
+        // Evidence matters only for a scenario that did not pass: then the
+        // server's exit is waited for; otherwise it ends in the background.
+        let wait_for_exit = matches!(outcome, Outcome::Fail | Outcome::Warn | Outcome::Error);
+        let grace = self.cfg.shutdown_grace;
+        if self.shared && !wait_for_exit && self.error.is_none() {
+            if let (Some(pool), Some(main)) = (self.cfg.pool.clone(), self.sessions.remove(MAIN)) {
+                if main.reusable() {
+                    pool.put(main).await;
+                } else {
+                    self.sessions.insert(MAIN.to_string(), main);
+                }
+            }
+        }
         for (name, session) in self.sessions.iter_mut() {
-            let how = session.close().await;
+            let how = if wait_for_exit {
+                session
+                    .close_within(grace.max(Duration::from_millis(300)))
+                    .await
+            } else {
+                session.close_in_background(grace).await
+            };
             exits.push(format!("{name}: server {how}"));
             let tail = session.stderr_tail();
             if !tail.is_empty() {
@@ -702,7 +804,6 @@ impl<'a> Execution<'a> {
             }
         }
         let (transcript, dropped) = self.transcript.take_entries();
-        let (outcome, message) = self.verdict();
         let mut result = ScenarioResult::blank(self.s, outcome, message);
         result.findings = self.findings;
         result.alternatives = self.labels;

@@ -121,6 +121,9 @@ pub struct ScenarioResult {
     pub requirements: Vec<String>,
     pub spec: Vec<SpecRef>,
     pub origin: String,
+    /// The protocol version the scenario ran in.
+    #[serde(default)]
+    pub era: String,
     pub outcome: Outcome,
     /// A failure listed in the `--baseline` file.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -153,6 +156,7 @@ impl ScenarioResult {
             requirements: s.requirements.clone(),
             spec: s.spec.clone(),
             origin: s.origin.clone(),
+            era: String::new(),
             outcome,
             expected_failure: false,
             message,

@@ -15,6 +15,10 @@ pub struct Probe {
     pub era: Era,
     pub server: Value,
     pub tool_names: Vec<String>,
+    /// What applicability conditions read without starting a server for
+    /// each scenario: `probe.tools` (tool names), `probe.resources`
+    /// (resource URIs), `probe.prompts` (prompt names). Also in the report.
+    pub facts: Value,
 }
 
 /// Why the target could not be probed (exit code 3).
@@ -23,6 +27,79 @@ pub struct Probe {
 pub struct ProbeError {
     pub message: String,
     pub stderr: String,
+}
+
+/// Which eras a run tests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EraChoice {
+    /// Every era the server accepts, each in full.
+    All,
+    /// The newest era the server accepts (server/discover first, then initialize).
+    Auto,
+    /// Exactly this version.
+    Pinned(String),
+}
+
+/// Probes the eras `choice` asks for; the result lists those the server
+/// accepts, oldest first, and is never empty.
+pub async fn probe_eras(
+    target: &Target,
+    choice: &EraChoice,
+    timeout: Duration,
+) -> Result<Vec<Probe>, ProbeError> {
+    match choice {
+        EraChoice::Pinned(v) => Ok(vec![probe_era(target, Era::new(v), timeout).await?]),
+        EraChoice::Auto => Ok(vec![probe(target, None, timeout).await?]),
+        EraChoice::All => probe_all(target, timeout).await,
+    }
+}
+
+/// Each known era at once: a stateful era counts when the server answers
+/// `initialize` with that very version (MCP lifecycle: a server that does
+/// not support the requested version answers with another one it does).
+async fn probe_all(target: &Target, timeout: Duration) -> Result<Vec<Probe>, ProbeError> {
+    let discover_timeout = timeout.min(Duration::from_secs(3));
+    let attempts = era::KNOWN_VERSIONS.iter().map(|v| {
+        let era = Era::new(v);
+        let wait = if era.is_stateless() {
+            discover_timeout
+        } else {
+            timeout
+        };
+        probe_era(target, era, wait)
+    });
+    let outcomes = futures::future::join_all(attempts).await;
+    let mut accepted = Vec::new();
+    let mut first_error = None;
+    for (version, outcome) in era::KNOWN_VERSIONS.iter().zip(outcomes) {
+        match outcome {
+            Ok(p) if p.era.version == *version && speaks(&p, version) => accepted.push(p),
+            Ok(_) => {}
+            Err(e) => {
+                // The stateful attempts tell most about a server that can't start.
+                if first_error.is_none() || !Era::new(version).is_stateless() {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+    }
+    match (accepted.is_empty(), first_error) {
+        (false, _) => Ok(accepted),
+        (true, Some(e)) => Err(e),
+        (true, None) => Err(ProbeError {
+            message: format!(
+                "{} accepts none of the protocol versions {}",
+                target.display(),
+                era::KNOWN_VERSIONS.join(", ")
+            ),
+            stderr: String::new(),
+        }),
+    }
+}
+
+/// A stateless probe counts only when discover lists that version.
+fn speaks(p: &Probe, version: &str) -> bool {
+    !Era::new(version).is_stateless() || supports_stateless(&p.server)
 }
 
 /// Negotiates (`requested = None` means auto) and probes the server.
@@ -76,39 +153,68 @@ async fn run_probe(session: &mut Session, era: &mut Era) -> Result<Probe, Sessio
             *era = Era::new(answered);
         }
     }
-    let tool_names = list_tool_names(session).await;
+    let declares = |feature: &str| {
+        server
+            .pointer(&format!("/capabilities/{feature}"))
+            .is_some()
+    };
+    let tool_names = if declares("tools") {
+        list_keys(session, "tools/list", "tools", "name").await
+    } else {
+        Vec::new()
+    };
+    let resources = if declares("resources") {
+        list_keys(session, "resources/list", "resources", "uri").await
+    } else {
+        Vec::new()
+    };
+    let prompts = if declares("prompts") {
+        list_keys(session, "prompts/list", "prompts", "name").await
+    } else {
+        Vec::new()
+    };
+    let facts = serde_json::json!({
+        "tools": tool_names,
+        "resources": resources,
+        "prompts": prompts,
+    });
     Ok(Probe {
         era: era.clone(),
         server,
         tool_names,
+        facts,
     })
 }
 
-async fn list_tool_names(session: &mut Session) -> Vec<String> {
-    let mut names = Vec::new();
+/// `key` of every item of a paginated list (bounded, stops at the first error).
+async fn list_keys(session: &mut Session, method: &str, field: &str, key: &str) -> Vec<String> {
+    let mut keys = Vec::new();
     let mut cursor: Option<Value> = None;
+    let mut seen_cursors = std::collections::HashSet::new();
     for _ in 0..1000 {
         let params = cursor.take().map(|c| serde_json::json!({ "cursor": c }));
-        let Ok(answer) = session.request("tools/list", params, None, None).await else {
+        let Ok(answer) = session.request(method, params, None, None).await else {
             break;
         };
         let Some(result) = answer.get("result") else {
             break;
         };
-        for t in result
-            .get("tools")
+        for item in result
+            .get(field)
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
         {
-            if let Some(n) = t.get("name").and_then(Value::as_str) {
-                names.push(n.to_string());
+            if let Some(k) = item.get(key).and_then(Value::as_str) {
+                keys.push(k.to_string());
             }
         }
         match result.get("nextCursor") {
-            Some(c @ Value::String(_)) => cursor = Some(c.clone()),
+            Some(c @ Value::String(text)) if seen_cursors.insert(text.clone()) => {
+                cursor = Some(c.clone())
+            }
             _ => break,
         }
     }
-    names
+    keys
 }

@@ -12,7 +12,9 @@ use serde_json::{Map, Value};
 
 use super::expr;
 use super::interpolate;
-use super::model::{Action, Assertion, Expr, ForEach, Level, Requirement, Scenario, SpecRef, Step};
+use super::model::{
+    Action, Assertion, Expr, ForEach, Isolation, Level, Requirement, Scenario, SpecRef, Step,
+};
 use super::pattern;
 use super::source::{parse_yaml, Position, SourceDoc};
 
@@ -197,6 +199,7 @@ fn suggest_key(pointer: &str, key: &str) -> String {
             "transports",
             "fixture",
             "timeout_ms",
+            "isolation",
             "steps",
             "cleanup",
             "assert",
@@ -256,6 +259,45 @@ fn parse_level(value: Option<&Value>) -> Option<Level> {
 }
 
 impl Loader<'_> {
+    /// Ids are `profile/name`, so `-k base/*`, `-p` and reports group them
+    /// the same way; an id without its profile prefix is a load error.
+    fn check_id_names_profile(&mut self, root: &Map<String, Value>) {
+        let (Some(id), Some(profile)) = (
+            root.get("id").and_then(Value::as_str),
+            root.get("profile").and_then(Value::as_str),
+        ) else {
+            return;
+        };
+        if !id.starts_with(&format!("{profile}/")) {
+            self.error(
+                "/id",
+                format!("scenario id '{id}' must start with its profile: '{profile}/…'"),
+            );
+        }
+    }
+
+    /// `isolation: shared` only on scenarios whose every step leaves the
+    /// server as it found it.
+    fn check_shareable(&mut self, steps: &[Step], cleanup: &[Step]) {
+        if !cleanup.is_empty() {
+            self.error(
+                "/isolation",
+                "isolation: shared, but the scenario has cleanup steps (it changes the server)",
+            );
+        }
+        for (i, step) in steps.iter().enumerate() {
+            if let Some(why) = step.shares_badly() {
+                self.error_at(
+                    step.position,
+                    format!(
+                        "isolation: shared, but step {} {why}; use isolation: fresh",
+                        i + 1
+                    ),
+                );
+            }
+        }
+    }
+
     fn expr(&mut self, pointer: &str, source: &str) -> Expr {
         let position = self.doc.position(pointer);
         if let Err(e) = expr::compile(source) {
@@ -269,6 +311,7 @@ impl Loader<'_> {
 
     fn build(&mut self) -> Option<Scenario> {
         let root = self.doc.value.as_object()?.clone();
+        self.check_id_names_profile(&root);
         let steps = root
             .get("steps")
             .and_then(Value::as_array)
@@ -292,6 +335,13 @@ impl Loader<'_> {
             }
         }
         let cleanup = self.build_cleanup(root.get("cleanup"));
+        let isolation = match root.get("isolation").and_then(Value::as_str) {
+            Some("shared") => Isolation::Shared,
+            _ => Isolation::Fresh,
+        };
+        if isolation == Isolation::Shared {
+            self.check_shareable(&built, &cleanup);
+        }
         let requires = self.build_requires(root.get("requires"));
         let asserts = self.build_asserts("", root.get("assert"));
         let spec: Vec<SpecRef> = root
@@ -323,6 +373,7 @@ impl Loader<'_> {
             transports: strings("transports"),
             fixture: get_str(&root, "fixture"),
             timeout_ms: get_u64(&root, "timeout_ms"),
+            isolation,
             steps: built,
             asserts,
             cleanup,

@@ -67,6 +67,15 @@ pub struct Requirement {
     pub reason: String,
 }
 
+impl Requirement {
+    /// Whether the condition reads what the run's probe found (`probe.*`):
+    /// such a condition skips a scenario without starting a server, and is
+    /// left to the scenario's own steps when probing is off (`--isolate`).
+    pub fn reads_probe(&self) -> bool {
+        self.expr.source.contains("probe.")
+    }
+}
+
 /// One `assert` entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Assertion {
@@ -149,6 +158,27 @@ pub struct Step {
 }
 
 impl Step {
+    /// Why this step can't run on a server shared with other scenarios, if it can't.
+    pub fn shares_badly(&self) -> Option<&'static str> {
+        if self.session.is_some() {
+            return Some("opens a second session (`session:`)");
+        }
+        match &self.action {
+            Action::Request { method, .. } if method == MUTATE_METHOD => {
+                Some("changes the server's catalog (control hook)")
+            }
+            Action::Request { no_wait: true, .. } => {
+                Some("leaves a request unanswered (`no_wait`)")
+            }
+            Action::Notify { .. } => Some("sends a notification, which may change session state"),
+            Action::SendRaw { .. } => Some("sends raw bytes, which may break the connection"),
+            Action::WaitNotification { .. } => Some("waits for a notification"),
+            Action::Http { .. } => Some("makes raw HTTP exchanges"),
+            Action::Sleep { .. } => Some("depends on time passing"),
+            Action::Request { .. } | Action::Check => None,
+        }
+    }
+
     /// A display name for messages: the step id or its ordinal.
     pub fn label(&self, index: usize) -> String {
         match &self.id {
@@ -156,6 +186,19 @@ impl Step {
             None => format!("step {}", index + 1),
         }
     }
+}
+
+/// Whether a scenario needs a server of its own.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Isolation {
+    /// A new server process (stdio) or session (HTTP) for this scenario.
+    #[default]
+    Fresh,
+    /// The scenario only reads: a warm server of an earlier shared scenario
+    /// serves it. The loader refuses it on steps that change a server's or
+    /// session's state (see [`Step::shares_badly`]).
+    Shared,
 }
 
 /// A fully loaded and checked scenario.
@@ -176,6 +219,7 @@ pub struct Scenario {
     pub transports: Vec<String>,
     pub fixture: Option<String>,
     pub timeout_ms: Option<u64>,
+    pub isolation: Isolation,
     pub steps: Vec<Step>,
     pub asserts: Vec<Assertion>,
     /// Steps that always run last, to undo the scenario's changes to the server.

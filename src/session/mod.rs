@@ -100,9 +100,18 @@ impl Connection {
         }
     }
 
-    pub async fn shutdown(&mut self) -> String {
+    pub async fn shutdown(&mut self, grace: Duration) -> String {
         match self {
-            Connection::Stdio(c) => c.shutdown(Duration::from_millis(500)).await,
+            Connection::Stdio(c) => c.shutdown(grace).await,
+            Connection::Http(c, _) => c.shutdown().await,
+        }
+    }
+
+    /// Stdio: stop the server without waiting for it (see
+    /// `StdioConnection::shutdown_in_background`).
+    async fn shutdown_in_background(&mut self, grace: Duration) -> String {
+        match self {
+            Connection::Stdio(c) => c.shutdown_in_background(grace),
             Connection::Http(c, _) => c.shutdown().await,
         }
     }
@@ -621,8 +630,46 @@ impl Session {
         self.notifications_dropped += 1;
     }
 
-    /// Ends the session and stops its server; says how the server ended.
+    /// Ends the session and stops its server, waiting up to `grace` at each
+    /// step of the escalation; says how the server ended.
+    pub async fn close_within(&mut self, grace: Duration) -> String {
+        self.note_dropped();
+        self.conn.shutdown(grace).await
+    }
+
+    /// Ends the session (the default 500 ms grace); says how the server ended.
     pub async fn close(&mut self) -> String {
+        self.close_within(Duration::from_millis(500)).await
+    }
+
+    /// Ends the session without waiting for a stdio server to exit.
+    pub async fn close_in_background(&mut self, grace: Duration) -> String {
+        self.note_dropped();
+        self.conn.shutdown_in_background(grace).await
+    }
+
+    /// Whether the session can serve another scenario as it is: still open,
+    /// nothing unanswered or unconsumed, no wire violation seen.
+    pub fn reusable(&self) -> bool {
+        !self.closed
+            && self.abandoned_ids.is_empty()
+            && self.violations.is_empty()
+            && self.notifications_dropped == 0
+    }
+
+    /// Hands a warm session to the next scenario: its own name, transcript
+    /// and empty logs (the handshake answer stays).
+    pub fn adopt(&mut self, name: &str, transcript: Transcript) {
+        self.name = name.to_string();
+        self.transcript = transcript;
+        self.notifications.clear();
+        self.notification_log.clear();
+        self.notification_bytes = 0;
+        self.violations.clear();
+        self.server_requests_answered = 0;
+    }
+
+    fn note_dropped(&mut self) {
         if self.notifications_dropped > 0 {
             self.transcript.note_always(
                 &self.name,
@@ -633,7 +680,6 @@ impl Session {
                 ),
             );
         }
-        self.conn.shutdown().await
     }
 }
 

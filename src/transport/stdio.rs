@@ -163,7 +163,8 @@ fn signal_name(sig: i32) -> &'static str {
 
 /// A running stdio server.
 pub struct StdioConnection {
-    child: Child,
+    /// None once handed to a background shutdown.
+    child: Option<Child>,
     pgid: i32,
     stdin: Option<ChildStdin>,
     /// stdout is read in the caller's task (no hop through another task),
@@ -204,7 +205,7 @@ impl StdioConnection {
         let stderr = Arc::new(Mutex::new(RingBuffer::new(spec.stderr_keep)));
         let stderr_task = stderr_pipe.map(|pipe| tokio::spawn(read_stderr(pipe, stderr.clone())));
         Ok(Self {
-            child,
+            child: Some(child),
             pgid,
             stdin,
             stdout,
@@ -280,13 +281,50 @@ impl StdioConnection {
         if let Some(status) = self.reaped {
             return describe_exit(&status);
         }
-        match tokio::time::timeout(Duration::from_millis(200), self.child.wait()).await {
+        let Some(child) = self.child.as_mut() else {
+            return "is being stopped".to_string();
+        };
+        match tokio::time::timeout(Duration::from_millis(200), child.wait()).await {
             Ok(Ok(status)) => {
                 self.reaped = Some(status);
                 describe_exit(&status)
             }
             _ => "is still running".to_string(),
         }
+    }
+
+    /// Whether the process has ended (without waiting).
+    pub fn try_exit(&mut self) -> Option<ExitStatus> {
+        if self.reaped.is_none() {
+            self.reaped = self.child.as_mut()?.try_wait().ok()?;
+        }
+        self.reaped
+    }
+
+    /// Closes stdin and returns at once, saying how the process stands; a
+    /// background task gives it `grace` to exit, then SIGTERM, then SIGKILL
+    /// to the group. [`reap_all`] waits for every such task, so a run leaves
+    /// no process behind without waiting for each server in turn.
+    pub fn shutdown_in_background(&mut self, grace: Duration) -> String {
+        self.stdin = None;
+        if let Some(status) = self.try_exit() {
+            signal_group(self.pgid, libc::SIGKILL);
+            unregister_group(self.pgid);
+            return describe_exit(&status);
+        }
+        let Some(child) = self.child.take() else {
+            return "is being stopped".to_string();
+        };
+        let pgid = self.pgid;
+        let task = tokio::spawn(async move {
+            let mut child = child;
+            stop_child(&mut child, pgid, grace).await;
+        });
+        if let Ok(mut tasks) = REAPERS.lock() {
+            tasks.retain(|t| !t.is_finished());
+            tasks.push(task);
+        }
+        "was running when the scenario ended (stopped in the background)".to_string()
     }
 
     /// Closes stdin, waits, then SIGTERM, then SIGKILL to the whole process group.
@@ -319,7 +357,7 @@ impl StdioConnection {
         if let Some(status) = self.reaped {
             return Some(status);
         }
-        let status = tokio::time::timeout(grace, self.child.wait())
+        let status = tokio::time::timeout(grace, self.child.as_mut()?.wait())
             .await
             .ok()?
             .ok()?;
@@ -330,8 +368,39 @@ impl StdioConnection {
 
 impl Drop for StdioConnection {
     fn drop(&mut self) {
-        signal_group(self.pgid, libc::SIGKILL);
-        unregister_group(self.pgid);
+        // A child handed to a background shutdown is that task's to stop.
+        if self.child.is_some() {
+            signal_group(self.pgid, libc::SIGKILL);
+            unregister_group(self.pgid);
+        }
+    }
+}
+
+/// Background shutdowns still running.
+static REAPERS: Mutex<Vec<tokio::task::JoinHandle<()>>> = Mutex::new(Vec::new());
+
+/// The escalation of a background shutdown: grace, SIGTERM, grace, SIGKILL.
+async fn stop_child(child: &mut Child, pgid: i32, grace: Duration) {
+    let exited = |r: Result<std::io::Result<ExitStatus>, _>| matches!(r, Ok(Ok(_)));
+    if !exited(tokio::time::timeout(grace, child.wait()).await) {
+        signal_group(pgid, libc::SIGTERM);
+        if !exited(tokio::time::timeout(grace, child.wait()).await) {
+            signal_group(pgid, libc::SIGKILL);
+            let _ = child.wait().await;
+        }
+    }
+    signal_group(pgid, libc::SIGKILL);
+    unregister_group(pgid);
+}
+
+/// Waits for every background shutdown to finish (end of a run).
+pub async fn reap_all() {
+    let tasks: Vec<_> = REAPERS
+        .lock()
+        .map(|mut t| std::mem::take(&mut *t))
+        .unwrap_or_default();
+    for task in tasks {
+        let _ = task.await;
     }
 }
 

@@ -54,13 +54,9 @@ pub fn config(target: Target, version: Option<&str>) -> Arc<RunConfig> {
         .block_on(probe(&target, version, timeout))
         .unwrap_or_else(|e| panic!("probe of {} failed: {e}", target.display()));
     let fixture_match = mcp_conform::fixture::serves_reference_catalog(&probed.tool_names);
-    Arc::new(RunConfig {
-        target,
-        era: probed.era,
-        server: probed.server,
-        timeout,
-        fixture_match,
-    })
+    let mut cfg = RunConfig::isolated(target, probed.era, probed.server, timeout, fixture_match);
+    cfg.probe = Some(probed.facts);
+    Arc::new(cfg)
 }
 
 pub fn runtime() -> tokio::runtime::Runtime {
@@ -192,13 +188,16 @@ pub fn run_over_http(
         let probed = probe(&target, version, timeout)
             .await
             .unwrap_or_else(|e| panic!("probe of {} failed: {e}", target.display()));
-        let cfg = Arc::new(RunConfig {
-            target: target.clone(),
-            era: probed.era,
-            server: probed.server,
+        let fixture_match = mcp_conform::fixture::serves_reference_catalog(&probed.tool_names);
+        let mut cfg = RunConfig::isolated(
+            target.clone(),
+            probed.era,
+            probed.server,
             timeout,
-            fixture_match: mcp_conform::fixture::serves_reference_catalog(&probed.tool_names),
-        });
+            fixture_match,
+        );
+        cfg.probe = Some(probed.facts);
+        let cfg = Arc::new(cfg);
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
         let results = mcp_conform::run::scheduler::run_all(scenarios.to_vec(), cfg, jobs, tx).await;
         target.stop().await;
