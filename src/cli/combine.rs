@@ -166,7 +166,7 @@ pub fn matrix(
         let opts = RunOptions::new(
             era_choice(server.protocol_version.as_deref().unwrap_or("all"))?,
             Duration::from_millis(timeout_ms),
-            jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())),
+            jobs.unwrap_or_else(RunOptions::default_jobs),
         );
         let mut collector = Collector::default();
         let policy = RunPolicy::default();

@@ -109,7 +109,7 @@ pub struct RunArgs {
     /// auto (the newest one it accepts), or one version (2025-06-18, 2025-11-25, 2026-07-28).
     #[arg(long, value_name = "VERSION|all|auto", default_value = "all")]
     pub protocol_version: String,
-    /// Scenarios run at once (default: number of cores).
+    /// Scenarios run at once (default: 4 per core, at most 32).
     #[arg(short = 'j', long, value_name = "N", value_parser = positive_usize)]
     pub jobs: Option<usize>,
     /// Per-request timeout in milliseconds.

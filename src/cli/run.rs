@@ -349,8 +349,7 @@ async fn run_and_report(
     let mut opts = RunOptions::new(
         eras,
         Duration::from_millis(args.timeout_ms),
-        args.jobs
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())),
+        args.jobs.unwrap_or_else(RunOptions::default_jobs),
     );
     opts.shutdown_grace = Duration::from_millis(args.shutdown_grace_ms);
     opts.isolate = args.isolate;

@@ -14,9 +14,10 @@ use super::outcome::ScenarioResult;
 use super::policy::{RunPolicy, Verdict};
 use super::pool::SessionPool;
 use super::probe::{probe_eras, EraChoice, Probe, ProbeError};
-use super::scheduler::run_all;
+use super::scheduler::run_jobs;
 use super::target::Target;
 use crate::scenario::model::Scenario;
+use crate::session::era::KNOWN_VERSIONS;
 
 /// How to run.
 #[derive(Debug, Clone)]
@@ -31,6 +32,14 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
+    /// Scenarios at once by default: most of a scenario's time against a
+    /// real server is spent waiting (for a process to start, for an answer,
+    /// for a timeout), so a few per core keep the cores busy.
+    pub fn default_jobs() -> usize {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        (cores * 4).clamp(4, 32)
+    }
+
     pub fn new(eras: EraChoice, timeout: Duration, jobs: usize) -> Self {
         Self {
             eras,
@@ -95,11 +104,11 @@ pub async fn run_catalog(
     let fixture_match = probes
         .last()
         .is_some_and(|p| crate::fixture::serves_reference_catalog(&p.tool_names));
-    let mut results = Vec::new();
+    let mut work = Vec::new();
+    let mut pools = Vec::new();
     for probed in probes {
-        let version = probed.era.version.clone();
-        let era_start = results.len();
         let pool = (!opts.isolate).then(|| Arc::new(SessionPool::new(opts.shutdown_grace)));
+        pools.extend(pool.clone());
         let cfg = Arc::new(RunConfig {
             target: target.clone(),
             era: probed.era,
@@ -108,31 +117,37 @@ pub async fn run_catalog(
             timeout: opts.timeout,
             shutdown_grace: opts.shutdown_grace,
             fixture_match,
-            pool: pool.clone(),
+            pool,
         });
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let runner = tokio::spawn(run_all(scenarios.clone(), cfg, opts.jobs, tx));
-        while let Some(event) = rx.recv().await {
-            match event {
-                Event::Finished(mut r) => {
-                    r.era = version.clone();
-                    policy.apply(&mut r);
-                    results.push(ScenarioResult {
-                        transcript: Vec::new(),
-                        ..(*r).clone()
-                    });
-                    sink(Event::Finished(r));
-                }
-                other => sink(other),
+        work.extend(scenarios.iter().map(|s| (s.clone(), Arc::clone(&cfg))));
+    }
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let runner = tokio::spawn(run_jobs(work, opts.jobs, tx));
+    let mut results = Vec::new();
+    while let Some(event) = rx.recv().await {
+        match event {
+            Event::Finished(mut r) => {
+                policy.apply(&mut r);
+                results.push(ScenarioResult {
+                    transcript: Vec::new(),
+                    ..(*r).clone()
+                });
+                sink(Event::Finished(r));
             }
-        }
-        let _ = runner.await;
-        let position = |id: &str| scenarios.iter().position(|s| s.id == id);
-        results[era_start..].sort_by_key(|r| position(&r.id));
-        if let Some(pool) = pool {
-            pool.close_all().await;
+            other => sink(other),
         }
     }
+    let _ = runner.await;
+    for pool in pools {
+        pool.close_all().await;
+    }
+    let eras: Vec<String> = KNOWN_VERSIONS.iter().map(|v| v.to_string()).collect();
+    results.sort_by_key(|r| {
+        (
+            eras.iter().position(|e| *e == r.era),
+            scenarios.iter().position(|s| s.id == r.id),
+        )
+    });
     crate::transport::stdio::reap_all().await;
     let mut summary = Summary::from_results(&results, started.elapsed().as_millis() as u64);
     summary.verdict = Some(policy.verdict(&results));

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use super::outcome::{Finding, Outcome, ScenarioResult};
-use super::pool::SessionPool;
+use super::pool::{Lease, SessionPool};
 use super::target::Target;
 use crate::report::diff;
 use crate::scenario::expr::{self, Bindings};
@@ -137,22 +137,24 @@ fn base_bindings(cfg: &RunConfig) -> Bindings {
 }
 
 /// Runs one scenario to its verdict. Never panics on server behaviour.
-/// A shared scenario that does not pass on a warm server is run again on a
-/// fresh one, and that verdict is the one reported.
+/// A shared scenario that errors on a warm server is run again on a fresh
+/// one, and that verdict is the one reported.
 pub async fn run_scenario(s: &Scenario, cfg: &RunConfig) -> ScenarioResult {
     let started = Instant::now();
     let mut result = match applicability(s, cfg) {
-        Ok(Some(reason)) => return ScenarioResult::skipped(s, reason),
+        Ok(Some(reason)) => {
+            let mut skipped = ScenarioResult::skipped(s, reason);
+            skipped.era = cfg.era.version.clone();
+            return skipped;
+        }
         Err(message) => ScenarioResult::blank(s, Outcome::Error, message),
         Ok(None) => {
             let shared = s.isolation == Isolation::Shared && cfg.pool.is_some();
             let first = execute(s, cfg, shared).await;
-            if shared
-                && matches!(
-                    first.outcome,
-                    Outcome::Fail | Outcome::Warn | Outcome::Error
-                )
-            {
+            // A failure stands (the scenario only reads, and the equivalence
+            // test holds shared and fresh verdicts equal); a scenario that
+            // could not be evaluated gets a fresh server before it is reported.
+            if shared && first.outcome == Outcome::Error {
                 let mut again = execute(s, cfg, false).await;
                 again.server_exits.insert(
                     0,
@@ -168,6 +170,7 @@ pub async fn run_scenario(s: &Scenario, cfg: &RunConfig) -> ScenarioResult {
         }
     };
     result.duration_ms = started.elapsed().as_millis() as u64;
+    result.era = cfg.era.version.clone();
     result
 }
 
@@ -197,6 +200,8 @@ struct Execution<'a> {
     bound_logs: (usize, usize),
     /// The main session comes from (and may go back to) the warm pool.
     shared: bool,
+    /// The pool counted this scenario's main session as one of its own.
+    leased: bool,
 }
 
 impl<'a> Execution<'a> {
@@ -213,6 +218,7 @@ impl<'a> Execution<'a> {
             skipped: None,
             bound_logs: (0, 0),
             shared,
+            leased: false,
         }
     }
 
@@ -266,7 +272,8 @@ impl<'a> Execution<'a> {
             .as_ref()
             .filter(|_| self.shared && name == MAIN)
         {
-            if let Some(mut warm) = pool.take().await {
+            self.leased = true;
+            if let Lease::Warm(mut warm) = pool.lease().await {
                 warm.adopt(name, self.transcript.clone());
                 self.transcript.note(
                     name,
@@ -777,12 +784,14 @@ impl<'a> Execution<'a> {
         // server's exit is waited for; otherwise it ends in the background.
         let wait_for_exit = matches!(outcome, Outcome::Fail | Outcome::Warn | Outcome::Error);
         let grace = self.cfg.shutdown_grace;
-        if self.shared && !wait_for_exit && self.error.is_none() {
-            if let (Some(pool), Some(main)) = (self.cfg.pool.clone(), self.sessions.remove(MAIN)) {
-                if main.reusable() {
-                    pool.put(main).await;
-                } else {
-                    self.sessions.insert(MAIN.to_string(), main);
+        if let Some(pool) = self.cfg.pool.clone().filter(|_| self.leased) {
+            match self.sessions.remove(MAIN) {
+                Some(main) if !wait_for_exit && self.error.is_none() && main.reusable() => {
+                    pool.put(main).await
+                }
+                other => {
+                    self.sessions.extend(other.map(|m| (MAIN.to_string(), m)));
+                    pool.release().await;
                 }
             }
         }

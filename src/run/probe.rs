@@ -134,12 +134,28 @@ async fn probe_era(target: &Target, mut era: Era, timeout: Duration) -> Result<P
     })?;
     let mut session = Session::new("probe", conn, era.clone(), timeout, Transcript::new());
     let outcome = run_probe(&mut session, &mut era).await;
+    let e = match outcome {
+        Ok(probe) => {
+            session
+                .close_in_background(Duration::from_millis(100))
+                .await;
+            return Ok(probe);
+        }
+        Err(e) => e,
+    };
+    // How the server ended decides the words, not which pipe broke first.
+    let exit = session.server_exit().await;
+    // Closing waits for the stderr reader to drain what the server wrote.
+    session.close_within(Duration::from_millis(100)).await;
     let stderr = session.stderr_tail();
-    session.close().await;
-    outcome.map_err(|e| ProbeError {
-        message: format!("cannot talk to {}: {e}", target.display()),
-        stderr,
-    })
+    let message = match exit {
+        Some(how) => format!(
+            "`{}` {how} before answering the handshake",
+            target.display()
+        ),
+        None => format!("cannot talk to {}: {e}", target.display()),
+    };
+    Err(ProbeError { message, stderr })
 }
 
 async fn run_probe(session: &mut Session, era: &mut Era) -> Result<Probe, SessionError> {

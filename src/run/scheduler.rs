@@ -23,14 +23,27 @@ pub async fn run_all(
     jobs: usize,
     events: mpsc::UnboundedSender<Event>,
 ) -> Vec<ScenarioResult> {
+    let work = scenarios
+        .into_iter()
+        .map(|s| (s, Arc::clone(&cfg)))
+        .collect();
+    run_jobs(work, jobs, events).await
+}
+
+/// Runs every (scenario, configuration) pair, e.g. the catalog in each era
+/// at once, so that one era's slow timeouts overlap another's work.
+pub async fn run_jobs(
+    work: Vec<(Scenario, Arc<RunConfig>)>,
+    jobs: usize,
+    events: mpsc::UnboundedSender<Event>,
+) -> Vec<ScenarioResult> {
     let permits = Arc::new(Semaphore::new(jobs.max(1)));
     let shared_server = Arc::new(RwLock::new(()));
-    let server_is_shared = matches!(cfg.target, Target::Http { .. });
     let mut set = JoinSet::new();
-    for (index, scenario) in scenarios.into_iter().enumerate() {
-        let cfg = cfg.clone();
+    for (index, (scenario, cfg)) in work.into_iter().enumerate() {
         let permits = permits.clone();
         let shared_server = shared_server.clone();
+        let server_is_shared = matches!(cfg.target, Target::Http { .. });
         let alone = server_is_shared && scenario.mutates_server();
         set.spawn(async move {
             let _permit = permits.acquire_owned().await.ok();

@@ -67,21 +67,46 @@ impl Target {
         let mut command = command;
         command.stdout_is_log = true;
         let display = command.display();
-        let mut process = StdioConnection::spawn(&command)?;
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_millis(500))
             .build()
             .map_err(|e| TransportError::Closed(e.to_string()))?;
-        let deadline = Instant::now() + startup;
-        loop {
-            let answered = client
+        let answers = |client: &reqwest::Client| {
+            client
                 .get(&spec.url)
                 .timeout(Duration::from_millis(500))
                 .send()
-                .await
-                .is_ok();
-            if answered {
+        };
+        // Something already answering there would be tested instead of the
+        // server about to be launched.
+        if answers(&client).await.is_ok() {
+            return Err(TransportError::Spawn {
+                command: display,
+                reason: format!(
+                    "{} already answers before the server is started: the port is taken \
+                     (by an earlier server still running?); stop it or choose another port",
+                    spec.url
+                ),
+            });
+        }
+        let mut process = StdioConnection::spawn(&command)?;
+        let deadline = Instant::now() + startup;
+        loop {
+            if answers(&client).await.is_ok() {
                 break;
+            }
+            if let Some(status) = process.try_exit() {
+                let tail = process.stderr_tail();
+                process.shutdown(Duration::from_millis(100)).await;
+                return Err(TransportError::Spawn {
+                    command: display,
+                    reason: format!(
+                        "the server {} before {} answered{}",
+                        crate::transport::stdio::describe_exit(&status),
+                        spec.url,
+                        output_tail(&tail)
+                    ),
+                });
             }
             if Instant::now() >= deadline {
                 let exit = process.exit_description().await;
@@ -93,11 +118,7 @@ impl Target {
                         "{} did not answer within {} ms (the server {exit}){}",
                         spec.url,
                         startup.as_millis(),
-                        if tail.trim().is_empty() {
-                            String::new()
-                        } else {
-                            format!("\n--- server output (tail) ---\n{tail}")
-                        }
+                        output_tail(&tail)
                     ),
                 });
             }
@@ -118,5 +139,14 @@ impl Target {
             } => Some(p.lock().await.shutdown(Duration::from_millis(500)).await),
             _ => None,
         }
+    }
+}
+
+/// The last lines a launched server wrote, for an error message.
+fn output_tail(tail: &str) -> String {
+    if tail.trim().is_empty() {
+        String::new()
+    } else {
+        format!("\n--- server output (tail) ---\n{}", tail.trim_end())
     }
 }

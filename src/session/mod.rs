@@ -648,6 +648,18 @@ impl Session {
         self.conn.shutdown_in_background(grace).await
     }
 
+    /// How a stdio server ended, waiting briefly for it; None while it runs
+    /// (and over HTTP).
+    pub async fn server_exit(&mut self) -> Option<String> {
+        match &mut self.conn {
+            Connection::Stdio(c) => {
+                let how = c.exit_description().await;
+                (how != "is still running").then_some(how)
+            }
+            Connection::Http(..) => None,
+        }
+    }
+
     /// Whether the session can serve another scenario as it is: still open,
     /// nothing unanswered or unconsumed, no wire violation seen.
     pub fn reusable(&self) -> bool {
