@@ -4,8 +4,10 @@
 //   node npm/fill.js platform <os>-<cpu> <binary> <out-dir>
 //       <out-dir>/<os>-<cpu>/: the package @mcp-conform/<os>-<cpu> holding the
 //       built binary (bin/mcp-conform, or bin/mcp-conform.exe on win32)
-//   node npm/fill.js main <out-dir>
-//       <out-dir>/mcp-conform/: the launcher package npm/mcp-conform/
+//   node npm/fill.js main <out-dir> [<os>-<cpu> ...]
+//       <out-dir>/mcp-conform/: the launcher package npm/mcp-conform/; with
+//       platforms, its optionalDependencies keep only those (a release lists
+//       the platform packages it built, nothing it could not publish)
 //   node npm/fill.js sync
 //       writes Cargo.toml's version into npm/mcp-conform/package.json (after
 //       a version bump; tests/packaging.rs checks they agree)
@@ -43,12 +45,24 @@ function readLauncher() {
   return JSON.parse(fs.readFileSync(path.join(launcherDir, "package.json"), "utf8"));
 }
 
-/** The launcher's package.json with every version set to `version`. */
-function stamped(version) {
+/**
+ * The launcher's package.json with every version set to `version`, and only
+ * the platform packages `only` (all when empty).
+ */
+function stamped(version, only = []) {
   const manifest = readLauncher();
+  const known = Object.keys(manifest.optionalDependencies);
+  for (const name of only) {
+    if (!known.includes(SCOPE + name)) {
+      die(`${SCOPE + name} is not among the optionalDependencies of npm/mcp-conform/package.json`);
+    }
+  }
   manifest.version = version;
-  for (const name of Object.keys(manifest.optionalDependencies)) {
-    manifest.optionalDependencies[name] = version;
+  manifest.optionalDependencies = {};
+  for (const name of known) {
+    if (only.length === 0 || only.includes(name.slice(SCOPE.length))) {
+      manifest.optionalDependencies[name] = version;
+    }
   }
   return manifest;
 }
@@ -95,14 +109,14 @@ function platform(name, binary, outDir) {
   process.stdout.write(`${dir}\n`);
 }
 
-function main(outDir) {
+function main(outDir, only) {
   const dir = path.join(outDir, "mcp-conform");
   fresh(path.join(dir, "bin"));
   for (const file of ["bin/mcp-conform.js", "README.md"]) {
     fs.copyFileSync(path.join(launcherDir, file), path.join(dir, file));
   }
   fs.chmodSync(path.join(dir, "bin/mcp-conform.js"), 0o755);
-  writeJson(path.join(dir, "package.json"), stamped(cargoVersion()));
+  writeJson(path.join(dir, "package.json"), stamped(cargoVersion(), only));
   process.stdout.write(`${dir}\n`);
 }
 
@@ -113,10 +127,10 @@ function sync() {
 const [command, ...args] = process.argv.slice(2);
 if (command === "platform" && args.length === 3) {
   platform(args[0], path.resolve(args[1]), path.resolve(args[2]));
-} else if (command === "main" && args.length === 1) {
-  main(path.resolve(args[0]));
+} else if (command === "main" && args.length >= 1) {
+  main(path.resolve(args[0]), args.slice(1));
 } else if (command === "sync" && args.length === 0) {
   sync();
 } else {
-  die("usage: fill.js platform <os>-<cpu> <binary> <out-dir> | main <out-dir> | sync");
+  die("usage: fill.js platform <os>-<cpu> <binary> <out-dir> | main <out-dir> [<os>-<cpu> ...] | sync");
 }
