@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2015 # `check && check || die` is meant: die unless all hold
 # Installs mcp-conform for the GitHub Action (action.yml) into
 # $MCP_CONFORM_ROOT/bin: the release binary for this runner when the action
 # is used at a release tag, otherwise (a branch, a commit, a local path, or a

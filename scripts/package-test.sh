@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2015 # `check && check || die` is meant: die unless all hold
 # Builds the PyPI wheel and the npm packages from this checkout, installs each
 # from the local files only (no registry) into a throwaway venv / npm project
 # under target/packaging/, and runs what a user would:
@@ -211,8 +212,8 @@ tar -czf "$rel/mcp-conform-$target.tar.gz" -C "$work/stage/archive" "mcp-conform
 (cd "$rel" && sha256sum "mcp-conform-$target.tar.gz" >"mcp-conform-$target.tar.gz.sha256")
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 python3 -m http.server --bind 127.0.0.1 --directory "$work/release" "$port" >"$work/release/server.log" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null || true' EXIT
+http_pid=$!
+trap 'kill $http_pid 2>/dev/null || true' EXIT
 for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
 # A stand-in for cargo: the fallback must be taken exactly when expected.
 mkdir -p "$work/stage/fake-cargo"
@@ -226,7 +227,7 @@ action() { # $1 = ref, $2 = repository; the rest of the environment is the runne
   rm -rf "$work/action-root" "$work/stage/fake-cargo/calls"
   PATH="$work/stage/fake-cargo:$PATH" RUNNER_OS=${runner[0]} RUNNER_ARCH=${runner[1]} \
     GITHUB_SERVER_URL="http://127.0.0.1:$port" ACTION_REF=$1 ACTION_REPOSITORY=$2 \
-    MCP_CONFORM_ROOT="$work/action-root" GITHUB_OUTPUT= bash scripts/action-install.sh "${@:3}"
+    MCP_CONFORM_ROOT="$work/action-root" GITHUB_OUTPUT='' bash scripts/action-install.sh "${@:3}"
 }
 out=$(action "v$version" o/r plan)
 [ "$out" = "key=release-v$version-$target" ] || die "plan at v$version: $out"
