@@ -1,0 +1,147 @@
+//! The packages agree with Cargo.toml and with each other (docs/packaging.md):
+//! the PyPI wheel takes its version from Cargo.toml (maturin, `dynamic`), the
+//! npm launcher carries it and pins its platform packages to it, and the
+//! release workflow, the npm launcher and the GitHub Action name the same
+//! platforms. Reads files only; scripts/package-test.sh builds and runs the
+//! packages for real.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+fn read(path: &str) -> String {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path);
+    std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+}
+
+/// The `key = value` lines of one `[table]` of a TOML file (values raw).
+fn toml_table(text: &str, table: &str) -> Vec<(String, String)> {
+    let mut inside = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            inside = line == format!("[{table}]");
+        } else if inside && !line.starts_with('#') {
+            if let Some((k, v)) = line.split_once('=') {
+                out.push((k.trim().to_string(), v.trim().to_string()));
+            }
+        }
+    }
+    out
+}
+
+fn launcher() -> Value {
+    serde_json::from_str(&read("npm/mcp-conform/package.json"))
+        .unwrap_or_else(|e| panic!("npm/mcp-conform/package.json: {e}"))
+}
+
+/// The npm platforms (`linux-x64`, …) the launcher depends on.
+fn npm_platforms() -> BTreeSet<String> {
+    launcher()["optionalDependencies"]
+        .as_object()
+        .expect("npm/mcp-conform/package.json: optionalDependencies is an object")
+        .keys()
+        .map(|k| {
+            k.strip_prefix("@mcp-conform/")
+                .unwrap_or_else(|| panic!("{k}: platform packages are @mcp-conform/<os>-<cpu>"))
+                .to_string()
+        })
+        .collect()
+}
+
+/// Values of `<key>: <value>` lines of the release workflow's build matrix.
+fn matrix_values(key: &str) -> BTreeSet<String> {
+    let prefix = format!("{key}: ");
+    read(".github/workflows/release.yml")
+        .lines()
+        .map(|l| l.trim().trim_start_matches("- "))
+        .filter_map(|l| l.strip_prefix(&prefix))
+        .filter(|v| !v.starts_with("${{"))
+        .map(|v| v.trim_matches('"').to_string())
+        .collect()
+}
+
+#[test]
+fn pyproject_takes_the_version_from_cargo_toml() {
+    let text = read("pyproject.toml");
+    let project = toml_table(&text, "project");
+    assert!(
+        project.iter().all(|(k, _)| k != "version"),
+        "pyproject.toml: [project] sets a version; it must come from Cargo.toml (dynamic = [\"version\"])"
+    );
+    let dynamic = project
+        .iter()
+        .find(|(k, _)| k == "dynamic")
+        .map(|(_, v)| v.as_str());
+    assert!(
+        dynamic.is_some_and(|v| v.contains("\"version\"")),
+        "pyproject.toml: [project] dynamic must list \"version\" (got {dynamic:?})"
+    );
+    let maturin = toml_table(&text, "tool.maturin");
+    assert!(
+        maturin.contains(&("bindings".into(), "\"bin\"".into())),
+        "pyproject.toml: [tool.maturin] bindings must be \"bin\" (got {maturin:?})"
+    );
+    let build = toml_table(&text, "build-system");
+    assert!(
+        build.contains(&("build-backend".into(), "\"maturin\"".into())),
+        "pyproject.toml: the build backend must be maturin (got {build:?})"
+    );
+}
+
+#[test]
+fn npm_launcher_has_the_cargo_version_and_pins_its_platform_packages() {
+    let manifest = launcher();
+    assert_eq!(
+        manifest["version"], VERSION,
+        "npm/mcp-conform/package.json: version differs from Cargo.toml's (run `node npm/fill.js sync`)"
+    );
+    let deps = manifest["optionalDependencies"].as_object().cloned();
+    let deps = deps.unwrap_or_default();
+    assert!(!deps.is_empty(), "the launcher names no platform package");
+    for (name, version) in &deps {
+        assert_eq!(
+            version, VERSION,
+            "npm/mcp-conform/package.json: {name} is pinned to {version}, Cargo.toml says {VERSION} (run `node npm/fill.js sync`)"
+        );
+    }
+    assert_eq!(manifest["name"], "mcp-conform");
+    assert_eq!(manifest["bin"]["mcp-conform"], "bin/mcp-conform.js");
+    assert!(
+        !read("npm/mcp-conform/bin/mcp-conform.js").is_empty(),
+        "the launcher script is empty"
+    );
+}
+
+#[test]
+fn release_workflow_builds_every_npm_platform() {
+    assert_eq!(
+        matrix_values("npm"),
+        npm_platforms(),
+        "the npm platforms of .github/workflows/release.yml (left) and of the launcher's optionalDependencies (right) differ"
+    );
+}
+
+#[test]
+fn action_downloads_the_targets_the_release_builds() {
+    let targets = matrix_values("target");
+    assert!(
+        targets.len() >= 5,
+        "release.yml builds too few targets: {targets:?}"
+    );
+    let script = read("scripts/action-install.sh");
+    let known: BTreeSet<String> = script
+        .lines()
+        .filter_map(|l| l.trim().split_once(") echo "))
+        .map(|(_, t)| t.trim_end_matches(" ;;").trim().to_string())
+        .filter(|t| t.contains('-'))
+        .collect();
+    assert_eq!(
+        known, targets,
+        "the targets scripts/action-install.sh maps runners to (left) and those release.yml builds (right) differ"
+    );
+}
