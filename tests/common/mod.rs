@@ -258,3 +258,11 @@ pub fn run_peer(
     );
     report
 }
+
+/// A fresh, empty directory for one test's files (under cargo's target tmp dir).
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    dir
+}
