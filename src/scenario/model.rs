@@ -51,6 +51,30 @@ pub struct SpecRef {
     pub quote: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// Where the rule holds, when it holds in some eras or over some
+    /// transports only (the rule of one accepted alternative, say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applies: Option<Applies>,
+}
+
+impl SpecRef {
+    /// Whether the rule holds in protocol version `era` over `transport`.
+    pub fn applies_to(&self, era: &str, transport: &str) -> bool {
+        self.applies.as_ref().is_none_or(|a| {
+            (a.eras.is_empty() || a.eras.iter().any(|e| e == era))
+                && (a.transports.is_empty() || a.transports.iter().any(|t| t == transport))
+        })
+    }
+}
+
+/// The eras and transports a spec entry holds in (empty: every one).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Applies {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub eras: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub transports: Vec<String>,
 }
 
 /// A CEL expression with where it was written.
