@@ -22,6 +22,10 @@ const MAX_CHARS: usize = 120;
 /// …to this many characters, or to `FOCUS_CHARS` at the mismatch itself.
 const KEPT_CHARS: usize = 80;
 const FOCUS_CHARS: usize = 1000;
+/// Objects and arrays nested deeper than this, away from the mismatch, are
+/// written on one line when short, or as a count.
+const MAX_DEPTH: usize = 3;
+const INLINE_CHARS: usize = 60;
 
 /// The unified diff from the pattern to the answer, bounded around `focus`
 /// (the path of the first mismatch, e.g. `result.tools[3].name`); None when
@@ -210,6 +214,12 @@ fn pad(out: &mut String, indent: usize) {
 }
 
 fn write_value(value: &Value, path: &str, focus: &str, indent: usize, out: &mut String) {
+    let nested = matches!(value, Value::Object(m) if !m.is_empty())
+        || matches!(value, Value::Array(a) if !a.is_empty());
+    let near_mismatch = on_focus(path, focus) || (!focus.is_empty() && on_focus(focus, path));
+    if nested && indent > MAX_DEPTH && !near_mismatch {
+        return write_summary(value, out);
+    }
     match value {
         Value::Object(map) if !map.is_empty() => {
             let mut entries: Vec<(&String, &Value)> = map.iter().collect();
@@ -228,6 +238,33 @@ fn write_value(value: &Value, path: &str, focus: &str, indent: usize, out: &mut 
         Value::Array(items) if !items.is_empty() => write_array(items, path, focus, indent, out),
         Value::String(s) => write_string(s, path == focus && !focus.is_empty(), out),
         other => out.push_str(&other.to_string()),
+    }
+}
+
+/// A deep object or array away from the mismatch: compact JSON when short,
+/// else how many keys or items it has.
+fn write_summary(value: &Value, out: &mut String) {
+    let compact = sorted(value).to_string();
+    if compact.chars().count() <= INLINE_CHARS {
+        out.push_str(&compact);
+        return;
+    }
+    match value {
+        Value::Object(map) => out.push_str(&format!("{{ … {} keys … }}", map.len())),
+        Value::Array(items) => out.push_str(&format!("[ … {} items … ]", items.len())),
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            Value::Object(entries.into_iter().map(|(k, v)| (k.clone(), sorted(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
     }
 }
 
@@ -376,6 +413,17 @@ mod tests {
         let diff = expect_diff(&pattern, &answer, "id").unwrap_or_default();
         assert!(diff.contains("+    \"message\": \"Parse error\""), "{diff}");
         assert!(diff.contains("+  \"id\": null"), "{diff}");
+    }
+
+    #[test]
+    fn deep_parts_away_from_the_mismatch_are_summarised() {
+        let answer = json!({"result": {"tools": [{"name": "a", "tags": ["x", "y"],
+            "inputSchema": {"type": "object", "properties": {"q": {"type": "string", "description": "d".repeat(70)}}}}]}});
+        let text = render(&answer, "error");
+        assert!(text.contains("        \"tags\": [\"x\",\"y\"]\n"), "{text}");
+        assert!(text.contains("        \"inputSchema\": { … 2 keys … },\n"), "{text}");
+        let focused = render(&answer, "result.tools[0].inputSchema.properties");
+        assert!(focused.contains("\"description\": \"ddd"), "{focused}");
     }
 
     #[test]
