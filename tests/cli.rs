@@ -271,7 +271,10 @@ fn console_shows_the_error_answer_over_http_and_quotes_what_applies() {
     let out = mcp_conform(&args);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let console = text(&out.stdout);
-    assert!(console.contains("spec: JSON-RPC 2.0, 5.1 Error object"), "{console}");
+    assert!(
+        console.contains("spec: JSON-RPC 2.0, 5.1 Error object"),
+        "{console}"
+    );
     assert!(
         !console.contains("HeaderMismatchError"),
         "an HTTP-only rule is not quoted over stdio: {console}"

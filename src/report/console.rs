@@ -433,7 +433,10 @@ mod tests {
         let quiet = ConsoleReporter::new(Vec::new(), ConsoleOptions::default())
             .with_diff_lines(Some(40))
             .details(&r);
-        assert!(quiet.contains("+line 40\n") && !quiet.contains("+line 41\n"), "{quiet}");
+        assert!(
+            quiet.contains("+line 40\n") && !quiet.contains("+line 41\n"),
+            "{quiet}"
+        );
         assert!(quiet.contains("… 60 more diff lines"), "{quiet}");
         assert!(quiet.contains("  server sent: {\"id\":1}\n"), "{quiet}");
         let verbose = ConsoleOptions {
@@ -441,7 +444,10 @@ mod tests {
             ..ConsoleOptions::default()
         };
         let whole = ConsoleReporter::new(Vec::new(), verbose).details(&r);
-        assert!(whole.contains("+line 100\n") && !whole.contains("more diff lines"), "{whole}");
+        assert!(
+            whole.contains("+line 100\n") && !whole.contains("more diff lines"),
+            "{whole}"
+        );
     }
 
     #[test]

@@ -117,7 +117,10 @@ mod tests {
         let walked = json!({"result": {"tools": []}, "page_count": 3, "pages": [1, 2, 3]});
         assert_eq!(
             server_sent(&walked, 300),
-            ("server sent (3 pages, joined)".into(), r#"{"result":{"tools":[]}}"#.into())
+            (
+                "server sent (3 pages, joined)".into(),
+                r#"{"result":{"tools":[]}}"#.into()
+            )
         );
         let long = json!({"result": "x".repeat(1000)});
         let (_, cut) = server_sent(&long, 50);

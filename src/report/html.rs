@@ -38,7 +38,7 @@ pre.diff .add{color:#1a7f37;background:#e6ffec;display:block}
 pre.diff .del{color:#b42318;background:#ffebe9;display:block}
 pre.diff .hunk{color:#6e40c9;display:block}
 .finding{margin:6px 0}
-.finding .sent code,.finding .request code{font-family:ui-monospace,Menlo,monospace;font-size:12px;word-break:break-all}
+.finding .server-sent code,.finding .request code{font-family:ui-monospace,Menlo,monospace;font-size:12px;word-break:break-all}
 .finding .request{color:#5a6270;font-size:12px}
 details.whole-diff>summary{cursor:pointer;color:#0b5cad;font-size:13px}
 .transcript .sent{color:#0b5cad}.transcript .received{color:#1a7f37}.transcript .note{color:#7a808b}
@@ -56,10 +56,10 @@ const DIFF_LINES = 40, SENT_CHARS = 2000, HARNESS_KEYS = ['request','pages','pag
 function diffBlock(lines){ const pre = el('pre',{class:'diff'}); for (const line of lines) { const cls = line.startsWith('@@') ? 'hunk' : (line.startsWith('+') && !line.startsWith('+++')) ? 'add' : (line.startsWith('-') && !line.startsWith('---')) ? 'del' : ''; pre.append(el('span',{class:cls}, line + '\n')); } return pre; }
 function cut(text, max){ return text.length > max ? text.slice(0, max) + ' … ' + (text.length - max) + ' more characters' : text; }
 function sent(actual){
-  if (actual && typeof actual.status === 'number' && typeof actual.text === 'string') return el('div',{class:'sent'}, el('strong',{}, 'Server answered HTTP ' + actual.status + (actual.content_type ? ' (' + actual.content_type + ')' : '') + ': '), el('code',{}, cut(actual.text, SENT_CHARS)));
+  if (actual && typeof actual.status === 'number' && typeof actual.text === 'string') return el('div',{class:'server-sent'}, el('strong',{}, 'Server answered HTTP ' + actual.status + (actual.content_type ? ' (' + actual.content_type + ')' : '') + ': '), el('code',{}, cut(actual.text, SENT_CHARS)));
   let shown = actual, label = 'Server sent';
   if (actual && typeof actual === 'object' && !Array.isArray(actual)) { shown = Object.fromEntries(Object.entries(actual).filter(([k]) => !HARNESS_KEYS.includes(k))); if (actual.page_count > 1) label += ' (' + actual.page_count + ' pages, joined)'; }
-  return el('div',{class:'sent'}, el('strong',{}, label + ': '), el('code',{}, cut(JSON.stringify(shown), SENT_CHARS)));
+  return el('div',{class:'server-sent'}, el('strong',{}, label + ': '), el('code',{}, cut(JSON.stringify(shown), SENT_CHARS)));
 }
 function diffs(text){
   const lines = text.replace(/\n$/, '').split('\n');

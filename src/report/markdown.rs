@@ -94,7 +94,11 @@ fn problem(r: &ScenarioResult) -> String {
     for f in r.findings.iter().filter(|f| f.outcome != Outcome::Pass) {
         if let Some(actual) = &f.actual {
             let (label, sent) = diff::server_sent(actual, SENT_CHARS);
-            md.push_str(&format!("\n{}: {}\n", upper_first(&label), code_span(&sent)));
+            md.push_str(&format!(
+                "\n{}: {}\n",
+                upper_first(&label),
+                code_span(&sent)
+            ));
         }
     }
     let diffs: Vec<&str> = r
@@ -135,11 +139,7 @@ fn upper_first(text: &str) -> String {
 /// Text as an inline code span, whatever backticks it holds.
 fn code_span(text: &str) -> String {
     let text = text.replace('\n', " ");
-    let longest = text
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     let pad = if text.starts_with('`') || text.ends_with('`') {
         " "

@@ -141,7 +141,11 @@ fn project_one_of(actual: &Value, alts: &[Value]) -> Value {
         let Value::Object(alt) = alt else {
             return actual.clone();
         };
-        keys.extend(alt.keys().filter(|k| !k.starts_with('$')).map(String::as_str));
+        keys.extend(
+            alt.keys()
+                .filter(|k| !k.starts_with('$'))
+                .map(String::as_str),
+        );
     }
     let kept: Map<String, Value> = a
         .iter()
@@ -261,7 +265,12 @@ fn sorted(value: &Value) -> Value {
         Value::Object(map) => {
             let mut entries: Vec<(&String, &Value)> = map.iter().collect();
             entries.sort_by(|a, b| a.0.cmp(b.0));
-            Value::Object(entries.into_iter().map(|(k, v)| (k.clone(), sorted(v))).collect())
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), sorted(v)))
+                    .collect(),
+            )
         }
         Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
         other => other.clone(),
@@ -351,8 +360,17 @@ mod tests {
             diff.contains("-    \"code\": -32601") && diff.contains("+    \"code\": -32603"),
             "{diff}"
         );
-        assert_eq!(unified(&render(&json!({"b": 1, "a": 2}), ""), &render(&json!({"a": 2, "b": 1}), "")), None);
-        let missing = project(&json!({"id": 1, "result": {}}), &json!({"error": {"code": 1}}));
+        assert_eq!(
+            unified(
+                &render(&json!({"b": 1, "a": 2}), ""),
+                &render(&json!({"a": 2, "b": 1}), "")
+            ),
+            None
+        );
+        let missing = project(
+            &json!({"id": 1, "result": {}}),
+            &json!({"error": {"code": 1}}),
+        );
         assert_eq!(missing, json!({"id": 1, "result": {}}));
     }
 
@@ -365,8 +383,14 @@ mod tests {
         assert!(diff.lines().count() <= 20, "{diff}");
         assert!(diff.contains("+        \"name\": \"tool_0\""), "{diff}");
         assert!(diff.contains("+      … 104 more items …"), "{diff}");
-        assert!(!diff.contains("description"), "projected on the operand's keys: {diff}");
-        assert!(!diff.contains("request"), "what mcp-conform sent is not on the actual side: {diff}");
+        assert!(
+            !diff.contains("description"),
+            "projected on the operand's keys: {diff}"
+        );
+        assert!(
+            !diff.contains("request"),
+            "what mcp-conform sent is not on the actual side: {diff}"
+        );
     }
 
     #[test]
@@ -375,10 +399,14 @@ mod tests {
         let mut bad = names.clone();
         bad[30] = json!({"name": 30});
         let pattern = json!({"tools": {"$each": {"name": {"$type": "string"}}}});
-        let diff = expect_diff(&pattern, &json!({"tools": bad}), "tools[30].name").unwrap_or_default();
+        let diff =
+            expect_diff(&pattern, &json!({"tools": bad}), "tools[30].name").unwrap_or_default();
         assert!(diff.contains("… 29 items …"), "{diff}");
         assert!(diff.contains("+      \"name\": 30"), "{diff}");
-        assert!(diff.contains("\"t29\"") && diff.contains("\"t31\""), "{diff}");
+        assert!(
+            diff.contains("\"t29\"") && diff.contains("\"t31\""),
+            "{diff}"
+        );
         assert!(diff.contains("… 18 more items …"), "{diff}");
         assert!(!diff.contains("\"t28\""), "{diff}");
     }
@@ -388,11 +416,17 @@ mod tests {
         let long = "x".repeat(500);
         let text = render(&json!({"a": long, "b": long}), "b");
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[1], format!("  \"a\": \"{}\" … 420 more characters …,", "x".repeat(80)));
+        assert_eq!(
+            lines[1],
+            format!("  \"a\": \"{}\" … 420 more characters …,", "x".repeat(80))
+        );
         assert_eq!(lines[2], format!("  \"b\": \"{long}\""));
         let short = render(&json!(["a", "b"]), "");
         assert_eq!(short, "[\n  \"a\",\n  \"b\"\n]\n");
-        assert_eq!(render(&json!({"e": {}, "f": []}), ""), "{\n  \"e\": {},\n  \"f\": []\n}\n");
+        assert_eq!(
+            render(&json!({"e": {}, "f": []}), ""),
+            "{\n  \"e\": {},\n  \"f\": []\n}\n"
+        );
     }
 
     #[test]
@@ -400,7 +434,10 @@ mod tests {
         let pattern = json!({"id": {"$type": "integer"}, "result": {"x": {"$type": "string"}}});
         let answer = json!({"id": 4, "result": {"x": 5}});
         let diff = expect_diff(&pattern, &answer, "result.x").unwrap_or_default();
-        assert!(!diff.contains("-  \"id\""), "the matching id is no difference: {diff}");
+        assert!(
+            !diff.contains("-  \"id\""),
+            "the matching id is no difference: {diff}"
+        );
         assert!(diff.contains("-    \"x\": {"), "{diff}");
         assert!(diff.contains("+    \"x\": 5"), "{diff}");
     }
@@ -421,7 +458,10 @@ mod tests {
             "inputSchema": {"type": "object", "properties": {"q": {"type": "string", "description": "d".repeat(70)}}}}]}});
         let text = render(&answer, "error");
         assert!(text.contains("        \"tags\": [\"x\",\"y\"]\n"), "{text}");
-        assert!(text.contains("        \"inputSchema\": { … 2 keys … },\n"), "{text}");
+        assert!(
+            text.contains("        \"inputSchema\": { … 2 keys … },\n"),
+            "{text}"
+        );
         let focused = render(&answer, "result.tools[0].inputSchema.properties");
         assert!(focused.contains("\"description\": \"ddd"), "{focused}");
     }

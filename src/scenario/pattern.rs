@@ -889,14 +889,20 @@ mod tests {
     #[test]
     fn every_mismatch_is_listed_first_one_first() {
         let pattern = json!({"id": 1, "result": {"tools": {"$each": {"name": {"$type": "string"}}}, "x": [1, 2]}});
-        let value = json!({"id": 2, "result": {"tools": [{"name": "a"}, {"name": 3}, {}], "x": [1, 5]}});
+        let value =
+            json!({"id": 2, "result": {"tools": [{"name": "a"}, {"name": 3}, {}], "x": [1, 5]}});
         let paths: Vec<String> = mismatches(&pattern, Some(&value), 10)
             .into_iter()
             .map(|m| m.path)
             .collect();
         assert_eq!(
             paths,
-            ["id", "result.tools[1].name", "result.tools[2].name", "result.x[1]"]
+            [
+                "id",
+                "result.tools[1].name",
+                "result.tools[2].name",
+                "result.x[1]"
+            ]
         );
         let first = matches(&pattern, Some(&value)).err().map(|m| m.path);
         assert_eq!(first.as_deref(), Some("id"));
