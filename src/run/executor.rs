@@ -106,7 +106,7 @@ fn base_bindings(cfg: &RunConfig) -> Bindings {
 pub async fn run_scenario(s: &Scenario, cfg: &RunConfig) -> ScenarioResult {
     let started = Instant::now();
     let mut result = match applicability(s, cfg) {
-        Ok(Some(reason)) => return ScenarioResult::skipped(s, reason),
+        Ok(Some(reason)) => ScenarioResult::skipped(s, reason),
         Err(message) => ScenarioResult::blank(s, Outcome::Error, message),
         Ok(None) => {
             let mut exec = Execution::new(s, cfg);

@@ -222,3 +222,37 @@ impl Scenario {
             .any(|s| matches!(&s.action, Action::Request { method, .. } if method == MUTATE_METHOD))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spec_entry_applies_where_its_eras_and_transports_say() {
+        let entry: SpecRef = serde_json::from_value(serde_json::json!({
+            "doc": "MCP schema 2026-07-28",
+            "applies": {"eras": ["2026-07-28"], "transports": ["http"]}
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(entry.applies_to("2026-07-28", "http"));
+        assert!(!entry.applies_to("2026-07-28", "stdio"));
+        assert!(!entry.applies_to("2025-11-25", "http"));
+        let everywhere = SpecRef {
+            applies: None,
+            ..entry.clone()
+        };
+        assert!(everywhere.applies_to("2025-06-18", "stdio"));
+        let any_era = SpecRef {
+            applies: Some(Applies {
+                eras: Vec::new(),
+                transports: vec!["stdio".into()],
+            }),
+            ..entry
+        };
+        assert!(any_era.applies_to("2025-06-18", "stdio"));
+        let typo = serde_json::from_value::<SpecRef>(
+            serde_json::json!({"doc": "x", "applies": {"era": ["2026-07-28"]}}),
+        );
+        assert!(typo.is_err());
+    }
+}
