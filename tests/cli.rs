@@ -22,7 +22,7 @@ fn text(bytes: &[u8]) -> String {
 /// Removes what changes from run to run: durations and absolute paths.
 fn redact(s: &str) -> String {
     let root = common::root().display().to_string();
-    let s = s.replace(&root, "[ROOT]");
+    let s = s.replace(common::bin(), "[BIN]").replace(&root, "[ROOT]");
     let re = regex::Regex::new(r"finished in [0-9.]+s").unwrap_or_else(|e| panic!("{e}"));
     re.replace_all(&s, "finished in [TIME]").into_owned()
 }
@@ -202,4 +202,102 @@ fn skip_unless_skips_with_its_reason_unless_something_failed() {
     let re = regex::Regex::new(r"^only [0-9]+ tools$").unwrap_or_else(|e| panic!("{e}"));
     assert!(re.is_match(&m), "the reason is interpolated: {m}");
     assert_eq!(outcome("test/fails").0, "fail");
+}
+
+/// Replaces what a run over HTTP adds that changes every time: the port.
+fn redact_port(s: &str) -> String {
+    let re = regex::Regex::new(r"127\.0\.0\.1:[0-9]+").unwrap_or_else(|e| panic!("{e}"));
+    re.replace_all(s, "127.0.0.1:[PORT]").into_owned()
+}
+
+/// A one-line `$contains` against the reference server's 106 tools: the diff
+/// names a couple of tools and counts the rest, instead of printing the list.
+#[test]
+fn console_bounded_diff_of_a_big_list() {
+    let dir = common::output_dir("big-list");
+    let file = dir.join("has-echo.yaml");
+    std::fs::write(
+        &file,
+        "id: custom/has-echo\ntitle: The server offers a tool named echo\nprofile: custom\n\
+         level: MUST\nsteps:\n  - request: tools/list\n    paginate: tools\n    \
+         expect:\n      result: { tools: { $contains: { name: echo } } }\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let file = file.display().to_string();
+    let out = mcp_conform(&["--no-builtin", "--scenarios", &file]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let console = redact(&text(&out.stdout));
+    assert!(console.lines().count() < 40, "{console}");
+    insta::assert_snapshot!("console_big_list_mismatch", console);
+    // --diff-lines caps each diff, and says how much is left out.
+    let out = mcp_conform(&["--no-builtin", "--scenarios", &file, "--diff-lines", "5"]);
+    let capped = text(&out.stdout);
+    assert!(
+        capped.contains("  … 15 more diff lines (all of them with -v or --diff-lines 0) …"),
+        "{capped}"
+    );
+}
+
+/// Over HTTP, the error object the server sent is shown (not only the code
+/// the pattern looked at), and the HTTP-only HeaderMismatchError rule is
+/// quoted because it applies here; over stdio it is not quoted.
+#[test]
+fn console_shows_the_error_answer_over_http_and_quotes_what_applies() {
+    let port = common::free_port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let addr = format!("127.0.0.1:{port}");
+    let server = [
+        "--",
+        common::bin(),
+        "serve-reference",
+        "--fault",
+        "bad-params-internal-error",
+    ];
+    let mut args = vec!["-k", "base/bad-params-type", "--url", &url];
+    args.extend_from_slice(&server);
+    args.extend_from_slice(&["--http", &addr]);
+    let out = mcp_conform(&args);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let console = redact_port(&redact(&text(&out.stdout)));
+    assert!(
+        console.contains(r#"server sent: {"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"Internal error: Invalid params: 'name' must be a string, got number"}}"#),
+        "{console}"
+    );
+    assert!(console.contains("HeaderMismatchError"), "{console}");
+    insta::assert_snapshot!("console_http_error_answer", console);
+
+    let mut args = vec!["-k", "base/bad-params-type"];
+    args.extend_from_slice(&server);
+    let out = mcp_conform(&args);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let console = text(&out.stdout);
+    assert!(
+        console.contains("spec: JSON-RPC 2.0, 5.1 Error object"),
+        "{console}"
+    );
+    assert!(
+        !console.contains("HeaderMismatchError"),
+        "an HTTP-only rule is not quoted over stdio: {console}"
+    );
+}
+
+/// A SHOULD-level problem: a warning with the words it rests on, and the
+/// answer the server gave instead of an error, bounded.
+#[test]
+fn console_warning_with_its_quote() {
+    let out = mcp_conform(&[
+        "-k",
+        "base/invalid-cursor",
+        "--",
+        common::bin(),
+        "serve-reference",
+        "--fault",
+        "invalid-cursor-ok",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let console = redact(&text(&out.stdout));
+    // Cursors are sealed with a per-process key.
+    let re = regex::Regex::new(r#""nextCursor": "[^"]*""#).unwrap_or_else(|e| panic!("{e}"));
+    let console = re.replace_all(&console, r#""nextCursor": "[CURSOR]""#);
+    insta::assert_snapshot!("console_warning_with_quote", console);
 }

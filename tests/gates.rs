@@ -107,7 +107,10 @@ fn list_json_and_list_profiles_describe_the_catalog() {
         .flatten()
         .filter_map(|p| p["profile"].as_str())
         .collect();
-    assert!(names.contains(&"base") && names.contains(&"sep-1300"), "{names:?}");
+    assert!(
+        names.contains(&"base") && names.contains(&"sep-1300"),
+        "{names:?}"
+    );
     let total: u64 = profiles
         .as_array()
         .into_iter()
@@ -150,7 +153,10 @@ fn a_url_that_already_answers_is_refused_when_a_command_is_given() {
     let _ = stale.wait();
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     let err = text(&out.stderr);
-    assert!(err.contains("already answers before the server is started: the port is taken"), "{err}");
+    assert!(
+        err.contains("already answers before the server is started: the port is taken"),
+        "{err}"
+    );
     assert_eq!(last_line(&out), "conformance result: NOT RUN");
 }
 
@@ -271,7 +277,13 @@ fn the_shipped_matrix_example_catches_every_fault_it_lists() {
     for name in faulted {
         let slug: String = name
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '-'
+                }
+            })
             .collect();
         let report = Path::new(&out_dir).join(format!("{slug}.json"));
         let json: Value =
@@ -298,7 +310,10 @@ fn a_server_that_cannot_start_is_one_block_and_exit_3() {
         let out = mcp_conform(&["-q", "--", "sh", "-c", "echo boom >&2; exit 1"]);
         assert_eq!(out.status.code(), Some(3));
         let err = text(&out.stderr);
-        assert!(err.contains("exited with status 1 before answering the handshake"), "{err}");
+        assert!(
+            err.contains("exited with status 1 before answering the handshake"),
+            "{err}"
+        );
         assert!(err.contains("boom"), "{err}");
     }
 }
@@ -309,12 +324,21 @@ fn a_server_that_cannot_start_is_one_block_and_exit_3() {
 fn usage_errors_exit_2_with_the_reason() {
     let cases: &[(&[&str], &str)] = &[
         (&["--url", "notaurl"], "not a URL"),
-        (&["--url", "ftp://example.test/mcp"], "the scheme must be http or https"),
+        (
+            &["--url", "ftp://example.test/mcp"],
+            "the scheme must be http or https",
+        ),
         (&["explian", "X"], "did you mean `mcp-conform explain`?"),
-        (&["completions"], "is neither a subcommand nor a program on PATH"),
+        (
+            &["completions"],
+            "is neither a subcommand nor a program on PATH",
+        ),
         (&["-j", "0"], "must be at least 1"),
         (&["--timeout-ms", "0"], "must be at least 1"),
-        (&["-p", "base", "--report-dir", "/proc/nope"], "cannot write there"),
+        (
+            &["-p", "base", "--report-dir", "/proc/nope"],
+            "cannot write there",
+        ),
         (
             &["-p", "base", "--report-json", "/proc/version/x.json"],
             "cannot write there",
@@ -323,9 +347,21 @@ fn usage_errors_exit_2_with_the_reason() {
     for (args, expected) in cases {
         let started = Instant::now();
         let out = mcp_conform(args);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
-        assert!(text(&out.stderr).contains(expected), "{args:?}: {}", text(&out.stderr));
-        assert!(started.elapsed() < Duration::from_secs(3), "{args:?} ran first");
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains(expected),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{args:?} ran first"
+        );
     }
 }
 
@@ -378,7 +414,11 @@ fn the_last_line_states_what_the_exit_code_encodes() {
         "search-unranked",
     ]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(last_line(&out).starts_with("conformance result: FAILED"), "{}", last_line(&out));
+    assert!(
+        last_line(&out).starts_with("conformance result: FAILED"),
+        "{}",
+        last_line(&out)
+    );
     // The same warning without --strict passes.
     let out = mcp_conform(&[
         "-q",
@@ -397,8 +437,20 @@ fn the_last_line_states_what_the_exit_code_encodes() {
     let full = dir.join("full.yaml");
     std::fs::write(&full, "server:\n  - base/unknown-method\n").unwrap_or_default();
     let full_arg = full.display().to_string();
-    let faulty = [bin, "serve-reference", "--fault", "unknown-method-internal-error"];
-    let mut args = vec!["-q", "-k", "base/unknown-method", "--baseline", &full_arg, "--"];
+    let faulty = [
+        bin,
+        "serve-reference",
+        "--fault",
+        "unknown-method-internal-error",
+    ];
+    let mut args = vec![
+        "-q",
+        "-k",
+        "base/unknown-method",
+        "--baseline",
+        &full_arg,
+        "--",
+    ];
     args.extend(faulty);
     let out = mcp_conform(&args);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
@@ -409,7 +461,11 @@ fn the_last_line_states_what_the_exit_code_encodes() {
     let stale_arg = stale.display().to_string();
     let out = mcp_conform(&["-q", "-k", "base/unknown-method", "--baseline", &stale_arg]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(last_line(&out).starts_with("conformance result: STALE baseline"), "{}", last_line(&out));
+    assert!(
+        last_line(&out).starts_with("conformance result: STALE baseline"),
+        "{}",
+        last_line(&out)
+    );
     // A server that cannot start: exit 3 and NOT RUN, even with -p.
     let out = mcp_conform(&["-p", "base", "--", "false"]);
     assert_eq!(out.status.code(), Some(3));

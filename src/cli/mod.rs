@@ -126,9 +126,12 @@ pub struct RunArgs {
     /// Warnings fail the run too.
     #[arg(long)]
     pub strict: bool,
-    /// Show the wire transcript of failing scenarios.
+    /// Show the wire transcript of failing scenarios, and every diff whole.
     #[arg(short, long)]
     pub verbose: bool,
+    /// Lines of each finding's diff shown on the console (0: all; the JSON and HTML reports keep every line).
+    #[arg(long, value_name = "N", default_value_t = mcp_conform::report::diff::DEFAULT_DIFF_LINES)]
+    pub diff_lines: usize,
     /// Print only failures and the summary.
     #[arg(short, long)]
     pub quiet: bool,
@@ -257,6 +260,9 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
             mcp_conform::reference::run(args)?;
             Ok(EXIT_OK)
         }
-        None => run::main_job(cli.run),
+        None => {
+            mcp_conform::report::console::set_diff_lines(cli.run.diff_lines);
+            run::main_job(cli.run)
+        }
     }
 }

@@ -1,12 +1,30 @@
 //! Console output in the style of `cargo test`: a line per scenario as it
 //! ends, then the details of every failure and warning, then a summary line.
+//! On a terminal, a progress line names the scenarios still running.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
+use super::diff::{self, DEFAULT_DIFF_LINES, SENT_CHARS};
 use crate::run::events::{Event, RunInfo, Summary};
-use crate::run::outcome::{Outcome, ScenarioResult};
+use crate::run::outcome::{Finding, Outcome, ScenarioResult};
 use crate::run::policy::Verdict;
 use crate::session::transcript::Direction;
+
+/// `--diff-lines` of this process (0: whole diffs), read when a reporter is
+/// made. A setting rather than a [`ConsoleOptions`] field only so that the
+/// command line can pass it without changing how options are built.
+static DIFF_LINES: AtomicUsize = AtomicUsize::new(DEFAULT_DIFF_LINES);
+
+/// Sets how many lines of each finding's diff the console shows (0: all).
+pub fn set_diff_lines(lines: usize) {
+    DIFF_LINES.store(lines, Ordering::Relaxed);
+}
+
+/// Scenarios running now, with when each began.
+type Running = Arc<Mutex<Vec<(String, Instant)>>>;
 
 /// How the console should look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -24,10 +42,13 @@ pub struct ConsoleOptions {
 pub struct ConsoleReporter<W: Write> {
     out: W,
     opts: ConsoleOptions,
+    /// Diff lines shown per finding (None: all).
+    diff_lines: Option<usize>,
     results: Vec<ScenarioResult>,
     bar: Option<indicatif::ProgressBar>,
     /// Results name their era (the run tests more than one).
     several_eras: bool,
+    running: Running,
 }
 
 const RED: &str = "\x1b[31m";
@@ -40,13 +61,22 @@ const RESET: &str = "\x1b[0m";
 
 impl<W: Write> ConsoleReporter<W> {
     pub fn new(out: W, opts: ConsoleOptions) -> Self {
+        let lines = DIFF_LINES.load(Ordering::Relaxed);
         Self {
             out,
             opts,
+            diff_lines: (!opts.verbose && lines > 0).then_some(lines),
             results: Vec::new(),
             bar: None,
             several_eras: false,
+            running: Running::default(),
         }
+    }
+
+    /// Shows at most `lines` lines of each finding's diff (None: all).
+    pub fn with_diff_lines(mut self, lines: Option<usize>) -> Self {
+        self.diff_lines = lines;
+        self
     }
 
     fn paint(&self, color: &str, text: &str) -> String {
@@ -82,6 +112,11 @@ impl<W: Write> ConsoleReporter<W> {
     pub fn handle(&mut self, event: &Event) {
         match event {
             Event::Started(info) => self.started(info),
+            Event::ScenarioStarted(id) => {
+                if let Ok(mut running) = self.running.lock() {
+                    running.push((id.clone(), Instant::now()));
+                }
+            }
             Event::Finished(result) => self.finished(result),
             Event::Done(summary) => self.done(summary),
         }
@@ -112,15 +147,29 @@ impl<W: Write> ConsoleReporter<W> {
         }
         if self.opts.progress {
             let bar = indicatif::ProgressBar::new(info.scenarios as u64);
+            let running = self.running.clone();
+            // Drawn at every tick, so the times grow while a scenario waits.
+            let names = move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                if let Ok(running) = running.lock() {
+                    let _ = w.write_str(&running_line(&running, Instant::now()));
+                }
+            };
             bar.set_style(
-                indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {wide_msg}")
+                indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {running:.dim}")
+                    .map(|style| style.with_key("running", names))
                     .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
             );
+            bar.enable_steady_tick(Duration::from_millis(250));
             self.bar = Some(bar);
         }
     }
 
     fn finished(&mut self, r: &ScenarioResult) {
+        if let Ok(mut running) = self.running.lock() {
+            if let Some(i) = running.iter().position(|(id, _)| *id == r.id) {
+                running.remove(i);
+            }
+        }
         if let Some(bar) = &self.bar {
             bar.inc(1);
         }
@@ -251,34 +300,7 @@ impl<W: Write> ConsoleReporter<W> {
             s.push_str(&format!("{}\n", self.paint(RED, &r.message)));
         }
         for f in r.findings.iter().filter(|f| f.outcome != Outcome::Pass) {
-            let color = if f.outcome == Outcome::Fail {
-                RED
-            } else {
-                YELLOW
-            };
-            s.push_str(&format!(
-                "{}\n",
-                self.paint(color, &format!("{}: {}", f.outcome, f.headline()))
-            ));
-            if let Some(path) = &f.path {
-                if !path.is_empty() {
-                    s.push_str(&format!("  first mismatch at: {path}\n"));
-                }
-            }
-            if let Some(diff) = &f.diff {
-                for line in diff.lines() {
-                    let painted = if line.starts_with('+') && !line.starts_with("+++") {
-                        self.paint(GREEN, line)
-                    } else if line.starts_with('-') && !line.starts_with("---") {
-                        self.paint(RED, line)
-                    } else {
-                        line.to_string()
-                    };
-                    s.push_str(&format!("  {painted}\n"));
-                }
-            } else if let Some(serde_json::Value::String(expr)) = &f.expected {
-                s.push_str(&format!("  expression: {expr}\n"));
-            }
+            s.push_str(&self.finding(f));
         }
         if !r.alternatives.is_empty() {
             s.push_str(&format!("server chose: {}\n", r.alternatives.join(", ")));
@@ -319,6 +341,81 @@ impl<W: Write> ConsoleReporter<W> {
     }
 }
 
+impl<W: Write> ConsoleReporter<W> {
+    /// One finding: its headline, where it departs, what the server sent and
+    /// the diff (capped at `diff_lines`).
+    fn finding(&self, f: &Finding) -> String {
+        let color = if f.outcome == Outcome::Fail {
+            RED
+        } else {
+            YELLOW
+        };
+        let mut s = format!(
+            "{}\n",
+            self.paint(color, &format!("{}: {}", f.outcome, f.headline()))
+        );
+        if let Some(path) = f.path.as_deref().filter(|p| !p.is_empty()) {
+            s.push_str(&format!("  first mismatch at: {path}\n"));
+        }
+        if !f.other_paths.is_empty() {
+            s.push_str(&format!("  also at: {}\n", f.other_paths.join(", ")));
+        }
+        if let Some(actual) = &f.actual {
+            let (label, sent) = diff::server_sent(actual, SENT_CHARS);
+            s.push_str(&format!("  {label}: {sent}\n"));
+        }
+        if let Some(text) = &f.diff {
+            let capped = diff::cap(text, self.diff_lines);
+            for line in capped.lines {
+                let painted = if line.starts_with('+') && !line.starts_with("+++") {
+                    self.paint(GREEN, line)
+                } else if line.starts_with('-') && !line.starts_with("---") {
+                    self.paint(RED, line)
+                } else {
+                    line.to_string()
+                };
+                s.push_str(&format!("  {painted}\n"));
+            }
+            if capped.hidden > 0 {
+                let note = format!(
+                    "… {} more diff lines (all of them with -v or --diff-lines 0) …",
+                    capped.hidden
+                );
+                s.push_str(&format!("  {}\n", self.paint(DIM, &note)));
+            }
+        } else if let Some(serde_json::Value::String(expr)) = &f.expected {
+            s.push_str(&format!("  expression: {expr}\n"));
+        }
+        s
+    }
+}
+
+/// The progress line's list of running scenarios, longest-running first:
+/// `running base/x 5.2s, base/y 0.4s (+3 more)`.
+fn running_line(running: &[(String, Instant)], now: Instant) -> String {
+    const SHOWN: usize = 3;
+    if running.is_empty() {
+        return String::new();
+    }
+    let mut by_age: Vec<&(String, Instant)> = running.iter().collect();
+    by_age.sort_by_key(|(_, since)| *since);
+    let names: Vec<String> = by_age
+        .iter()
+        .take(SHOWN)
+        .map(|(id, since)| {
+            let secs = now.saturating_duration_since(*since).as_secs_f64();
+            format!("{id} {secs:.1}s")
+        })
+        .collect();
+    let more = running.len().saturating_sub(SHOWN);
+    let more = if more > 0 {
+        format!(" (+{more} more)")
+    } else {
+        String::new()
+    };
+    format!("running {}{more}", names.join(", "))
+}
+
 fn tail_lines(text: &str, n: usize) -> Vec<&str> {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].to_vec()
@@ -332,5 +429,77 @@ pub fn one_line(text: &str, max: usize) -> String {
         format!("{cut}…")
     } else {
         flat
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::outcome::Finding;
+    use crate::scenario::model::Level;
+
+    fn result_with(finding: Finding) -> ScenarioResult {
+        ScenarioResult {
+            id: "x/y".into(),
+            title: "t".into(),
+            profile: "x".into(),
+            level: Level::Must,
+            requirements: Vec::new(),
+            spec: Vec::new(),
+            origin: "test".into(),
+            outcome: Outcome::Fail,
+            expected_failure: false,
+            message: String::new(),
+            findings: vec![finding],
+            alternatives: Vec::new(),
+            duration_ms: 0,
+            transcript: Vec::new(),
+            transcript_dropped: 0,
+            stderr_tail: String::new(),
+            server_exits: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_long_diff_is_capped_unless_verbose() {
+        let mut f = Finding::new(Outcome::Fail, Some("step 1".into()), "bad")
+            .with_answer(&serde_json::json!({"id": 1, "request": {"method": "ping"}}));
+        f.diff = Some((1..=100).map(|i| format!("+line {i}\n")).collect());
+        let r = result_with(f);
+        let quiet = ConsoleReporter::new(Vec::new(), ConsoleOptions::default())
+            .with_diff_lines(Some(40))
+            .details(&r);
+        assert!(
+            quiet.contains("+line 40\n") && !quiet.contains("+line 41\n"),
+            "{quiet}"
+        );
+        assert!(quiet.contains("… 60 more diff lines"), "{quiet}");
+        assert!(quiet.contains("  server sent: {\"id\":1}\n"), "{quiet}");
+        let verbose = ConsoleOptions {
+            verbose: true,
+            ..ConsoleOptions::default()
+        };
+        let whole = ConsoleReporter::new(Vec::new(), verbose).details(&r);
+        assert!(
+            whole.contains("+line 100\n") && !whole.contains("more diff lines"),
+            "{whole}"
+        );
+    }
+
+    #[test]
+    fn the_progress_line_names_the_longest_running_scenarios() {
+        let now = Instant::now();
+        let at = |ms: u64| now - Duration::from_millis(ms);
+        let running = vec![
+            ("a".to_string(), at(100)),
+            ("b".to_string(), at(5200)),
+            ("c".to_string(), at(300)),
+            ("d".to_string(), at(50)),
+        ];
+        assert_eq!(
+            running_line(&running, now),
+            "running b 5.2s, c 0.3s, a 0.1s (+1 more)"
+        );
+        assert_eq!(running_line(&[], now), "");
     }
 }

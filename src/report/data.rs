@@ -76,6 +76,7 @@ impl Collector {
             Event::Started(info) => self.info = Some((**info).clone()),
             Event::Finished(r) => self.results.push((**r).clone()),
             Event::Done(s) => self.summary = Some(s.clone()),
+            Event::ScenarioStarted(_) => {}
         }
     }
 

@@ -1,69 +1,88 @@
-//! Readable differences between what a scenario expected and what came back:
-//! pretty-printed, key-sorted JSON and a unified diff.
+//! How reports show a finding's evidence within a size a reader can take in:
+//! a diff capped at a number of lines, and what the server sent on one line.
+//! (The diff itself, bounded around the mismatch, is made by
+//! [`crate::scenario::diff`] when the finding is recorded.)
 
-use serde_json::{Map, Value};
-use similar::TextDiff;
+use serde_json::Value;
 
-/// Pretty JSON with object keys sorted, so diffs do not depend on key order.
-pub fn sorted_pretty(value: &Value) -> String {
-    serde_json::to_string_pretty(&sort_keys(value)).unwrap_or_else(|_| value.to_string())
+use crate::scenario::diff::without_harness_keys;
+
+/// Diff lines a finding shows on the console by default (`--diff-lines`).
+pub const DEFAULT_DIFF_LINES: usize = 40;
+
+/// Characters of the server's answer shown on one line.
+pub const SENT_CHARS: usize = 300;
+
+/// A diff cut to at most `max` lines (None: whole).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capped<'a> {
+    pub lines: Vec<&'a str>,
+    /// Lines left out at the end.
+    pub hidden: usize,
 }
 
-fn sort_keys(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            Value::Object(
-                entries
-                    .into_iter()
-                    .map(|(k, v)| (k.clone(), sort_keys(v)))
-                    .collect::<Map<_, _>>(),
-            )
-        }
-        Value::Array(items) => Value::Array(items.iter().map(sort_keys).collect()),
-        other => other.clone(),
+/// The first `max` lines of `diff`, and how many more there are.
+pub fn cap(diff: &str, max: Option<usize>) -> Capped<'_> {
+    let all: Vec<&str> = diff.lines().collect();
+    match max {
+        Some(max) if all.len() > max => Capped {
+            hidden: all.len() - max,
+            lines: all[..max].to_vec(),
+        },
+        _ => Capped {
+            lines: all,
+            hidden: 0,
+        },
     }
 }
 
-/// The part of `actual` that `pattern` talks about: object patterns without
-/// `$exact` only look at their own keys, so other keys would only add noise.
-/// When a key the pattern wants is missing, the whole object is kept, since
-/// what came instead (`result` for `error`, say) is the interesting part.
-pub fn project(actual: &Value, pattern: &Value) -> Value {
-    match (actual, pattern) {
-        (Value::Object(a), Value::Object(p))
-            if !p.keys().any(|k| k.starts_with('$')) && p.keys().all(|k| a.contains_key(k)) =>
-        {
-            let mut out = Map::new();
-            for key in p.keys() {
-                if let Some(v) = a.get(key) {
-                    out.insert(key.clone(), project(v, &p[key]));
-                }
-            }
-            Value::Object(out)
-        }
-        (Value::Array(a), Value::Array(p)) if a.len() == p.len() => {
-            Value::Array(a.iter().zip(p).map(|(a, p)| project(a, p)).collect())
-        }
-        _ => actual.clone(),
+/// What the server sent, on one line of at most `max` characters, with a
+/// label that says how the harness got it: `server sent`, `server sent
+/// (3 pages, joined)`, or for a raw HTTP exchange `server answered HTTP 400`.
+/// What the harness added (the request it sent, its page bookkeeping) is left out.
+pub fn server_sent(actual: &Value, max: usize) -> (String, String) {
+    if let (Some(status), Some(text)) = (
+        actual.get("status").and_then(Value::as_u64),
+        actual.get("text").and_then(Value::as_str),
+    ) {
+        let kind = actual
+            .get("content_type")
+            .and_then(Value::as_str)
+            .map(|t| format!(" ({t})"))
+            .unwrap_or_default();
+        return (
+            format!("server answered HTTP {status}{kind}"),
+            one_line(text, max),
+        );
     }
+    let pages = actual
+        .get("page_count")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let label = if pages > 1 {
+        format!("server sent ({pages} pages, joined)")
+    } else {
+        "server sent".to_string()
+    };
+    let sent = without_harness_keys(actual, &Value::Null);
+    // Compact JSON is one line already; its strings keep their spaces.
+    (label, cut(&sent.to_string(), max))
 }
 
-/// A unified diff from `expected` to `actual`, or None when they print the same.
-pub fn unified(expected: &Value, actual: &Value) -> Option<String> {
-    let left = sorted_pretty(expected) + "\n";
-    let right = sorted_pretty(actual) + "\n";
-    if left == right {
-        return None;
+/// A text on one line (runs of white space made one space), cut to `max`
+/// characters with a count of the rest.
+pub fn one_line(text: &str, max: usize) -> String {
+    cut(&text.split_whitespace().collect::<Vec<_>>().join(" "), max)
+}
+
+fn cut(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count > max {
+        let kept: String = text.chars().take(max).collect();
+        format!("{kept} … {} more characters", count - max)
+    } else {
+        text.to_string()
     }
-    let diff = TextDiff::from_lines(&left, &right);
-    Some(
-        diff.unified_diff()
-            .context_radius(3)
-            .header("expected", "actual")
-            .to_string(),
-    )
 }
 
 #[cfg(test)]
@@ -72,24 +91,48 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn diff_is_key_sorted_and_projected() {
-        let pattern = json!({"error": {"code": -32601}});
-        let actual = json!({"jsonrpc": "2.0", "id": 1, "error": {"message": "x", "code": -32603}});
-        let shown = project(&actual, &pattern);
-        assert_eq!(shown, json!({"error": {"code": -32603}}));
-        let diff = unified(&pattern, &shown).unwrap_or_default();
-        assert!(
-            diff.contains("-    \"code\": -32601") && diff.contains("+    \"code\": -32603"),
-            "{diff}"
-        );
+    fn a_diff_is_capped_with_a_count_of_what_is_left_out() {
+        let diff = (1..=100).map(|i| format!("line {i}\n")).collect::<String>();
+        let capped = cap(&diff, Some(40));
+        assert_eq!(capped.lines.len(), 40);
+        assert_eq!(capped.lines[39], "line 40");
+        assert_eq!(capped.hidden, 60);
+        let whole = cap(&diff, None);
+        assert_eq!((whole.lines.len(), whole.hidden), (100, 0));
+        let short = cap("a\nb\n", Some(40));
+        assert_eq!((short.lines, short.hidden), (vec!["a", "b"], 0));
+    }
+
+    #[test]
+    fn what_the_server_sent_leaves_out_what_the_harness_added() {
+        let answer = json!({"jsonrpc": "2.0", "id": null,
+            "error": {"code": -32700, "message": "Parse error"},
+            "request": {"method": "ping"}});
+        let (label, text) = server_sent(&answer, 300);
+        assert_eq!(label, "server sent");
         assert_eq!(
-            unified(&json!({"b": 1, "a": 2}), &json!({"a": 2, "b": 1})),
-            None
+            text,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#
         );
-        let missing = project(
-            &json!({"id": 1, "result": {}}),
-            &json!({"error": {"code": 1}}),
+        let walked = json!({"result": {"tools": []}, "page_count": 3, "pages": [1, 2, 3]});
+        assert_eq!(
+            server_sent(&walked, 300),
+            (
+                "server sent (3 pages, joined)".into(),
+                r#"{"result":{"tools":[]}}"#.into()
+            )
         );
-        assert_eq!(missing, json!({"id": 1, "result": {}}));
+        let long = json!({"result": "x".repeat(1000)});
+        let (_, cut) = server_sent(&long, 50);
+        assert!(cut.ends_with("… 963 more characters"), "{cut}");
+        let http = json!({"status": 400, "content_type": "application/json", "text": "{\"error\": 1}",
+                          "headers": {}, "messages": [], "body": null});
+        assert_eq!(
+            server_sent(&http, 300),
+            (
+                "server answered HTTP 400 (application/json)".into(),
+                "{\"error\": 1}".into()
+            )
+        );
     }
 }

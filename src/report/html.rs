@@ -1,7 +1,8 @@
 //! A self-contained HTML report (`--report-html`): no network, no external
 //! assets. The run's data is embedded as JSON and rendered by a small script:
 //! summary, filters by outcome and profile, each scenario expandable to its
-//! requirement, coloured diff and wire transcript.
+//! requirement, what the server sent, coloured diff (its first lines, the
+//! whole of it one click further) and wire transcript.
 
 use super::data::ReportData;
 
@@ -37,6 +38,9 @@ pre.diff .add{color:#1a7f37;background:#e6ffec;display:block}
 pre.diff .del{color:#b42318;background:#ffebe9;display:block}
 pre.diff .hunk{color:#6e40c9;display:block}
 .finding{margin:6px 0}
+.finding .server-sent code,.finding .request code{font-family:ui-monospace,Menlo,monospace;font-size:12px;word-break:break-all}
+.finding .request{color:#5a6270;font-size:12px}
+details.whole-diff>summary{cursor:pointer;color:#0b5cad;font-size:13px}
 .transcript .sent{color:#0b5cad}.transcript .received{color:#1a7f37}.transcript .note{color:#7a808b}
 h3{margin:12px 0 4px;font-size:14px}
 "#;
@@ -48,7 +52,20 @@ const el = (tag, attrs, ...kids) => { const e = document.createElement(tag); for
 const outcomes = ['fail','error','warn','info','pass','skip'];
 const profiles = [...new Set(data.scenarios.map(s => s.profile))].sort();
 const shown = {outcome: new Set(outcomes), profile: new Set(profiles)};
-function diffBlock(text){ const pre = el('pre',{class:'diff'}); for (const line of text.split('\n')) { const cls = line.startsWith('@@') ? 'hunk' : (line.startsWith('+') && !line.startsWith('+++')) ? 'add' : (line.startsWith('-') && !line.startsWith('---')) ? 'del' : ''; pre.append(el('span',{class:cls}, line + '\n')); } return pre; }
+const DIFF_LINES = 40, SENT_CHARS = 2000, HARNESS_KEYS = ['request','pages','page_count','pagination_error'];
+function diffBlock(lines){ const pre = el('pre',{class:'diff'}); for (const line of lines) { const cls = line.startsWith('@@') ? 'hunk' : (line.startsWith('+') && !line.startsWith('+++')) ? 'add' : (line.startsWith('-') && !line.startsWith('---')) ? 'del' : ''; pre.append(el('span',{class:cls}, line + '\n')); } return pre; }
+function cut(text, max){ return text.length > max ? text.slice(0, max) + ' … ' + (text.length - max) + ' more characters' : text; }
+function sent(actual){
+  if (actual && typeof actual.status === 'number' && typeof actual.text === 'string') return el('div',{class:'server-sent'}, el('strong',{}, 'Server answered HTTP ' + actual.status + (actual.content_type ? ' (' + actual.content_type + ')' : '') + ': '), el('code',{}, cut(actual.text, SENT_CHARS)));
+  let shown = actual, label = 'Server sent';
+  if (actual && typeof actual === 'object' && !Array.isArray(actual)) { shown = Object.fromEntries(Object.entries(actual).filter(([k]) => !HARNESS_KEYS.includes(k))); if (actual.page_count > 1) label += ' (' + actual.page_count + ' pages, joined)'; }
+  return el('div',{class:'server-sent'}, el('strong',{}, label + ': '), el('code',{}, cut(JSON.stringify(shown), SENT_CHARS)));
+}
+function diffs(text){
+  const lines = text.replace(/\n$/, '').split('\n');
+  if (lines.length <= DIFF_LINES) return [diffBlock(lines)];
+  return [diffBlock(lines.slice(0, DIFF_LINES)), el('details',{class:'whole-diff'}, el('summary',{}, (lines.length - DIFF_LINES) + ' more diff lines'), diffBlock(lines.slice(DIFF_LINES)))];
+}
 function body(s){
   const b = el('div',{class:'body'});
   b.append(el('div',{}, s.title));
@@ -56,7 +73,7 @@ function body(s){
   for (const sp of s.spec) { b.append(el('div',{}, sp.doc + (sp.section ? ', ' + sp.section : ''))); if (sp.quote) b.append(el('blockquote',{}, sp.quote)); }
   if (s.message && !s.findings.length) b.append(el('p',{}, el('strong',{}, s.message)));
   if (s.alternatives.length) b.append(el('div',{}, 'Server chose: ' + s.alternatives.join(', ')));
-  for (const f of s.findings) { const d = el('div',{class:'finding'}, el('div',{}, f.outcome + ': ' + (f.step ? f.step + ': ' : '') + f.message)); if (f.path) d.append(el('div',{}, 'first mismatch at: ' + f.path)); if (f.diff) d.append(diffBlock(f.diff)); else if (typeof f.expected === 'string') d.append(el('pre',{}, f.expected)); b.append(d); }
+  for (const f of s.findings) { const d = el('div',{class:'finding'}, el('div',{}, f.outcome + ': ' + (f.step ? f.step + ': ' : '') + f.message)); if (f.path) d.append(el('div',{}, 'first mismatch at: ' + f.path)); if (f.other_paths && f.other_paths.length) d.append(el('div',{}, 'also at: ' + f.other_paths.join(', '))); if (f.actual !== undefined) d.append(sent(f.actual)); if (f.request !== undefined) d.append(el('div',{class:'request'}, 'mcp-conform sent: ', el('code',{}, JSON.stringify(f.request)))); if (f.diff) d.append(...diffs(f.diff)); else if (typeof f.expected === 'string') d.append(el('pre',{}, f.expected)); b.append(d); }
   if (s.stderr_tail && s.stderr_tail.trim()) { b.append(el('h3',{}, 'Server stderr (tail)')); b.append(el('pre',{}, s.stderr_tail)); }
   if (s.transcript.length) { b.append(el('h3',{}, 'Wire transcript')); const pre = el('pre',{class:'transcript'}); for (const t of s.transcript) { const arrow = t.direction === 'sent' ? '→' : t.direction === 'received' ? '←' : '·'; pre.append(el('span',{class:t.direction}, `${String(t.at_ms).padStart(6)}ms ${t.session} ${arrow} ${typeof t.message === 'string' ? t.message : JSON.stringify(t.message)}\n`)); } b.append(pre); }
   return b;

@@ -9,6 +9,7 @@ use std::time::Duration;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::data::ReportData;
+use super::diff::{server_sent, SENT_CHARS};
 use crate::run::outcome::{Outcome, ScenarioResult};
 
 fn details(r: &ScenarioResult) -> String {
@@ -28,6 +29,10 @@ fn details(r: &ScenarioResult) -> String {
     }
     for f in &r.findings {
         text.push_str(&format!("{}: {}\n", f.outcome, f.headline()));
+        if let Some(actual) = &f.actual {
+            let (label, sent) = server_sent(actual, SENT_CHARS);
+            text.push_str(&format!("{label}: {sent}\n"));
+        }
         if let Some(diff) = &f.diff {
             text.push_str(diff);
             text.push('\n');

@@ -3,6 +3,7 @@
 //! and a collapsed diff.
 
 use super::data::ReportData;
+use super::diff::{self, DEFAULT_DIFF_LINES, SENT_CHARS};
 use crate::run::outcome::{Outcome, ScenarioResult};
 
 fn escape_cell(s: &str) -> String {
@@ -106,6 +107,16 @@ fn problem(r: &ScenarioResult) -> String {
         }
     }
     md.push_str(&format!("**{}**\n", escape_cell(&r.message)));
+    for f in r.findings.iter().filter(|f| f.outcome != Outcome::Pass) {
+        if let Some(actual) = &f.actual {
+            let (label, sent) = diff::server_sent(actual, SENT_CHARS);
+            md.push_str(&format!(
+                "\n{}: {}\n",
+                upper_first(&label),
+                code_span(&sent)
+            ));
+        }
+    }
     let diffs: Vec<&str> = r
         .findings
         .iter()
@@ -114,9 +125,42 @@ fn problem(r: &ScenarioResult) -> String {
     if !diffs.is_empty() {
         md.push_str("\n<details><summary>diff</summary>\n\n```diff\n");
         for d in diffs {
-            md.push_str(d);
+            // A job summary or a comment has a size limit: the JSON and HTML
+            // reports keep the whole diff.
+            let capped = diff::cap(d, Some(DEFAULT_DIFF_LINES));
+            for line in capped.lines {
+                md.push_str(line);
+                md.push('\n');
+            }
+            if capped.hidden > 0 {
+                md.push_str(&format!(
+                    "… {} more lines (whole in the JSON and HTML reports) …\n",
+                    capped.hidden
+                ));
+            }
         }
         md.push_str("```\n\n</details>\n");
     }
     md
+}
+
+fn upper_first(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+/// Text as an inline code span, whatever backticks it holds.
+fn code_span(text: &str) -> String {
+    let text = text.replace('\n', " ");
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
 }

@@ -115,6 +115,9 @@ impl Summary {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
     Started(Box<RunInfo>),
+    /// A scenario (by id) began to run; its `Finished` follows. Reporters
+    /// that only show results ignore it; a progress line names what is running.
+    ScenarioStarted(String),
     Finished(Box<ScenarioResult>),
     Done(Summary),
 }

@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use super::outcome::{Finding, Outcome, ScenarioResult};
 use super::pool::{Lease, SessionPool};
 use super::target::Target;
-use crate::report::diff;
+use crate::scenario::diff;
 use crate::scenario::expr::{self, Bindings};
 use crate::scenario::interpolate::{interpolate, interpolate_str};
 use crate::scenario::model::{Action, Assertion, Isolation, Level, Scenario, Step};
@@ -60,6 +60,9 @@ impl RunConfig {
 }
 
 const MAIN: &str = "main";
+
+/// Other mismatch paths a finding lists besides the first.
+const MAX_OTHER_PATHS: usize = 10;
 
 /// Why a scenario does not apply to this server, if it does not.
 pub fn applicability(s: &Scenario, cfg: &RunConfig) -> Result<Option<String>, String> {
@@ -142,11 +145,7 @@ fn base_bindings(cfg: &RunConfig) -> Bindings {
 pub async fn run_scenario(s: &Scenario, cfg: &RunConfig) -> ScenarioResult {
     let started = Instant::now();
     let mut result = match applicability(s, cfg) {
-        Ok(Some(reason)) => {
-            let mut skipped = ScenarioResult::skipped(s, reason);
-            skipped.era = cfg.era.version.clone();
-            return skipped;
-        }
+        Ok(Some(reason)) => ScenarioResult::skipped(s, reason),
         Err(message) => ScenarioResult::blank(s, Outcome::Error, message),
         Ok(None) => {
             let shared = s.isolation == Isolation::Shared && cfg.pool.is_some();
@@ -171,6 +170,11 @@ pub async fn run_scenario(s: &Scenario, cfg: &RunConfig) -> ScenarioResult {
     };
     result.duration_ms = started.elapsed().as_millis() as u64;
     result.era = cfg.era.version.clone();
+    // Quote only the rules that hold in this era over this transport.
+    let transport = cfg.target.transport();
+    result
+        .spec
+        .retain(|spec| spec.applies_to(&cfg.era.version, transport));
     result
 }
 
@@ -260,7 +264,7 @@ impl<'a> Execution<'a> {
         }
         let asserts = self.s.asserts.clone();
         for a in &asserts {
-            self.check_assert(None, None, a, None)?;
+            self.check_assert(None, None, a, None, None)?;
         }
         Ok(())
     }
@@ -529,7 +533,8 @@ impl<'a> Execution<'a> {
                     Ok(a) => {
                         if let Some(problem) = a.get("pagination_error").and_then(Value::as_str) {
                             let f =
-                                Finding::new(outcome, Some(label.to_string()), problem.to_string());
+                                Finding::new(outcome, Some(label.to_string()), problem.to_string())
+                                    .with_answer(&a);
                             self.record(f)?;
                         }
                         a
@@ -656,7 +661,7 @@ impl<'a> Execution<'a> {
             self.check_expect(label, &pattern, answer, item, level)?;
         }
         for a in &step.asserts {
-            self.check_assert(Some(step), Some(label), a, item)?;
+            self.check_assert(Some(step), Some(label), a, item, Some(answer))?;
         }
         Ok(())
     }
@@ -686,23 +691,29 @@ impl<'a> Execution<'a> {
                         Outcome::for_level(level.weaker(v)),
                         Some(label.to_string()),
                         note,
-                    );
+                    )
+                    .with_answer(answer);
                     f.item = item.cloned();
                     self.record(f)?;
                 }
                 Ok(())
             }
             Err(mismatch) => {
-                let shown = diff::project(answer, pattern);
                 let mut f = Finding::new(
                     Outcome::for_level(level),
                     Some(label.to_string()),
                     format!("answer does not match expect: {mismatch}"),
-                );
+                )
+                .with_answer(answer);
                 f.item = item.cloned();
-                f.diff = diff::unified(pattern, &shown);
+                f.diff = diff::expect_diff(pattern, answer, &mismatch.path);
                 f.expected = Some(pattern.clone());
-                f.actual = Some(answer.clone());
+                f.other_paths = pattern::mismatches(pattern, Some(answer), MAX_OTHER_PATHS + 1)
+                    .into_iter()
+                    .map(|m| m.path)
+                    .filter(|p| *p != mismatch.path)
+                    .take(MAX_OTHER_PATHS)
+                    .collect();
                 f.path = Some(mismatch.path);
                 self.record(f)
             }
@@ -715,6 +726,7 @@ impl<'a> Execution<'a> {
         label: Option<&str>,
         a: &Assertion,
         item: Option<&Value>,
+        answer: Option<&Value>,
     ) -> Result<(), Stop> {
         let outcome = Outcome::for_level(self.level_for(step, Some(a)));
         let problem = match expr::eval_bool(&a.expr.source, &self.bindings) {
@@ -735,11 +747,11 @@ impl<'a> Execution<'a> {
             ),
         };
         let mut f = Finding::new(outcome, label.map(str::to_string), problem);
+        if let Some(answer) = answer {
+            f = f.with_answer(answer);
+        }
         f.expected = Some(Value::String(a.expr.source.clone()));
         f.item = item.cloned();
-        if let Some(id) = step.and_then(|s| s.id.as_ref()) {
-            f.actual = self.bindings.get(id).cloned();
-        }
         self.record(f)
     }
 

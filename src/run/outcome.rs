@@ -73,13 +73,23 @@ pub struct Finding {
     /// The pattern or expression that was expected.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expected: Option<Value>,
+    /// The step's answer as bound in CEL, without the request (which the
+    /// harness sent; see `request`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub actual: Option<Value>,
+    /// What the harness sent for the step (method and params).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<Value>,
+    /// Unified diff from the pattern to the answer, bounded around the first
+    /// mismatch (long arrays and strings elided); reporters may cap its lines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
     /// Path of the first mismatch inside the answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// Paths of the other mismatches found (a bounded list).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_paths: Vec<String>,
 }
 
 impl Finding {
@@ -91,9 +101,25 @@ impl Finding {
             message: message.into(),
             expected: None,
             actual: None,
+            request: None,
             diff: None,
             path: None,
+            other_paths: Vec::new(),
         }
+    }
+
+    /// Attaches a step's answer: what the server sent as `actual`, the
+    /// request the harness attached to it as `request`.
+    pub fn with_answer(mut self, answer: &Value) -> Self {
+        if answer.is_null() {
+            return self;
+        }
+        let mut actual = answer.clone();
+        if let Some(map) = actual.as_object_mut() {
+            self.request = map.remove("request");
+        }
+        self.actual = Some(actual);
+        self
     }
 
     /// The one-line form: "step 'x' (g = "pages"): message".

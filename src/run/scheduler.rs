@@ -45,8 +45,10 @@ pub async fn run_jobs(
         let shared_server = shared_server.clone();
         let server_is_shared = matches!(cfg.target, Target::Http { .. });
         let alone = server_is_shared && scenario.mutates_server();
+        let started = events.clone();
         set.spawn(async move {
             let _permit = permits.acquire_owned().await.ok();
+            let _ = started.send(Event::ScenarioStarted(scenario.id.clone()));
             let result = if alone {
                 let _only_one = shared_server.write().await;
                 run_scenario(&scenario, &cfg).await

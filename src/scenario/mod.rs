@@ -1,7 +1,9 @@
 //! Pure scenario logic: the model, loading with `file:line:col` errors, the
-//! JSON pattern matcher, interpolation and CEL. No I/O beyond reading files.
+//! JSON pattern matcher and the bounded diff of a mismatch, interpolation
+//! and CEL. No I/O beyond reading files.
 
 mod cel_value;
+pub mod diff;
 pub mod expr;
 mod expr_reads;
 pub mod interpolate;

@@ -51,6 +51,30 @@ pub struct SpecRef {
     pub quote: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// Where the rule holds, when it holds in some eras or over some
+    /// transports only (the rule of one accepted alternative, say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applies: Option<Applies>,
+}
+
+impl SpecRef {
+    /// Whether the rule holds in protocol version `era` over `transport`.
+    pub fn applies_to(&self, era: &str, transport: &str) -> bool {
+        self.applies.as_ref().is_none_or(|a| {
+            (a.eras.is_empty() || a.eras.iter().any(|e| e == era))
+                && (a.transports.is_empty() || a.transports.iter().any(|t| t == transport))
+        })
+    }
+}
+
+/// The eras and transports a spec entry holds in (empty: every one).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Applies {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub eras: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub transports: Vec<String>,
 }
 
 /// A CEL expression with where it was written.
@@ -240,5 +264,39 @@ impl Scenario {
             .iter()
             .chain(&self.cleanup)
             .any(|s| matches!(&s.action, Action::Request { method, .. } if method == MUTATE_METHOD))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spec_entry_applies_where_its_eras_and_transports_say() {
+        let entry: SpecRef = serde_json::from_value(serde_json::json!({
+            "doc": "MCP schema 2026-07-28",
+            "applies": {"eras": ["2026-07-28"], "transports": ["http"]}
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(entry.applies_to("2026-07-28", "http"));
+        assert!(!entry.applies_to("2026-07-28", "stdio"));
+        assert!(!entry.applies_to("2025-11-25", "http"));
+        let everywhere = SpecRef {
+            applies: None,
+            ..entry.clone()
+        };
+        assert!(everywhere.applies_to("2025-06-18", "stdio"));
+        let any_era = SpecRef {
+            applies: Some(Applies {
+                eras: Vec::new(),
+                transports: vec!["stdio".into()],
+            }),
+            ..entry
+        };
+        assert!(any_era.applies_to("2025-06-18", "stdio"));
+        let typo = serde_json::from_value::<SpecRef>(
+            serde_json::json!({"doc": "x", "applies": {"era": ["2026-07-28"]}}),
+        );
+        assert!(typo.is_err());
     }
 }

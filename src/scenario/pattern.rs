@@ -221,6 +221,55 @@ pub fn matches(pattern: &Value, value: Option<&Value>) -> Result<Matched, Mismat
     Ok(matched)
 }
 
+/// Every place (at most `limit`) where `value` departs from `pattern`, the
+/// first one being the mismatch [`matches`] reports. Plain objects and arrays,
+/// and `$each` alone, go on past their first bad key or item, so a report can
+/// list the other paths too; an operator that fails counts once.
+pub fn mismatches(pattern: &Value, value: Option<&Value>, limit: usize) -> Vec<Mismatch> {
+    let mut found = Vec::new();
+    collect_mismatches(pattern, value, "", limit, &mut found);
+    found
+}
+
+fn collect_mismatches(
+    pattern: &Value,
+    value: Option<&Value>,
+    path: &str,
+    limit: usize,
+    found: &mut Vec<Mismatch>,
+) {
+    if found.len() >= limit {
+        return;
+    }
+    match (pattern, value) {
+        (Value::Object(map), Some(Value::Object(obj)))
+            if !map.keys().any(|k| k.starts_with('$')) =>
+        {
+            for (key, sub) in map {
+                collect_mismatches(sub, obj.get(key), &child_key(path, key), limit, found);
+            }
+        }
+        (Value::Array(items), Some(Value::Array(arr))) if items.len() == arr.len() => {
+            for (i, (p, v)) in items.iter().zip(arr).enumerate() {
+                collect_mismatches(p, Some(v), &format!("{path}[{i}]"), limit, found);
+            }
+        }
+        (Value::Object(map), Some(Value::Array(arr)))
+            if map.len() == 1 && map.contains_key("$each") =>
+        {
+            let each = &map["$each"];
+            for (i, v) in arr.iter().enumerate() {
+                collect_mismatches(each, Some(v), &format!("{path}[{i}]"), limit, found);
+            }
+        }
+        _ => {
+            if let Err(e) = match_at(pattern, value, path, &mut Matched::default()) {
+                found.push(e);
+            }
+        }
+    }
+}
+
 fn fail<T>(path: &str, message: impl Into<String>) -> Result<T, Mismatch> {
     Err(Mismatch {
         path: path.to_string(),
@@ -835,5 +884,29 @@ mod tests {
             &serde_json::json!(-1),
             &serde_json::json!(u64::MAX)
         ));
+    }
+
+    #[test]
+    fn every_mismatch_is_listed_first_one_first() {
+        let pattern = json!({"id": 1, "result": {"tools": {"$each": {"name": {"$type": "string"}}}, "x": [1, 2]}});
+        let value =
+            json!({"id": 2, "result": {"tools": [{"name": "a"}, {"name": 3}, {}], "x": [1, 5]}});
+        let paths: Vec<String> = mismatches(&pattern, Some(&value), 10)
+            .into_iter()
+            .map(|m| m.path)
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                "id",
+                "result.tools[1].name",
+                "result.tools[2].name",
+                "result.x[1]"
+            ]
+        );
+        let first = matches(&pattern, Some(&value)).err().map(|m| m.path);
+        assert_eq!(first.as_deref(), Some("id"));
+        assert_eq!(mismatches(&pattern, Some(&value), 2).len(), 2);
+        assert!(mismatches(&json!({"a": 1}), Some(&json!({"a": 1})), 10).is_empty());
     }
 }

@@ -522,8 +522,14 @@ impl Session {
         let mut hints = Vec::new();
         let new = &self.violations[violations_before.min(self.violations.len())..];
         if let Some(last) = new.last() {
+            // What the server wrote is the clue (an HTTP error page, a log line…).
+            let wrote = if last.excerpt.is_empty() {
+                String::new()
+            } else {
+                format!(": {:?}", last.excerpt)
+            };
             hints.push(format!(
-                "meanwhile the server wrote {} line(s) that are not JSON-RPC messages, the last: {}",
+                "meanwhile the server wrote {} line(s) that are not JSON-RPC messages, the last: {}{wrote}",
                 new.len(),
                 last.reason
             ));
@@ -776,6 +782,24 @@ mod tests {
             texts.iter().any(|t| t.contains("notifications dropped")),
             "{texts:?}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_timeout_quotes_what_the_server_wrote_instead_of_an_answer() {
+        let mut s = session().await;
+        // `cat` echoes the line back: not a JSON-RPC message.
+        let err = s
+            .send_raw("HTTP error page", true, Some(Duration::from_millis(300)))
+            .await
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.contains("no answer to the raw message within 300 ms")
+                && err.contains(": \"HTTP error page\""),
+            "{err}"
+        );
+        s.close().await;
     }
 
     #[tokio::test]
