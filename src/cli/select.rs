@@ -1,7 +1,5 @@
 //! Which scenarios a run uses: the built-in catalog, `--scenarios` paths,
-//! `-k` and `-p` selection; and `explain`.
-
-use anyhow::{bail, Result};
+//! `-k` and `-p` selection.
 
 use super::RunArgs;
 use mcp_conform::builtin;
@@ -38,7 +36,7 @@ pub fn load(args: &RunArgs) -> Result<Vec<Scenario>, LoadErrors> {
 
 /// Applies `-k` and `-p`.
 pub fn select(scenarios: Vec<Scenario>, args: &RunArgs) -> Vec<Scenario> {
-    scenarios
+    mcp_conform::requirements::drafts_only_if(args.drafts_only, scenarios)
         .into_iter()
         .filter(|s| args.profiles.is_empty() || args.profiles.contains(&s.profile))
         .filter(|s| args.filters.is_empty() || args.filters.iter().any(|f| id_matches(&s.id, f)))
@@ -79,66 +77,6 @@ pub fn print_list(scenarios: &[Scenario]) {
         );
     }
     println!("{} scenarios", scenarios.len());
-}
-
-/// `explain ID`: a requirement (from scenarios/requirements.yaml) or a scenario.
-pub fn explain(id: &str) -> Result<u8> {
-    let scenarios = builtin::scenarios().map_err(|e| anyhow::anyhow!("{e}"))?;
-    let covering: Vec<&Scenario> = scenarios
-        .iter()
-        .filter(|s| s.requirements.iter().any(|r| r == id))
-        .collect();
-    if let Some(req) = mcp_conform::requirements::find(id) {
-        println!("{} [{}] ({})", req.id, req.level, req.profile);
-        println!("{}", req.text);
-        println!(
-            "source: {}{}",
-            req.document,
-            req.section
-                .as_deref()
-                .map(|s| format!(", {s}"))
-                .unwrap_or_default()
-        );
-        if let Some(q) = &req.quote {
-            println!("quote: \"{q}\"");
-        }
-        println!("scenarios:");
-        for s in &covering {
-            println!("  {}  {}", s.id, s.title);
-        }
-        if covering.is_empty() {
-            println!("  (none)");
-        }
-        return Ok(super::EXIT_OK);
-    }
-    if let Some(s) = scenarios.iter().find(|s| s.id == id) {
-        println!("{} [{}] ({})", s.id, s.level, s.profile);
-        println!("{}", s.title);
-        if !s.requirements.is_empty() {
-            println!("requirements: {}", s.requirements.join(", "));
-        }
-        for spec in &s.spec {
-            println!(
-                "spec: {}{}",
-                spec.doc,
-                spec.section
-                    .as_deref()
-                    .map(|x| format!(", {x}"))
-                    .unwrap_or_default()
-            );
-            if let Some(q) = &spec.quote {
-                println!("  \"{q}\"");
-            }
-        }
-        return Ok(super::EXIT_OK);
-    }
-    if !covering.is_empty() {
-        for s in &covering {
-            println!("{}  {}", s.id, s.title);
-        }
-        return Ok(super::EXIT_OK);
-    }
-    bail!("no requirement or scenario named {id:?} (try `mcp-conform --list`)")
 }
 
 #[cfg(test)]
