@@ -136,7 +136,7 @@ mod tests {
             scenario(&["P-1"]),
             scenario(&["P-1", "P-2"]),
             scenario(&["P-1", "D-1"]),
-            scenario(&["UNKNOWN"]),
+            scenario(&["NO-SUCH"]),
             scenario(&[]),
         ];
         drafts_only_with(&registry, &mut scenarios);

@@ -163,7 +163,9 @@ pub fn interpretation_sections(text: &str) -> Vec<(&str, &str)> {
         .iter()
         .enumerate()
         .map(|(k, (begin, name))| {
-            let end = starts.get(k + 1).map_or(text.len(), |(b, _)| *b);
+            let end = starts
+                .get(k + 1)
+                .map_or(text.len(), |(b, _)| *b - OPEN.len());
             (*name, &text[*begin..end])
         })
         .collect()

@@ -48,7 +48,7 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("search-page-overflow", &["SEARCH-RES-02"][..]),
         ("search-unranked", &["SEARCH-RES-03", "SEARCH-RANK"][..]),
         ("search-missing-query-ok", &["SEARCH-REQ-01"][..]),
-        ("search-not-identical", &["SEARCH-RES-01", "X-04"][..]),
+        ("search-not-identical", &["SEARCH-RES-04", "X-04"][..]),
         (
             "unknown-method-internal-error",
             &["BASE-ERR-01", "SEARCH-CAP-02", "SEP1300-GRP-02"][..],

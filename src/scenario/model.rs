@@ -66,7 +66,7 @@ impl Provenance {
     pub fn label(self) -> &'static str {
         match self {
             Provenance::Draft => "draft",
-            Provenance::McpSpec => "MCP spec",
+            Provenance::McpSpec => "spec",
             Provenance::Project => "project rule",
         }
     }
