@@ -104,7 +104,10 @@ pub fn parse(text: &str) -> Result<Vec<Source>, SourcesError> {
     let mut seen = std::collections::BTreeSet::new();
     for s in &registry.sources {
         if !seen.insert(s.id.as_str()) {
-            return Err(SourcesError(format!("source id '{}' is listed twice", s.id)));
+            return Err(SourcesError(format!(
+                "source id '{}' is listed twice",
+                s.id
+            )));
         }
     }
     Ok(registry.sources)
@@ -304,7 +307,10 @@ mod tests {
     #[test]
     fn interpretation_sections_split_on_anchors() {
         let rule = interpretation_rule("empty-filter-arrays").unwrap_or_default();
-        assert!(rule.starts_with("`tags: []` imposes no tag constraint"), "{rule}");
+        assert!(
+            rule.starts_with("`tags: []` imposes no tag constraint"),
+            "{rule}"
+        );
         let names: Vec<&str> = interpretation_sections(INTERPRETATIONS_TEXT)
             .into_iter()
             .map(|(n, _)| n)

@@ -238,8 +238,10 @@ fn show_prints_a_built_in_scenario_with_its_requirement_level_and_sources() {
     let shown = text(&out.stdout);
     insta::assert_snapshot!("show_scenario", shown);
     // the YAML after the header is the shipped file, byte for byte
-    let file = std::fs::read_to_string(common::root().join("scenarios/sep-1300/empty-groups-no-constraint.yaml"))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let file = std::fs::read_to_string(
+        common::root().join("scenarios/sep-1300/empty-groups-no-constraint.yaml"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     assert!(shown.ends_with(&file), "{shown}");
 }
 
@@ -254,8 +256,17 @@ fn drafts_only_reports_project_rules_as_info() {
         .unwrap_or_default();
     assert!(line.contains(" INFO "), "{listed}");
     let out = mcp_conform(&["--list", "-k", "sep-1300/empty-groups"]);
-    assert!(text(&out.stdout).contains("SHOULD"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("SHOULD"),
+        "{}",
+        text(&out.stdout)
+    );
     // a draft's own rule keeps its level
-    let out = mcp_conform(&["--list", "--drafts-only", "-k", "sep-1300/filter-each-group"]);
+    let out = mcp_conform(&[
+        "--list",
+        "--drafts-only",
+        "-k",
+        "sep-1300/filter-each-group",
+    ]);
     assert!(text(&out.stdout).contains("MUST"), "{}", text(&out.stdout));
 }

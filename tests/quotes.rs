@@ -90,7 +90,10 @@ fn check(source: &'static Source, text: Option<String>) -> Result<Completion, Fa
         .filter_map(|(at, quote)| {
             let missing = sources::missing_fragments(&quote, &text);
             (!missing.is_empty()).then(|| {
-                format!("{at}: not verbatim in {}: {missing:?}\n  quote: {quote}", source.id)
+                format!(
+                    "{at}: not verbatim in {}: {missing:?}\n  quote: {quote}",
+                    source.id
+                )
             })
         })
         .collect();

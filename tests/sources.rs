@@ -28,10 +28,16 @@ fn citation_problems(
     };
     match (&source.url, &source.file) {
         (Some(url), _) if url.starts_with("https://") => {}
-        (Some(url), _) => problems.push(format!("{at}: source {doc} has a URL that is not https: {url}")),
+        (Some(url), _) => problems.push(format!(
+            "{at}: source {doc} has a URL that is not https: {url}"
+        )),
         (None, Some(file)) if root().join(file).is_file() => {}
-        (None, Some(file)) => problems.push(format!("{at}: source {doc} names {file}, which is not in the repository")),
-        (None, None) => problems.push(format!("{at}: source {doc} has neither a URL nor a repository file")),
+        (None, Some(file)) => problems.push(format!(
+            "{at}: source {doc} names {file}, which is not in the repository"
+        )),
+        (None, None) => problems.push(format!(
+            "{at}: source {doc} has neither a URL nor a repository file"
+        )),
     }
     if doc == INTERPRETATIONS {
         let text = std::fs::read_to_string(root().join("docs/interpretations.md"))
@@ -71,7 +77,10 @@ fn every_spec_entry_and_requirement_points_at_a_document_a_reader_can_open() {
                 spec.quote.as_deref(),
             ));
             if spec.url.is_none() || spec.title.is_none() || spec.provenance.is_none() {
-                problems.push(format!("scenario {}: {} was not resolved on loading", s.id, spec.doc));
+                problems.push(format!(
+                    "scenario {}: {} was not resolved on loading",
+                    s.id, spec.doc
+                ));
             }
         }
     }
@@ -161,6 +170,11 @@ fn requirements_quoting_this_projects_words_are_named() {
         ]
     );
     for r in registry.iter().filter(|r| r.document == INTERPRETATIONS) {
-        assert_eq!(r.source, Provenance::Project, "{} quotes this project's rules", r.id);
+        assert_eq!(
+            r.source,
+            Provenance::Project,
+            "{} quotes this project's rules",
+            r.id
+        );
     }
 }

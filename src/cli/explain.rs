@@ -90,7 +90,10 @@ fn document_line(req: &Requirement) -> String {
 }
 
 fn explain_requirement(req: &Requirement, scenarios: &[Scenario]) -> String {
-    let mut out = format!("{} [{}] ({})\n{}\n", req.id, req.level, req.profile, req.text);
+    let mut out = format!(
+        "{} [{}] ({})\n{}\n",
+        req.id, req.level, req.profile, req.text
+    );
     out.push_str(&format!("rule of: {}\n", req.source.as_str()));
     out.push_str(&format!("source: {}\n", document_line(req)));
     if let Some(section) = &req.section {
@@ -136,7 +139,13 @@ fn reasoning(anchor: Option<&str>) -> String {
 
 fn requirement_line(id: &str, registry: &[Requirement]) -> String {
     match registry.iter().find(|r| r.id == *id) {
-        Some(r) => format!("{} [{}, {} rule]: {}", r.id, r.level, r.source.as_str(), r.text),
+        Some(r) => format!(
+            "{} [{}, {} rule]: {}",
+            r.id,
+            r.level,
+            r.source.as_str(),
+            r.text
+        ),
         None => format!("{id} (not in the registry)"),
     }
 }
@@ -152,7 +161,10 @@ fn spec_lines(spec: &SpecRef, prefix: &str) -> String {
 fn explain_scenario(s: &Scenario, registry: &[Requirement]) -> String {
     let mut out = format!("{} [{}] ({})\n{}\n", s.id, s.level, s.profile, s.title);
     for id in &s.requirements {
-        out.push_str(&format!("requirement: {}\n", requirement_line(id, registry)));
+        out.push_str(&format!(
+            "requirement: {}\n",
+            requirement_line(id, registry)
+        ));
     }
     for spec in &s.spec {
         out.push_str(&spec_lines(spec, ""));
@@ -160,14 +172,20 @@ fn explain_scenario(s: &Scenario, registry: &[Requirement]) -> String {
     if let Some(d) = &s.description {
         out.push_str(&format!("description: {}\n", d.trim()));
     }
-    out.push_str(&format!("file: {} (`mcp-conform show {}` prints it)\n", s.origin, s.id));
+    out.push_str(&format!(
+        "file: {} (`mcp-conform show {}` prints it)\n",
+        s.origin, s.id
+    ));
     out
 }
 
 fn show_header(s: &Scenario, registry: &[Requirement]) -> String {
     let mut out = format!("# {} [{}] ({}), {}\n", s.id, s.level, s.profile, s.origin);
     for id in &s.requirements {
-        out.push_str(&format!("# requirement: {}\n", requirement_line(id, registry)));
+        out.push_str(&format!(
+            "# requirement: {}\n",
+            requirement_line(id, registry)
+        ));
     }
     for spec in &s.spec {
         out.push_str(&spec_lines(spec, "# "));
@@ -233,7 +251,11 @@ mod tests {
 
     #[test]
     fn the_closest_id_contains_the_query_or_is_fewest_edits_away() {
-        let ids = ["SEP1300-FLT-01", "SEP1300-FLT-02", "sep-1300/filter-each-group"];
+        let ids = [
+            "SEP1300-FLT-01",
+            "SEP1300-FLT-02",
+            "sep-1300/filter-each-group",
+        ];
         assert_eq!(
             closest("sep1300-flt-1", ids.iter().copied()),
             Some("SEP1300-FLT-01")
