@@ -97,7 +97,7 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("category-duplicate-matches", &["CAT-01"][..]),
         ("query-drops-filter", &["X-01"][..]),
         ("pd-auth-filter-scoped", &["X-04"][..]),
-        ("session-varying-results", &["X-05"][..]),
+        ("session-varying-results", &["X-06"][..]),
         ("pd-auth-replaced", &["PD-AUTH-02", "PD-AUTH-03"][..]),
         ("pd-first-name-only", &["PD-AUTH-02"][..]),
         ("pd-resource-uri-bare", &["PD-AUTH-02"][..]),
