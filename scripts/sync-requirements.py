@@ -17,7 +17,7 @@ root = pathlib.Path(__file__).resolve().parent.parent / "scenarios"
 registry_path = root / "requirements.yaml"
 covering, spec_of = {}, {}
 for path in sorted(root.rglob("*.yaml")):
-    if path.name == "requirements.yaml":
+    if path.name in ("requirements.yaml", "sources.yaml"):
         continue
     doc = yaml.safe_load(path.read_text())
     for rid in doc.get("requirements", []):
@@ -38,14 +38,18 @@ while i < len(lines):
     m = re.match(r"  - id: (\S+)", line)
     if m:
         current = m.group(1)
-    if current and line.startswith("    section:") or current and line.startswith("    quote:"):
-        i += 1
-        continue
+    if m:
+        has_section = has_quote = False
+    if current and line.startswith("    section:"):
+        has_section = True
+    if current and line.startswith("    quote:"):
+        has_quote = True
     if current and line.startswith("    scenarios:"):
+        # a curated section or quote stays; only a missing one is filled in
         spec = spec_of.get(current, {})
-        if spec.get("section"):
+        if spec.get("section") and not has_section:
             out.append(f"    section: {q(spec['section'])}")
-        if spec.get("quote"):
+        if spec.get("quote") and not has_quote:
             out.append(f"    quote: {q(spec['quote'])}")
         ids = sorted(set(covering.get(current, [])))
         out.append("    scenarios: [" + ", ".join(ids) + "]")

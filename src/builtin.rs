@@ -24,7 +24,7 @@ pub fn file(path: &str) -> Option<&'static str> {
 pub fn scenarios() -> Result<Vec<Scenario>, LoadErrors> {
     let sources: Vec<(String, String)> = files::FILES
         .iter()
-        .filter(|(p, _)| !p.ends_with("requirements.yaml"))
+        .filter(|(p, _)| *p != "requirements.yaml" && *p != "sources.yaml")
         .map(|(p, t)| (format!("builtin:{p}"), t.to_string()))
         .collect();
     load_sources(&sources)

@@ -12,4 +12,5 @@ pub mod run;
 pub mod scenario;
 pub mod schema;
 pub mod session;
+pub mod sources;
 pub mod transport;

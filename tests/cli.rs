@@ -300,4 +300,70 @@ fn console_warning_with_its_quote() {
     let re = regex::Regex::new(r#""nextCursor": "[^"]*""#).unwrap_or_else(|e| panic!("{e}"));
     let console = re.replace_all(&console, r#""nextCursor": "[CURSOR]""#);
     insta::assert_snapshot!("console_warning_with_quote", console);
+
+#[test]
+fn explain_is_case_insensitive_and_names_whose_rule_and_where_to_read_it() {
+    let out = mcp_conform(&["explain", "sep1300-neg-01"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    insta::assert_snapshot!("explain_project_requirement", text(&out.stdout));
+    let out = mcp_conform(&["explain", "SEP-1300/Filter-Each-Group"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    insta::assert_snapshot!("explain_scenario", text(&out.stdout));
+}
+
+#[test]
+fn explain_and_show_suggest_the_closest_id_on_a_miss() {
+    let out = mcp_conform(&["explain", "SEP1300-FLT-1"]);
+    assert_eq!(out.status.code(), Some(2));
+    insta::assert_snapshot!("explain_miss", text(&out.stderr));
+    let out = mcp_conform(&["show", "filter-each-grup"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("did you mean \"sep-1300/filter-each-group\"?"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = mcp_conform(&["show", "SEP1300-FLT-01"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("is a requirement, not a scenario"));
+}
+
+#[test]
+fn show_prints_a_built_in_scenario_with_its_requirement_level_and_sources() {
+    let out = mcp_conform(&["show", "sep-1300/empty-groups-no-constraint"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    insta::assert_snapshot!("show_scenario", shown);
+    // the YAML after the header is the shipped file, byte for byte
+    let file = std::fs::read_to_string(
+        common::root().join("scenarios/sep-1300/empty-groups-no-constraint.yaml"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(shown.ends_with(&file), "{shown}");
+}
+
+#[test]
+fn drafts_only_reports_project_rules_as_info() {
+    let out = mcp_conform(&["--list", "--drafts-only", "-k", "sep-1300/empty-"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let listed = text(&out.stdout);
+    let line = listed
+        .lines()
+        .find(|l| l.starts_with("sep-1300/empty-groups-no-constraint "))
+        .unwrap_or_default();
+    assert!(line.contains(" INFO "), "{listed}");
+    let out = mcp_conform(&["--list", "-k", "sep-1300/empty-groups"]);
+    assert!(
+        text(&out.stdout).contains("SHOULD"),
+        "{}",
+        text(&out.stdout)
+    );
+    // a draft's own rule keeps its level
+    let out = mcp_conform(&[
+        "--list",
+        "--drafts-only",
+        "-k",
+        "sep-1300/filter-each-group",
+    ]);
+    assert!(text(&out.stdout).contains("MUST"), "{}", text(&out.stdout));
 }

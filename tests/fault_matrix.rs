@@ -50,7 +50,7 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("search-page-overflow", &["SEARCH-RES-02"][..]),
         ("search-unranked", &["SEARCH-RES-03", "SEARCH-RANK"][..]),
         ("search-missing-query-ok", &["SEARCH-REQ-01"][..]),
-        ("search-not-identical", &["SEARCH-RES-01", "X-04"][..]),
+        ("search-not-identical", &["SEARCH-RES-04", "X-04"][..]),
         (
             "unknown-method-internal-error",
             &["BASE-ERR-01", "SEARCH-CAP-02", "SEP1300-GRP-02"][..],
@@ -99,7 +99,7 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("category-duplicate-matches", &["CAT-01"][..]),
         ("query-drops-filter", &["X-01"][..]),
         ("pd-auth-filter-scoped", &["X-04"][..]),
-        ("session-varying-results", &["X-05"][..]),
+        ("session-varying-results", &["X-06"][..]),
         ("pd-auth-replaced", &["PD-AUTH-02", "PD-AUTH-03"][..]),
         ("pd-first-name-only", &["PD-AUTH-02"][..]),
         ("pd-resource-uri-bare", &["PD-AUTH-02"][..]),

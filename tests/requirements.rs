@@ -71,6 +71,57 @@ fn every_profile_of_the_registry_has_scenarios_of_that_profile() {
     }
 }
 
+/// A scenario never grades above the strongest of its requirements, each
+/// requirement's level is reached by one of its scenarios, and a rule of this
+/// project is never graded above SHOULD (docs/interpretations.md#grading).
+#[test]
+fn levels_of_requirements_and_scenarios_agree_and_project_rules_stay_at_should() {
+    use mcp_conform::requirements::Provenance;
+    use mcp_conform::scenario::model::Level;
+    let registry = mcp_conform::requirements::all().unwrap_or_else(|e| panic!("{e}"));
+    let scenarios = mcp_conform::builtin::scenarios().unwrap_or_else(|e| panic!("{e}"));
+    let level_of = |id: &str| {
+        registry
+            .iter()
+            .find(|r| r.id == id)
+            .and_then(|r| r.grade())
+            .unwrap_or_else(|| panic!("{id}: unknown requirement or level"))
+    };
+    let mut problems = Vec::new();
+    for s in &scenarios {
+        // Level orders MUST < SHOULD < MAY < INFO: the strongest is the minimum
+        let strongest = s.requirements.iter().map(|r| level_of(r)).min();
+        if let Some(strongest) = strongest {
+            if s.level < strongest {
+                problems.push(format!(
+                    "{} is graded {} but its strongest requirement is {strongest}",
+                    s.id, s.level
+                ));
+            }
+        }
+    }
+    for r in &registry {
+        let level = level_of(&r.id);
+        let reached = scenarios
+            .iter()
+            .filter(|s| s.requirements.contains(&r.id))
+            .any(|s| s.level <= level);
+        if !reached {
+            problems.push(format!(
+                "{} is {level} but no scenario of it is graded that high",
+                r.id
+            ));
+        }
+        if r.source == Provenance::Project && level < Level::Should {
+            problems.push(format!(
+                "{} is this project's rule but graded {level} (at most SHOULD)",
+                r.id
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 #[test]
 fn explain_prints_the_requirement_its_quote_and_scenarios() {
     let out = common::run_cli(&["explain", "SEP1300-FLT-01"]);
@@ -82,6 +133,11 @@ fn explain_prints_the_requirement_its_quote_and_scenarios() {
     );
     assert!(text.contains("quote: \"groups (string array): Only return tools belonging to ANY of these named groups.\""), "{text}");
     assert!(text.contains("  sep-1300/filter-each-group"), "{text}");
+    assert!(text.contains("rule of: draft"), "{text}");
+    assert!(
+        text.contains("source: SEP-1300: Tool Filtering with Groups and Tags (closed) <https://github.com/modelcontextprotocol/modelcontextprotocol/issues/1300>"),
+        "{text}"
+    );
     let out = common::run_cli(&["explain", "NO-SUCH-ID"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr)

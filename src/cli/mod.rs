@@ -1,6 +1,7 @@
-//! Arguments and subcommands (DESIGN.md section 2).
+//! Arguments and subcommands; exit codes.
 
 mod combine;
+mod explain;
 mod run;
 mod select;
 
@@ -71,9 +72,14 @@ pub enum Command {
     },
     /// Serve the built-in reference server (stdio) that implements every profile.
     ServeReference(mcp_conform::reference::ServeArgs),
-    /// Print a requirement, its quote and the scenarios that check it.
+    /// Print a requirement (its rule, whose rule it is, quote, source and the scenarios that check it) or a scenario.
     Explain {
-        /// A requirement id (e.g. SEP1300-FLT-01) or a scenario id.
+        /// A requirement id (e.g. SEP1300-FLT-01) or a scenario id; case does not matter.
+        id: String,
+    },
+    /// Print a built-in scenario's YAML, after its requirements, level, whose rule each is, quotes and sources.
+    Show {
+        /// A scenario id (e.g. sep-1300/filter-each-group); case does not matter.
         id: String,
     },
 }
@@ -126,6 +132,10 @@ pub struct RunArgs {
     /// Warnings fail the run too.
     #[arg(long)]
     pub strict: bool,
+    /// Grade only what the drafts and the MCP specification say: scenarios whose
+    /// requirements are all this project's own rules (`source: project`) report INFO.
+    #[arg(long)]
+    pub drafts_only: bool,
     /// Show the wire transcript of failing scenarios, and every diff whole.
     #[arg(short, long)]
     pub verbose: bool,
@@ -235,7 +245,8 @@ fn parse_env(s: &str) -> Result<(String, String), String> {
 /// Runs the command and returns the process exit code.
 pub fn dispatch(cli: Cli) -> Result<u8> {
     match cli.command {
-        Some(Command::Explain { id }) => select::explain(&id),
+        Some(Command::Explain { id }) => explain::explain(&id),
+        Some(Command::Show { id }) => explain::show(&id),
         Some(Command::Merge {
             reports,
             out,

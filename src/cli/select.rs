@@ -1,7 +1,5 @@
 //! Which scenarios a run uses: the built-in catalog, `--scenarios` paths,
-//! `-k` and `-p` selection; and `explain`.
-
-use anyhow::{bail, Result};
+//! `-k` and `-p` selection.
 
 use super::RunArgs;
 use mcp_conform::builtin;
@@ -138,7 +136,8 @@ pub fn select(scenarios: Vec<Scenario>, args: &RunArgs) -> Result<Vec<Scenario>,
             });
         }
     }
-    let in_profiles: Vec<Scenario> = scenarios
+    let in_profiles: Vec<Scenario> =
+        mcp_conform::requirements::drafts_only_if(args.drafts_only, scenarios)
         .into_iter()
         .filter(|s| args.profiles.is_empty() || args.profiles.contains(&s.profile))
         .collect();
@@ -249,66 +248,6 @@ pub fn print_profiles(scenarios: &[Scenario], as_json: bool) {
     for (p, n) in &counts {
         println!("{p:<24} {n} scenarios");
     }
-}
-
-/// `explain ID`: a requirement (from scenarios/requirements.yaml) or a scenario.
-pub fn explain(id: &str) -> Result<u8> {
-    let scenarios = builtin::scenarios().map_err(|e| anyhow::anyhow!("{e}"))?;
-    let covering: Vec<&Scenario> = scenarios
-        .iter()
-        .filter(|s| s.requirements.iter().any(|r| r == id))
-        .collect();
-    if let Some(req) = mcp_conform::requirements::find(id) {
-        println!("{} [{}] ({})", req.id, req.level, req.profile);
-        println!("{}", req.text);
-        println!(
-            "source: {}{}",
-            req.document,
-            req.section
-                .as_deref()
-                .map(|s| format!(", {s}"))
-                .unwrap_or_default()
-        );
-        if let Some(q) = &req.quote {
-            println!("quote: \"{q}\"");
-        }
-        println!("scenarios:");
-        for s in &covering {
-            println!("  {}  {}", s.id, s.title);
-        }
-        if covering.is_empty() {
-            println!("  (none)");
-        }
-        return Ok(super::EXIT_OK);
-    }
-    if let Some(s) = scenarios.iter().find(|s| s.id == id) {
-        println!("{} [{}] ({})", s.id, s.level, s.profile);
-        println!("{}", s.title);
-        if !s.requirements.is_empty() {
-            println!("requirements: {}", s.requirements.join(", "));
-        }
-        for spec in &s.spec {
-            println!(
-                "spec: {}{}",
-                spec.doc,
-                spec.section
-                    .as_deref()
-                    .map(|x| format!(", {x}"))
-                    .unwrap_or_default()
-            );
-            if let Some(q) = &spec.quote {
-                println!("  \"{q}\"");
-            }
-        }
-        return Ok(super::EXIT_OK);
-    }
-    if !covering.is_empty() {
-        for s in &covering {
-            println!("{}  {}", s.id, s.title);
-        }
-        return Ok(super::EXIT_OK);
-    }
-    bail!("no requirement or scenario named {id:?} (try `mcp-conform --list`)")
 }
 
 #[cfg(test)]

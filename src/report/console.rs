@@ -286,12 +286,7 @@ impl<W: Write> ConsoleReporter<W> {
             s.push_str(&format!("requirement: {}\n", r.requirements.join(", ")));
         }
         for spec in &r.spec {
-            let section = spec
-                .section
-                .as_deref()
-                .map(|x| format!(", {x}"))
-                .unwrap_or_default();
-            s.push_str(&format!("spec: {}{section}\n", spec.doc));
+            s.push_str(&format!("spec: {}\n", spec.cite()));
             if let Some(q) = &spec.quote {
                 s.push_str(&format!("  \"{}\"\n", one_line(q, 400)));
             }

@@ -70,7 +70,7 @@ function body(s){
   const b = el('div',{class:'body'});
   b.append(el('div',{}, s.title));
   if (s.requirements.length) b.append(el('div',{class:'req'}, 'Requirement: ' + s.requirements.join(', ') + ' · level ' + s.level));
-  for (const sp of s.spec) { b.append(el('div',{}, sp.doc + (sp.section ? ', ' + sp.section : ''))); if (sp.quote) b.append(el('blockquote',{}, sp.quote)); }
+  for (const sp of s.spec) { const src = el('div',{}, (sp.title || sp.doc) + (sp.provenance ? ' [' + ({'mcp-spec':'spec','project':'project rule'}[sp.provenance] || sp.provenance) + ']' : '') + (sp.section ? ', ' + sp.section : '')); if (sp.url) src.append(' ', /^https?:\/\//.test(sp.url) ? el('a',{href: sp.url}, sp.url) : el('code',{}, sp.url)); b.append(src); if (sp.quote) b.append(el('blockquote',{}, sp.quote)); }
   if (s.message && !s.findings.length) b.append(el('p',{}, el('strong',{}, s.message)));
   if (s.alternatives.length) b.append(el('div',{}, 'Server chose: ' + s.alternatives.join(', ')));
   for (const f of s.findings) { const d = el('div',{class:'finding'}, el('div',{}, f.outcome + ': ' + (f.step ? f.step + ': ' : '') + f.message)); if (f.path) d.append(el('div',{}, 'first mismatch at: ' + f.path)); if (f.other_paths && f.other_paths.length) d.append(el('div',{}, 'also at: ' + f.other_paths.join(', '))); if (f.actual !== undefined) d.append(sent(f.actual)); if (f.request !== undefined) d.append(el('div',{class:'request'}, 'mcp-conform sent: ', el('code',{}, JSON.stringify(f.request)))); if (f.diff) d.append(...diffs(f.diff)); else if (typeof f.expected === 'string') d.append(el('pre',{}, f.expected)); b.append(d); }

@@ -15,14 +15,7 @@ use crate::run::outcome::{Outcome, ScenarioResult};
 fn details(r: &ScenarioResult) -> String {
     let mut text = String::new();
     for spec in &r.spec {
-        text.push_str(&format!(
-            "spec: {}{}\n",
-            spec.doc,
-            spec.section
-                .as_deref()
-                .map(|s| format!(", {s}"))
-                .unwrap_or_default()
-        ));
+        text.push_str(&format!("spec: {}\n", spec.cite()));
         if let Some(q) = &spec.quote {
             text.push_str(&format!("  \"{q}\"\n"));
         }

@@ -96,13 +96,9 @@ fn problem(r: &ScenarioResult) -> String {
     for spec in &r.spec {
         if let Some(q) = &spec.quote {
             md.push_str(&format!(
-                "> {} — *{}{}*\n\n",
+                "> {} — *{}*\n\n",
                 q.replace('\n', " "),
-                spec.doc,
-                spec.section
-                    .as_deref()
-                    .map(|s| format!(", {s}"))
-                    .unwrap_or_default()
+                spec.cite()
             ));
         }
     }

@@ -436,7 +436,7 @@ fn non_increasing(args: Arguments) -> HelperResult {
 }
 
 /// Where a string marker such as `TOOL_DESCRIPTION_REQUIRED` shows up in a
-/// response, in the order DESIGN.md section 6 lists the accepted carriers.
+/// response, in the order docs/interpretations.md#string-error-carriers lists the accepted carriers.
 pub fn find_carrier(response: &Value, code: &str) -> Option<&'static str> {
     let error = response.get("error");
     if let Some(error) = error {

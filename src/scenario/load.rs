@@ -344,10 +344,12 @@ impl Loader<'_> {
         }
         let requires = self.build_requires(root.get("requires"));
         let asserts = self.build_asserts("", root.get("assert"));
-        let spec: Vec<SpecRef> = root
+        let mut spec: Vec<SpecRef> = root
             .get("spec")
             .and_then(|v| serde_json::from_value(v.clone()).ok())
             .unwrap_or_default();
+        // name each cited source and its location for reports (sources.yaml)
+        spec.iter_mut().for_each(crate::sources::resolve);
         let strings = |key: &str| -> Vec<String> {
             root.get(key)
                 .and_then(Value::as_array)
@@ -655,7 +657,7 @@ impl Loader<'_> {
 }
 
 /// Loads every `*.yaml` / `*.yml` scenario under `path` (a file or a directory),
-/// skipping `requirements.yaml`. Files are loaded in sorted path order.
+/// skipping `requirements.yaml` and `sources.yaml`. Files are loaded in sorted path order.
 pub fn load_path(path: &Path) -> Result<Vec<Scenario>, LoadErrors> {
     let files = if path.is_dir() {
         let mut files = Vec::new();
@@ -699,7 +701,9 @@ fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 fn is_scenario_file(path: &Path) -> bool {
     let ext = path.extension().and_then(|e| e.to_str());
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    matches!(ext, Some("yaml" | "yml")) && name != "requirements.yaml" && !name.starts_with('.')
+    matches!(ext, Some("yaml" | "yml"))
+        && !matches!(name, "requirements.yaml" | "sources.yaml")
+        && !name.starts_with('.')
 }
 
 /// Loads many (name, text) sources; ids must be unique across all of them.

@@ -40,21 +40,69 @@ impl std::fmt::Display for Level {
     }
 }
 
+/// Whose rule a requirement (or a quoted document) states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Provenance {
+    /// An extension draft (or a product's own design) the profile follows.
+    Draft,
+    /// A released MCP specification or JSON-RPC 2.0.
+    McpSpec,
+    /// This project's own reading where the drafts are silent or disagree
+    /// (docs/interpretations.md).
+    Project,
+}
+
+impl Provenance {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provenance::Draft => "draft",
+            Provenance::McpSpec => "mcp-spec",
+            Provenance::Project => "project",
+        }
+    }
+
+    /// How a report names it beside a quote.
+    pub fn label(self) -> &'static str {
+        match self {
+            Provenance::Draft => "draft",
+            Provenance::McpSpec => "spec",
+            Provenance::Project => "project rule",
+        }
+    }
+}
+
+impl std::fmt::Display for Provenance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A reference into one of the source documents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SpecRef {
+    /// A source id from scenarios/sources.yaml (`sep-1300`, `interpretations`,
+    /// …); a user's own scenario may name any document and give its `url`.
     pub doc: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub section: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quote: Option<String>,
+    /// Where to read it: the deep link written in the scenario, else the
+    /// source's own location (filled in when the scenario is loaded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// Where the rule holds, when it holds in some eras or over some
     /// transports only (the rule of one accepted alternative, say).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub applies: Option<Applies>,
+    /// The source's public name (filled in when the scenario is loaded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Whose rule the quote is (filled in when the scenario is loaded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
 }
 
 impl SpecRef {
@@ -64,6 +112,23 @@ impl SpecRef {
             (a.eras.is_empty() || a.eras.iter().any(|e| e == era))
                 && (a.transports.is_empty() || a.transports.iter().any(|t| t == transport))
         })
+    }
+
+    /// One line naming the source for a reader: public name, whose rule,
+    /// section and link, e.g. `SEP-1300: Tool Filtering with Groups and Tags
+    /// [draft], Overview <https://…>`.
+    pub fn cite(&self) -> String {
+        let mut out = self.title.clone().unwrap_or_else(|| self.doc.clone());
+        if let Some(p) = self.provenance {
+            out.push_str(&format!(" [{}]", p.label()));
+        }
+        if let Some(section) = &self.section {
+            out.push_str(&format!(", {section}"));
+        }
+        if let Some(url) = &self.url {
+            out.push_str(&format!(" <{url}>"));
+        }
+        out
     }
 }
 
