@@ -252,6 +252,7 @@ mod tests {
             section: Some("empty-filter-arrays".into()),
             quote: None,
             url: None,
+            applies: None,
             title: None,
             provenance: None,
         };

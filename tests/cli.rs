@@ -137,6 +137,8 @@ fn console_output_of_a_failing_run() {
         "1",
         "-p",
         "base",
+        "--protocol-version",
+        "2026-07-28",
         "--",
         "python3",
         "fixtures/servers/tiny_server.py",
@@ -164,7 +166,7 @@ fn skip_unless_skips_with_its_reason_unless_something_failed() {
             ""
         };
         format!(
-            "id: test/{id}\ntitle: skip_unless\nprofile: base\nlevel: MUST\nrequirements: [BASE-ERR-01]\n\
+            "id: base/{id}\ntitle: skip_unless\nprofile: base\nlevel: MUST\nrequirements: [BASE-ERR-01]\n\
              spec: [{{doc: JSON-RPC 2.0, section: x, quote: x}}]\nsteps:\n{first}\
              \x20 - id: all\n    request: tools/list\n\
              \x20 - skip_unless:\n      expr: \"size(all.result.tools) > 100000\"\n      \
@@ -196,12 +198,12 @@ fn skip_unless_skips_with_its_reason_unless_something_failed() {
             .map(|s| (s["outcome"].clone(), s["message"].clone()))
             .unwrap_or_else(|| panic!("{id} not in the report"))
     };
-    let (o, m) = outcome("test/skips");
+    let (o, m) = outcome("base/skips");
     assert_eq!(o, "skip");
     let m = m.as_str().unwrap_or_default().to_string();
     let re = regex::Regex::new(r"^only [0-9]+ tools$").unwrap_or_else(|e| panic!("{e}"));
     assert!(re.is_match(&m), "the reason is interpolated: {m}");
-    assert_eq!(outcome("test/fails").0, "fail");
+    assert_eq!(outcome("base/fails").0, "fail");
 }
 
 /// Replaces what a run over HTTP adds that changes every time: the port.
@@ -224,13 +226,27 @@ fn console_bounded_diff_of_a_big_list() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let file = file.display().to_string();
-    let out = mcp_conform(&["--no-builtin", "--scenarios", &file]);
+    let out = mcp_conform(&[
+        "--no-builtin",
+        "--scenarios",
+        &file,
+        "--protocol-version",
+        "2026-07-28",
+    ]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let console = redact(&text(&out.stdout));
     assert!(console.lines().count() < 40, "{console}");
     insta::assert_snapshot!("console_big_list_mismatch", console);
     // --diff-lines caps each diff, and says how much is left out.
-    let out = mcp_conform(&["--no-builtin", "--scenarios", &file, "--diff-lines", "5"]);
+    let out = mcp_conform(&[
+        "--no-builtin",
+        "--scenarios",
+        &file,
+        "--protocol-version",
+        "2026-07-28",
+        "--diff-lines",
+        "5",
+    ]);
     let capped = text(&out.stdout);
     assert!(
         capped.contains("  … 15 more diff lines (all of them with -v or --diff-lines 0) …"),
@@ -253,7 +269,14 @@ fn console_shows_the_error_answer_over_http_and_quotes_what_applies() {
         "--fault",
         "bad-params-internal-error",
     ];
-    let mut args = vec!["-k", "base/bad-params-type", "--url", &url];
+    let mut args = vec![
+        "-k",
+        "base/bad-params-type",
+        "--protocol-version",
+        "2026-07-28",
+        "--url",
+        &url,
+    ];
     args.extend_from_slice(&server);
     args.extend_from_slice(&["--http", &addr]);
     let out = mcp_conform(&args);
@@ -266,13 +289,18 @@ fn console_shows_the_error_answer_over_http_and_quotes_what_applies() {
     assert!(console.contains("HeaderMismatchError"), "{console}");
     insta::assert_snapshot!("console_http_error_answer", console);
 
-    let mut args = vec!["-k", "base/bad-params-type"];
+    let mut args = vec![
+        "-k",
+        "base/bad-params-type",
+        "--protocol-version",
+        "2026-07-28",
+    ];
     args.extend_from_slice(&server);
     let out = mcp_conform(&args);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let console = text(&out.stdout);
     assert!(
-        console.contains("spec: JSON-RPC 2.0, 5.1 Error object"),
+        console.contains("spec: JSON-RPC 2.0 Specification [spec], 5.1 Error object"),
         "{console}"
     );
     assert!(
@@ -288,6 +316,8 @@ fn console_warning_with_its_quote() {
     let out = mcp_conform(&[
         "-k",
         "base/invalid-cursor",
+        "--protocol-version",
+        "2026-07-28",
         "--",
         common::bin(),
         "serve-reference",
@@ -300,6 +330,7 @@ fn console_warning_with_its_quote() {
     let re = regex::Regex::new(r#""nextCursor": "[^"]*""#).unwrap_or_else(|e| panic!("{e}"));
     let console = re.replace_all(&console, r#""nextCursor": "[CURSOR]""#);
     insta::assert_snapshot!("console_warning_with_quote", console);
+}
 
 #[test]
 fn explain_is_case_insensitive_and_names_whose_rule_and_where_to_read_it() {

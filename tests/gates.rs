@@ -239,6 +239,8 @@ fn every_session_bound_fault_is_caught_by_a_default_run() {
             "-q",
             "-p",
             "progressive-disclosure",
+            "-p",
+            "cross-feature",
             "--",
             common::bin(),
             "serve-reference",

@@ -138,9 +138,9 @@ pub fn select(scenarios: Vec<Scenario>, args: &RunArgs) -> Result<Vec<Scenario>,
     }
     let in_profiles: Vec<Scenario> =
         mcp_conform::requirements::drafts_only_if(args.drafts_only, scenarios)
-        .into_iter()
-        .filter(|s| args.profiles.is_empty() || args.profiles.contains(&s.profile))
-        .collect();
+            .into_iter()
+            .filter(|s| args.profiles.is_empty() || args.profiles.contains(&s.profile))
+            .collect();
     for pattern in &args.filters {
         if !in_profiles.iter().any(|s| selects(s, pattern)) {
             let ids = in_profiles.iter().map(|s| s.id.as_str());

@@ -442,6 +442,7 @@ mod tests {
             requirements: Vec::new(),
             spec: Vec::new(),
             origin: "test".into(),
+            era: String::new(),
             outcome: Outcome::Fail,
             expected_failure: false,
             message: String::new(),

@@ -685,6 +685,12 @@ impl Session {
         self.notification_bytes = 0;
         self.violations.clear();
         self.server_requests_answered = 0;
+        // Ids as a fresh session would number them (its handshake took 1),
+        // so a scenario's transcript reads the same shared or not; nothing
+        // is outstanding on a reusable session.
+        self.next_id = 2;
+        self.sent_ids.clear();
+        self.answered_ids.clear();
     }
 
     fn note_dropped(&mut self) {
