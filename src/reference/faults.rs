@@ -106,6 +106,15 @@ faults! {
     PdDescribesHidden = "pd-describes-hidden": "tool_descriptions describes (and authorizes) tools hidden from the caller's tools/list",
     RateLimitNoRecovery = "rate-limit-no-recovery": "with --rate-limit, a session's spent token bucket never refills: every request after the burst is refused",
     RateLimitInternalError = "rate-limit-internal-error": "with --rate-limit, requests over the limit get a bare -32603 \"Internal error\" that does not say why",
+    GroupingCapabilityMissing = "grouping-capability-missing": "`_meta` group membership is served but capabilities.extensions[\"io.modelcontextprotocol/grouping\"] is not declared",
+    GroupingDanglingName = "grouping-dangling-name": "the first tool's `_meta` membership also names `retired_group`, which groups/list does not list",
+    GroupingSelfMember = "grouping-self-member": "the first group of groups/list names itself in its `_meta` membership",
+    GroupingCycle = "grouping-cycle": "nested groups run in a cycle: the first group nested two deep (g -> p -> q) is also made q's parent",
+    GroupingNoPromptMembership = "grouping-no-prompt-membership": "prompts/list entries carry no `_meta` group membership",
+    GroupingCursorIgnored = "grouping-cursor-ignored": "groups/list ignores `cursor` and answers the first page again",
+    GroupingListChangedUndeclared = "grouping-list-changed-undeclared": "groups listChanged is declared false (extension and filtering.groups), yet group changes still emit notifications/groups/list_changed",
+    GroupingMembershipString = "grouping-membership-string": "`_meta` membership is one comma-separated string instead of an array of group names",
+    GroupingMembershipUnstable = "grouping-membership-unstable": "tools/list pages after the first drop their `_meta` membership on every other request (a membership cache rebuilt on alternate requests)",
 }
 
 impl fmt::Display for Fault {

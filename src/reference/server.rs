@@ -11,6 +11,7 @@ use super::session::{Change, SessionState};
 use super::shared_auth::SharedAuth;
 use super::store::Store;
 use crate::jsonrpc::DEFAULT_MAX_LINE;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use tokio::sync::broadcast;
 
@@ -49,6 +50,9 @@ pub struct Server {
     /// mutations (several HTTP sessions) apply one after the other and none
     /// overwrites another's change.
     mutations: Mutex<()>,
+    /// Pages after the first served by `tools/list`, for the
+    /// `grouping-membership-unstable` fault.
+    later_pages: AtomicU64,
 }
 
 impl Server {
@@ -66,6 +70,7 @@ impl Server {
             shared_auth,
             changes,
             mutations: Mutex::new(()),
+            later_pages: AtomicU64::new(0),
         }
     }
 
@@ -130,6 +135,11 @@ impl Server {
 
     pub(crate) fn store(&self) -> MutexGuard<'_, Store> {
         self.store.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Counts a `tools/list` page after the first; true every other time.
+    pub(crate) fn odd_later_page(&self) -> bool {
+        self.later_pages.fetch_add(1, Ordering::Relaxed) % 2 == 1
     }
 
     pub(crate) fn list_ttl_ms(&self) -> u64 {
