@@ -114,7 +114,7 @@ faults! {
     GroupingCursorIgnored = "grouping-cursor-ignored": "groups/list ignores `cursor` and answers the first page again",
     GroupingListChangedUndeclared = "grouping-list-changed-undeclared": "groups listChanged is declared false (extension and filtering.groups), yet group changes still emit notifications/groups/list_changed",
     GroupingMembershipString = "grouping-membership-string": "`_meta` membership is one comma-separated string instead of an array of group names",
-    GroupingMembershipUnstable = "grouping-membership-unstable": "tools/list pages after the first drop their `_meta` membership on every other request (a membership cache rebuilt on alternate requests)",
+    GroupingMembershipUnstable = "grouping-membership-unstable": "every second walk of tools/list drops the `_meta` membership of its pages after the first (a membership cache emptied when a walk starts)",
 }
 
 impl fmt::Display for Fault {

@@ -50,9 +50,9 @@ pub struct Server {
     /// mutations (several HTTP sessions) apply one after the other and none
     /// overwrites another's change.
     mutations: Mutex<()>,
-    /// Pages after the first served by `tools/list`, for the
+    /// First pages served by `tools/list` (walks started), for the
     /// `grouping-membership-unstable` fault.
-    later_pages: AtomicU64,
+    walks: AtomicU64,
 }
 
 impl Server {
@@ -70,7 +70,7 @@ impl Server {
             shared_auth,
             changes,
             mutations: Mutex::new(()),
-            later_pages: AtomicU64::new(0),
+            walks: AtomicU64::new(0),
         }
     }
 
@@ -137,9 +137,14 @@ impl Server {
         self.store.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Counts a `tools/list` page after the first; true every other time.
-    pub(crate) fn odd_later_page(&self) -> bool {
-        self.later_pages.fetch_add(1, Ordering::Relaxed) % 2 == 1
+    /// Counts a `tools/list` walk when its first page is served.
+    pub(crate) fn start_walk(&self) {
+        self.walks.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Whether the latest walk is an even-numbered one (the second, fourth…).
+    pub(crate) fn even_walk(&self) -> bool {
+        self.walks.load(Ordering::Relaxed) % 2 == 0
     }
 
     pub(crate) fn list_ttl_ms(&self) -> u64 {

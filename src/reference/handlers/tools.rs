@@ -124,11 +124,12 @@ pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
         },
     };
     let mut tools: Vec<Value> = docs.iter().map(|&d| entry(ctx, ctx.snap.tool(d))).collect();
-    if cursor_arg.is_some()
-        && ctx.has(Fault::GroupingMembershipUnstable)
-        && ctx.server.odd_later_page()
-    {
-        tools.iter_mut().for_each(grouping::strip);
+    if ctx.has(Fault::GroupingMembershipUnstable) {
+        match cursor_arg {
+            None => ctx.server.start_walk(),
+            Some(_) if ctx.server.even_walk() => tools.iter_mut().for_each(grouping::strip),
+            Some(_) => {}
+        }
     }
     let next = ctx.next_cursor(issue_scope, offset, tools.len(), total);
     if !filter.is_empty() && ctx.has(Fault::FilterEntriesStripped) {
