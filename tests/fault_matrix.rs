@@ -78,7 +78,13 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("category-counts-hidden", &["CAT-06"][..]),
         (
             "list-changed-missing",
-            &["SEP1821-LC-01", "SEP1300-LC-01", "X-05", "GRP-LC-01", "GRP-LC-03"][..],
+            &[
+                "SEP1821-LC-01",
+                "SEP1300-LC-01",
+                "X-05",
+                "GRP-LC-01",
+                "GRP-LC-03",
+            ][..],
         ),
         ("error-code-string", &["BASE-ERR-04", "BASE-SCHEMA-01"][..]),
         ("no-server-info", &["BASE-INIT-01", "BASE-SCHEMA-01"][..]),
@@ -125,7 +131,10 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
             "filter-entries-stripped",
             &["SEP1300-FLT-01", "SEP1300-FLT-02"][..],
         ),
-        ("groups-list-duplicates", &["SEP1300-GRP-01", "GRP-LIST-01"][..]),
+        (
+            "groups-list-duplicates",
+            &["SEP1300-GRP-01", "GRP-LIST-01"][..],
+        ),
         ("query-capability-missing", &["SEP1821-CAP-01"][..]),
         (
             "query-reveals-hidden",

@@ -978,7 +978,11 @@ const GROUPS_KEY: &str = "io.modelcontextprotocol/groups";
 fn membership(entry: &Value) -> Vec<String> {
     entry["_meta"][GROUPS_KEY]
         .as_array()
-        .map(|a| a.iter().filter_map(|n| n.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|n| n.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -1024,10 +1028,17 @@ fn grouping_extension_beside_sep1300_in_every_era() {
             .expect("sprint_planning");
         assert_eq!(membership(sprint), ["tasks"]);
         assert_eq!(sprint["title"], "Sprint Planning", "SEP-1300 fields stay");
-        assert!(groups.iter().find(|g| g["name"] == "spaces").expect("spaces")["_meta"].is_null());
+        assert!(groups
+            .iter()
+            .find(|g| g["name"] == "spaces")
+            .expect("spaces")["_meta"]
+            .is_null());
         let cursor = s.ok("groups/list", json!({}))["nextCursor"].clone();
         assert_eq!(
-            s.err("groups/list", json!({"cursor": format!("{}x", cursor.as_str().unwrap_or(""))}))["code"],
+            s.err(
+                "groups/list",
+                json!({"cursor": format!("{}x", cursor.as_str().unwrap_or(""))})
+            )["code"],
             -32602
         );
 
@@ -1036,16 +1047,29 @@ fn grouping_extension_beside_sep1300_in_every_era() {
             assert_eq!(json!(membership(t)), t["groups"], "{era}: {}", t["name"]);
         }
         let (prompts, _) = walk(&mut s, "prompts/list", "prompts");
-        let prompt = |name: &str| prompts.iter().find(|p| p["name"] == name).expect(name).clone();
+        let prompt = |name: &str| {
+            prompts
+                .iter()
+                .find(|p| p["name"] == name)
+                .expect(name)
+                .clone()
+        };
         assert_eq!(membership(&prompt("plan_sprint")), ["sprint_planning"]);
         assert!(prompt("translate_page").get("_meta").is_none(), "ungrouped");
         let (resources, _) = walk(&mut s, "resources/list", "resources");
-        assert_eq!(membership(&resources[0]), ["discovery"], "tool_descriptions");
+        assert_eq!(
+            membership(&resources[0]),
+            ["discovery"],
+            "tool_descriptions"
+        );
         let (templates, _) = walk(&mut s, "resources/templates/list", "resourceTemplates");
         assert_eq!(membership(&templates[0]), ["discovery"]);
         // tools/search items stay identical to their tools/list entries.
         let found = s.ok("tools/search", json!({"query": "page_create"}));
-        let listed = tools.iter().find(|t| t["name"] == "page_create").expect("page_create");
+        let listed = tools
+            .iter()
+            .find(|t| t["name"] == "page_create")
+            .expect("page_create");
         assert_eq!(&found["tools"][0], listed);
 
         if !s.stateless() {
@@ -1075,13 +1099,18 @@ fn grouping_extension_beside_sep1300_in_every_era() {
                 "{era}"
             );
             let (prompts, _) = walk(&mut s, "prompts/list", "prompts");
-            assert!(prompts.iter().all(|p| !membership(p).contains(&"sprint_planning".into())));
+            assert!(prompts
+                .iter()
+                .all(|p| !membership(p).contains(&"sprint_planning".into())));
             // An added group may nest under a declared group, never an undeclared one.
             for group in [
                 json!({"name": "x", "description": "d", "groups": ["nope"]}),
                 json!({"name": "projects_too", "description": "d", "groups": ["projects"]}),
             ] {
-                let r = s.request("conform/mutate", json!({"action": "add_group", "group": group}));
+                let r = s.request(
+                    "conform/mutate",
+                    json!({"action": "add_group", "group": group}),
+                );
                 assert_eq!(r.get("error").is_some(), group["name"] == "x", "{r}");
             }
         }

@@ -629,8 +629,10 @@ pub fn group_cycle(groups: &[Label]) -> Option<Vec<String>> {
                 Mark::Done => {}
                 Mark::OnPath => {
                     let from = path.iter().position(|(x, _)| *x == p).unwrap_or(0);
-                    let mut cycle: Vec<String> =
-                        path[from..].iter().map(|(x, _)| groups[*x].name.clone()).collect();
+                    let mut cycle: Vec<String> = path[from..]
+                        .iter()
+                        .map(|(x, _)| groups[*x].name.clone())
+                        .collect();
                     cycle.push(groups[p].name.clone());
                     return Some(cycle);
                 }
@@ -800,7 +802,10 @@ mod tests {
         assert_eq!(cat.groups[0].groups, ["tasks"]);
         let back = serde_json::to_value(&cat).expect("serialises");
         assert_eq!(back["prompts"][0]["groups"], json!(["pages"]));
-        assert!(back["prompts"][1].get("groups").is_none(), "empty is left out");
+        assert!(
+            back["prompts"][1].get("groups").is_none(),
+            "empty is left out"
+        );
 
         let mut bad = v.clone();
         bad["prompts"][0]["groups"] = json!(["nope"]);

@@ -144,7 +144,7 @@ impl Server {
 
     /// Whether the latest walk is an even-numbered one (the second, fourth…).
     pub(crate) fn even_walk(&self) -> bool {
-        self.walks.load(Ordering::Relaxed) % 2 == 0
+        self.walks.load(Ordering::Relaxed).is_multiple_of(2)
     }
 
     pub(crate) fn list_ttl_ms(&self) -> u64 {

@@ -58,7 +58,9 @@ pub fn entry(ctx: &Ctx<'_>, tool: &Tool) -> Value {
             m.remove("inputSchema");
         }
     }
-    if ctx.has(Fault::GroupingDanglingName) && ctx.snap.tools().next().is_some_and(|t| t.name == tool.name) {
+    if ctx.has(Fault::GroupingDanglingName)
+        && ctx.snap.tools().next().is_some_and(|t| t.name == tool.name)
+    {
         let mut names = grouping::names_of(&e);
         names.push(grouping::DANGLING_GROUP.into());
         grouping::set_names(&mut e, &names);
