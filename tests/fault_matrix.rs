@@ -159,6 +159,7 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("rate-limit-no-recovery", &["SEARCH-RATE-01"][..]),
         ("rate-limit-internal-error", &["SEARCH-RATE-01"][..]),
         ("grouping-capability-missing", &["GRP-DEG-01"][..]),
+        ("grouping-list-changed-string", &["GRP-CAP-01"][..]),
         ("grouping-dangling-name", &["GRP-MEM-02", "GRP-X-01"][..]),
         ("grouping-self-member", &["GRP-NEST-01"][..]),
         ("grouping-cycle", &["GRP-NEST-02"][..]),

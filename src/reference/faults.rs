@@ -107,6 +107,7 @@ faults! {
     RateLimitNoRecovery = "rate-limit-no-recovery": "with --rate-limit, a session's spent token bucket never refills: every request after the burst is refused",
     RateLimitInternalError = "rate-limit-internal-error": "with --rate-limit, requests over the limit get a bare -32603 \"Internal error\" that does not say why",
     GroupingCapabilityMissing = "grouping-capability-missing": "`_meta` group membership is served but capabilities.extensions[\"io.modelcontextprotocol/grouping\"] is not declared",
+    GroupingListChangedString = "grouping-list-changed-string": "capabilities.extensions[\"io.modelcontextprotocol/grouping\"].listChanged is the string \"true\"",
     GroupingDanglingName = "grouping-dangling-name": "the first tool's `_meta` membership also names `retired_group`, which groups/list does not list",
     GroupingSelfMember = "grouping-self-member": "the first group of groups/list names itself in its `_meta` membership",
     GroupingCycle = "grouping-cycle": "nested groups run in a cycle: the first group nested two deep (g -> p -> q) is also made q's parent",

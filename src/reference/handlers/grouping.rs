@@ -35,7 +35,11 @@ pub fn extensions(server: &Server) -> Option<Value> {
     if faults.has(Fault::GroupingCapabilityMissing) {
         return None;
     }
-    let list_changed = !faults.has(Fault::GroupingListChangedUndeclared);
+    let list_changed = if faults.has(Fault::GroupingListChangedString) {
+        json!("true")
+    } else {
+        json!(!faults.has(Fault::GroupingListChangedUndeclared))
+    };
     Some(json!({ EXTENSION: {"listChanged": list_changed} }))
 }
 
