@@ -80,7 +80,13 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("category-counts-hidden", &["CAT-06"][..]),
         (
             "list-changed-missing",
-            &["SEP1821-LC-01", "SEP1300-LC-01", "X-05"][..],
+            &[
+                "SEP1821-LC-01",
+                "SEP1300-LC-01",
+                "X-05",
+                "GRP-LC-01",
+                "GRP-LC-03",
+            ][..],
         ),
         ("error-code-string", &["BASE-ERR-04", "BASE-SCHEMA-01"][..]),
         ("no-server-info", &["BASE-INIT-01", "BASE-SCHEMA-01"][..]),
@@ -127,7 +133,10 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
             "filter-entries-stripped",
             &["SEP1300-FLT-01", "SEP1300-FLT-02"][..],
         ),
-        ("groups-list-duplicates", &["SEP1300-GRP-01"][..]),
+        (
+            "groups-list-duplicates",
+            &["SEP1300-GRP-01", "GRP-LIST-01"][..],
+        ),
         ("query-capability-missing", &["SEP1821-CAP-01"][..]),
         (
             "query-reveals-hidden",
@@ -151,6 +160,16 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("pd-describes-hidden", &["PD-READ-05", "PD-AUTH-05"][..]),
         ("rate-limit-no-recovery", &["SEARCH-RATE-01"][..]),
         ("rate-limit-internal-error", &["SEARCH-RATE-01"][..]),
+        ("grouping-capability-missing", &["GRP-DEG-01"][..]),
+        ("grouping-list-changed-string", &["GRP-CAP-01"][..]),
+        ("grouping-dangling-name", &["GRP-MEM-02", "GRP-X-01"][..]),
+        ("grouping-self-member", &["GRP-NEST-01"][..]),
+        ("grouping-cycle", &["GRP-NEST-02"][..]),
+        ("grouping-no-prompt-membership", &["GRP-MEM-01"][..]),
+        ("grouping-cursor-ignored", &["GRP-LIST-02"][..]),
+        ("grouping-list-changed-undeclared", &["GRP-LC-02"][..]),
+        ("grouping-membership-string", &["GRP-MEM-01"][..]),
+        ("grouping-membership-unstable", &["GRP-MEM-04"][..]),
     ])
 }
 

@@ -414,7 +414,8 @@ fn pd_lists_are_minimal_and_the_resource_is_documented() {
                 "inputSchema",
                 "groups",
                 "tags",
-                "annotations"
+                "annotations",
+                "_meta"
             ])));
         }
         let res = s.ok("resources/list", json!({}));
@@ -967,4 +968,151 @@ fn the_reference_catalog_loads_when_present() {
     s.fetch("list_categories");
     let cats = structured(&s.call("list_categories", json!({})));
     assert_eq!(cats["categories"].as_array().map(Vec::len), Some(18));
+}
+
+// ---------------------------------------------------------------- grouping
+
+const GROUPS_KEY: &str = "io.modelcontextprotocol/groups";
+
+/// `_meta["io.modelcontextprotocol/groups"]` of an entry (empty when absent).
+fn membership(entry: &Value) -> Vec<String> {
+    entry["_meta"][GROUPS_KEY]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|n| n.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every item of a paginated list, following cursors.
+fn walk(s: &mut Server, method: &str, key: &str) -> (Vec<Value>, usize) {
+    let mut items = Vec::new();
+    let mut params = json!({});
+    for pages in 1..100 {
+        let r = s.ok(method, params);
+        items.extend(r[key].as_array().cloned().unwrap_or_default());
+        match r["nextCursor"].as_str() {
+            Some(c) => params = json!({"cursor": c}),
+            None => return (items, pages),
+        }
+    }
+    panic!("{method}: pagination did not terminate");
+}
+
+#[test]
+fn grouping_extension_beside_sep1300_in_every_era() {
+    for era in ERAS {
+        // The embedded reference catalog: nested groups, grouped prompts and resources.
+        let mut s = Server::start_raw(&["--control".into()]);
+        s.connect(era);
+        let caps = if s.stateless() {
+            s.ok("server/discover", json!({}))["capabilities"].clone()
+        } else {
+            let r = s.request("initialize", json!({"protocolVersion": era, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}));
+            r["result"]["capabilities"].clone()
+        };
+        assert_eq!(
+            caps["extensions"]["io.modelcontextprotocol/grouping"],
+            json!({"listChanged": true}),
+            "{era}"
+        );
+        assert_eq!(caps["filtering"]["groups"]["listChanged"], true, "{era}");
+
+        let (groups, pages) = walk(&mut s, "groups/list", "groups");
+        assert_eq!((groups.len(), pages), (17, 2), "{era}: 10 groups a page");
+        let sprint = groups
+            .iter()
+            .find(|g| g["name"] == "sprint_planning")
+            .expect("sprint_planning");
+        assert_eq!(membership(sprint), ["tasks"]);
+        assert_eq!(sprint["title"], "Sprint Planning", "SEP-1300 fields stay");
+        assert!(groups
+            .iter()
+            .find(|g| g["name"] == "spaces")
+            .expect("spaces")["_meta"]
+            .is_null());
+        let cursor = s.ok("groups/list", json!({}))["nextCursor"].clone();
+        assert_eq!(
+            s.err(
+                "groups/list",
+                json!({"cursor": format!("{}x", cursor.as_str().unwrap_or(""))})
+            )["code"],
+            -32602
+        );
+
+        let (tools, _) = walk(&mut s, "tools/list", "tools");
+        for t in &tools {
+            assert_eq!(json!(membership(t)), t["groups"], "{era}: {}", t["name"]);
+        }
+        let (prompts, _) = walk(&mut s, "prompts/list", "prompts");
+        let prompt = |name: &str| {
+            prompts
+                .iter()
+                .find(|p| p["name"] == name)
+                .expect(name)
+                .clone()
+        };
+        assert_eq!(membership(&prompt("plan_sprint")), ["sprint_planning"]);
+        assert!(prompt("translate_page").get("_meta").is_none(), "ungrouped");
+        let (resources, _) = walk(&mut s, "resources/list", "resources");
+        assert_eq!(
+            membership(&resources[0]),
+            ["discovery"],
+            "tool_descriptions"
+        );
+        let (templates, _) = walk(&mut s, "resources/templates/list", "resourceTemplates");
+        assert_eq!(membership(&templates[0]), ["discovery"]);
+        // tools/search items stay identical to their tools/list entries.
+        let found = s.ok("tools/search", json!({"query": "page_create"}));
+        let listed = tools
+            .iter()
+            .find(|t| t["name"] == "page_create")
+            .expect("page_create");
+        assert_eq!(&found["tools"][0], listed);
+
+        if !s.stateless() {
+            // Removing a group takes it out of every kind's membership and
+            // announces each list whose membership changed.
+            s.notes.clear();
+            s.ok(
+                "conform/mutate",
+                json!({"action": "remove_group", "name": "sprint_planning"}),
+            );
+            let mut notes: Vec<String> = s
+                .notes
+                .drain(..)
+                .map(|n| n["method"].as_str().unwrap_or("").to_string())
+                .collect();
+            while let Some(n) = s.recv_within(std::time::Duration::from_millis(300)) {
+                notes.push(n["method"].as_str().unwrap_or("").to_string());
+            }
+            assert_eq!(
+                notes,
+                [
+                    "notifications/tools/list_changed",
+                    "notifications/prompts/list_changed",
+                    "notifications/resources/list_changed",
+                    "notifications/groups/list_changed"
+                ],
+                "{era}"
+            );
+            let (prompts, _) = walk(&mut s, "prompts/list", "prompts");
+            assert!(prompts
+                .iter()
+                .all(|p| !membership(p).contains(&"sprint_planning".into())));
+            // An added group may nest under a declared group, never an undeclared one.
+            for group in [
+                json!({"name": "x", "description": "d", "groups": ["nope"]}),
+                json!({"name": "projects_too", "description": "d", "groups": ["projects"]}),
+            ] {
+                let r = s.request(
+                    "conform/mutate",
+                    json!({"action": "add_group", "group": group}),
+                );
+                assert_eq!(r.get("error").is_some(), group["name"] == "x", "{r}");
+            }
+        }
+    }
 }

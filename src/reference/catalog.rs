@@ -101,7 +101,8 @@ pub struct Category {
     pub description: String,
 }
 
-/// A group or a tag: both carry the same three fields.
+/// A group or a tag: both carry the same three fields; a group may also
+/// belong to other groups (the grouping extension's nested groups).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Label {
     pub name: String,
@@ -109,6 +110,9 @@ pub struct Label {
     pub title: String,
     #[serde(default)]
     pub description: String,
+    /// The groups this group belongs to (groups only; a tag has none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
 }
 
 /// A tool as the catalog file spells it.
@@ -398,6 +402,9 @@ pub struct Prompt {
     pub arguments: Vec<PromptArgument>,
     #[serde(default)]
     pub template: String,
+    /// The groups the prompt belongs to (grouping extension membership).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -412,6 +419,9 @@ pub struct Resource {
     pub mime_type: String,
     #[serde(default)]
     pub text: String,
+    /// The groups the resource belongs to (grouping extension membership).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
 }
 
 fn text_plain() -> String {
@@ -437,6 +447,10 @@ pub struct Catalog {
     pub prompts: Vec<Prompt>,
     #[serde(default)]
     pub resources: Vec<Resource>,
+    /// The groups of the server's own `tool_descriptions` resource and its
+    /// template (grouping extension membership).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_descriptions_groups: Vec<String>,
 }
 
 /// Why a catalog was refused.
@@ -462,6 +476,14 @@ pub enum CatalogError {
     },
     #[error("tool {tool:?}: inputSchema must be a JSON object with \"type\": \"object\"")]
     BadSchema { tool: String },
+    #[error("{owner} belongs to group {name:?}, which the catalog does not declare")]
+    UndeclaredGroup { owner: String, name: String },
+    #[error("tag {tag:?} names groups; only groups can belong to groups")]
+    TagInGroup { tag: String },
+    #[error("group {0:?} belongs to itself")]
+    SelfMember(String),
+    #[error("groups belong to each other in a cycle: {}", .0.join(" -> "))]
+    GroupCycle(Vec<String>),
 }
 
 impl Catalog {
@@ -490,7 +512,51 @@ impl Catalog {
         for tool in &self.tools {
             self.validate_tool(tool)?;
         }
-        Ok(())
+        self.validate_membership()
+    }
+
+    /// Checks the grouping extension's membership: every named group is
+    /// declared, and groups nest without self-reference or cycles.
+    fn validate_membership(&self) -> Result<(), CatalogError> {
+        let declared = |owner: String, names: &[String]| -> Result<(), CatalogError> {
+            match names
+                .iter()
+                .find(|n| !self.groups.iter().any(|g| g.name == **n))
+            {
+                Some(name) => Err(CatalogError::UndeclaredGroup {
+                    owner,
+                    name: name.clone(),
+                }),
+                None => Ok(()),
+            }
+        };
+        for t in &self.tags {
+            if !t.groups.is_empty() {
+                return Err(CatalogError::TagInGroup {
+                    tag: t.name.clone(),
+                });
+            }
+        }
+        for g in &self.groups {
+            if g.groups.contains(&g.name) {
+                return Err(CatalogError::SelfMember(g.name.clone()));
+            }
+            declared(format!("group {:?}", g.name), &g.groups)?;
+        }
+        for p in &self.prompts {
+            declared(format!("prompt {:?}", p.name), &p.groups)?;
+        }
+        for r in &self.resources {
+            declared(format!("resource {:?}", r.uri), &r.groups)?;
+        }
+        declared(
+            "the tool_descriptions resource".into(),
+            &self.tool_descriptions_groups,
+        )?;
+        match group_cycle(&self.groups) {
+            Some(cycle) => Err(CatalogError::GroupCycle(cycle)),
+            None => Ok(()),
+        }
     }
 
     /// Checks one tool against this catalog's declarations.
@@ -522,6 +588,62 @@ impl Catalog {
     pub fn category(&self, id: &str) -> Option<&Category> {
         self.categories.iter().find(|c| c.id == id)
     }
+}
+
+/// A cycle among nested groups (`a -> b -> a`), if there is one: a
+/// depth-first walk that meets a group still on its own path.
+pub fn group_cycle(groups: &[Label]) -> Option<Vec<String>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        OnPath,
+        Done,
+    }
+    let index: HashMap<&str, usize> = groups
+        .iter()
+        .enumerate()
+        .map(|(i, g)| (g.name.as_str(), i))
+        .collect();
+    let mut mark = vec![Mark::New; groups.len()];
+    for start in 0..groups.len() {
+        if mark[start] != Mark::New {
+            continue;
+        }
+        // (group, next parent to visit); an explicit stack, so a deep
+        // nesting cannot overflow the call stack.
+        let mut path: Vec<(usize, usize)> = vec![(start, 0)];
+        mark[start] = Mark::OnPath;
+        while let Some(top) = path.last_mut() {
+            let (g, next) = *top;
+            top.1 += 1;
+            let Some(parent) = groups[g].groups.get(next) else {
+                mark[g] = Mark::Done;
+                path.pop();
+                continue;
+            };
+            // Undeclared parents are reported by the caller's own check.
+            let Some(&p) = index.get(parent.as_str()) else {
+                continue;
+            };
+            match mark[p] {
+                Mark::Done => {}
+                Mark::OnPath => {
+                    let from = path.iter().position(|(x, _)| *x == p).unwrap_or(0);
+                    let mut cycle: Vec<String> = path[from..]
+                        .iter()
+                        .map(|(x, _)| groups[*x].name.clone())
+                        .collect();
+                    cycle.push(groups[p].name.clone());
+                    return Some(cycle);
+                }
+                Mark::New => {
+                    mark[p] = Mark::OnPath;
+                    path.push((p, 0));
+                }
+            }
+        }
+    }
+    None
 }
 
 fn undeclared(tool: &Tool, kind: &'static str, name: &str) -> CatalogError {
@@ -667,6 +789,69 @@ mod tests {
                 other => panic!("expected undeclared {kind}, got {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn membership_names_declared_groups_that_nest_without_cycles() {
+        let mut v = mini_value();
+        v["groups"][0]["groups"] = json!(["tasks"]);
+        v["prompts"][0]["groups"] = json!(["pages"]);
+        v["resources"][0]["groups"] = json!(["discovery"]);
+        v["tool_descriptions_groups"] = json!(["discovery"]);
+        let cat = load(&v).expect("nested groups load");
+        assert_eq!(cat.groups[0].groups, ["tasks"]);
+        let back = serde_json::to_value(&cat).expect("serialises");
+        assert_eq!(back["prompts"][0]["groups"], json!(["pages"]));
+        assert!(
+            back["prompts"][1].get("groups").is_none(),
+            "empty is left out"
+        );
+
+        let mut bad = v.clone();
+        bad["prompts"][0]["groups"] = json!(["nope"]);
+        let err = load(&bad).expect_err("undeclared");
+        assert!(matches!(err, CatalogError::UndeclaredGroup { .. }), "{err}");
+        let mut bad = v.clone();
+        bad["groups"][1]["groups"] = json!([bad["groups"][1]["name"].clone()]);
+        assert!(matches!(load(&bad), Err(CatalogError::SelfMember(_))));
+        let mut bad = v.clone();
+        let first = bad["groups"][0]["name"].clone();
+        let tasks = bad["groups"]
+            .as_array_mut()
+            .and_then(|g| g.iter_mut().find(|g| g["name"] == "tasks"))
+            .expect("tasks group");
+        tasks["groups"] = json!([first]);
+        let err = load(&bad).expect_err("cycle");
+        assert_eq!(
+            err.to_string(),
+            "groups belong to each other in a cycle: pages -> tasks -> pages"
+        );
+        let mut bad = v.clone();
+        bad["tags"][0]["groups"] = json!(["pages"]);
+        assert!(matches!(load(&bad), Err(CatalogError::TagInGroup { .. })));
+    }
+
+    #[test]
+    fn cycles_are_found_however_deep() {
+        let chain = |n: usize, closed: bool| -> Vec<Label> {
+            (0..n)
+                .map(|i| Label {
+                    name: format!("g{i}"),
+                    title: String::new(),
+                    description: String::new(),
+                    groups: if i + 1 < n {
+                        vec![format!("g{}", i + 1)]
+                    } else if closed {
+                        vec!["g0".into()]
+                    } else {
+                        Vec::new()
+                    },
+                })
+                .collect()
+        };
+        assert_eq!(group_cycle(&chain(100_000, false)), None);
+        let cycle = group_cycle(&chain(5, true)).expect("cycle");
+        assert_eq!(cycle, ["g0", "g1", "g2", "g3", "g4", "g0"]);
     }
 
     #[test]

@@ -252,6 +252,7 @@ pub fn generate(n: usize, seed: u64) -> Catalog {
         tools,
         prompts: prompts(),
         resources: resources(&mut rng),
+        tool_descriptions_groups: Vec::new(),
     }
 }
 
@@ -292,6 +293,7 @@ fn label(name: &str, title: &str, desc: &str) -> Label {
         name: name.into(),
         title: title.into(),
         description: desc.into(),
+        groups: Vec::new(),
     }
 }
 
@@ -457,6 +459,7 @@ fn prompts() -> Vec<Prompt> {
                 required: true,
             }],
             template: format!("Please {p} {{{{target}}}}."),
+            groups: Vec::new(),
         })
         .collect()
 }
@@ -472,6 +475,7 @@ fn resources(rng: &mut Rng) -> Vec<Resource> {
                 description: format!("How to use the {cat} tools"),
                 mime_type: "text/markdown".into(),
                 text: format!("# {name}\n\n{desc}. Guide number {i}."),
+                groups: Vec::new(),
             }
         })
         .collect()

@@ -106,6 +106,16 @@ faults! {
     PdDescribesHidden = "pd-describes-hidden": "tool_descriptions describes (and authorizes) tools hidden from the caller's tools/list",
     RateLimitNoRecovery = "rate-limit-no-recovery": "with --rate-limit, a session's spent token bucket never refills: every request after the burst is refused",
     RateLimitInternalError = "rate-limit-internal-error": "with --rate-limit, requests over the limit get a bare -32603 \"Internal error\" that does not say why",
+    GroupingCapabilityMissing = "grouping-capability-missing": "`_meta` group membership is served but capabilities.extensions[\"io.modelcontextprotocol/grouping\"] is not declared",
+    GroupingListChangedString = "grouping-list-changed-string": "capabilities.extensions[\"io.modelcontextprotocol/grouping\"].listChanged is the string \"true\"",
+    GroupingDanglingName = "grouping-dangling-name": "the first tool's `_meta` membership also names `retired_group`, which groups/list does not list",
+    GroupingSelfMember = "grouping-self-member": "the first group of groups/list names itself in its `_meta` membership",
+    GroupingCycle = "grouping-cycle": "nested groups run in a cycle: the first group nested two deep (g -> p -> q) is also made q's parent",
+    GroupingNoPromptMembership = "grouping-no-prompt-membership": "prompts/list entries carry no `_meta` group membership",
+    GroupingCursorIgnored = "grouping-cursor-ignored": "groups/list ignores `cursor` and answers the first page again",
+    GroupingListChangedUndeclared = "grouping-list-changed-undeclared": "groups listChanged is declared false (extension and filtering.groups), yet group changes still emit notifications/groups/list_changed",
+    GroupingMembershipString = "grouping-membership-string": "`_meta` membership is one comma-separated string instead of an array of group names",
+    GroupingMembershipUnstable = "grouping-membership-unstable": "every second walk of tools/list drops the `_meta` membership of its pages after the first (a membership cache emptied when a walk starts)",
 }
 
 impl fmt::Display for Fault {

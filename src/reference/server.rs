@@ -11,6 +11,7 @@ use super::session::{Change, SessionState};
 use super::shared_auth::SharedAuth;
 use super::store::Store;
 use crate::jsonrpc::DEFAULT_MAX_LINE;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use tokio::sync::broadcast;
 
@@ -49,6 +50,9 @@ pub struct Server {
     /// mutations (several HTTP sessions) apply one after the other and none
     /// overwrites another's change.
     mutations: Mutex<()>,
+    /// First pages served by `tools/list` (walks started), for the
+    /// `grouping-membership-unstable` fault.
+    walks: AtomicU64,
 }
 
 impl Server {
@@ -66,6 +70,7 @@ impl Server {
             shared_auth,
             changes,
             mutations: Mutex::new(()),
+            walks: AtomicU64::new(0),
         }
     }
 
@@ -130,6 +135,16 @@ impl Server {
 
     pub(crate) fn store(&self) -> MutexGuard<'_, Store> {
         self.store.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Counts a `tools/list` walk when its first page is served.
+    pub(crate) fn start_walk(&self) {
+        self.walks.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Whether the latest walk is an even-numbered one (the second, fourth…).
+    pub(crate) fn even_walk(&self) -> bool {
+        self.walks.load(Ordering::Relaxed).is_multiple_of(2)
     }
 
     pub(crate) fn list_ttl_ms(&self) -> u64 {

@@ -20,6 +20,11 @@ pub struct Change {
     /// notifications inline, after the response).
     pub origin: u64,
     pub tools: bool,
+    /// A prompt's or resource's group membership changed (the grouping
+    /// extension announces membership changes with the primitive's own
+    /// list_changed).
+    pub prompts: bool,
+    pub resources: bool,
     pub groups: bool,
     pub tags: bool,
 }
@@ -90,6 +95,8 @@ impl SessionState {
     pub fn notifications_for(&self, change: &Change) -> Vec<Value> {
         let kinds = [
             ("notifications/tools/list_changed", change.tools),
+            ("notifications/prompts/list_changed", change.prompts),
+            ("notifications/resources/list_changed", change.resources),
             ("notifications/groups/list_changed", change.groups),
             ("notifications/tags/list_changed", change.tags),
         ];
@@ -104,6 +111,8 @@ impl SessionState {
             for sub in &self.subscriptions {
                 let wanted = match method {
                     "notifications/tools/list_changed" => sub.tools,
+                    "notifications/prompts/list_changed" => sub.prompts,
+                    "notifications/resources/list_changed" => sub.resources,
                     "notifications/groups/list_changed" => sub.groups,
                     _ => sub.tags,
                 };
@@ -127,8 +136,8 @@ mod tests {
         let change = Change {
             origin: 0,
             tools: true,
-            groups: false,
             tags: true,
+            ..Change::default()
         };
         assert!(s.notifications_for(&change).is_empty());
         s.protocol = Some("2025-11-25");

@@ -274,7 +274,7 @@ type Helper = (&'static str, fn(Arguments) -> HelperResult);
 
 /// The helper functions documented in scenarios/README.md.
 fn register_helpers(ctx: &mut Context) {
-    let helpers: [Helper; 18] = [
+    let helpers: [Helper; 19] = [
         ("same_set", same_set),
         ("subset", subset),
         ("unique", unique),
@@ -293,6 +293,7 @@ fn register_helpers(ctx: &mut Context) {
         ("schema_errors", schema_errors),
         ("url_encode", url_encode),
         ("sum", sum),
+        ("reachable", reachable),
     ];
     for (name, f) in helpers {
         // A name clash with the standard library would be a programming error
@@ -637,6 +638,39 @@ fn sum(args: Arguments) -> HelperResult {
     Ok(CelValue::Float(total))
 }
 
+/// The nodes reachable from `start` in one or more steps along `edges`, a
+/// list of `[from, to]` pairs, in the order they are first reached; `start`
+/// is in it only when it lies on a cycle. CEL has no recursion, so a
+/// transitive walk (nested groups, their cycles) needs this helper.
+fn reachable(args: Arguments) -> HelperResult {
+    let a = args_json("reachable", &args, 2)?;
+    let mut next: std::collections::HashMap<String, Vec<&Value>> = Default::default();
+    for edge in list_arg("reachable", &a[0])? {
+        match edge.as_array().map(Vec::as_slice) {
+            Some([from, to]) => next.entry(canonical(from)).or_default().push(to),
+            _ => {
+                return Err(ExecutionError::function_error(
+                    "reachable",
+                    format!("expects edges as [from, to] pairs, got {edge}"),
+                ))
+            }
+        }
+    }
+    let mut seen = BTreeSet::new();
+    let mut found: Vec<Value> = Vec::new();
+    let mut todo = vec![canonical(&a[1])];
+    while let Some(node) = todo.pop() {
+        for to in next.get(&node).into_iter().flatten() {
+            let key = canonical(to);
+            if seen.insert(key.clone()) {
+                found.push((*to).clone());
+                todo.push(key);
+            }
+        }
+    }
+    from_json(&Value::Array(found))
+}
+
 /// Violations of a schema definition (`schema_errors(init, 'InitializeResult')`).
 fn schema_errors(args: Arguments) -> HelperResult {
     let a = args_json("schema_errors", &args, 2)?;
@@ -728,6 +762,9 @@ mod tests {
             "url_encode('a b/c') == 'a%20b%2Fc'",
             "sum([1, 2, 3]) == 6 && sum([0.5, 1]) == 1.5",
             "type(x[0]) == int && x[0] > -1",
+            "same_set(reachable([['a', 'b'], ['b', 'c'], ['d', 'a']], 'a'), ['b', 'c'])",
+            "'a' in reachable([['a', 'b'], ['b', 'c'], ['c', 'a']], 'a') && reachable([], 'a') == []",
+            "!('a' in reachable([['a', 'b'], ['b', 'b']], 'a'))",
         ] {
             assert_eq!(eval_bool(expr, &bindings), Ok(true), "{expr}");
         }
@@ -747,6 +784,10 @@ mod tests {
         ));
         assert!(matches!(
             eval("same_set(1)", &empty),
+            Err(ExprError::Eval(_))
+        ));
+        assert!(matches!(
+            eval("reachable([['a']], 'a')", &empty),
             Err(ExprError::Eval(_))
         ));
     }

@@ -49,6 +49,9 @@ pub fn capabilities(server: &Server) -> Value {
         "resources": {"listChanged": true, "search": true},
         "filtering": {"groups": {"listChanged": true}, "tags": {"listChanged": true}},
     });
+    if let Some(extensions) = super::grouping::extensions(server) {
+        caps["extensions"] = extensions;
+    }
     if server.config().control {
         caps["experimental"]["mcp-conform/control"] = json!({});
     }
@@ -71,6 +74,11 @@ pub fn capabilities(server: &Server) -> Value {
     if faults.has(Fault::FilteringCapabilityMissing) {
         if let Value::Object(c) = &mut caps {
             c.remove("filtering");
+        }
+    }
+    if faults.has(Fault::GroupingListChangedUndeclared) {
+        if let Some(lc) = caps.pointer_mut("/filtering/groups/listChanged") {
+            *lc = json!(false);
         }
     }
     if faults.has(Fault::FilteringListChangedString) {

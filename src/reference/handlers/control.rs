@@ -5,7 +5,10 @@
 //!
 //! Adding a tool that names a group or tag the catalog does not declare
 //! declares it (and announces the group/tag list change); removing a group
-//! or tag also removes it from every tool.
+//! or tag also removes it from every tool, and a group from every prompt,
+//! resource and group that belongs to it (each list whose membership
+//! changed is announced, as the grouping extension asks). An added group
+//! may belong to groups: `group: {name, title?, description?, groups?}`.
 
 use super::Ctx;
 use crate::reference::catalog::{Catalog, Label, Tool};
@@ -51,6 +54,7 @@ pub fn mutate(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
             remove_label(&mut catalog.groups, name, "group")?;
             change.groups = true;
             change.tools = strip(&mut catalog.tools, name, Which::Group);
+            strip_membership(&mut catalog, name, &mut change);
         }
         "remove_tag" => {
             let name = p.req_str("name")?;
@@ -109,6 +113,7 @@ fn declared(name: &str) -> Label {
         name: name.to_string(),
         title: String::new(),
         description: format!("Declared when a tool named it ({name})."),
+        groups: Vec::new(),
     }
 }
 
@@ -140,6 +145,26 @@ fn remove_label(list: &mut Vec<Label>, name: &str, kind: &str) -> Result<(), Rpc
         )));
     }
     Ok(())
+}
+
+/// Takes a removed group out of the membership of prompts, resources,
+/// groups and the `tool_descriptions` resource.
+fn strip_membership(catalog: &mut Catalog, name: &str, change: &mut Change) {
+    let drop = |list: &mut Vec<String>| {
+        let before = list.len();
+        list.retain(|g| g != name);
+        list.len() != before
+    };
+    for p in &mut catalog.prompts {
+        change.prompts |= drop(&mut p.groups);
+    }
+    for r in &mut catalog.resources {
+        change.resources |= drop(&mut r.groups);
+    }
+    change.resources |= drop(&mut catalog.tool_descriptions_groups);
+    for g in &mut catalog.groups {
+        drop(&mut g.groups);
+    }
 }
 
 /// Which label list of a tool to edit.

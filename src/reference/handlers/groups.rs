@@ -1,6 +1,8 @@
-//! SEP-1300 `groups/list` and `tags/list`.
+//! `groups/list` (SEP-1300 and the grouping extension at once: see
+//! `grouping.rs`) and SEP-1300 `tags/list`.
 
-use super::{paged_list, Ctx};
+use super::grouping::{self, GROUPS_PAGE};
+use super::{paged_list, paged_list_of, Ctx};
 use crate::reference::catalog::Label;
 use crate::reference::error::RpcError;
 use crate::reference::faults::Fault;
@@ -17,15 +19,30 @@ fn entry(label: &Label) -> Value {
     Value::Object(e)
 }
 
+/// A group as `groups/list` shows it: SEP-1300's fields plus the
+/// extension's nested membership.
+fn group_entry(group: &Label) -> Value {
+    let mut e = entry(group);
+    grouping::attach(&mut e, group.groups.iter().map(String::as_str));
+    e
+}
+
 pub fn groups(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
-    let cursor = p.cursor()?;
-    let mut items: Vec<Value> = ctx.snap.catalog.groups.iter().map(entry).collect();
+    let mut cursor = p.cursor()?;
+    if ctx.has(Fault::GroupingCursorIgnored) {
+        cursor = None;
+    }
+    let mut items: Vec<Value> = ctx.snap.catalog.groups.iter().map(group_entry).collect();
+    grouping::group_faults(ctx, &mut items);
+    for item in &mut items {
+        grouping::serve(ctx, item);
+    }
     if ctx.has(Fault::GroupsListDuplicates) {
         if let Some(first) = items.first().cloned() {
             items.push(first);
         }
     }
-    paged_list(ctx, "groups", items, cursor)
+    paged_list_of(ctx, "groups", items, cursor, GROUPS_PAGE)
 }
 
 pub fn tags(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {

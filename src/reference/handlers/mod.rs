@@ -4,6 +4,7 @@
 pub mod base;
 pub mod category;
 pub mod control;
+pub mod grouping;
 pub mod groups;
 pub mod progressive;
 pub mod prompts;
@@ -116,16 +117,27 @@ pub fn with_next(mut result: Value, next: Option<String>) -> Value {
     result
 }
 
-/// A paginated list of pre-built items.
+/// A paginated list of pre-built items, [`LIST_PAGE`] a page.
 pub fn paged_list(
     ctx: &Ctx<'_>,
     key: &str,
     items: Vec<Value>,
     cursor: Option<&str>,
 ) -> Result<Value, RpcError> {
+    paged_list_of(ctx, key, items, cursor, LIST_PAGE)
+}
+
+/// A paginated list of pre-built items, `page` a page.
+pub fn paged_list_of(
+    ctx: &Ctx<'_>,
+    key: &str,
+    items: Vec<Value>,
+    cursor: Option<&str>,
+    page: usize,
+) -> Result<Value, RpcError> {
     let scope = unscoped();
     let offset = ctx.resume(cursor, scope)?;
-    let w = window(offset, LIST_PAGE, items.len());
+    let w = window(offset, page, items.len());
     let total = items.len();
     let page: Vec<Value> = items
         .into_iter()

@@ -3,7 +3,7 @@
 //! resource and the catalog's own), and the per-session authorization that
 //! `tools/call` checks.
 
-use super::{paged_list, Ctx};
+use super::{grouping, paged_list, Ctx};
 use crate::reference::catalog::{Resource, Tool};
 use crate::reference::era::Era;
 use crate::reference::error::{RpcError, TOOL_DESCRIPTION_REQUIRED};
@@ -43,7 +43,9 @@ fn resource_entry(r: &Resource) -> Value {
     }
     e.insert("description".into(), json!(r.description));
     e.insert("mimeType".into(), json!(r.mime_type));
-    Value::Object(e)
+    let mut e = Value::Object(e);
+    grouping::attach(&mut e, r.groups.iter().map(String::as_str));
+    e
 }
 
 pub fn tool_descriptions_entry() -> Value {
@@ -63,9 +65,15 @@ pub fn resource_entries(ctx: &Ctx<'_>) -> Vec<Value> {
         td["name"] = json!(TERSE_NAME);
         td["description"] = json!(TERSE_DESCRIPTION);
     }
-    std::iter::once(td)
+    let groups = &ctx.snap.catalog.tool_descriptions_groups;
+    grouping::attach(&mut td, groups.iter().map(String::as_str));
+    let mut entries: Vec<Value> = std::iter::once(td)
         .chain(ctx.snap.catalog.resources.iter().map(resource_entry))
-        .collect()
+        .collect();
+    for e in &mut entries {
+        grouping::serve(ctx, e);
+    }
+    entries
 }
 
 pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
@@ -86,12 +94,15 @@ pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
 pub fn templates(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     let cursor = p.cursor()?;
     let terse = ctx.has(Fault::PdTerseResource);
-    let template = json!({
+    let mut template = json!({
         "uriTemplate": TOOL_DESCRIPTIONS_TEMPLATE,
         "name": if terse { TERSE_NAME } else { TOOL_DESCRIPTIONS_NAME },
         "description": if terse { TERSE_DESCRIPTION } else { WORKFLOW },
         "mimeType": "application/json",
     });
+    let groups = &ctx.snap.catalog.tool_descriptions_groups;
+    grouping::attach(&mut template, groups.iter().map(String::as_str));
+    grouping::serve(ctx, &mut template);
     paged_list(ctx, "resourceTemplates", vec![template], cursor)
 }
 

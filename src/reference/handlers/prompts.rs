@@ -1,12 +1,14 @@
 //! `prompts/list` and `prompts/get`.
 
-use super::{paged_list, Ctx};
+use super::{grouping, paged_list, Ctx};
 use crate::reference::catalog::Prompt;
 use crate::reference::error::RpcError;
+use crate::reference::faults::Fault;
 use crate::reference::params::Params;
 use serde_json::{json, Map, Value};
 
-pub fn entry(p: &Prompt) -> Value {
+/// A prompt as `prompts/list` (and `prompts/search`) shows it.
+pub fn entry(ctx: &Ctx<'_>, p: &Prompt) -> Value {
     let mut e = Map::new();
     e.insert("name".into(), json!(p.name));
     if !p.title.is_empty() {
@@ -14,12 +16,23 @@ pub fn entry(p: &Prompt) -> Value {
     }
     e.insert("description".into(), json!(p.description));
     e.insert("arguments".into(), json!(p.arguments));
-    Value::Object(e)
+    let mut e = Value::Object(e);
+    if !ctx.has(Fault::GroupingNoPromptMembership) {
+        grouping::attach(&mut e, p.groups.iter().map(String::as_str));
+        grouping::serve(ctx, &mut e);
+    }
+    e
 }
 
 pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     let cursor = p.cursor()?;
-    let items = ctx.snap.catalog.prompts.iter().map(entry).collect();
+    let items = ctx
+        .snap
+        .catalog
+        .prompts
+        .iter()
+        .map(|x| entry(ctx, x))
+        .collect();
     paged_list(ctx, "prompts", items, cursor)
 }
 

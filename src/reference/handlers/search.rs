@@ -173,7 +173,7 @@ fn items(ctx: &Ctx<'_>, feature: Feature, docs: &[u32]) -> (&'static str, Vec<Va
                 "prompts",
                 docs.iter()
                     .filter_map(|&d| all.get(d as usize))
-                    .map(prompts::entry)
+                    .map(|x| prompts::entry(ctx, x))
                     .collect(),
             )
         }

@@ -1,7 +1,7 @@
 //! `tools/list` (with SEP-1821 `query`, SEP-1300 `filter`, pagination) and
 //! `tools/call`.
 
-use super::{category, progressive, window, with_next, Ctx, LIST_PAGE};
+use super::{category, grouping, progressive, window, with_next, Ctx, LIST_PAGE};
 use crate::reference::args;
 use crate::reference::catalog::Tool;
 use crate::reference::cursor;
@@ -25,7 +25,7 @@ pub fn minimal_schema() -> Value {
 /// A tool as `tools/list` (and every search) shows it.
 pub fn list_entry(tool: &Tool, full: bool) -> Value {
     // Room for every key below, so the map never regrows.
-    let mut e = Map::with_capacity(8);
+    let mut e = Map::with_capacity(10);
     e.insert("name".into(), json!(&*tool.name));
     if !tool.title.is_empty() {
         e.insert("title".into(), json!(&*tool.title));
@@ -44,7 +44,11 @@ pub fn list_entry(tool: &Tool, full: bool) -> Value {
     if !tool.annotations.is_null() {
         e.insert("annotations".into(), tool.annotations.value());
     }
-    Value::Object(e)
+    let mut e = Value::Object(e);
+    // The grouping extension's membership names the same groups as
+    // SEP-1300's `groups` field.
+    grouping::attach(&mut e, tool.groups.iter().map(|g| &**g));
+    e
 }
 
 pub fn entry(ctx: &Ctx<'_>, tool: &Tool) -> Value {
@@ -54,6 +58,14 @@ pub fn entry(ctx: &Ctx<'_>, tool: &Tool) -> Value {
             m.remove("inputSchema");
         }
     }
+    if ctx.has(Fault::GroupingDanglingName)
+        && ctx.snap.tools().next().is_some_and(|t| t.name == tool.name)
+    {
+        let mut names = grouping::names_of(&e);
+        names.push(grouping::DANGLING_GROUP.into());
+        grouping::set_names(&mut e, &names);
+    }
+    grouping::serve(ctx, &mut e);
     e
 }
 
@@ -114,6 +126,13 @@ pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
         },
     };
     let mut tools: Vec<Value> = docs.iter().map(|&d| entry(ctx, ctx.snap.tool(d))).collect();
+    if ctx.has(Fault::GroupingMembershipUnstable) {
+        match cursor_arg {
+            None => ctx.server.start_walk(),
+            Some(_) if ctx.server.even_walk() => tools.iter_mut().for_each(grouping::strip),
+            Some(_) => {}
+        }
+    }
     let next = ctx.next_cursor(issue_scope, offset, tools.len(), total);
     if !filter.is_empty() && ctx.has(Fault::FilterEntriesStripped) {
         for e in &mut tools {

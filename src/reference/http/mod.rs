@@ -231,6 +231,8 @@ async fn fan_out(app: Shared, mut changes: broadcast::Receiver<Change>) {
             Err(broadcast::error::RecvError::Lagged(_)) => Change {
                 origin: 0,
                 tools: true,
+                prompts: true,
+                resources: true,
                 groups: true,
                 tags: true,
             },
