@@ -181,7 +181,7 @@ pub fn main_job(args: RunArgs) -> Result<u8> {
         let target = match build_target(&args).await {
             Ok(t) => t,
             Err(e) => {
-                print_not_started(&format!("{e:#}"));
+                print_not_started(&format!("{e:#}"), args.url.is_some());
                 return Ok(EXIT_UNREACHABLE);
             }
         };
@@ -286,15 +286,22 @@ fn check_writable(path: &Path) -> Result<()> {
 }
 
 /// One block for a server that could not be started or reached.
-fn print_not_started(reason: &str) {
+fn print_not_started(reason: &str, over_http: bool) {
     eprintln!("error: the server could not be started or reached; nothing was tested");
     for line in reason.lines() {
         eprintln!("  {line}");
     }
-    eprintln!(
-        "hint: run the command by hand to see it start; a stdio server must read JSON-RPC \
-         on stdin and write only JSON-RPC to stdout (logs go to stderr)"
-    );
+    if over_http {
+        eprintln!(
+            "hint: check that the server listens on the --url address (scheme, host, port \
+             and path, e.g. http://127.0.0.1:3000/mcp) and answers POST requests there"
+        );
+    } else {
+        eprintln!(
+            "hint: run the command by hand to see it start; a stdio server must read JSON-RPC \
+             on stdin and write only JSON-RPC to stdout (logs go to stderr)"
+        );
+    }
     eprintln!("conformance result: NOT RUN");
 }
 
@@ -373,7 +380,7 @@ async fn run_and_report(
     let results = match outcome {
         Ok(r) => r,
         Err(e) => {
-            print_not_started(&e.to_string());
+            print_not_started(&e.to_string(), args.url.is_some());
             return Ok(EXIT_UNREACHABLE);
         }
     };

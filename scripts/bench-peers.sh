@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Wall time of the whole catalog against the servers MCP authors ship, in
+# one run: the npm server-everything and the PyPI `mcp` server over stdio
+# (every era they speak, the default run), the same with --isolate (a fresh
+# server per scenario, no probe-decided skips: what sharing saves), the
+# reference server (every era, and pinned to one), and the official
+# conformance suite (@modelcontextprotocol/conformance, Node) against
+# server-everything over HTTP, per scenario, beside ours over HTTP.
+#
+# Usage: scripts/bench-peers.sh [RUNS]   (default 3; writes reports/bench-peers.md)
+# Needs: a release build (built here), scripts/install-peers.sh done, npm.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS="${1:-3}"
+OUT=reports/bench-peers.md
+CONFORMANCE_VERSION=0.1.12 # the newest that runs on Node 20 (0.1.13+ need fs.globSync, Node 22)
+
+cargo build --release --locked --quiet
+BIN=target/release/mcp-conform
+EV=target/peers/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+PY=target/peers/python/bin/python
+[ -f "$EV" ] && [ -x "$PY" ] || { echo "peers missing: run scripts/install-peers.sh" >&2; exit 1; }
+
+CONF_DIR=target/peers/conformance
+if [ ! -x "$CONF_DIR/node_modules/.bin/conformance" ]; then
+  mkdir -p "$CONF_DIR"
+  (cd "$CONF_DIR" && npm install --silent --no-audit --no-fund "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" >/dev/null)
+fi
+CONF="$CONF_DIR/node_modules/.bin/conformance"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# min / median / max of RUNS wall times (seconds) of a command
+measure() {
+  local times=()
+  for _ in $(seq "$RUNS"); do
+    local t0 t1
+    t0=$(date +%s.%N)
+    "$@" >/dev/null 2>&1 || true
+    t1=$(date +%s.%N)
+    times+=("$(echo "$t1 - $t0" | bc)")
+  done
+  printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.2f / %.2f / %.2f", a[1], a[int((NR+1)/2)], a[NR]}'
+}
+
+row() { # label, command...
+  local label="$1"; shift
+  local m; m=$(measure "$@")
+  echo "| $label | $m |" | tee -a "$OUT.rows"
+}
+
+rm -f "$OUT.rows"
+# The notes section of the last report is kept.
+NOTES=""
+if [ -f "$OUT" ]; then NOTES=$(awk '/^## Notes/{keep=1; next} keep' "$OUT"); fi
+row "reference, every era (stdio)" "$BIN" -q
+row "reference, one era (stdio, --protocol-version 2026-07-28)" "$BIN" -q --protocol-version 2026-07-28
+row "server-everything (npm), every era it speaks (stdio)" "$BIN" -q -- node "$EV" stdio
+row "server-everything, --isolate (stdio)" "$BIN" -q --isolate -- node "$EV" stdio
+row "server-everything, --timeout-ms 2000 (stdio)" "$BIN" -q --timeout-ms 2000 -- node "$EV" stdio
+row "PyPI mcp server, every era it speaks (stdio)" "$BIN" -q -- "$PY" fixtures/peers/python_mcp_server.py
+row "PyPI mcp server, --isolate (stdio)" "$BIN" -q --isolate -- "$PY" fixtures/peers/python_mcp_server.py
+row "PyPI mcp server, --timeout-ms 2000 (stdio)" "$BIN" -q --timeout-ms 2000 -- "$PY" fixtures/peers/python_mcp_server.py
+
+# Over HTTP: ours and the official suite against the same server-everything.
+ours_http() {
+  local port; port=$(free_port)
+  PORT=$port "$BIN" -q --url "http://127.0.0.1:$port/mcp" -- node "$EV" streamableHttp
+}
+official_http() {
+  local port; port=$(free_port)
+  PORT=$port node "$EV" streamableHttp >/dev/null 2>&1 &
+  local pid=$!
+  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/mcp" && break; sleep 0.05; done
+  "$CONF" server --url "http://127.0.0.1:$port/mcp" -o "target/conformance-out" || true
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+}
+row "server-everything over HTTP: mcp-conform, every era ($("$BIN" --list | tail -1))" ours_http
+row "server-everything over HTTP: official suite $CONFORMANCE_VERSION (active suite)" official_http
+
+# Per-scenario times of the official suite (from its last run's output).
+OFFICIAL_SCENARIOS=$("$CONF" list 2>/dev/null | grep -c . || true)
+
+{
+  echo "# Whole-catalog wall time on the servers people ship"
+  echo
+  echo "\`scripts/bench-peers.sh $RUNS\` on $(date -u +%Y-%m-%d), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg);"
+  echo "release build, default options unless stated. Seconds, min / median / max of $RUNS runs."
+  echo
+  echo "| run | wall (s) |"
+  echo "|---|---:|"
+  cat "$OUT.rows"
+  echo
+  echo "The official suite's \`list\` names $OFFICIAL_SCENARIOS scenarios (server and client);"
+  echo "its active server suite checks the base protocol only, with no tool-discovery"
+  echo "coverage, over HTTP only."
+  echo
+  echo "## Notes"
+  echo
+  echo "$NOTES"
+} > "$OUT"
+rm -f "$OUT.rows"
+echo "wrote $OUT"
