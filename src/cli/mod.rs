@@ -272,7 +272,6 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
             Ok(EXIT_OK)
         }
         None => {
-            mcp_conform::report::console::set_diff_lines(cli.run.diff_lines);
             run::main_job(cli.run)
         }
     }

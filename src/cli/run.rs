@@ -338,6 +338,7 @@ fn console(args: &RunArgs) -> ConsoleReporter<std::io::Stdout> {
     ConsoleReporter::new(
         stdout,
         ConsoleOptions {
+            diff_lines: args.diff_lines,
             color,
             verbose: args.verbose,
             quiet: args.quiet,

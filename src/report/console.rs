@@ -3,7 +3,6 @@
 //! On a terminal, a progress line names the scenarios still running.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -13,29 +12,33 @@ use crate::run::outcome::{Finding, Outcome, ScenarioResult};
 use crate::run::policy::Verdict;
 use crate::session::transcript::Direction;
 
-/// `--diff-lines` of this process (0: whole diffs), read when a reporter is
-/// made. A setting rather than a [`ConsoleOptions`] field only so that the
-/// command line can pass it without changing how options are built.
-static DIFF_LINES: AtomicUsize = AtomicUsize::new(DEFAULT_DIFF_LINES);
-
-/// Sets how many lines of each finding's diff the console shows (0: all).
-pub fn set_diff_lines(lines: usize) {
-    DIFF_LINES.store(lines, Ordering::Relaxed);
-}
-
 /// Scenarios running now, with when each began.
 type Running = Arc<Mutex<Vec<(String, Instant)>>>;
 
 /// How the console should look.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConsoleOptions {
     pub color: bool,
+    /// Lines of each finding's diff shown (`--diff-lines`; 0: all).
+    pub diff_lines: usize,
     /// Wire transcripts of failing scenarios.
     pub verbose: bool,
     /// Only failures and the summary.
     pub quiet: bool,
     /// A progress bar is drawn (on a terminal only).
     pub progress: bool,
+}
+
+impl Default for ConsoleOptions {
+    fn default() -> Self {
+        Self {
+            color: false,
+            diff_lines: DEFAULT_DIFF_LINES,
+            verbose: false,
+            quiet: false,
+            progress: false,
+        }
+    }
 }
 
 /// Writes human-readable output for a stream of events.
@@ -61,7 +64,7 @@ const RESET: &str = "\x1b[0m";
 
 impl<W: Write> ConsoleReporter<W> {
     pub fn new(out: W, opts: ConsoleOptions) -> Self {
-        let lines = DIFF_LINES.load(Ordering::Relaxed);
+        let lines = opts.diff_lines;
         Self {
             out,
             opts,

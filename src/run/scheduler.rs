@@ -11,7 +11,7 @@ use tokio::task::JoinSet;
 
 use super::events::Event;
 use super::executor::{run_scenario, RunConfig};
-use super::outcome::ScenarioResult;
+use super::outcome::{Outcome, ScenarioResult};
 use super::target::Target;
 use crate::scenario::model::Scenario;
 
@@ -51,10 +51,10 @@ pub async fn run_jobs(
             let _ = started.send(Event::ScenarioStarted(scenario.id.clone()));
             let result = if alone {
                 let _only_one = shared_server.write().await;
-                run_scenario(&scenario, &cfg).await
+                run_guarded(&scenario, &cfg).await
             } else {
                 let _one_of_many = shared_server.read().await;
-                run_scenario(&scenario, &cfg).await
+                run_guarded(&scenario, &cfg).await
             };
             (index, result)
         });
@@ -72,4 +72,30 @@ pub async fn run_jobs(
     }
     results.sort_by_key(|(i, _)| *i);
     results.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Runs a scenario; a panic (a harness bug) becomes an `error` result with
+/// the panic's message instead of a scenario silently missing from the run.
+async fn run_guarded(scenario: &Scenario, cfg: &RunConfig) -> ScenarioResult {
+    use futures::FutureExt;
+    match std::panic::AssertUnwindSafe(run_scenario(scenario, cfg))
+        .catch_unwind()
+        .await
+    {
+        Ok(result) => result,
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "no message".to_string());
+            let mut r = ScenarioResult::blank(
+                scenario,
+                Outcome::Error,
+                format!("internal error: mcp-conform panicked while running this scenario: {message}"),
+            );
+            r.era = cfg.era.version.clone();
+            r
+        }
+    }
 }
