@@ -60,17 +60,18 @@ fn skips_with_a_reason_without_a_limit() {
 }
 
 #[test]
-fn fails_when_the_limit_never_recovers() {
+fn warns_when_the_limit_never_recovers() {
     let r = run(
         &["--rate-limit", "5/s", "--fault", "rate-limit-no-recovery"],
         None,
     );
-    assert_eq!(r.outcome, Outcome::Fail, "{}", r.message);
+    // SEARCH-RATE-01 is this project's rule (docs/interpretations.md), so a SHOULD.
+    assert_eq!(r.outcome, Outcome::Warn, "{}", r.message);
     assert!(r.message.contains("after"), "{}", r.message);
 }
 
 #[test]
-fn fails_when_the_refusal_does_not_say_why() {
+fn warns_when_the_refusal_does_not_say_why() {
     let r = run(
         &[
             "--rate-limit",
@@ -80,6 +81,6 @@ fn fails_when_the_refusal_does_not_say_why() {
         ],
         None,
     );
-    assert_eq!(r.outcome, Outcome::Fail, "{}", r.message);
+    assert_eq!(r.outcome, Outcome::Warn, "{}", r.message);
     assert!(r.message.contains("flood"), "{}", r.message);
 }
