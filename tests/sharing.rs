@@ -25,7 +25,11 @@ fn bin() -> &'static str {
 }
 
 /// (scenario id, era) → outcome, from one run's JSON report.
-fn outcomes(options: &[String], command: &[String], report: &Path) -> Result<BTreeMap<(String, String), String>, Failed> {
+fn outcomes(
+    options: &[String],
+    command: &[String],
+    report: &Path,
+) -> Result<BTreeMap<(String, String), String>, Failed> {
     let out = Command::new(bin())
         .args(["-q", "--report-json"])
         .arg(report)
@@ -44,7 +48,8 @@ fn outcomes(options: &[String], command: &[String], report: &Path) -> Result<BTr
         .into());
     }
     let text = std::fs::read_to_string(report).map_err(|e| format!("{}: {e}", report.display()))?;
-    let json: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", report.display()))?;
+    let json: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", report.display()))?;
     Ok(json["scenarios"]
         .as_array()
         .into_iter()
@@ -82,7 +87,11 @@ fn same_verdicts(name: &str, options: &[&str], command: &[String]) -> Result<Com
         if isolate {
             opts.push("--isolate".into());
         }
-        let report = dir.join(if isolate { "isolated.json" } else { "shared.json" });
+        let report = dir.join(if isolate {
+            "isolated.json"
+        } else {
+            "shared.json"
+        });
         outcomes(&fill(&opts, &addr), &fill(command, &addr), &report)
     };
     let shared = run(false)?;
@@ -94,7 +103,8 @@ fn same_verdicts(name: &str, options: &[&str], command: &[String]) -> Result<Com
         .iter()
         .filter_map(|(key, fresh)| {
             let warm = shared.get(key).map_or("(missing)", String::as_str);
-            (warm != fresh).then(|| format!("{} [{}]: shared {warm}, isolated {fresh}", key.0, key.1))
+            (warm != fresh)
+                .then(|| format!("{} [{}]: shared {warm}, isolated {fresh}", key.0, key.1))
         })
         .collect();
     if differences.is_empty() && shared.len() == isolated.len() {
@@ -114,11 +124,14 @@ fn peer(name: &str) -> Result<Vec<String>, String> {
     let target = root().join("target/peers");
     let (command, installed) = match name {
         "server-everything" => {
-            let entry = target.join(
-                "node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-            );
+            let entry = target
+                .join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
             (
-                vec!["node".to_string(), entry.display().to_string(), "stdio".into()],
+                vec![
+                    "node".to_string(),
+                    entry.display().to_string(),
+                    "stdio".into(),
+                ],
                 entry,
             )
         }
@@ -142,7 +155,9 @@ fn peer(name: &str) -> Result<Vec<String>, String> {
 
 fn peer_trial(name: &'static str) -> Trial {
     Trial::ignorable_test(format!("sharing::{name}-stdio"), move || match peer(name) {
-        Ok(command) => same_verdicts(name, &[], &command),
+        // Two at a time: a peer that starts slowly must not time out its
+        // handshake because the machine is busy starting many of it.
+        Ok(command) => same_verdicts(name, &["-j", "2"], &command),
         Err(why) if std::env::var_os("MCP_CONFORM_REQUIRE_PEERS").is_some() => {
             Err(format!("{why}, but MCP_CONFORM_REQUIRE_PEERS is set").into())
         }
@@ -151,8 +166,14 @@ fn peer_trial(name: &'static str) -> Trial {
 }
 
 fn main() {
-    let args = Arguments::from_args();
-    let reference = vec![bin().to_string(), "serve-reference".into(), "--control".into()];
+    let mut args = Arguments::from_args();
+    // One catalog run at a time: each already runs many scenarios at once.
+    args.test_threads.get_or_insert(1);
+    let reference = vec![
+        bin().to_string(),
+        "serve-reference".into(),
+        "--control".into(),
+    ];
     let http = vec![
         bin().to_string(),
         "serve-reference".into(),

@@ -271,8 +271,6 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
             mcp_conform::reference::run(args)?;
             Ok(EXIT_OK)
         }
-        None => {
-            run::main_job(cli.run)
-        }
+        None => run::main_job(cli.run),
     }
 }

@@ -92,7 +92,9 @@ async fn run_guarded(scenario: &Scenario, cfg: &RunConfig) -> ScenarioResult {
             let mut r = ScenarioResult::blank(
                 scenario,
                 Outcome::Error,
-                format!("internal error: mcp-conform panicked while running this scenario: {message}"),
+                format!(
+                    "internal error: mcp-conform panicked while running this scenario: {message}"
+                ),
             );
             r.era = cfg.era.version.clone();
             r

@@ -93,10 +93,14 @@ impl Connection {
         }
     }
 
-    /// HTTP: listen on the session's GET stream for what other sessions cause.
-    fn open_get_stream(&mut self) {
+    /// HTTP: listen on the session's GET stream for what other sessions
+    /// cause, once the server has answered the GET (bounded by `wait`): a
+    /// change made right after the handshake must not beat the stream.
+    async fn open_get_stream(&mut self, wait: Duration) {
         if let Connection::Http(c, _) = self {
-            c.open_get_stream();
+            if let Some(open) = c.open_get_stream() {
+                let _ = tokio::time::timeout(wait, open).await;
+            }
         }
     }
 
@@ -217,7 +221,9 @@ impl Session {
                 .to_string();
             self.conn.handshake_done(&agreed);
             self.notify("notifications/initialized", None).await?;
-            self.conn.open_get_stream();
+            self.conn
+                .open_get_stream(self.timeout.min(Duration::from_secs(1)))
+                .await;
             result
         };
         self.server = answer.clone();

@@ -174,20 +174,25 @@ impl HttpConnection {
     /// Opens the session's GET stream (stateful eras), where a server sends
     /// what other sessions caused (e.g. list_changed). A server without one
     /// answers 405, which the spec allows; nothing is reported then.
-    pub fn open_get_stream(&mut self) {
+    /// The returned receiver fires once the server has answered the GET (or
+    /// refused it), so a caller can wait until notifications can arrive.
+    pub fn open_get_stream(&mut self) -> Option<tokio::sync::oneshot::Receiver<()>> {
         if self.stateless || self.session_id.is_none() {
-            return;
+            return None;
         }
         let Ok(mut headers) = self.headers(None) else {
-            return;
+            return None;
         };
+        let (opened, when_open) = tokio::sync::oneshot::channel();
         headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
         headers.remove(CONTENT_TYPE);
         let request = self.client.get(&self.spec.url).headers(headers);
         let tx = self.tx.clone();
         let timeout = self.spec.timeout;
         self.readers.spawn(async move {
-            let Ok(Ok(response)) = tokio::time::timeout(timeout, request.send()).await else {
+            let answer = tokio::time::timeout(timeout, request.send()).await;
+            let _ = opened.send(());
+            let Ok(Ok(response)) = answer else {
                 return;
             };
             let is_stream = response
@@ -199,6 +204,7 @@ impl HttpConnection {
                 read_sse(response, &tx).await;
             }
         });
+        Some(when_open)
     }
 
     /// One HTTP exchange as a scenario wrote it (`http:` step): the session's
