@@ -99,6 +99,8 @@ fn a_server_that_never_answers_gets_a_verdict_within_the_timeout_and_leaves_no_p
     let out = mcp_conform(&[
         "--timeout-ms",
         "500",
+        "--startup-timeout-ms",
+        "500",
         "--protocol-version",
         "2025-11-25",
         "--",

@@ -64,6 +64,8 @@ fn run_mode(
             "2",
             "--timeout-ms",
             "1000",
+            "--startup-timeout-ms",
+            "1000",
             "--protocol-version",
             "2025-11-25",
             "--report-json",
@@ -166,7 +168,7 @@ fn every_hostile_server_gets_named_verdicts_and_leaves_nothing_behind() {
         // A server that fails every handshake is one NOT RUN verdict (exit 3),
         // not an error per scenario.
         let not_run = report["summary"]["verdict"]["status"] == "not_run";
-        if not_run && *code != Some(3) {
+        if not_run && code != Some(3) {
             problems.push(format!("{mode}: NOT RUN but exit code {code:?}"));
         }
         if !not_run && scenarios.len() != expected_scenarios {

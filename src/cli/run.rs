@@ -361,6 +361,7 @@ async fn run_and_report(
     );
     opts.shutdown_grace = Duration::from_millis(args.shutdown_grace_ms);
     opts.isolate = args.isolate;
+    opts.startup = Duration::from_millis(args.startup_timeout_ms);
     let order: Vec<String> = scenarios.iter().map(|s| s.id.clone()).collect();
     let mut console = console(args);
     let mut collector = Collector::default();

@@ -29,6 +29,8 @@ pub struct RunOptions {
     pub shutdown_grace: Duration,
     /// Every scenario on a fresh server, and no skip decided from the probe.
     pub isolate: bool,
+    /// How long a freshly started stdio server may take to answer its handshake.
+    pub startup: Duration,
 }
 
 impl RunOptions {
@@ -47,6 +49,7 @@ impl RunOptions {
             jobs,
             shutdown_grace: Duration::from_millis(100),
             isolate: false,
+            startup: Duration::from_secs(10),
         }
     }
 }
@@ -84,7 +87,7 @@ pub async fn run_catalog(
     mut sink: impl FnMut(Event),
 ) -> Result<Vec<ScenarioResult>, ProbeError> {
     let started = Instant::now();
-    let probes = match probe_eras(&target, &opts.eras, opts.timeout).await {
+    let probes = match probe_eras(&target, &opts.eras, opts.timeout, opts.startup).await {
         Ok(p) => p,
         Err(e) => {
             sink(Event::Started(Box::new(run_info(&target, &[], 0))));
@@ -116,6 +119,7 @@ pub async fn run_catalog(
             probe: (!opts.isolate).then_some(probed.facts),
             timeout: opts.timeout,
             shutdown_grace: opts.shutdown_grace,
+            startup: opts.startup,
             fixture_match,
             pool,
         });

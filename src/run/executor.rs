@@ -31,6 +31,8 @@ pub struct RunConfig {
     pub probe: Option<Value>,
     /// How long a stdio server may take to exit once its stdin closes.
     pub shutdown_grace: Duration,
+    /// How long a freshly started stdio server may take to answer its handshake.
+    pub startup: Duration,
     /// Whether the server serves the reference catalog (golden scenarios run).
     pub fixture_match: bool,
     /// Warm sessions for `isolation: shared` scenarios (None: every scenario fresh).
@@ -53,6 +55,7 @@ impl RunConfig {
             timeout,
             probe: None,
             shutdown_grace: Duration::from_millis(100),
+            startup: timeout,
             fixture_match,
             pool: None,
         }
@@ -301,7 +304,9 @@ impl<'a> Execution<'a> {
             self.cfg.timeout,
             self.transcript.clone(),
         );
-        let handshake = session.handshake().await;
+        let handshake = session
+            .handshake_within(Some(self.cfg.startup.max(self.cfg.timeout)))
+            .await;
         let failed = handshake.is_err();
         self.sessions.insert(name.to_string(), session);
         match handshake {

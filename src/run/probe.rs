@@ -46,11 +46,14 @@ pub async fn probe_eras(
     target: &Target,
     choice: &EraChoice,
     timeout: Duration,
+    startup: Duration,
 ) -> Result<Vec<Probe>, ProbeError> {
+    // The probe starts the server: its first answer may take start-up time.
+    let first = timeout.max(startup);
     match choice {
-        EraChoice::Pinned(v) => Ok(vec![probe_era(target, Era::new(v), timeout).await?]),
-        EraChoice::Auto => Ok(vec![probe(target, None, timeout).await?]),
-        EraChoice::All => probe_all(target, timeout).await,
+        EraChoice::Pinned(v) => Ok(vec![probe_era(target, Era::new(v), first).await?]),
+        EraChoice::Auto => Ok(vec![probe(target, None, first).await?]),
+        EraChoice::All => probe_all(target, first).await,
     }
 }
 
@@ -58,7 +61,8 @@ pub async fn probe_eras(
 /// `initialize` with that very version (MCP lifecycle: a server that does
 /// not support the requested version answers with another one it does).
 async fn probe_all(target: &Target, timeout: Duration) -> Result<Vec<Probe>, ProbeError> {
-    let discover_timeout = timeout.min(Duration::from_secs(3));
+    // A server that ignores unknown methods never answers server/discover.
+    let discover_timeout = timeout.min(Duration::from_secs(5));
     let attempts = era::KNOWN_VERSIONS.iter().map(|v| {
         let era = Era::new(v);
         let wait = if era.is_stateless() {

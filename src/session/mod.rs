@@ -202,8 +202,20 @@ impl Session {
 
     /// Performs the era's handshake and remembers the server's answer.
     pub async fn handshake(&mut self) -> Result<Value, SessionError> {
+        self.handshake_within(None).await
+    }
+
+    /// The handshake, its answer awaited for `wait` instead of the request
+    /// timeout: a stdio server that was just started is given time to start
+    /// (a Python or Node server on a busy machine takes seconds), which is
+    /// not the answer time a conformance rule is about.
+    pub async fn handshake_within(
+        &mut self,
+        wait: Option<Duration>,
+    ) -> Result<Value, SessionError> {
+        let wait = wait.filter(|_| matches!(self.conn, Connection::Stdio(_)));
         let answer = if self.era.is_stateless() {
-            let r = self.request("server/discover", None, None, None).await?;
+            let r = self.request("server/discover", None, None, wait).await?;
             let result = handshake_result(&r)?;
             normalise_discover(&result, &self.era.version)
         } else {
@@ -212,7 +224,7 @@ impl Session {
                 "capabilities": era::client_capabilities(),
                 "clientInfo": era::client_info(),
             });
-            let r = self.request("initialize", Some(params), None, None).await?;
+            let r = self.request("initialize", Some(params), None, wait).await?;
             let result = handshake_result(&r)?;
             let agreed = result
                 .get("protocolVersion")
