@@ -287,7 +287,7 @@ impl<'a> Execution<'a> {
                     "a warm server of an earlier shared scenario (its handshake is not repeated)"
                         .to_string(),
                 );
-                self.sessions.insert(name.to_string(), warm);
+                self.sessions.insert(name.to_string(), *warm);
                 return Ok(());
             }
         }

@@ -14,7 +14,7 @@ use crate::session::Session;
 /// What a shared scenario gets from the pool.
 pub enum Lease {
     /// A warm session to adopt.
-    Warm(Session),
+    Warm(Box<Session>),
     /// Room for one more: open a session and give it back when done.
     Open,
 }
@@ -68,7 +68,7 @@ impl SessionPool {
             {
                 let mut state = self.state.lock().await;
                 if let Some(session) = state.idle.pop() {
-                    return Lease::Warm(session);
+                    return Lease::Warm(Box::new(session));
                 }
                 if state.live < self.capacity {
                     state.live += 1;
