@@ -635,7 +635,12 @@ fn common_words(args: Arguments) -> HelperResult {
                 text.push(' ');
             }
         }
-        for tag in item.get("tags").and_then(Value::as_array).into_iter().flatten() {
+        for tag in item
+            .get("tags")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if let Some(s) = tag.as_str() {
                 text.push_str(s);
                 text.push(' ');
@@ -673,7 +678,8 @@ fn common_words(args: Arguments) -> HelperResult {
 fn groups_of(args: Arguments) -> HelperResult {
     let a = args_json("groups_of", &args, 1)?;
     let strings = |v: &Value| -> Option<Vec<Value>> {
-        v.as_array().map(|l| l.iter().filter(|x| x.is_string()).cloned().collect())
+        v.as_array()
+            .map(|l| l.iter().filter(|x| x.is_string()).cloned().collect())
     };
     let stated = a[0]
         .get("groups")
