@@ -660,7 +660,7 @@ fn common_words(args: Arguments) -> HelperResult {
     }
     let mut ranked: Vec<(String, usize)> = counts.into_iter().collect();
     // Stable sort over word order: equal counts stay alphabetical.
-    ranked.sort_by(|x, y| y.1.cmp(&x.1));
+    ranked.sort_by_key(|w| std::cmp::Reverse(w.1));
     from_json(&Value::Array(
         ranked
             .into_iter()
