@@ -274,7 +274,7 @@ type Helper = (&'static str, fn(Arguments) -> HelperResult);
 
 /// The helper functions documented in scenarios/README.md.
 fn register_helpers(ctx: &mut Context) {
-    let helpers: [Helper; 19] = [
+    let helpers: [Helper; 21] = [
         ("same_set", same_set),
         ("subset", subset),
         ("unique", unique),
@@ -294,6 +294,8 @@ fn register_helpers(ctx: &mut Context) {
         ("url_encode", url_encode),
         ("sum", sum),
         ("reachable", reachable),
+        ("common_words", common_words),
+        ("groups_of", groups_of),
     ];
     for (name, f) in helpers {
         // A name clash with the standard library would be a programming error
@@ -606,6 +608,94 @@ fn tool_result(args: Arguments) -> HelperResult {
     from_json(&parsed)
 }
 
+/// Words too common in English to make a search query of their own.
+const STOP_WORDS: &[&str] = &[
+    "and", "are", "but", "can", "for", "from", "has", "have", "into", "its", "not", "of", "one",
+    "the", "that", "their", "them", "then", "this", "was", "were", "when", "which", "with", "you",
+    "your",
+];
+
+/// The `n` words that the most items carry in their name (split at `_`, `-`,
+/// `.`…), title, description or tags, most common first (ties in word
+/// order); words of fewer than 3 letters, numbers and English stop words are
+/// left out. Broad search queries built from a server's own vocabulary: a
+/// query made of one of them matches many items on a precise search too.
+fn common_words(args: Arguments) -> HelperResult {
+    let a = args_json("common_words", &args, 2)?;
+    let items = list_arg("common_words", &a[0])?;
+    let n = a[1].as_u64().ok_or_else(|| {
+        ExecutionError::function_error("common_words", "expects a non-negative count")
+    })? as usize;
+    let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
+    for item in items {
+        let mut text = String::new();
+        for key in ["name", "title", "description"] {
+            if let Some(s) = item.get(key).and_then(Value::as_str) {
+                text.push_str(s);
+                text.push(' ');
+            }
+        }
+        for tag in item
+            .get("tags")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(s) = tag.as_str() {
+                text.push_str(s);
+                text.push(' ');
+            }
+        }
+        let own: BTreeSet<String> = words(&text)
+            .into_iter()
+            .filter(|w| {
+                w.chars().count() >= 3
+                    && !w.chars().all(|c| c.is_ascii_digit())
+                    && !STOP_WORDS.contains(&w.as_str())
+            })
+            .collect();
+        for w in own {
+            *counts.entry(w).or_default() += 1;
+        }
+    }
+    let mut ranked: Vec<(String, usize)> = counts.into_iter().collect();
+    // Stable sort over word order: equal counts stay alphabetical.
+    ranked.sort_by_key(|w| std::cmp::Reverse(w.1));
+    from_json(&Value::Array(
+        ranked
+            .into_iter()
+            .take(n)
+            .map(|(w, _)| Value::String(w))
+            .collect(),
+    ))
+}
+
+/// The groups an entry says it belongs to: SEP-1300's `groups` field, or,
+/// when the entry has none, the grouping extension's
+/// `_meta["io.modelcontextprotocol/groups"]`; `[]` when it states neither.
+/// Filter checks compare against this, so a server that states membership
+/// only the extension's way is held to what it states.
+fn groups_of(args: Arguments) -> HelperResult {
+    let a = args_json("groups_of", &args, 1)?;
+    let strings = |v: &Value| -> Option<Vec<Value>> {
+        v.as_array()
+            .map(|l| l.iter().filter(|x| x.is_string()).cloned().collect())
+    };
+    let stated = a[0]
+        .get("groups")
+        .and_then(strings)
+        .or_else(|| {
+            a[0].get("_meta")
+                .and_then(|m| m.get(GROUPS_META_KEY))
+                .and_then(strings)
+        })
+        .unwrap_or_default();
+    from_json(&Value::Array(stated))
+}
+
+/// The grouping extension's membership key in `_meta`.
+const GROUPS_META_KEY: &str = "io.modelcontextprotocol/groups";
+
 /// Percent-encodes a text for use in a URI query (RFC 3986 unreserved kept).
 fn url_encode(args: Arguments) -> HelperResult {
     let a = args_json("url_encode", &args, 1)?;
@@ -740,7 +830,12 @@ mod tests {
             "x": [3, 1, 2], "y": [1, 2, 3, 3],
             "r": {"error": {"code": -32010, "message": "m", "data": {"code": "TOOL_DESCRIPTION_REQUIRED"}}},
             "tools": [{"name": "a", "description": "Archive the quarterly ledger"}, {"name": "b", "description": "Archive a page"}],
-            "call": {"result": {"content": [{"type": "text", "text": "{\"n\": 1}"}]}}
+            "call": {"result": {"content": [{"type": "text", "text": "{\"n\": 1}"}]}},
+            "words_in": [
+                {"name": "page_create", "description": "Create the page 42"},
+                {"name": "page_get", "title": "Get a page", "tags": ["read"]},
+                {"name": "task_create", "description": "Create a task for the team"}
+            ]
         }));
         for expr in [
             "same_set(x, y)",
@@ -765,6 +860,11 @@ mod tests {
             "same_set(reachable([['a', 'b'], ['b', 'c'], ['d', 'a']], 'a'), ['b', 'c'])",
             "'a' in reachable([['a', 'b'], ['b', 'c'], ['c', 'a']], 'a') && reachable([], 'a') == []",
             "!('a' in reachable([['a', 'b'], ['b', 'b']], 'a'))",
+            "common_words(words_in, 2) == ['create', 'page'] && common_words(words_in, 3)[2] == 'get'",
+            "common_words(words_in, 0) == [] && common_words([], 3) == []",
+            "groups_of(tools[0]) == [] && groups_of({'groups': ['g', 1]}) == ['g']",
+            "groups_of({'_meta': {'io.modelcontextprotocol/groups': ['m']}}) == ['m']",
+            "groups_of({'groups': ['g'], '_meta': {'io.modelcontextprotocol/groups': ['m']}}) == ['g']",
         ] {
             assert_eq!(eval_bool(expr, &bindings), Ok(true), "{expr}");
         }
