@@ -14,7 +14,8 @@ use mcp_conform::report::matrix::{self, Column};
 use mcp_conform::report::{html, json, junit, markdown};
 use mcp_conform::run::catalog::{run_catalog, RunOptions};
 use mcp_conform::run::events::Summary;
-use mcp_conform::run::RunPolicy;
+use mcp_conform::run::{RunPolicy, Target};
+use mcp_conform::transport::HttpSpec;
 
 /// Merges shard reports of one target into one report.
 pub fn merge(
@@ -119,6 +120,9 @@ struct MatrixServer {
     cwd: Option<PathBuf>,
     #[serde(default)]
     protocol_version: Option<String>,
+    /// A Streamable HTTP endpoint: a running server, or the one `command` starts.
+    #[serde(default)]
+    url: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -162,7 +166,29 @@ pub fn matrix(
         } else {
             server.command.clone()
         };
-        let target = stdio_target(&command, &env, server.cwd.as_deref())?;
+        let target = match &server.url {
+            None => stdio_target(&command, &env, server.cwd.as_deref())?,
+            Some(url) => {
+                let mut spec = HttpSpec::new(url.clone());
+                spec.timeout = Duration::from_millis(timeout_ms);
+                if server.command.is_empty() && server.faults.is_empty() {
+                    Target::Http {
+                        spec,
+                        process: None,
+                        command: None,
+                    }
+                } else {
+                    let Target::Stdio(launch) =
+                        stdio_target(&command, &env, server.cwd.as_deref())?
+                    else {
+                        bail!("internal: a command line must give a stdio target");
+                    };
+                    runtime
+                        .block_on(Target::launch_http(spec, launch, Duration::from_secs(10)))
+                        .with_context(|| format!("{}: cannot start its server", server.name))?
+                }
+            }
+        };
         let opts = RunOptions::new(
             era_choice(server.protocol_version.as_deref().unwrap_or("all"))?,
             Duration::from_millis(timeout_ms),
@@ -170,6 +196,7 @@ pub fn matrix(
         );
         let mut collector = Collector::default();
         let policy = RunPolicy::default();
+        let launched = target.clone();
         let run = runtime.block_on(run_catalog(
             target,
             scenarios.clone(),
@@ -177,6 +204,7 @@ pub fn matrix(
             &policy,
             |e| collector.handle(&e),
         ));
+        runtime.block_on(launched.stop());
         let column = match run {
             Ok(_) => {
                 let data = collector
@@ -205,6 +233,11 @@ pub fn matrix(
         columns.push(column);
     }
     let requirements = mcp_conform::requirements::all().unwrap_or_default();
+    let sources = mcp_conform::sources::all().unwrap_or_default();
+    write_file(
+        &out_dir.join("drafts.md"),
+        &mcp_conform::report::drafts::markdown(&columns, &requirements, sources),
+    )?;
     write_file(
         &out_dir.join("matrix.md"),
         &matrix::markdown(&columns, &requirements),

@@ -25,6 +25,24 @@ fn lookup<'a>(id: &str, registry: &[Requirement], scenarios: &'a [Scenario]) -> 
         .map(Found::Scenario)
 }
 
+/// `explain --document ID`: a source document and every requirement resting on it.
+pub fn document(id: &str) -> Result<u8> {
+    let all = sources::all().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let Some(source) = all.iter().find(|s| s.id.eq_ignore_ascii_case(id)) else {
+        let ids: Vec<&str> = all.iter().map(|s| s.id.as_str()).collect();
+        bail!(
+            "no source document {id:?}; the documents are: {}",
+            ids.join(", ")
+        );
+    };
+    let registry = requirements::all().map_err(|e| anyhow::anyhow!("{e}"))?;
+    print!(
+        "{}",
+        mcp_conform::report::drafts::document_text(source, &registry)
+    );
+    Ok(super::EXIT_OK)
+}
+
 /// `explain ID`.
 pub fn explain(id: &str) -> Result<u8> {
     let (registry, scenarios) = catalog()?;

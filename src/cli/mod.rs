@@ -75,7 +75,11 @@ pub enum Command {
     /// Print a requirement (its rule, whose rule it is, quote, source and the scenarios that check it) or a scenario.
     Explain {
         /// A requirement id (e.g. SEP1300-FLT-01) or a scenario id; case does not matter.
+        /// With --document: a source id of scenarios/sources.yaml (e.g. sep-1300).
         id: String,
+        /// ID names a source document: list its requirements, levels, whose rule and words.
+        #[arg(long)]
+        document: bool,
     },
     /// Print a built-in scenario's YAML, after its requirements, level, whose rule each is, quotes and sources.
     Show {
@@ -246,7 +250,8 @@ fn parse_env(s: &str) -> Result<(String, String), String> {
 /// Runs the command and returns the process exit code.
 pub fn dispatch(cli: Cli) -> Result<u8> {
     match cli.command {
-        Some(Command::Explain { id }) => explain::explain(&id),
+        Some(Command::Explain { id, document: true }) => explain::document(&id),
+        Some(Command::Explain { id, .. }) => explain::explain(&id),
         Some(Command::Show { id }) => explain::show(&id),
         Some(Command::Merge {
             reports,

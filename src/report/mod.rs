@@ -4,6 +4,7 @@
 pub mod console;
 pub mod data;
 pub mod diff;
+pub mod drafts;
 pub mod html;
 pub mod json;
 pub mod junit;
