@@ -2,7 +2,7 @@
 //! catalog agree: every requirement is covered, every scenario names only
 //! known requirements and quotes its source, and `explain` prints both.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -2,7 +2,7 @@
 //! `--rate-limit` (both eras), skips with a reason when no limit is
 //! advertised, and fails on each rate-limit fault.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

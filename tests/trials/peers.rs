@@ -10,25 +10,30 @@
 //! SDK behaviour and the rule it breaks. A new failure, or an expected one
 //! that starts passing, fails the test.
 //!
-//! A peer that is not installed is skipped with a message, unless
-//! MCP_CONFORM_REQUIRE_PEERS is set (CI sets it once the install succeeded).
+//! A peer that is not installed is reported as ignored with the reason,
+//! unless the `peers` prerequisite is required (MCP_CONFORM_REQUIRE_PEERS=1;
+//! CI requires it), then it fails.
 //! With MCP_CONFORM_PEER_REPORTS=DIR the reports are also written to DIR
 //! (scripts/regenerate-peer-reports.sh uses it for reports/peers/).
 
-mod common;
-
 use std::path::PathBuf;
 
+use libtest_mimic::Trial;
 use serde_json::Value;
+
+use crate::common;
+use crate::prereq::{self, Prereq};
 
 /// Profiles whose rules the peers are expected to follow.
 const BASE_PROFILES: &[&str] = &["base", "transport-http"];
 
+#[derive(Clone)]
 enum Transport {
     Stdio,
     Http,
 }
 
+#[derive(Clone)]
 struct Peer {
     name: &'static str,
     transport: Transport,
@@ -88,21 +93,17 @@ fn python_has_mcp(peer: &Peer) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// Whether the peer can run here; prints why not.
-fn available(peer: &Peer) -> bool {
+/// Whether the peer can run here, and if not why.
+fn available(peer: &Peer) -> Result<(), String> {
     let ok = peer.installed.exists() && (!peer.name.starts_with("python") || python_has_mcp(peer));
-    if !ok {
-        let msg = format!(
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
             "{}: not installed (run scripts/install-peers.sh; it needs node/npm or python3)",
             peer.name
-        );
-        assert!(
-            std::env::var_os("MCP_CONFORM_REQUIRE_PEERS").is_none(),
-            "{msg}, but MCP_CONFORM_REQUIRE_PEERS is set"
-        );
-        eprintln!("skipped: {msg}");
+        ))
     }
-    ok
 }
 
 /// Options before `--` and the command after it, with the HTTP address filled in.
@@ -145,9 +146,6 @@ fn outcomes(report: &Value) -> Vec<(String, String, String, String)> {
 }
 
 fn check_peer(peer: Peer) {
-    if !available(&peer) {
-        return;
-    }
     let dir = match std::env::var_os("MCP_CONFORM_PEER_REPORTS") {
         Some(d) => {
             let d = PathBuf::from(d);
@@ -194,22 +192,23 @@ fn check_peer(peer: Peer) {
     );
 }
 
-#[test]
-fn server_everything_over_stdio() {
-    check_peer(everything(Transport::Stdio));
-}
-
-#[test]
-fn server_everything_over_http() {
-    check_peer(everything(Transport::Http));
-}
-
-#[test]
-fn python_mcp_server_over_stdio() {
-    check_peer(python_mcp(Transport::Stdio));
-}
-
-#[test]
-fn python_mcp_server_over_http() {
-    check_peer(python_mcp(Transport::Http));
+/// One trial per peer; the four run at once where the test threads allow.
+pub fn trials() -> Vec<Trial> {
+    [
+        ("server_everything_over_stdio", everything(Transport::Stdio)),
+        ("server_everything_over_http", everything(Transport::Http)),
+        ("python_mcp_server_over_stdio", python_mcp(Transport::Stdio)),
+        ("python_mcp_server_over_http", python_mcp(Transport::Http)),
+    ]
+    .into_iter()
+    .map(|(name, peer)| {
+        let probe = peer.clone();
+        prereq::trial(
+            format!("peers::{name}"),
+            Prereq::Peers,
+            move || available(&probe),
+            move || check_peer(peer),
+        )
+    })
+    .collect()
 }

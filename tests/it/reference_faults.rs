@@ -1,9 +1,7 @@
 //! Every `--fault` changes observable behaviour: each test runs the same
 //! probe against a clean server and a faulty one.
 
-mod reference_common;
-
-use reference_common::*;
+use crate::reference_common::*;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::time::Duration;

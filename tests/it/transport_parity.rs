@@ -7,7 +7,7 @@
 //! second session is a second server process on stdio but the same process
 //! on HTTP (a cursor carried across is foreign to one, not to the other).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -1,12 +1,24 @@
 //! The hand-written message schemas (fixtures/schemas/mcp-messages.schema.json)
 //! must agree with the official MCP schemas on every sample message: valid
-//! ones pass both, broken ones fail both. The official schemas are read from
-//! ../shared/mcp-schema/ and never copied into the repository.
+//! ones pass both, broken ones fail both. The official schemas are found as
+//! prereq.rs's `official_schema_dir` says and never copied into the
+//! repository; where they are absent the trial is ignored with the reason,
+//! unless the `schemas` prerequisite is required.
 
-mod common;
-
+use libtest_mimic::Trial;
 use mcp_conform::schema::{builtin, SchemaSet};
 use serde_json::{json, Value};
+
+use crate::prereq::{self, Prereq, SCHEMA_ERAS};
+
+pub fn trials() -> Vec<Trial> {
+    vec![prereq::trial(
+        "schema_crosscheck::hand_written_schemas_agree_with_the_official_ones",
+        Prereq::Schemas,
+        || prereq::official_schema_dir().map(|_| ()),
+        hand_written_schemas_agree_with_the_official_ones,
+    )]
+}
 
 /// (our definition, official definition per era, sample, valid?)
 fn samples() -> Vec<(&'static str, Value, bool)> {
@@ -140,18 +152,10 @@ fn with_stateless_fields(def: &str, sample: &Value) -> Value {
     v
 }
 
-#[test]
 fn hand_written_schemas_agree_with_the_official_ones() {
-    let dir = common::root().join("../shared/mcp-schema");
-    if !dir.is_dir() {
-        eprintln!(
-            "skipped: {} is absent (official schemas are only beside CI checkouts)",
-            dir.display()
-        );
-        return;
-    }
+    let dir = prereq::official_schema_dir().unwrap_or_else(|e| panic!("{e}"));
     let mut compared = 0;
-    for era in ["2025-06-18", "2025-11-25", "2026-07-28"] {
+    for era in SCHEMA_ERAS {
         let text = std::fs::read_to_string(dir.join(era).join("schema.json"))
             .unwrap_or_else(|e| panic!("{era}: {e}"));
         let official = SchemaSet::new(

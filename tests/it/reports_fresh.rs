@@ -2,7 +2,7 @@
 //! reference server; they must describe the current scenario catalog.
 //! Regenerate with scripts/regenerate-reports.sh.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

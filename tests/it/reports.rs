@@ -1,11 +1,12 @@
-//! Reports and CI gating end to end: JSON (schema-valid), JUnit (XSD-valid,
-//! parsed), Markdown and console snapshots, baselines, shards and merge, matrix.
+//! Reports and CI gating end to end: JSON (schema-valid), JUnit (parsed; its
+//! XSD check is a trial of tests/trials/), Markdown and console snapshots,
+//! baselines, shards and merge, matrix.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
-use common::{assert_valid_report, output_dir, redact, run_cli};
+use crate::common::{assert_valid_report, output_dir, redact, run_cli};
 
 const FAULTS: [&str; 6] = [
     "--",
@@ -83,7 +84,7 @@ fn every_format_is_written_and_valid() {
         .filter(|s| s.profile == "base")
         .count();
     check_junit_structure(&junit, base, 2, 1);
-    validate_junit_xsd(&dir.join("junit.xml"));
+    // Its validity against junit.xsd is a trial of tests/trials/ (it needs xmllint).
     insta::assert_snapshot!("junit_fixed_run", redact(&junit));
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap_or_default();
     insta::assert_snapshot!("markdown_fixed_run", redact(&md));
@@ -120,29 +121,6 @@ fn check_junit_structure(xml: &str, cases: usize, failures: usize, skipped: usiz
         (1, cases, failures, skipped),
         "suites, testcases, failures, skipped"
     );
-}
-
-/// Validates against fixtures/schemas/junit.xsd with xmllint (required in CI).
-fn validate_junit_xsd(path: &Path) {
-    let xsd = common::root().join("fixtures/schemas/junit.xsd");
-    match std::process::Command::new("xmllint")
-        .args(["--noout", "--schema"])
-        .arg(&xsd)
-        .arg(path)
-        .output()
-    {
-        Ok(out) => assert!(
-            out.status.success(),
-            "JUnit XML is not valid against junit.xsd:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        ),
-        Err(_) if std::env::var_os("CI").is_some() => {
-            panic!("xmllint is missing in CI (.ci/run installs libxml2-utils)")
-        }
-        Err(_) => eprintln!(
-            "skipped XSD validation: xmllint is not installed (apt-get install libxml2-utils)"
-        ),
-    }
 }
 
 #[test]

@@ -2,16 +2,19 @@
 //! chromedriver's WebDriver API) loads the report of a run with failures; the
 //! test checks the rendered DOM (counts, filters, a failure's diff visible
 //! after a click) and saves a screenshot under target/test-output/.
-//! Skips with a message where Chromium is missing, except in CI.
-
-mod common;
+//! Ignored, with the reason, where Chromium is missing, unless the
+//! `browser` prerequisite is required (MCP_CONFORM_REQUIRE_BROWSER=1; CI).
 
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
+use libtest_mimic::Trial;
 use serde_json::{json, Value};
+
+use crate::common;
+use crate::prereq::{self, Prereq};
 
 struct Driver {
     child: Child,
@@ -144,16 +147,6 @@ async fn start_driver(profile_dir: &std::path::Path) -> Driver {
     }
 }
 
-fn browser_available() -> bool {
-    let ok = |cmd: &str| {
-        Command::new(cmd)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    ok("chromium") && ok("chromedriver")
-}
-
 struct OutcomeCounts {
     total: usize,
     passed: usize,
@@ -175,16 +168,16 @@ fn outcome_counts(report: &Value) -> OutcomeCounts {
     }
 }
 
-#[test]
+pub fn trials() -> Vec<Trial> {
+    vec![prereq::trial(
+        "browser::html_report_renders_and_expands_a_failure",
+        Prereq::Browser,
+        prereq::browser,
+        html_report_renders_and_expands_a_failure,
+    )]
+}
+
 fn html_report_renders_and_expands_a_failure() {
-    if !browser_available() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "Chromium and chromedriver must be installed in CI (.ci/run installs them)"
-        );
-        eprintln!("skipped: chromium/chromedriver are not installed (apt-get install chromium chromium-driver)");
-        return;
-    }
     let dir = common::output_dir("html-browser");
     let report = dir.join("report.html");
     let r = report.display().to_string();

@@ -1,9 +1,7 @@
 //! Every profile of the reference server over real pipes, in all three
 //! eras where the profile applies.
 
-mod reference_common;
-
-use reference_common::*;
+use crate::reference_common::*;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
 

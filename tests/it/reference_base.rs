@@ -1,9 +1,7 @@
 //! Base protocol behaviour of the reference server over real pipes, in all
 //! three eras: handshakes, ids, error codes, malformed input, shutdown.
 
-mod reference_common;
-
-use reference_common::*;
+use crate::reference_common::*;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 

@@ -1,14 +1,18 @@
 //! The harness against hostile servers (fixtures/hostile/hostile_server.py):
 //! every scenario gets a verdict with a one-line reason naming what the
 //! server did, the run ends within the timeouts' bound, the harness's memory
-//! stays bounded, and no process of the run survives it.
-
-mod common;
+//! stays bounded, and no process of the run survives it. Ignored, with the
+//! reason, where python3 is missing (unless the `python` prerequisite is
+//! required).
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use libtest_mimic::Trial;
 use serde_json::Value;
+
+use crate::common;
+use crate::prereq::{self, Prereq};
 
 /// (mode, a phrase some verdict or server exit must contain).
 const CASES: &[(&str, &str)] = &[
@@ -145,12 +149,16 @@ fn run_modes(dir: &std::path::Path) -> Vec<(String, (Option<i32>, Duration, u64,
     runs.into_iter().map(|(_, left, run)| (left, run)).collect()
 }
 
-#[test]
+pub fn trials() -> Vec<Trial> {
+    vec![prereq::trial(
+        "hostile::every_hostile_server_gets_named_verdicts_and_leaves_nothing_behind",
+        Prereq::Python,
+        prereq::python,
+        every_hostile_server_gets_named_verdicts_and_leaves_nothing_behind,
+    )]
+}
+
 fn every_hostile_server_gets_named_verdicts_and_leaves_nothing_behind() {
-    if !common::has_python() {
-        eprintln!("skipped: python3 is not installed (the hostile fixture servers need it)");
-        return;
-    }
     let dir = common::output_dir("hostile");
     let expected_scenarios = mcp_conform::builtin::scenarios()
         .unwrap_or_default()

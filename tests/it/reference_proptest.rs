@@ -9,7 +9,8 @@ use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
 fn server(control: bool) -> Server {
-    let cat = Catalog::from_slice(include_bytes!("../fixtures/catalogs/mini.json")).expect("mini");
+    let cat =
+        Catalog::from_slice(include_bytes!("../../fixtures/catalogs/mini.json")).expect("mini");
     Server::new(
         cat,
         Config {

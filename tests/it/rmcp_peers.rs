@@ -9,7 +9,7 @@
 //! longer fails both exit 1), and no scenario may end in `error`, which
 //! would mean the harness could not judge the server at all.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -9,9 +9,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use libtest_mimic::Trial;
 use mcp_conform::scenario::model::Provenance;
 use mcp_conform::sources::{self, Source};
+
+use crate::prereq::{self, Prereq};
 
 /// A phrase only the text of that draft contains.
 const MARKERS: &[(&str, &str)] = &[
@@ -77,18 +79,21 @@ fn quotes_of(source: &str) -> Vec<(String, String)> {
     out
 }
 
-fn check(source: &'static Source, text: Option<String>) -> Result<Completion, Failed> {
-    let Some(text) = text else {
-        return Ok(Completion::ignored_with(format!(
-            "the text of {} is not available to this test; set MCP_CONFORM_SEEDS_DIR to a directory holding it (public location: {})",
-            source.title,
-            source.url.as_deref().unwrap_or("none")
-        )));
-    };
+/// Why the text of `source` is missing and where to find it.
+fn missing(source: &Source) -> String {
+    format!(
+        "the text of {} is not available to this test; set MCP_CONFORM_SEEDS_DIR to a directory holding it (public location: {})",
+        source.title,
+        source.url.as_deref().unwrap_or("none")
+    )
+}
+
+/// Panics with every quote of `source` not found verbatim in `text`.
+fn check(source: &Source, text: &str) {
     let problems: Vec<String> = quotes_of(&source.id)
         .into_iter()
         .filter_map(|(at, quote)| {
-            let missing = sources::missing_fragments(&quote, &text);
+            let missing = sources::missing_fragments(&quote, text);
             (!missing.is_empty()).then(|| {
                 format!(
                     "{at}: not verbatim in {}: {missing:?}\n  quote: {quote}",
@@ -97,24 +102,23 @@ fn check(source: &'static Source, text: Option<String>) -> Result<Completion, Fa
             })
         })
         .collect();
-    if problems.is_empty() {
-        Ok(Completion::Completed)
-    } else {
-        Err(problems.join("\n").into())
-    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
-fn main() {
-    let args = Arguments::from_args();
+pub fn trials() -> Vec<Trial> {
     let all = sources::all().unwrap_or_else(|e| panic!("{e}"));
     let mut texts = texts();
-    let trials = all
-        .iter()
+    all.iter()
         .filter(|s| s.provenance == Provenance::Draft)
         .map(|s| {
             let text = texts.remove(s.id.as_str());
-            Trial::ignorable_test(format!("quotes::{}", s.id), move || check(s, text))
+            let found = text.is_some();
+            prereq::trial(
+                format!("quotes::{}", s.id),
+                Prereq::Drafts,
+                move || if found { Ok(()) } else { Err(missing(s)) },
+                move || check(s, &text.unwrap_or_default()),
+            )
         })
-        .collect();
-    libtest_mimic::run(&args, trials).exit();
+        .collect()
 }

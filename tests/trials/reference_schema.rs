@@ -1,16 +1,23 @@
 //! Cross-check: every message the reference server sends validates against
-//! the official MCP schema of its era (../shared/mcp-schema/<version>/).
-//! Skipped with a message when that folder is absent (a user's clone).
+//! the official MCP schema of its era (`<era>/schema.json`, found as
+//! prereq.rs's `official_schema_dir` says). Ignored, with the reason, where
+//! the schemas are absent, unless the `schemas` prerequisite is required.
 
-mod reference_common;
+use std::path::Path;
 
-use reference_common::*;
+use libtest_mimic::Trial;
 use serde_json::{json, Value};
-use std::path::PathBuf;
 
-fn schema_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/mcp-schema");
-    dir.exists().then_some(dir)
+use crate::prereq::{self, Prereq};
+use crate::reference_common::*;
+
+pub fn trials() -> Vec<Trial> {
+    vec![prereq::trial(
+        "reference_schema::every_message_validates_against_its_era_schema",
+        Prereq::Schemas,
+        || prereq::official_schema_dir().map(|_| ()),
+        every_message_validates_against_its_era_schema,
+    )]
 }
 
 struct Schema {
@@ -19,15 +26,17 @@ struct Schema {
 }
 
 impl Schema {
-    fn load(version: &str) -> Option<Schema> {
-        let path = schema_dir()?.join(version).join("schema.json");
-        let root: Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    fn load(dir: &Path, version: &str) -> Schema {
+        let path = dir.join(version).join("schema.json");
+        let text = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let root: Value =
+            serde_json::from_slice(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let defs = if root.get("$defs").is_some() {
             "$defs"
         } else {
             "definitions"
         };
-        Some(Schema { root, defs })
+        Schema { root, defs }
     }
 
     /// Errors of `instance` against definition `name`.
@@ -64,18 +73,11 @@ fn result_def(method: &str) -> Option<&'static str> {
     })
 }
 
-#[test]
 fn every_message_validates_against_its_era_schema() {
-    if schema_dir().is_none() {
-        eprintln!("skipped: ../shared/mcp-schema is not beside this checkout");
-        return;
-    }
+    let dir = prereq::official_schema_dir().unwrap_or_else(|e| panic!("{e}"));
     let mut failures = Vec::new();
     for era in ERAS {
-        let Some(schema) = Schema::load(era) else {
-            eprintln!("skipped {era}: schema missing");
-            continue;
-        };
+        let schema = Schema::load(&dir, era);
         assert!(
             !schema
                 .check("ListToolsResult", &json!({"tools": 5}))

@@ -5,7 +5,7 @@
 //! any scenario error out). Prints the matrix and stores it as
 //! reports/fault-matrix.md.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;

@@ -2,7 +2,7 @@
 //! its exact `file:line:col` error (insta snapshot), the CLI exits with 2,
 //! and no scenario is run half-way.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

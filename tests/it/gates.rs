@@ -4,7 +4,7 @@
 //! errors, and the last line states what the exit code encodes. Each test
 //! drives the real binary.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};
