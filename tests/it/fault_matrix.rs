@@ -413,7 +413,7 @@ fn render(
     let mut md = format!(
         "# Fault matrix\n\nEvery `--fault` of the reference server, and the built-in scenarios (of {total}) \
          whose requirement matches the fault and that caught it (fail, or warn for a SHOULD). \
-         Regenerate with `cargo test --test fault_matrix -- --nocapture`.\n\n| fault | caught by |\n|---|---|\n"
+         Regenerate with `cargo test --test it fault_matrix:: -- --nocapture`.\n\n| fault | caught by |\n|---|---|\n"
     );
     for (fault, caught) in matrix {
         let _ = writeln!(

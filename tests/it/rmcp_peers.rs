@@ -18,7 +18,7 @@ use serde_json::Value;
 
 /// Builds one example server with the cargo running these tests and returns
 /// its executable. `cargo test` builds examples already (then this is a
-/// no-op), `cargo test --test rmcp_peers` does not.
+/// no-op), `cargo test --test it rmcp_peers::` does not.
 fn example(name: &str) -> PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let output = Command::new(cargo)
