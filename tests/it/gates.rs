@@ -26,11 +26,9 @@ fn text(bytes: &[u8]) -> String {
 }
 
 fn last_line(out: &Output) -> String {
-    text(&out.stdout)
-        .lines()
-        .chain(text(&out.stderr).lines())
-        .filter(|l| l.starts_with("conformance result:"))
-        .last()
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    all.lines()
+        .rfind(|l| l.starts_with("conformance result:"))
         .unwrap_or("")
         .to_string()
 }
