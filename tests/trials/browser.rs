@@ -183,10 +183,14 @@ fn html_report_renders_and_expands_a_failure() {
     let r = report.display().to_string();
     let json_report = dir.join("report.json");
     let j = json_report.display().to_string();
+    // One era, as in the other fixed runs: every era the server speaks would
+    // count each failing scenario once per era.
     let out = common::run_cli(&[
         "-q",
         "-p",
         "base",
+        "--protocol-version",
+        "2026-07-28",
         "--report-html",
         &r,
         "--report-json",
