@@ -10,7 +10,7 @@
 //       the platform packages it built, nothing it could not publish)
 //   node npm/fill.js sync
 //       writes Cargo.toml's version into npm/mcp-conform/package.json (after
-//       a version bump; tests/packaging.rs checks they agree)
+//       a version bump; tests/it/packaging.rs checks they agree)
 //
 // Then `npm pack` or `npm publish` in the staged directory. Plain Node, no
 // dependencies. The platforms are the launcher's optionalDependencies.

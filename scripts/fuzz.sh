@@ -6,7 +6,7 @@
 #   cursor        forged cursors on every paginated method; round trip / tamper
 #   resource_uri  resources/read URIs (?tools= lists)
 # The properties each target checks are in src/reference/fuzzing.rs; CI runs
-# the same checks as property tests (tests/fuzz_properties.rs).
+# the same checks as property tests (tests/it/fuzz_properties.rs).
 #
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
 #   SECONDS  run time per target (default 600, the 10-minute local run)

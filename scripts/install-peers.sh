@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Installs the peer MCP servers that tests/peers.rs runs the catalog against,
+# Installs the peer MCP servers that tests/trials/peers.rs runs the catalog against,
 # from the npm registry and PyPI, at the versions pinned under fixtures/peers/:
 #   target/peers/node    @modelcontextprotocol/server-everything (npm ci from the lock file)
 #   target/peers/python  a virtualenv with the `mcp` SDK, for fixtures/peers/python_mcp_server.py
 # A peer whose toolchain is missing (node/npm, python3) is left out with a
-# message; its tests then skip. Exits non-zero when an install that could run failed.
+# message; its trials are then reported as ignored, with the reason (or fail
+# under MCP_CONFORM_REQUIRE_PEERS=1). Exits non-zero when an install that
+# could run failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 dest=target/peers
@@ -26,11 +28,11 @@ if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
   mkdir -p "$dest/node"
   cp fixtures/peers/node/package.json fixtures/peers/node/package-lock.json "$dest/node/"
   if ! (cd "$dest/node" && retry npm ci --no-audit --no-fund --loglevel=error); then
-    echo "npm install failed: the server-everything peer tests will skip" >&2
+    echo "npm install failed: the server-everything peer trials will be ignored" >&2
     status=1
   fi
 else
-  echo "node/npm not found: the server-everything peer tests will skip"
+  echo "node/npm not found: the server-everything peer trials will be ignored"
 fi
 
 if command -v python3 >/dev/null 2>&1; then
@@ -41,11 +43,11 @@ if command -v python3 >/dev/null 2>&1; then
   if [ -x "$dest/python/bin/pip" ]; then
     if ! retry "$dest/python/bin/pip" install --quiet --disable-pip-version-check \
       -r fixtures/peers/python/requirements.txt; then
-      echo "pip install failed: the Python mcp peer tests will skip" >&2
+      echo "pip install failed: the Python mcp peer trials will be ignored" >&2
       status=1
     fi
   fi
 else
-  echo "python3 not found: the Python mcp peer tests will skip"
+  echo "python3 not found: the Python mcp peer trials will be ignored"
 fi
 exit $status

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the committed reports of the built-in reference server
-# (reports/reference.{json,md,html}). tests/reports_fresh.rs fails when they
+# (reports/reference.{json,md,html}). tests/it/reports_fresh.rs fails when they
 # no longer match the scenario catalog.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -3,7 +3,7 @@
 # (reports/peers/rmcp-{plain,ext}.{md,json}): the whole built-in catalog
 # against fixtures/servers/rmcp_plain.rs and rmcp_ext.rs over stdio, with
 # their expected-failure baselines (fixtures/peers/rmcp-*.baseline.yaml) so
-# each report marks the known failures as expected. tests/rmcp_peers.rs
+# each report marks the known failures as expected. tests/it/rmcp_peers.rs
 # checks the same verdicts on every test run.
 set -euo pipefail
 cd "$(dirname "$0")/.."

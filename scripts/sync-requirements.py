@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Rewrites the `scenarios:` list (and a missing section/quote) of every entry
 in scenarios/requirements.yaml from the scenario files' `requirements:` and
-`spec:` keys. tests/requirements.rs fails when the two disagree; run this
+`spec:` keys. tests/it/requirements.rs fails when the two disagree; run this
 after adding or renaming scenarios."""
 import json
 import pathlib

@@ -1,0 +1,329 @@
+//! The command line end to end: exit codes, errors a user reads, listing,
+//! and console output (insta snapshots, volatile fields redacted).
+
+use crate::common;
+
+use std::process::{Command, Output};
+
+fn mcp_conform(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mcp-conform"))
+        .args(args)
+        .current_dir(common::root())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run mcp-conform: {e}"))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Removes what changes from run to run: durations and absolute paths.
+fn redact(s: &str) -> String {
+    let root = common::root().display().to_string();
+    let s = s.replace(common::bin(), "[BIN]").replace(&root, "[ROOT]");
+    let re = regex::Regex::new(r"finished in [0-9.]+s").unwrap_or_else(|e| panic!("{e}"));
+    re.replace_all(&s, "finished in [TIME]").into_owned()
+}
+
+#[test]
+fn a_malformed_scenario_file_exits_2_with_file_line_col() {
+    let out = mcp_conform(&[
+        "--no-builtin",
+        "--scenarios",
+        "fixtures/bad-scenarios/unknown-key.yaml",
+        "--",
+        "true",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("fixtures/bad-scenarios/unknown-key.yaml:7:5: unknown key 'expct' in step 1; did you mean 'expect'?"),
+        "{err}"
+    );
+    assert!(err.contains("nothing was run"), "{err}");
+}
+
+#[test]
+fn list_needs_no_server() {
+    let out = mcp_conform(&["--list", "-p", "base"]);
+    assert_eq!(out.status.code(), Some(0));
+    insta::assert_snapshot!("list_base", text(&out.stdout));
+}
+
+#[test]
+fn glued_short_options_are_options_and_server_flags_stay_the_servers() {
+    // `-j4` was once taken as the server command.
+    let out = mcp_conform(&["-q", "-j4", "--list", "-p", "base"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("base/handshake"));
+    // Without `--`, everything after the command is the command's own.
+    let out = mcp_conform(&[
+        "-q",
+        "-p",
+        "base",
+        "-k",
+        "base/handshake",
+        env!("CARGO_BIN_EXE_mcp-conform"),
+        "serve-reference",
+        "--fault",
+        "no-server-info",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+}
+
+#[test]
+fn a_command_that_cannot_start_exits_3() {
+    let out = mcp_conform(&["--", "/nonexistent/mcp-server-binary"]);
+    assert_eq!(out.status.code(), Some(3));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("cannot start `/nonexistent/mcp-server-binary`"),
+        "{err}"
+    );
+}
+
+/// `skip_unless`: a false condition skips with its interpolated reason, but a
+/// check that already failed keeps the scenario failed.
+#[test]
+fn skip_unless_skips_with_its_reason_unless_something_failed() {
+    let dir = common::output_dir("skip-unless");
+    let scenario = |id: &str, failing_first: bool| {
+        let first = if failing_first {
+            "  - request: conform/no-such-method\n    expect: { result: { $present: true } }\n"
+        } else {
+            ""
+        };
+        format!(
+            "id: base/{id}\ntitle: skip_unless\nprofile: base\nlevel: MUST\nrequirements: [BASE-ERR-01]\n\
+             spec: [{{doc: JSON-RPC 2.0, section: x, quote: x}}]\nsteps:\n{first}\
+             \x20 - id: all\n    request: tools/list\n\
+             \x20 - skip_unless:\n      expr: \"size(all.result.tools) > 100000\"\n      \
+             reason: \"only ${{size(all.result.tools)}} tools\"\n\
+             \x20 - request: conform/no-such-method\n    expect: {{ result: {{ $present: true }} }}\n"
+        )
+    };
+    std::fs::write(dir.join("skips.yaml"), scenario("skips", false))
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.join("fails.yaml"), scenario("fails", true))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let report = dir.join("report.json");
+    let out = mcp_conform(&[
+        "-q",
+        "--no-builtin",
+        "--scenarios",
+        &dir.display().to_string(),
+        "--report-json",
+        &report.display().to_string(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let report = common::assert_valid_report(&report);
+    let outcome = |id: &str| {
+        report["scenarios"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|s| s["id"] == id)
+            .map(|s| (s["outcome"].clone(), s["message"].clone()))
+            .unwrap_or_else(|| panic!("{id} not in the report"))
+    };
+    let (o, m) = outcome("base/skips");
+    assert_eq!(o, "skip");
+    let m = m.as_str().unwrap_or_default().to_string();
+    let re = regex::Regex::new(r"^only [0-9]+ tools$").unwrap_or_else(|e| panic!("{e}"));
+    assert!(re.is_match(&m), "the reason is interpolated: {m}");
+    assert_eq!(outcome("base/fails").0, "fail");
+}
+
+/// Replaces what a run over HTTP adds that changes every time: the port.
+fn redact_port(s: &str) -> String {
+    let re = regex::Regex::new(r"127\.0\.0\.1:[0-9]+").unwrap_or_else(|e| panic!("{e}"));
+    re.replace_all(s, "127.0.0.1:[PORT]").into_owned()
+}
+
+/// A one-line `$contains` against the reference server's 106 tools: the diff
+/// names a couple of tools and counts the rest, instead of printing the list.
+#[test]
+fn console_bounded_diff_of_a_big_list() {
+    let dir = common::output_dir("big-list");
+    let file = dir.join("has-echo.yaml");
+    std::fs::write(
+        &file,
+        "id: custom/has-echo\ntitle: The server offers a tool named echo\nprofile: custom\n\
+         level: MUST\nsteps:\n  - request: tools/list\n    paginate: tools\n    \
+         expect:\n      result: { tools: { $contains: { name: echo } } }\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let file = file.display().to_string();
+    let out = mcp_conform(&[
+        "--no-builtin",
+        "--scenarios",
+        &file,
+        "--protocol-version",
+        "2026-07-28",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let console = redact(&text(&out.stdout));
+    assert!(console.lines().count() < 40, "{console}");
+    insta::assert_snapshot!("console_big_list_mismatch", console);
+    // --diff-lines caps each diff, and says how much is left out.
+    let out = mcp_conform(&[
+        "--no-builtin",
+        "--scenarios",
+        &file,
+        "--protocol-version",
+        "2026-07-28",
+        "--diff-lines",
+        "5",
+    ]);
+    let capped = text(&out.stdout);
+    assert!(
+        capped.contains("  … 15 more diff lines (all of them with -v or --diff-lines 0) …"),
+        "{capped}"
+    );
+}
+
+/// Over HTTP, the error object the server sent is shown (not only the code
+/// the pattern looked at), and the HTTP-only HeaderMismatchError rule is
+/// quoted because it applies here; over stdio it is not quoted.
+#[test]
+fn console_shows_the_error_answer_over_http_and_quotes_what_applies() {
+    let port = common::free_port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let addr = format!("127.0.0.1:{port}");
+    let server = [
+        "--",
+        common::bin(),
+        "serve-reference",
+        "--fault",
+        "bad-params-internal-error",
+    ];
+    let mut args = vec![
+        "-k",
+        "base/bad-params-type",
+        "--protocol-version",
+        "2026-07-28",
+        "--url",
+        &url,
+    ];
+    args.extend_from_slice(&server);
+    args.extend_from_slice(&["--http", &addr]);
+    let out = mcp_conform(&args);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let console = redact_port(&redact(&text(&out.stdout)));
+    assert!(
+        console.contains(r#"server sent: {"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"Internal error: Invalid params: 'name' must be a string, got number"}}"#),
+        "{console}"
+    );
+    assert!(console.contains("HeaderMismatchError"), "{console}");
+    insta::assert_snapshot!("console_http_error_answer", console);
+
+    let mut args = vec![
+        "-k",
+        "base/bad-params-type",
+        "--protocol-version",
+        "2026-07-28",
+    ];
+    args.extend_from_slice(&server);
+    let out = mcp_conform(&args);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let console = text(&out.stdout);
+    assert!(
+        console.contains("spec: JSON-RPC 2.0 Specification [spec], 5.1 Error object"),
+        "{console}"
+    );
+    assert!(
+        !console.contains("HeaderMismatchError"),
+        "an HTTP-only rule is not quoted over stdio: {console}"
+    );
+}
+
+/// A SHOULD-level problem: a warning with the words it rests on, and the
+/// answer the server gave instead of an error, bounded.
+#[test]
+fn console_warning_with_its_quote() {
+    let out = mcp_conform(&[
+        "-k",
+        "base/invalid-cursor",
+        "--protocol-version",
+        "2026-07-28",
+        "--",
+        common::bin(),
+        "serve-reference",
+        "--fault",
+        "invalid-cursor-ok",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let console = redact(&text(&out.stdout));
+    // Cursors are sealed with a per-process key.
+    let re = regex::Regex::new(r#""nextCursor": "[^"]*""#).unwrap_or_else(|e| panic!("{e}"));
+    let console = re.replace_all(&console, r#""nextCursor": "[CURSOR]""#);
+    insta::assert_snapshot!("console_warning_with_quote", console);
+}
+
+#[test]
+fn explain_is_case_insensitive_and_names_whose_rule_and_where_to_read_it() {
+    let out = mcp_conform(&["explain", "sep1300-neg-01"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    insta::assert_snapshot!("explain_project_requirement", text(&out.stdout));
+    let out = mcp_conform(&["explain", "SEP-1300/Filter-Each-Group"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    insta::assert_snapshot!("explain_scenario", text(&out.stdout));
+}
+
+#[test]
+fn explain_and_show_suggest_the_closest_id_on_a_miss() {
+    let out = mcp_conform(&["explain", "SEP1300-FLT-1"]);
+    assert_eq!(out.status.code(), Some(2));
+    insta::assert_snapshot!("explain_miss", text(&out.stderr));
+    let out = mcp_conform(&["show", "filter-each-grup"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("did you mean \"sep-1300/filter-each-group\"?"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = mcp_conform(&["show", "SEP1300-FLT-01"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("is a requirement, not a scenario"));
+}
+
+#[test]
+fn show_prints_a_built_in_scenario_with_its_requirement_level_and_sources() {
+    let out = mcp_conform(&["show", "sep-1300/empty-groups-no-constraint"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    insta::assert_snapshot!("show_scenario", shown);
+    // the YAML after the header is the shipped file, byte for byte
+    let file = std::fs::read_to_string(
+        common::root().join("scenarios/sep-1300/empty-groups-no-constraint.yaml"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(shown.ends_with(&file), "{shown}");
+}
+
+#[test]
+fn drafts_only_reports_project_rules_as_info() {
+    let out = mcp_conform(&["--list", "--drafts-only", "-k", "sep-1300/empty-"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let listed = text(&out.stdout);
+    let line = listed
+        .lines()
+        .find(|l| l.starts_with("sep-1300/empty-groups-no-constraint "))
+        .unwrap_or_default();
+    assert!(line.contains(" INFO "), "{listed}");
+    let out = mcp_conform(&["--list", "-k", "sep-1300/empty-groups"]);
+    assert!(
+        text(&out.stdout).contains("SHOULD"),
+        "{}",
+        text(&out.stdout)
+    );
+    // a draft's own rule keeps its level
+    let out = mcp_conform(&[
+        "--list",
+        "--drafts-only",
+        "-k",
+        "sep-1300/filter-each-group",
+    ]);
+    assert!(text(&out.stdout).contains("MUST"), "{}", text(&out.stdout));
+}

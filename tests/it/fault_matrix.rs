@@ -1,0 +1,469 @@
+//! The fault matrix: the whole built-in catalog against the clean reference
+//! server (every applicable scenario passes, zero warnings) and against each
+//! `--fault` of it (each fault is caught — fail, or warn for a SHOULD — by at
+//! least one scenario whose requirement matches the fault, and no fault makes
+//! any scenario error out). Prints the matrix and stores it as
+//! reports/fault-matrix.md.
+
+use crate::common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use mcp_conform::run::pool::SessionPool;
+use mcp_conform::run::scheduler::run_all;
+use mcp_conform::run::{Outcome, ScenarioResult};
+use mcp_conform::scenario::model::{Level, Scenario};
+use std::time::Duration;
+
+const STATEFUL: &str = "2025-11-25";
+
+/// Which requirements (id prefixes) a fault breaks.
+fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
+    BTreeMap::from([
+        ("ignore-query", &["SEP1821-", "X-01"][..]),
+        ("query-as-regex", &["SEP1821-Q-04"][..]),
+        ("groups-all", &["SEP1300-FLT", "X-01"][..]),
+        ("tags-any", &["SEP1300-FLT", "X-01"][..]),
+        ("tags-ignore-groups", &["SEP1300-FLT-03", "X-01"][..]),
+        ("empty-groups-match-none", &["SEP1300-NEG-01"][..]),
+        (
+            "cursor-drops-query",
+            &[
+                "SEP1821-PAG",
+                "SEP1300-FLT-04",
+                "SEARCH-PAG",
+                "X-02",
+                "X-03",
+            ][..],
+        ),
+        (
+            "cursor-duplicates",
+            &[
+                "BASE-PAGE-01",
+                "SEP1821-PAG",
+                "SEP1300-FLT-04",
+                "SEARCH-PAG",
+            ][..],
+        ),
+        ("search-page-overflow", &["SEARCH-RES-02"][..]),
+        ("search-unranked", &["SEARCH-RES-03", "SEARCH-RANK"][..]),
+        ("search-missing-query-ok", &["SEARCH-REQ-01"][..]),
+        ("search-not-identical", &["SEARCH-RES-04", "X-04"][..]),
+        (
+            "unknown-method-internal-error",
+            &["BASE-ERR-01", "SEARCH-CAP-02", "SEP1300-GRP-02"][..],
+        ),
+        (
+            "bad-params-internal-error",
+            &[
+                "BASE-ERR-02",
+                "SEP1821-NEG-01",
+                "SEARCH-REQ-02",
+                "SEP1300-NEG-03",
+                "CAT-NEG-01",
+            ][..],
+        ),
+        ("parse-error-exit", &["BASE-ERR-03"][..]),
+        ("wrong-id", &["BASE-ID-01"][..]),
+        ("tags-list-duplicates", &["SEP1300-TAG-01"][..]),
+        ("pd-no-auth", &["PD-AUTH-01"][..]),
+        ("pd-shared-auth", &["PD-AUTH-04", "X-05"][..]),
+        ("pd-authorize-any", &["PD-AUTH-05"][..]),
+        ("pd-missing-selection-ok", &["PD-READ-04"][..]),
+        ("pd-extra-tools", &["PD-READ-02"][..]),
+        ("pd-case-insensitive", &["PD-READ-03"][..]),
+        ("pd-full-schemas-in-list", &["PD-LIST-01", "X-04"][..]),
+        ("category-unsorted", &["CAT-02"][..]),
+        ("category-limit-ignored", &["CAT-03"][..]),
+        ("category-counts-hidden", &["CAT-06"][..]),
+        (
+            "list-changed-missing",
+            &[
+                "SEP1821-LC-01",
+                "SEP1300-LC-01",
+                "X-05",
+                "GRP-LC-01",
+                "GRP-LC-03",
+            ][..],
+        ),
+        ("error-code-string", &["BASE-ERR-04", "BASE-SCHEMA-01"][..]),
+        ("no-server-info", &["BASE-INIT-01", "BASE-SCHEMA-01"][..]),
+        ("id-as-float", &["BASE-ID-01"][..]),
+        ("id-large-lossy", &["BASE-ID-01"][..]),
+        ("invalid-cursor-ok", &["BASE-PAGE-01"][..]),
+        ("list-no-input-schema", &["BASE-SCHEMA-01"][..]),
+        ("resources-list-no-name", &["BASE-SCHEMA-01"][..]),
+        ("stdout-noise", &["BASE-STDIO-01"][..]),
+        ("category-bad-args-internal-error", &["CAT-NEG-01"][..]),
+        ("category-matches-tags", &["CAT-04"][..]),
+        ("category-filter-ignored-with-query", &["CAT-04"][..]),
+        ("category-tags-all", &["CAT-05"][..]),
+        ("category-total-is-page", &["CAT-01"][..]),
+        ("category-shape", &["CAT-01", "CAT-06"][..]),
+        ("category-duplicate-matches", &["CAT-01"][..]),
+        ("query-drops-filter", &["X-01"][..]),
+        ("pd-auth-filter-scoped", &["X-04"][..]),
+        ("session-varying-results", &["X-06"][..]),
+        ("pd-auth-replaced", &["PD-AUTH-02", "PD-AUTH-03"][..]),
+        ("pd-first-name-only", &["PD-AUTH-02"][..]),
+        ("pd-resource-uri-bare", &["PD-AUTH-02"][..]),
+        ("pd-placeholder-schema", &["PD-READ-01"][..]),
+        ("pd-terse-resource", &["PD-RES-01"][..]),
+        ("search-capability-missing", &["SEARCH-CAP-01"][..]),
+        ("search-exposes-hidden", &["SEARCH-SEC-01"][..]),
+        (
+            "search-mixed-features",
+            &["SEARCH-SEC-01", "SEARCH-RES-01"][..],
+        ),
+        ("search-cursor-drops-query", &["SEARCH-PAG-01"][..]),
+        (
+            "search-cursor-without-query-ok",
+            &["SEARCH-REQ-01", "SEARCH-PAG-01"][..],
+        ),
+        ("filtering-capability-missing", &["SEP1300-CAP-01"][..]),
+        ("filtering-list-changed-string", &["SEP1300-CAP-01"][..]),
+        ("empty-tags-match-none", &["SEP1300-NEG-01"][..]),
+        (
+            "filter-reveals-hidden",
+            &["SEP1300-FLT-01", "SEP1300-FLT-02"][..],
+        ),
+        (
+            "filter-entries-stripped",
+            &["SEP1300-FLT-01", "SEP1300-FLT-02"][..],
+        ),
+        (
+            "groups-list-duplicates",
+            &["SEP1300-GRP-01", "GRP-LIST-01"][..],
+        ),
+        ("query-capability-missing", &["SEP1821-CAP-01"][..]),
+        (
+            "query-reveals-hidden",
+            &["SEP1821-SEC-01", "SEP1821-Q-02"][..],
+        ),
+        ("no-instructions", &["SEP1821-DOC-01"][..]),
+        ("query-nul-internal-error", &["SEP1821-Q-04"][..]),
+        ("http-origin-unchecked", &["HTTP-ORIGIN-01"][..]),
+        ("http-notification-200", &["HTTP-NOTIF-01"][..]),
+        ("http-version-header-ignored", &["HTTP-VER-01"][..]),
+        ("http-session-optional", &["HTTP-SESS-02"][..]),
+        ("http-delete-keeps-session", &["HTTP-SESS-03"][..]),
+        (
+            "http-unknown-session-400",
+            &["HTTP-SESS-03", "HTTP-SESS-04"][..],
+        ),
+        ("http-session-id-spaces", &["HTTP-SESS-01"][..]),
+        ("http-get-json", &["HTTP-GET-01"][..]),
+        ("http-header-mismatch-500", &["HTTP-HDR-01"][..]),
+        ("http-content-type-text", &["HTTP-CT-01"][..]),
+        ("pd-describes-hidden", &["PD-READ-05", "PD-AUTH-05"][..]),
+        ("rate-limit-no-recovery", &["SEARCH-RATE-01"][..]),
+        ("rate-limit-internal-error", &["SEARCH-RATE-01"][..]),
+        ("grouping-capability-missing", &["GRP-DEG-01"][..]),
+        ("grouping-list-changed-string", &["GRP-CAP-01"][..]),
+        ("grouping-dangling-name", &["GRP-MEM-02", "GRP-X-01"][..]),
+        ("grouping-self-member", &["GRP-NEST-01"][..]),
+        ("grouping-cycle", &["GRP-NEST-02"][..]),
+        ("grouping-no-prompt-membership", &["GRP-MEM-01"][..]),
+        ("grouping-cursor-ignored", &["GRP-LIST-02"][..]),
+        ("grouping-list-changed-undeclared", &["GRP-LC-02"][..]),
+        ("grouping-membership-string", &["GRP-MEM-01"][..]),
+        ("grouping-membership-unstable", &["GRP-MEM-04"][..]),
+    ])
+}
+
+/// Faults that act only on a server started with more options. Such a
+/// fault runs only the scenarios of its own requirements: the others were
+/// not written for a rate-limited server.
+fn fault_options(fault: &str) -> &'static [&'static str] {
+    match fault {
+        "rate-limit-no-recovery" | "rate-limit-internal-error" => &["--rate-limit", "5/s"],
+        _ => &[],
+    }
+}
+
+/// The server's own list of faults (`serve-reference --fault help`).
+fn server_faults() -> Vec<String> {
+    let out = common::run_cli(&["serve-reference", "--fault", "help"]);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect()
+}
+
+fn run_catalog(
+    scenarios: &[Scenario],
+    faults: &[&str],
+    version: Option<&str>,
+) -> Vec<ScenarioResult> {
+    run_with(scenarios, faults, &[], version)
+}
+
+fn run_with(
+    scenarios: &[Scenario],
+    faults: &[&str],
+    options: &[&str],
+    version: Option<&str>,
+) -> Vec<ScenarioResult> {
+    let mut target = common::reference_server(faults);
+    if let mcp_conform::run::Target::Stdio(spec) = &mut target {
+        spec.args.extend(options.iter().map(|o| o.to_string()));
+    }
+    // Shared scenarios reuse warm servers here, as in a default CLI run.
+    let mut cfg = (*common::config(target, version)).clone();
+    cfg.pool = Some(Arc::new(SessionPool::new(Duration::from_millis(100))));
+    let rt = common::runtime();
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    rt.block_on(run_all(scenarios.to_vec(), Arc::new(cfg), 4, tx))
+}
+
+fn catches(r: &ScenarioResult, prefixes: &[&str]) -> bool {
+    matches!(r.outcome, Outcome::Fail | Outcome::Warn)
+        && r.requirements
+            .iter()
+            .any(|q| prefixes.iter().any(|p| q.starts_with(p)))
+}
+
+#[test]
+fn every_fault_is_caught_and_the_clean_server_passes() {
+    let scenarios = mcp_conform::builtin::scenarios().unwrap_or_else(|e| panic!("{e}"));
+    let mut clean = run_catalog(&scenarios, &[], None);
+    clean.extend(run_catalog(&scenarios, &[], Some(STATEFUL)));
+    let bad: Vec<String> = clean
+        .iter()
+        .filter(|r| !matches!(r.outcome, Outcome::Pass | Outcome::Skip | Outcome::Info))
+        .map(|r| format!("{} {}: {}", r.id, r.outcome, r.message))
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "the clean reference server must pass every applicable scenario with no warning:\n{}",
+        bad.join("\n")
+    );
+
+    let mapping = fault_requirements();
+    let faults = server_faults();
+    assert!(
+        faults.len() >= 21,
+        "expected the documented faults, got {faults:?}"
+    );
+    let unmapped: Vec<&String> = faults
+        .iter()
+        .filter(|f| !mapping.contains_key(f.as_str()))
+        .collect();
+    assert!(
+        unmapped.is_empty(),
+        "faults without a requirement mapping in this test: {unmapped:?}"
+    );
+
+    let mut matrix: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut problems = Vec::new();
+    let mut catching: BTreeSet<String> = BTreeSet::new();
+    for (fault, results) in faults.iter().zip(each_fault(&faults, &scenarios, &mapping)) {
+        record(
+            fault,
+            &results,
+            &mapping,
+            &mut problems,
+            &mut catching,
+            &mut matrix,
+        );
+    }
+    let uncaught_must: Vec<&Scenario> = scenarios
+        .iter()
+        .filter(|s| s.level == Level::Must && !catching.contains(&s.id))
+        .collect();
+    let text = render(&matrix, &uncaught_must, scenarios.len());
+    println!("{text}");
+    let path = common::root().join("reports/fault-matrix.md");
+    let _ = std::fs::create_dir_all(common::root().join("reports"));
+    let _ = std::fs::write(&path, &text);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Faults run this many at a time: each run spends much of its time waiting
+/// on its own server processes, so one at a time left the cores idle (about
+/// 0.8 of one core busy); the results are filed in the faults' order, so the
+/// matrix does not depend on which run ends first.
+const FAULTS_AT_ONCE: usize = 3;
+
+/// The results of every fault, in the order of `faults`.
+fn each_fault(
+    faults: &[String],
+    scenarios: &[Scenario],
+    mapping: &BTreeMap<&str, &[&str]>,
+) -> Vec<Vec<ScenarioResult>> {
+    let next = AtomicUsize::new(0);
+    let done = Mutex::new(BTreeMap::new());
+    std::thread::scope(|scope| {
+        for _ in 0..FAULTS_AT_ONCE {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(fault) = faults.get(i) else {
+                    break;
+                };
+                let results = fault_results(fault, scenarios, mapping);
+                if let Ok(mut d) = done.lock() {
+                    d.insert(i, results);
+                }
+            });
+        }
+    });
+    let done = done.into_inner().unwrap_or_default();
+    assert_eq!(done.len(), faults.len(), "a fault's run panicked");
+    done.into_values().collect()
+}
+
+/// The catalog (or the part of it the fault concerns) against the reference
+/// server with `fault`.
+fn fault_results(
+    fault: &str,
+    scenarios: &[Scenario],
+    mapping: &BTreeMap<&str, &[&str]>,
+) -> Vec<ScenarioResult> {
+    // Each fault runs in the stateless era (what auto picks); faults of
+    // per-session requirements, of the initialize handshake and of
+    // requests without params (the stateless era always sends params)
+    // also run in a stateful era, where those apply.
+    if fault.starts_with("http-") {
+        // Transport faults show only over HTTP: the transport and base
+        // profiles run there, in a stateful era and the stateless one.
+        let subset: Vec<Scenario> = scenarios
+            .iter()
+            .filter(|s| s.profile == "transport-http" || s.profile == "base")
+            .cloned()
+            .collect();
+        let mut results = common::run_over_http(&subset, &[fault], None, 4);
+        results.extend(common::run_over_http(&subset, &[fault], Some(STATEFUL), 4));
+        return results;
+    }
+    let options = fault_options(fault);
+    let prefixes = mapping.get(fault).copied().unwrap_or_default();
+    let own: Vec<Scenario> = if options.is_empty() {
+        scenarios.to_vec()
+    } else {
+        scenarios
+            .iter()
+            .filter(|s| {
+                s.requirements
+                    .iter()
+                    .any(|q| prefixes.iter().any(|p| q.starts_with(p)))
+            })
+            .cloned()
+            .collect()
+    };
+    let mut results = run_with(&own, &[fault], options, None);
+    let per_session = ["PD-AUTH", "X-05", "BASE-INIT", "SEARCH-REQ-01"];
+    if prefixes
+        .iter()
+        .any(|q| per_session.iter().any(|s| q.starts_with(s)))
+    {
+        results.extend(run_with(&own, &[fault], options, Some(STATEFUL)));
+    }
+    // Scenarios that need HTTP (a second session on the same server)
+    // and check this fault's requirements run over HTTP too.
+    let http_only: Vec<Scenario> = scenarios
+        .iter()
+        .filter(|s| s.transports == ["http"] && s.profile != "transport-http")
+        .filter(|s| {
+            s.requirements
+                .iter()
+                .any(|q| prefixes.iter().any(|p| q.starts_with(p)))
+        })
+        .cloned()
+        .collect();
+    if !http_only.is_empty() {
+        results.extend(common::run_over_http(
+            &http_only,
+            &[fault],
+            Some(STATEFUL),
+            4,
+        ));
+    }
+    results
+}
+
+/// Files one fault's results: what caught it, and any scenario it made error out.
+fn record(
+    fault: &str,
+    results: &[ScenarioResult],
+    mapping: &BTreeMap<&str, &[&str]>,
+    problems: &mut Vec<String>,
+    catching: &mut BTreeSet<String>,
+    matrix: &mut BTreeMap<String, Vec<String>>,
+) {
+    for r in results {
+        let unfilled = r
+            .findings
+            .iter()
+            .map(|f| f.message.as_str())
+            .chain([r.message.as_str()])
+            .any(|m| m.contains("could not be filled in"));
+        if unfilled {
+            problems.push(format!(
+                "--fault {fault}: the failure message of {} could not be filled in: {}",
+                r.id, r.message
+            ));
+        }
+    }
+    for r in results.iter().filter(|r| r.outcome == Outcome::Error) {
+        problems.push(format!(
+            "--fault {fault} made {} error out: {}",
+            r.id, r.message
+        ));
+    }
+    let prefixes = mapping.get(fault).copied().unwrap_or_default();
+    let caught: Vec<String> = results
+        .iter()
+        .filter(|r| catches(r, prefixes))
+        .map(|r| format!("{} ({})", r.id, r.outcome))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if caught.is_empty() {
+        problems.push(format!(
+            "--fault {fault} is caught by no scenario of {prefixes:?}"
+        ));
+    }
+    catching.extend(
+        results
+            .iter()
+            .filter(|r| matches!(r.outcome, Outcome::Fail | Outcome::Warn))
+            .map(|r| r.id.clone()),
+    );
+    matrix.insert(fault.to_string(), caught);
+}
+
+fn render(
+    matrix: &BTreeMap<String, Vec<String>>,
+    uncaught_must: &[&Scenario],
+    total: usize,
+) -> String {
+    let mut md = format!(
+        "# Fault matrix\n\nEvery `--fault` of the reference server, and the built-in scenarios (of {total}) \
+         whose requirement matches the fault and that caught it (fail, or warn for a SHOULD). \
+         Regenerate with `cargo test --test it fault_matrix:: -- --nocapture`.\n\n| fault | caught by |\n|---|---|\n"
+    );
+    for (fault, caught) in matrix {
+        let _ = writeln!(
+            md,
+            "| `{fault}` | {} |",
+            if caught.is_empty() {
+                "**nothing**".into()
+            } else {
+                caught.join("<br>")
+            }
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\n## MUST scenarios no fault trips ({})\n",
+        uncaught_must.len()
+    );
+    for s in uncaught_must {
+        let _ = writeln!(md, "- `{}` ({})", s.id, s.requirements.join(", "));
+    }
+    md
+}

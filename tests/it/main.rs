@@ -1,0 +1,34 @@
+//! The end-to-end tests that need nothing but this repository and the Rust
+//! toolchain, as one test binary (one link instead of one per file): each
+//! module was a file of its own under tests/. Tests that need something from
+//! outside (python3, Chromium, the peers, the official schemas, xmllint, the
+//! drafts' texts) are trials of tests/trials/, where a missing prerequisite
+//! shows as ignored with its reason.
+//!
+//! Run one module with `cargo test --test it MODULE::`, e.g.
+//! `cargo test --test it fault_matrix:: -- --nocapture`.
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../reference_common/mod.rs"]
+mod reference_common;
+
+mod bad_scenarios;
+mod cli;
+mod fault_matrix;
+mod fuzz_properties;
+mod gates;
+mod packaging;
+mod rate_limit;
+mod reference_base;
+mod reference_faults;
+mod reference_http;
+mod reference_profiles;
+mod reference_proptest;
+mod reports;
+mod reports_fresh;
+mod requirements;
+mod rmcp_client;
+mod rmcp_peers;
+mod sources;
+mod transport_parity;

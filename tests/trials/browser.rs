@@ -1,0 +1,260 @@
+//! The HTML report in a real browser: headless Chromium (driven through
+//! chromedriver's WebDriver API) loads the report of a run with failures; the
+//! test checks the rendered DOM (counts, filters, a failure's diff visible
+//! after a click) and saves a screenshot under target/test-output/.
+//! Ignored, with the reason, where Chromium is missing, unless the
+//! `browser` prerequisite is required (MCP_CONFORM_REQUIRE_BROWSER=1; CI).
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use libtest_mimic::Trial;
+use serde_json::{json, Value};
+
+use crate::common;
+use crate::prereq::{self, Prereq};
+
+struct Driver {
+    child: Child,
+    base: String,
+    session: String,
+    client: reqwest::Client,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or(9515)
+}
+
+impl Driver {
+    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let url = format!("{}/session/{}{path}", self.base, self.session);
+        let mut req = self.client.request(method, &url);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.unwrap_or_else(|e| panic!("{url}: {e}"));
+        let v: Value = resp.json().await.unwrap_or_else(|e| panic!("{url}: {e}"));
+        assert!(v["value"].get("error").is_none(), "{url}: {v}");
+        v["value"].clone()
+    }
+
+    async fn find_all(&self, css: &str) -> Vec<String> {
+        let v = self
+            .call(
+                reqwest::Method::POST,
+                "/elements",
+                Some(json!({"using": "css selector", "value": css})),
+            )
+            .await;
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| {
+                e.as_object()
+                    .and_then(|o| o.values().next())
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .collect()
+    }
+
+    async fn text(&self, element: &str) -> String {
+        self.call(
+            reqwest::Method::GET,
+            &format!("/element/{element}/text"),
+            None,
+        )
+        .await
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+    }
+
+    async fn click(&self, element: &str) {
+        self.call(
+            reqwest::Method::POST,
+            &format!("/element/{element}/click"),
+            Some(json!({})),
+        )
+        .await;
+    }
+
+    async fn displayed(&self, element: &str) -> bool {
+        self.call(
+            reqwest::Method::GET,
+            &format!("/element/{element}/displayed"),
+            None,
+        )
+        .await
+        .as_bool()
+        .unwrap_or(false)
+    }
+}
+
+async fn start_driver(profile_dir: &std::path::Path) -> Driver {
+    let port = free_port();
+    let child = Command::new("chromedriver")
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("chromedriver: {e}"));
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if client.get(format!("{base}/status")).send().await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let caps = json!({"capabilities": {"alwaysMatch": {"browserName": "chrome", "goog:chromeOptions": {
+        "binary": "/usr/bin/chromium",
+        "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 format!("--user-data-dir={}", profile_dir.display()), "--window-size=1280,1600"]
+    }}}});
+    let v: Value = client
+        .post(format!("{base}/session"))
+        .json(&caps)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("new session: {e}"))
+        .json()
+        .await
+        .unwrap_or_else(|e| panic!("new session: {e}"));
+    let session = v["value"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no session: {v}"))
+        .to_string();
+    Driver {
+        child,
+        base,
+        session,
+        client,
+    }
+}
+
+struct OutcomeCounts {
+    total: usize,
+    passed: usize,
+    failed: usize,
+}
+
+fn outcome_counts(report: &Value) -> OutcomeCounts {
+    let scenarios = report["scenarios"].as_array().cloned().unwrap_or_default();
+    let with = |o: &str| {
+        scenarios
+            .iter()
+            .filter(|s| s["outcome"].as_str() == Some(o))
+            .count()
+    };
+    OutcomeCounts {
+        total: scenarios.len(),
+        passed: with("pass"),
+        failed: with("fail"),
+    }
+}
+
+pub fn trials() -> Vec<Trial> {
+    vec![prereq::trial(
+        "browser::html_report_renders_and_expands_a_failure",
+        Prereq::Browser,
+        prereq::browser,
+        html_report_renders_and_expands_a_failure,
+    )]
+}
+
+fn html_report_renders_and_expands_a_failure() {
+    let dir = common::output_dir("html-browser");
+    let report = dir.join("report.html");
+    let r = report.display().to_string();
+    let json_report = dir.join("report.json");
+    let j = json_report.display().to_string();
+    // One era, as in the other fixed runs: every era the server speaks would
+    // count each failing scenario once per era.
+    let out = common::run_cli(&[
+        "-q",
+        "-p",
+        "base",
+        "--protocol-version",
+        "2026-07-28",
+        "--report-html",
+        &r,
+        "--report-json",
+        &j,
+        "--",
+        common::bin(),
+        "serve-reference",
+        "--fault",
+        "wrong-id",
+        "--fault",
+        "unknown-method-internal-error",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    // The page must show what the same run's JSON report holds.
+    let expected = outcome_counts(&common::assert_valid_report(&json_report));
+    assert_eq!(expected.failed, 2, "the two faults fail two base scenarios");
+    let rt = common::runtime();
+    rt.block_on(async {
+        let driver = start_driver(&dir.join("chrome-profile")).await;
+        driver
+            .call(
+                reqwest::Method::POST,
+                "/url",
+                Some(json!({"url": format!("file://{}", report.display())})),
+            )
+            .await;
+        let failed = driver.find_all("#count-failed").await;
+        assert_eq!(driver.text(&failed[0]).await, "2 failed");
+        assert_eq!(
+            driver.find_all(".scenario").await.len(),
+            expected.total,
+            "every scenario is listed"
+        );
+        let heads = driver.find_all(".scenario.o-fail .head").await;
+        assert_eq!(heads.len(), 2);
+        let diffs = driver.find_all(".scenario.o-fail pre.diff").await;
+        assert!(
+            !driver.displayed(&diffs[0]).await,
+            "diffs are collapsed at first"
+        );
+        driver.click(&heads[0]).await;
+        assert!(
+            driver.displayed(&diffs[0]).await,
+            "the diff shows after a click"
+        );
+        let added = driver.find_all(".scenario.o-fail.open pre.diff .add").await;
+        assert!(!added.is_empty(), "diff lines are coloured");
+        let shot = driver.call(reqwest::Method::GET, "/screenshot", None).await;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(shot.as_str().unwrap_or(""))
+            .unwrap_or_default();
+        assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
+        std::fs::write(dir.join("report.png"), png).unwrap_or_else(|e| panic!("{e}"));
+        // Filters: hiding passed scenarios leaves the others.
+        let pass_box = driver
+            .find_all("input[data-filter=outcome][value=pass]")
+            .await;
+        driver.click(&pass_box[0]).await;
+        let left = driver.find_all(".scenario").await.len();
+        assert_eq!(
+            left,
+            expected.total - expected.passed,
+            "only the scenarios that did not pass remain after hiding passes"
+        );
+        driver.call(reqwest::Method::DELETE, "", None).await;
+    });
+}

@@ -1,0 +1,124 @@
+//! Every quote from a draft (scenario `spec:` entries and requirements) is
+//! found verbatim in the draft's text: whitespace, Markdown emphasis and code
+//! marks ignored, `…` marking an omission. The drafts' texts are not part of
+//! this repository; the test reads them from `MCP_CONFORM_SEEDS_DIR`, else from
+//! `../shared/seeds` and `../shared/specs` beside the checkout (where CI keeps
+//! them), and reports a draft whose text is not there as ignored, with the reason.
+//! Each text is recognised by its content, not by its file name.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use libtest_mimic::Trial;
+use mcp_conform::scenario::model::Provenance;
+use mcp_conform::sources::{self, Source};
+
+use crate::prereq::{self, Prereq};
+
+/// A phrase only the text of that draft contains.
+const MARKERS: &[(&str, &str)] = &[
+    ("sep-1821", "SEP-1821: Add dynamic tool search support"),
+    ("search-draft", "title: Search"),
+    ("sep-1300", "SEP-1300: Tool Filtering with Groups and Tags"),
+    (
+        "progressive-disclosure",
+        "Progressive Disclosure for Tool Descriptions",
+    ),
+    ("category-search", "/mcp-standard/search_tools"),
+    ("grouping-extension", "io.modelcontextprotocol/grouping"),
+];
+
+fn text_dirs() -> Vec<PathBuf> {
+    if let Some(dir) = std::env::var_os("MCP_CONFORM_SEEDS_DIR") {
+        return vec![PathBuf::from(dir)];
+    }
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    vec![shared.join("seeds"), shared.join("specs")]
+}
+
+/// Source id → the draft's text, for every text found.
+fn texts() -> BTreeMap<&'static str, String> {
+    let mut found = BTreeMap::new();
+    for dir in text_dirs() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            // an index of the texts names them all: not one of them
+            if entry.file_name().eq_ignore_ascii_case("README.md") {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(entry.path()) else {
+                continue;
+            };
+            if let Some((id, _)) = MARKERS.iter().find(|(_, m)| text.contains(m)) {
+                found.insert(*id, text);
+            }
+        }
+    }
+    found
+}
+
+/// (where, quote) of every built-in quote citing `source`.
+fn quotes_of(source: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let scenarios = mcp_conform::builtin::scenarios().unwrap_or_else(|e| panic!("{e}"));
+    for s in &scenarios {
+        for spec in s.spec.iter().filter(|spec| spec.doc == source) {
+            if let Some(q) = &spec.quote {
+                out.push((format!("scenario {}", s.id), q.clone()));
+            }
+        }
+    }
+    let registry = mcp_conform::requirements::all().unwrap_or_else(|e| panic!("{e}"));
+    for r in registry.iter().filter(|r| r.document == source) {
+        if let Some(q) = &r.quote {
+            out.push((format!("requirement {}", r.id), q.clone()));
+        }
+    }
+    out
+}
+
+/// Why the text of `source` is missing and where to find it.
+fn missing(source: &Source) -> String {
+    format!(
+        "the text of {} is not available to this test; set MCP_CONFORM_SEEDS_DIR to a directory holding it (public location: {})",
+        source.title,
+        source.url.as_deref().unwrap_or("none")
+    )
+}
+
+/// Panics with every quote of `source` not found verbatim in `text`.
+fn check(source: &Source, text: &str) {
+    let problems: Vec<String> = quotes_of(&source.id)
+        .into_iter()
+        .filter_map(|(at, quote)| {
+            let missing = sources::missing_fragments(&quote, text);
+            (!missing.is_empty()).then(|| {
+                format!(
+                    "{at}: not verbatim in {}: {missing:?}\n  quote: {quote}",
+                    source.id
+                )
+            })
+        })
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+pub fn trials() -> Vec<Trial> {
+    let all = sources::all().unwrap_or_else(|e| panic!("{e}"));
+    let mut texts = texts();
+    all.iter()
+        .filter(|s| s.provenance == Provenance::Draft)
+        .map(|s| {
+            let text = texts.remove(s.id.as_str());
+            let found = text.is_some();
+            prereq::trial(
+                format!("quotes::{}", s.id),
+                Prereq::Drafts,
+                move || if found { Ok(()) } else { Err(missing(s)) },
+                move || check(s, &text.unwrap_or_default()),
+            )
+        })
+        .collect()
+}

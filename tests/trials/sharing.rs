@@ -1,0 +1,190 @@
+//! Sharing warm servers and skipping from the probe change no verdict: the
+//! whole catalog runs twice against each server, once as a default run
+//! (probe-decided skips, `isolation: shared` scenarios on warm servers) and
+//! once with `--isolate` (every scenario on a fresh server, every skip
+//! decided by the scenario's own steps), and every (scenario, era) must have
+//! the same outcome both ways. Against the reference server in every era
+//! (stdio and HTTP) and against the npm and PyPI peers when installed
+//! (scripts/install-peers.sh); a peer that is missing shows as ignored with
+//! the reason, and fails the trial when the `peers` prerequisite is required.
+
+use std::collections::BTreeMap;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use libtest_mimic::Trial;
+
+use crate::prereq::{self, Prereq};
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_mcp-conform")
+}
+
+/// (scenario id, era) → outcome, from one run's JSON report.
+fn outcomes(
+    options: &[String],
+    command: &[String],
+    report: &Path,
+) -> Result<BTreeMap<(String, String), String>, String> {
+    let out = Command::new(bin())
+        .args(["-q", "--report-json"])
+        .arg(report)
+        .args(options)
+        .arg("--")
+        .args(command)
+        .current_dir(root())
+        .output()
+        .map_err(|e| format!("cannot run mcp-conform: {e}"))?;
+    if !matches!(out.status.code(), Some(0 | 1)) {
+        return Err(format!(
+            "mcp-conform {options:?} exited with {:?}:\n{}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let text = std::fs::read_to_string(report).map_err(|e| format!("{}: {e}", report.display()))?;
+    let json: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", report.display()))?;
+    Ok(json["scenarios"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| {
+            (
+                (
+                    s["id"].as_str().unwrap_or_default().to_string(),
+                    s["era"].as_str().unwrap_or_default().to_string(),
+                ),
+                s["outcome"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect())
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_or(0, |a| a.port())
+}
+
+/// Runs `command` both ways and compares; `{addr}` in the command or the
+/// options is a fresh loopback address for each run (an HTTP server).
+fn same_verdicts(name: &str, options: &[&str], command: &[String]) {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("sharing-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let fill = |parts: &[String], addr: &str| -> Vec<String> {
+        parts.iter().map(|p| p.replace("{addr}", addr)).collect()
+    };
+    let run = |isolate: bool| {
+        let addr = format!("127.0.0.1:{}", free_port());
+        let mut opts: Vec<String> = options.iter().map(|o| o.to_string()).collect();
+        if isolate {
+            opts.push("--isolate".into());
+        }
+        let report = dir.join(if isolate {
+            "isolated.json"
+        } else {
+            "shared.json"
+        });
+        outcomes(&fill(&opts, &addr), &fill(command, &addr), &report)
+    };
+    let shared = run(false).unwrap_or_else(|e| panic!("{e}"));
+    let isolated = run(true).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!shared.is_empty(), "the run reported no scenario");
+    let differences: Vec<String> = isolated
+        .iter()
+        .filter_map(|(key, fresh)| {
+            let warm = shared.get(key).map_or("(missing)", String::as_str);
+            (warm != fresh)
+                .then(|| format!("{} [{}]: shared {warm}, isolated {fresh}", key.0, key.1))
+        })
+        .collect();
+    assert!(
+        differences.is_empty() && shared.len() == isolated.len(),
+        "{} verdict(s) differ between a default run and --isolate:\n{}",
+        differences.len(),
+        differences.join("\n")
+    );
+}
+
+/// A peer server installed by scripts/install-peers.sh, or why it can't run.
+fn peer(name: &str) -> Result<Vec<String>, String> {
+    let target = root().join("target/peers");
+    let (command, installed) = match name {
+        "server-everything" => {
+            let entry = target
+                .join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+            (
+                vec![
+                    "node".to_string(),
+                    entry.display().to_string(),
+                    "stdio".into(),
+                ],
+                entry,
+            )
+        }
+        _ => {
+            let python = target.join("python/bin/python");
+            let script = root().join("fixtures/peers/python_mcp_server.py");
+            (
+                vec![python.display().to_string(), script.display().to_string()],
+                python,
+            )
+        }
+    };
+    if installed.exists() {
+        Ok(command)
+    } else {
+        Err(format!(
+            "{name} is not installed (run scripts/install-peers.sh; it needs node/npm or python3)"
+        ))
+    }
+}
+
+fn peer_trial(name: &'static str) -> Trial {
+    prereq::trial(
+        format!("sharing::{name}-stdio"),
+        Prereq::Peers,
+        move || peer(name).map(|_| ()),
+        move || {
+            let command = peer(name).unwrap_or_else(|e| panic!("{e}"));
+            // Two at a time: a peer that starts slowly must not time out its
+            // handshake because the machine is busy starting many of it.
+            same_verdicts(name, &["-j", "2"], &command);
+        },
+    )
+}
+
+pub fn trials() -> Vec<Trial> {
+    let reference = vec![
+        bin().to_string(),
+        "serve-reference".into(),
+        "--control".into(),
+    ];
+    let http = vec![
+        bin().to_string(),
+        "serve-reference".into(),
+        "--control".into(),
+        "--http".into(),
+        "{addr}".into(),
+    ];
+    vec![
+        Trial::test("sharing::reference-stdio-every-era", move || {
+            same_verdicts("reference-stdio", &[], &reference);
+            Ok(())
+        }),
+        Trial::test("sharing::reference-http-every-era", move || {
+            same_verdicts("reference-http", &["--url", "http://{addr}/mcp"], &http);
+            Ok(())
+        }),
+        peer_trial("server-everything"),
+        peer_trial("python-mcp"),
+    ]
+}

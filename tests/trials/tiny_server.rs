@@ -1,0 +1,189 @@
+//! The tiny fixture server (fixtures/servers/tiny_server.py, a Python
+//! script): proof that the base checks can fail (each defect, `--break
+//! NAME`, is reported as a failure of the right requirement, and no scenario
+//! errors out because of it), and the command line against it (a server that
+//! never answers, the console output of a failing run). Ignored, with the
+//! reason, where python3 is missing (unless the `python` prerequisite is
+//! required).
+
+use std::collections::BTreeSet;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use libtest_mimic::Trial;
+use mcp_conform::run::{run_scenario, Outcome};
+
+use crate::common;
+use crate::prereq::{self, Prereq};
+
+pub fn trials() -> Vec<Trial> {
+    let tests: [(&str, fn()); 4] = [
+        (
+            "each_base_defect_fails_its_requirement",
+            each_base_defect_fails_its_requirement,
+        ),
+        (
+            "a_correct_server_fails_nothing",
+            a_correct_server_fails_nothing,
+        ),
+        (
+            "a_server_that_never_answers_gets_a_verdict_within_the_timeout_and_leaves_no_process",
+            a_server_that_never_answers_gets_a_verdict_within_the_timeout_and_leaves_no_process,
+        ),
+        (
+            "console_output_of_a_failing_run",
+            console_output_of_a_failing_run,
+        ),
+    ];
+    tests
+        .into_iter()
+        .map(|(name, body)| {
+            prereq::trial(
+                format!("tiny_server::{name}"),
+                Prereq::Python,
+                prereq::python,
+                body,
+            )
+        })
+        .collect()
+}
+
+/// The CLI from the repository root, colours off.
+fn mcp_conform(args: &[&str]) -> Output {
+    Command::new(common::bin())
+        .args(args)
+        .current_dir(common::root())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run mcp-conform: {e}"))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Removes what changes from run to run: durations and absolute paths.
+fn redact(s: &str) -> String {
+    let root = common::root().display().to_string();
+    let s = s.replace(common::bin(), "[BIN]").replace(&root, "[ROOT]");
+    let re = regex::Regex::new(r"finished in [0-9.]+s").unwrap_or_else(|e| panic!("{e}"));
+    re.replace_all(&s, "finished in [TIME]").into_owned()
+}
+
+fn failing_requirements(breaks: &[&str], version: Option<&str>) -> BTreeSet<String> {
+    let cfg = common::config(common::tiny_server(breaks), version);
+    let scenarios = mcp_conform::builtin::scenarios().unwrap_or_else(|e| panic!("{e}"));
+    let rt = common::runtime();
+    let mut failing = BTreeSet::new();
+    for s in scenarios.iter().filter(|s| s.profile == "base") {
+        let r = rt.block_on(run_scenario(s, &cfg));
+        assert_ne!(
+            r.outcome,
+            Outcome::Error,
+            "{breaks:?} made {} error out: {}",
+            s.id,
+            r.message
+        );
+        if r.outcome == Outcome::Fail {
+            failing.extend(r.requirements.iter().cloned());
+        }
+    }
+    failing
+}
+
+fn each_base_defect_fails_its_requirement() {
+    let cases: &[(&str, &[&str])] = &[
+        ("bad-params-internal-error", &["BASE-ERR-02"]),
+        ("unknown-method-ok", &["BASE-ERR-01"]),
+        ("wrong-id", &["BASE-ID-01"]),
+        ("noise-on-stdout", &["BASE-STDIO-01"]),
+        ("no-parse-error", &["BASE-ERR-03"]),
+        ("exit-on-parse-error", &["BASE-ERR-03"]),
+        ("integer-string-code", &["BASE-ERR-04"]),
+        ("cursor-loop", &["BASE-PAGE-01"]),
+    ];
+    for (defect, expected) in cases {
+        let failing = failing_requirements(&[defect], None);
+        for req in *expected {
+            assert!(
+                failing.contains(*req),
+                "--break {defect}: expected {req} to fail, failing: {failing:?}"
+            );
+        }
+    }
+    let failing = failing_requirements(&["no-server-info"], Some("2025-11-25"));
+    assert!(
+        failing.contains("BASE-INIT-01"),
+        "no-server-info: {failing:?}"
+    );
+}
+
+fn a_correct_server_fails_nothing() {
+    assert_eq!(failing_requirements(&[], None), BTreeSet::new());
+    assert_eq!(
+        failing_requirements(&[], Some("2025-06-18")),
+        BTreeSet::new()
+    );
+}
+
+fn a_server_that_never_answers_gets_a_verdict_within_the_timeout_and_leaves_no_process() {
+    let marker = format!("hang-marker-{}", std::process::id());
+    let script = common::root()
+        .join("fixtures/servers/tiny_server.py")
+        .display()
+        .to_string();
+    let started = Instant::now();
+    let out = mcp_conform(&[
+        "--timeout-ms",
+        "500",
+        "--startup-timeout-ms",
+        "500",
+        "--protocol-version",
+        "2025-11-25",
+        "--",
+        "python3",
+        &script,
+        "--break",
+        "hang",
+        &marker,
+    ]);
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no answer to initialize within 500 ms"),
+        "{}",
+        text(&out.stderr)
+    );
+    // The quality bar (timeout + 1 s) is measured on a quiet machine by
+    // scripts/hostile.sh; here other tests share the two cores, so the bound is looser.
+    assert!(took < Duration::from_millis(500 + 4000), "took {took:?}");
+    let left = Command::new("pgrep")
+        .args(["-f", &marker])
+        .output()
+        .map(|o| text(&o.stdout))
+        .unwrap_or_default();
+    assert!(left.trim().is_empty(), "processes left behind: {left}");
+}
+
+fn console_output_of_a_failing_run() {
+    let out = mcp_conform(&[
+        "-j",
+        "1",
+        "-p",
+        "base",
+        "--protocol-version",
+        "2026-07-28",
+        "--",
+        "python3",
+        "fixtures/servers/tiny_server.py",
+        "--break",
+        "wrong-id",
+        "--break",
+        "unknown-method-ok",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    insta::assert_snapshot!(
+        "console_failing_run",
+        common::stable_console(&redact(&text(&out.stdout)))
+    );
+}
