@@ -239,6 +239,10 @@ pub fn matrix(
         &mcp_conform::report::drafts::markdown(&columns, &requirements, sources),
     )?;
     write_file(
+        &out_dir.join("drafts.html"),
+        &mcp_conform::report::drafts::html(&columns, &requirements, sources),
+    )?;
+    write_file(
         &out_dir.join("matrix.md"),
         &matrix::markdown(&columns, &requirements),
     )?;
@@ -247,9 +251,8 @@ pub fn matrix(
         &matrix::html(&columns, &requirements),
     )?;
     println!(
-        "wrote {} and {}",
-        out_dir.join("matrix.md").display(),
-        out_dir.join("matrix.html").display()
+        "wrote matrix.md, matrix.html, drafts.md and drafts.html in {}",
+        out_dir.display()
     );
     Ok(EXIT_OK)
 }

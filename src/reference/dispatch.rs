@@ -119,6 +119,9 @@ impl Server {
         method: &str,
         params: Option<&Value>,
     ) -> Vec<Value> {
+        if self.faults().has(Fault::IdLargeDropped) && beyond_double_precision(&id) {
+            return Vec::new();
+        }
         let reply_id = if self.faults().has(Fault::WrongId) {
             digits_as_number(&id)
         } else if self.faults().has(Fault::IdAsFloat) {
@@ -279,6 +282,11 @@ fn number_as_float(id: &Value) -> Value {
 
 /// The `id-large-lossy` fault: an integer id held in an `f64`, as a
 /// JavaScript server holds it, and written back as an integer.
+/// An integer id a double cannot hold exactly (the `id-large-dropped` fault).
+fn beyond_double_precision(id: &Value) -> bool {
+    rounded_through_double(id) != *id
+}
+
 fn rounded_through_double(id: &Value) -> Value {
     match (id.as_i64(), id.as_u64()) {
         (Some(n), _) => Value::from(n as f64 as i64),

@@ -29,6 +29,7 @@ where
                 }
                 match decode_line(&line) {
                     Ok(value) => (server.handle(&mut session, value), false),
+                    Err(_) if server.faults().has(Fault::ParseErrorSilent) => continue,
                     Err(e) => (
                         vec![parse_error(&e)],
                         server.faults().has(Fault::ParseErrorExit),

@@ -16,36 +16,89 @@ fn cell_text(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
-/// The worst outcome and the alternatives chosen, over every scenario (and
-/// era) of one server that checks `requirement`.
-fn cell(column: &Column, requirement: &str) -> String {
-    let Some(data) = &column.data else {
-        return "unreachable".into();
-    };
-    let covering: Vec<_> = data
-        .scenarios
-        .iter()
-        .filter(|r| r.requirements.iter().any(|q| q == requirement))
-        .collect();
-    let Some(worst) = covering
-        .iter()
-        .map(|r| r.outcome)
-        .max_by_key(|o| o.severity())
-    else {
-        return "·".into();
-    };
-    let chosen: BTreeSet<&str> = covering
-        .iter()
-        .flat_map(|r| r.alternatives.iter().map(String::as_str))
-        .collect();
-    let mut text = outcome_word(worst).to_string();
-    if !chosen.is_empty() {
-        text.push_str(&format!(
-            " — chose: {}",
-            chosen.into_iter().collect::<Vec<_>>().join("; ")
-        ));
+/// One server's result for one requirement.
+enum Cell {
+    Unreachable,
+    /// No scenario of this server's run checks the requirement.
+    NotChecked,
+    /// The worst outcome over every scenario (and era) that checks it, and
+    /// the alternatives chosen where a scenario accepts several readings.
+    Checked {
+        worst: Outcome,
+        chosen: BTreeSet<String>,
+    },
+}
+
+impl Cell {
+    fn of(column: &Column, requirement: &str) -> Cell {
+        let Some(data) = &column.data else {
+            return Cell::Unreachable;
+        };
+        let covering: Vec<_> = data
+            .scenarios
+            .iter()
+            .filter(|r| r.requirements.iter().any(|q| q == requirement))
+            .collect();
+        let Some(worst) = covering
+            .iter()
+            .map(|r| r.outcome)
+            .max_by_key(|o| o.severity())
+        else {
+            return Cell::NotChecked;
+        };
+        let chosen = covering
+            .iter()
+            .flat_map(|r| r.alternatives.iter().cloned())
+            .collect();
+        Cell::Checked { worst, chosen }
     }
-    text
+
+    fn chose(&self) -> bool {
+        matches!(self, Cell::Checked { chosen, .. } if !chosen.is_empty())
+    }
+
+    fn chosen_text(chosen: &BTreeSet<String>) -> String {
+        chosen
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    fn markdown(&self) -> String {
+        match self {
+            Cell::Unreachable => "unreachable".into(),
+            Cell::NotChecked => "·".into(),
+            Cell::Checked { worst, chosen } if chosen.is_empty() => outcome_word(*worst).into(),
+            Cell::Checked { worst, chosen } => format!(
+                "{} — chose: {}",
+                outcome_word(*worst),
+                Self::chosen_text(chosen)
+            ),
+        }
+    }
+
+    fn html(&self) -> String {
+        match self {
+            Cell::Unreachable => "<td class=\"o-none\">unreachable</td>".into(),
+            Cell::NotChecked => "<td class=\"o-none\">·</td>".into(),
+            Cell::Checked { worst, chosen } => {
+                let choice = if chosen.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "<div class=\"chose\">chose: {}</div>",
+                        escape(&Self::chosen_text(chosen))
+                    )
+                };
+                format!(
+                    "<td class=\"o-{}\">{}{choice}</td>",
+                    worst.as_str(),
+                    worst.as_str()
+                )
+            }
+        }
+    }
 }
 
 fn outcome_word(o: Outcome) -> &'static str {
@@ -59,17 +112,71 @@ fn outcome_word(o: Outcome) -> &'static str {
     }
 }
 
-/// Whether any server chose among alternatives for `requirement`.
-fn has_choices(columns: &[Column], requirement: &str) -> bool {
-    columns.iter().filter_map(|c| c.data.as_ref()).any(|d| {
-        d.scenarios
-            .iter()
-            .any(|r| !r.alternatives.is_empty() && r.requirements.iter().any(|q| q == requirement))
-    })
+/// One requirement's row: its words and every server's cell.
+struct Row<'a> {
+    requirement: &'a Requirement,
+    cells: Vec<Cell>,
 }
 
-/// One document's requirements × servers.
-fn section(source: &Source, requirements: &[&Requirement], columns: &[Column]) -> String {
+impl Row<'_> {
+    fn words(&self) -> &str {
+        self.requirement
+            .quote
+            .as_deref()
+            .unwrap_or(&self.requirement.text)
+    }
+}
+
+/// One source document with its requirements × servers.
+struct Section<'a> {
+    source: &'a Source,
+    rows: Vec<Row<'a>>,
+}
+
+impl Section<'_> {
+    /// The requirements where some server chose among accepted readings.
+    fn open_questions(&self) -> Vec<&str> {
+        self.rows
+            .iter()
+            .filter(|r| r.cells.iter().any(Cell::chose))
+            .map(|r| r.requirement.id.as_str())
+            .collect()
+    }
+}
+
+/// Every document with requirements, in the order of `sources`.
+fn sections<'a>(
+    columns: &[Column],
+    requirements: &'a [Requirement],
+    sources: &'a [Source],
+) -> Vec<Section<'a>> {
+    sources
+        .iter()
+        .map(|source| Section {
+            source,
+            rows: requirements
+                .iter()
+                .filter(|r| r.document == source.id)
+                .map(|requirement| Row {
+                    requirement,
+                    cells: columns
+                        .iter()
+                        .map(|c| Cell::of(c, &requirement.id))
+                        .collect(),
+                })
+                .collect(),
+        })
+        .filter(|s| !s.rows.is_empty())
+        .collect()
+}
+
+const INTRO: &str = "Each section lists one document's requirements (level, whose rule: the \
+    draft's, the specification's or this project's own reading, and the words it rests on) \
+    and, per server, the worst outcome over every scenario and protocol era that checks it, \
+    with the alternative the server chose where a scenario accepts several readings.";
+
+fn section_markdown(section: &Section, columns: &[Column]) -> String {
+    let source = section.source;
     let mut md = format!(
         "\n## {} ({})\n\n",
         cell_text(&source.title),
@@ -85,58 +192,116 @@ fn section(source: &Source, requirements: &[&Requirement], columns: &[Column]) -
     md.push_str("\n|---|---|---|---|");
     md.push_str(&"---|".repeat(columns.len()));
     md.push('\n');
-    for r in requirements {
-        let whose = r.source.label();
-        let words = r.quote.as_deref().unwrap_or(&r.text);
+    for row in &section.rows {
+        let r = row.requirement;
         md.push_str(&format!(
-            "| {} | {} | {whose} | {} |",
+            "| {} | {} | {} | {} |",
             r.id,
             r.level,
-            cell_text(words)
+            r.source.label(),
+            cell_text(row.words())
         ));
-        for c in columns {
-            md.push_str(&format!(" {} |", cell_text(&cell(c, &r.id))));
+        for cell in &row.cells {
+            md.push_str(&format!(" {} |", cell_text(&cell.markdown())));
         }
         md.push('\n');
     }
-    let open: Vec<&&Requirement> = requirements
-        .iter()
-        .filter(|r| has_choices(columns, &r.id))
-        .collect();
+    let open = section.open_questions();
     if !open.is_empty() {
-        md.push_str("\nWhere the servers chose among accepted readings: ");
-        md.push_str(
-            &open
-                .iter()
-                .map(|r| r.id.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-        );
-        md.push_str(".\n");
+        md.push_str(&format!(
+            "\nWhere the servers chose among accepted readings: {}.\n",
+            open.join(", ")
+        ));
     }
     md
 }
 
 /// The whole report as Markdown, documents in the order of `sources`.
 pub fn markdown(columns: &[Column], requirements: &[Requirement], sources: &[Source]) -> String {
-    let mut md = String::from(
-        "# mcp-conform: requirements by source document\n\n\
-         Each section lists one document's requirements (level, whose rule: the draft's, \
-         the specification's or this project's own reading, and the words it rests on) \
-         and, per server, the worst outcome over every scenario and protocol era that \
-         checks it, with the alternative the server chose where a scenario accepts \
-         several readings.\n",
-    );
-    for source in sources {
-        let own: Vec<&Requirement> = requirements
-            .iter()
-            .filter(|r| r.document == source.id)
-            .collect();
-        if !own.is_empty() {
-            md.push_str(&section(source, &own, columns));
-        }
+    let mut md = format!("# mcp-conform: requirements by source document\n\n{INTRO}\n");
+    for section in sections(columns, requirements, sources) {
+        md.push_str(&section_markdown(&section, columns));
     }
     md
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn section_html(section: &Section, columns: &[Column]) -> String {
+    let source = section.source;
+    let mut html = format!(
+        "<section><h2>{} <small>({})</small></h2>",
+        escape(&source.title),
+        escape(source.status.as_str())
+    );
+    if let Some(url) = &source.url {
+        html.push_str(&format!("<p><a href=\"{0}\">{0}</a></p>", escape(url)));
+    }
+    html.push_str("<table><tr><th>requirement</th><th>level</th><th>whose rule</th><th>words</th>");
+    for c in columns {
+        html.push_str(&format!("<th>{}</th>", escape(&c.name)));
+    }
+    html.push_str("</tr>\n");
+    for row in &section.rows {
+        let r = row.requirement;
+        let open = if row.cells.iter().any(Cell::chose) {
+            " class=\"open\""
+        } else {
+            ""
+        };
+        html.push_str(&format!(
+            "<tr{open}><td id=\"{0}\">{0}</td><td>{1}</td><td>{2}</td><td class=\"words\">{3}</td>",
+            escape(&r.id),
+            escape(&r.level),
+            escape(r.source.label()),
+            escape(row.words())
+        ));
+        for cell in &row.cells {
+            html.push_str(&cell.html());
+        }
+        html.push_str("</tr>\n");
+    }
+    html.push_str("</table>");
+    let open = section.open_questions();
+    if !open.is_empty() {
+        let links: Vec<String> = open
+            .iter()
+            .map(|id| format!("<a href=\"#{0}\">{0}</a>", escape(id)))
+            .collect();
+        html.push_str(&format!(
+            "<p class=\"open-list\">Where the servers chose among accepted readings: {}.</p>",
+            links.join(", ")
+        ));
+    }
+    html.push_str("</section>\n");
+    html
+}
+
+const STYLE: &str = "body{font:14px system-ui,sans-serif;margin:24px;max-width:1400px}\
+    table{border-collapse:collapse;margin-bottom:8px}td,th{border:1px solid #d8dce3;padding:3px 8px;vertical-align:top}\
+    th{background:#f3f5f8;text-align:left}td.words{max-width:420px;color:#333}\
+    .o-pass{background:#e6f6ea}.o-fail,.o-error{background:#fde8e8;font-weight:600}.o-warn{background:#fff4de}\
+    .o-info{background:#e7f1fb}.o-skip,.o-none{color:#8a909b}.chose{font-size:12px;color:#444;font-weight:400}\
+    tr.open td:first-child{border-left:4px solid #b07cc6}h2 small{color:#8a909b;font-weight:400}";
+
+/// The same report as one self-contained HTML page (no script, no network):
+/// rows where a server chose among readings are marked and linked.
+pub fn html(columns: &[Column], requirements: &[Requirement], sources: &[Source]) -> String {
+    let mut body = String::new();
+    for section in sections(columns, requirements, sources) {
+        body.push_str(&section_html(&section, columns));
+    }
+    format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>mcp-conform: requirements by source document</title><style>{STYLE}</style></head>\
+         <body><h1>mcp-conform: requirements by source document</h1><p>{}</p>\n{body}</body></html>\n",
+        escape(INTRO)
+    )
 }
 
 /// `explain --document ID`: one document's requirements, without servers.
@@ -187,6 +352,22 @@ mod tests {
             .count();
         assert_eq!(headings.len(), expected, "{md}");
         assert!(md.contains("| SEP1300-FLT-01 | MUST | draft |"), "{md}");
+    }
+
+    #[test]
+    fn the_html_page_has_the_same_sections_and_escapes_the_words() {
+        let (requirements, sources) = registry();
+        let md = markdown(&[], &requirements, sources);
+        let html = html(&[], &requirements, sources);
+        assert_eq!(
+            html.matches("<section>").count(),
+            md.lines().filter(|l| l.starts_with("## ")).count()
+        );
+        assert!(
+            html.contains("<td id=\"SEP1300-FLT-01\">SEP1300-FLT-01</td>"),
+            "{html}"
+        );
+        assert!(!html.contains("<script"), "self-contained, no script");
     }
 
     #[test]

@@ -119,22 +119,11 @@ fn initial_bindings(cfg: &RunConfig) -> Bindings {
     b
 }
 
-/// The cheapest request every server of the era must answer with a result:
-/// `ping` in the stateful eras; the 2026-07-28 schema has no `ping`, and
-/// `server/discover` is the one request its servers must implement.
-fn liveness_method(era: &Era) -> &'static str {
-    if era.is_stateless() {
-        "server/discover"
-    } else {
-        "ping"
-    }
-}
-
 fn base_bindings(cfg: &RunConfig) -> Bindings {
     let mut b = Bindings::default();
     b.insert("server", cfg.server.clone());
     b.insert("era", json!(cfg.era.version));
-    b.insert("liveness_method", json!(liveness_method(&cfg.era)));
+    b.insert("liveness_method", json!(cfg.era.liveness_method()));
     b.insert("transport", json!(cfg.target.transport()));
     if let Some(probe) = &cfg.probe {
         b.insert("probe", probe.clone());
@@ -513,6 +502,9 @@ impl<'a> Execution<'a> {
                 let method = &self.interpolated_text(label, method)?;
                 let request = jsonrpc_request_view(method, params.as_ref());
                 let session = self.session(step, label).await?;
+                if step.sentinel {
+                    session.arm_sentinel();
+                }
                 let answer = match paginate {
                     None if *no_wait => session
                         .send_request(method, params, rpc_id, step.meta)
@@ -570,6 +562,9 @@ impl<'a> Execution<'a> {
                 };
                 let expect_answer = step.expect.is_some();
                 let session = self.session(step, label).await?;
+                if step.sentinel {
+                    session.arm_sentinel();
+                }
                 match session.send_raw(&text, expect_answer, Some(timeout)).await {
                     Ok(a) => a,
                     Err(e) => return self.wire_failure(outcome, label, e).map(|_| Value::Null),

@@ -172,6 +172,7 @@ fn suggest_key(pointer: &str, key: &str) -> String {
             "params",
             "rpc_id",
             "no_wait",
+            "sentinel",
             "meta",
             "paginate",
             "max_pages",
@@ -524,7 +525,7 @@ impl Loader<'_> {
                     reason: get_str(o, "reason")?,
                 })
             });
-        Some(Step {
+        let step = Step {
             id: get_str(obj, "id"),
             condition,
             skip_unless,
@@ -532,6 +533,10 @@ impl Loader<'_> {
             action,
             for_each,
             meta: obj.get("meta").and_then(Value::as_bool).unwrap_or(true),
+            sentinel: obj
+                .get("sentinel")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
             expect_position: self.doc.position(&format!("{pointer}/expect")),
             expect,
             asserts: self.build_asserts(pointer, obj.get("assert")),
@@ -539,7 +544,11 @@ impl Loader<'_> {
             timeout_ms: get_u64(obj, "timeout_ms"),
             level: parse_level(obj.get("level")),
             position,
-        })
+        };
+        if let Some(why) = step.sentinel_misplaced() {
+            self.error(&format!("{pointer}/sentinel"), why.to_string());
+        }
+        Some(step)
     }
 
     fn build_action(

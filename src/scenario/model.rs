@@ -237,6 +237,9 @@ pub struct Step {
     pub for_each: Option<ForEach>,
     /// Inject the stateless era's `_meta` (default true; false to test its absence).
     pub meta: bool,
+    /// Send the era's liveness request right behind the message, to tell a
+    /// dropped message from a slow answer (`sentinel: true`).
+    pub sentinel: bool,
     pub expect: Option<Value>,
     pub expect_position: Position,
     pub asserts: Vec<Assertion>,
@@ -247,6 +250,27 @@ pub struct Step {
 }
 
 impl Step {
+    /// Why `sentinel: true` cannot apply to this step, if it can't: only a
+    /// message whose answer the step waits for can be followed by one.
+    pub fn sentinel_misplaced(&self) -> Option<&'static str> {
+        if !self.sentinel {
+            return None;
+        }
+        match &self.action {
+            Action::Request {
+                no_wait: false,
+                paginate: None,
+                ..
+            } => None,
+            Action::Request { .. } => {
+                Some("sentinel: true needs a request that waits for its one answer (no no_wait, no paginate)")
+            }
+            Action::SendRaw { .. } if self.expect.is_some() => None,
+            Action::SendRaw { .. } => Some("sentinel: true on send_raw needs an expect (the answer it waits for)"),
+            _ => Some("sentinel: true applies only to request and send_raw steps"),
+        }
+    }
+
     /// Why this step can't run on a server shared with other scenarios, if it can't.
     pub fn shares_badly(&self) -> Option<&'static str> {
         if self.session.is_some() {

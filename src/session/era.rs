@@ -24,6 +24,18 @@ impl Era {
     }
 
     /// 2026-07-28 and later have no initialize and no sessions.
+    /// The cheapest request every server of the era must answer with a
+    /// result: `ping` in the stateful eras; the 2026-07-28 schema has no
+    /// `ping`, and `server/discover` is the one request its servers must
+    /// implement.
+    pub fn liveness_method(&self) -> &'static str {
+        if self.is_stateless() {
+            "server/discover"
+        } else {
+            "ping"
+        }
+    }
+
     pub fn is_stateless(&self) -> bool {
         self.version.as_str() >= V2026_07_28
     }

@@ -27,6 +27,12 @@ pub enum SessionError {
         ms: u64,
         hint: String,
     },
+    #[error("no answer to {method}: the server answered the {sentinel} sent right after it, and nothing more within {grace_ms} ms")]
+    Dropped {
+        method: String,
+        sentinel: String,
+        grace_ms: u64,
+    },
     #[error("the server {exit} while {during}")]
     Closed { during: String, exit: String },
     #[error(transparent)]
@@ -137,6 +143,10 @@ const MAX_NOTIFICATIONS: usize = 1_000;
 pub const MAX_NOTIFICATION_BYTES: usize = 1024 * 1024;
 /// Wire violations kept per session; the first ones tell the story.
 const MAX_VIOLATIONS: usize = 100;
+/// How long a sentinel's answer may precede the answer it follows before the
+/// message is taken as dropped (see `Session::arm_sentinel`).
+pub const SENTINEL_GRACE: Duration = Duration::from_millis(500);
+
 /// Server-to-client requests answered while waiting for one answer; a server
 /// that sends more (and may not read its stdin meanwhile) is not answered further.
 const MAX_SERVER_REQUESTS: usize = 100;
@@ -160,6 +170,8 @@ pub struct Session {
     answered_ids: std::collections::HashSet<String>,
     sent_ids: std::collections::HashSet<String>,
     server_requests_answered: usize,
+    /// Send a sentinel behind the next message awaited (`arm_sentinel`).
+    sentinel_armed: bool,
     /// Notifications not kept because of MAX_NOTIFICATIONS or MAX_NOTIFICATION_BYTES.
     pub notifications_dropped: usize,
     /// Estimated memory of `notification_log`.
@@ -190,6 +202,7 @@ impl Session {
             answered_ids: std::collections::HashSet::new(),
             sent_ids: std::collections::HashSet::new(),
             server_requests_answered: 0,
+            sentinel_armed: false,
             notifications_dropped: 0,
             notification_bytes: 0,
             closed: false,
@@ -307,6 +320,10 @@ impl Session {
                     ms: timeout.as_millis() as u64,
                     hint,
                 })
+            }
+            Err(dropped @ SessionError::Dropped { .. }) => {
+                self.abandoned_ids.push(id);
+                Err(dropped)
             }
             other => other,
         }
@@ -460,6 +477,31 @@ impl Session {
         }
     }
 
+    /// The next wait for an answer (`request_with`, `send_raw`) sends the
+    /// era's liveness request right behind the message, over stdio, where a
+    /// server reads its input in order. A server that answers the sentinel
+    /// and, within `SENTINEL_GRACE` more, not the message, has dropped the
+    /// message without a word: the wait ends there (`SessionError::Dropped`)
+    /// instead of at the timeout. For messages servers commonly drop (an
+    /// unparsable line, an id they cannot represent); the rule is written in
+    /// docs/interpretations.md.
+    pub fn arm_sentinel(&mut self) {
+        self.sentinel_armed = matches!(self.conn, Connection::Stdio(_));
+    }
+
+    /// Sends the armed sentinel, if any; returns its id.
+    async fn send_sentinel(&mut self) -> Result<Option<Value>, SessionError> {
+        if !std::mem::take(&mut self.sentinel_armed) {
+            return Ok(None);
+        }
+        let id = self.fresh_id();
+        let method = self.era.liveness_method();
+        let params = self.with_era_meta(None, true);
+        self.send_value(&jsonrpc::request(id.clone(), method, params))
+            .await?;
+        Ok(Some(id))
+    }
+
     /// Waits for the response to `id` (or to anything, when `id` is None).
     async fn await_response(
         &mut self,
@@ -467,14 +509,27 @@ impl Session {
         method: &str,
         timeout: Duration,
     ) -> Result<Value, SessionError> {
-        let deadline = Instant::now() + timeout;
+        let started = Instant::now();
+        let mut deadline = started + timeout;
         let violations_before = self.violations.len();
         self.server_requests_answered = 0;
+        let sentinel = self.send_sentinel().await?;
+        let mut sentinel_answered = false;
         loop {
             let remaining = deadline.saturating_duration_since(Instant::now());
             let next = tokio::time::timeout(remaining, self.next_incoming()).await;
             let item = match next {
+                Err(_) if sentinel_answered => {
+                    return Err(SessionError::Dropped {
+                        method: method.to_string(),
+                        sentinel: self.era.liveness_method().to_string(),
+                        grace_ms: SENTINEL_GRACE.as_millis() as u64,
+                    });
+                }
                 Err(_) => {
+                    if let Some(s) = sentinel {
+                        self.abandoned_ids.push(s);
+                    }
                     let hint = self.timeout_hint(violations_before).await;
                     return Err(SessionError::Timeout {
                         method: method.to_string(),
@@ -487,12 +542,20 @@ impl Session {
             match item {
                 Some(Incoming::Message(v)) => {
                     if let Some(answer) = self.dispatch(v).await? {
+                        if sentinel.is_some() && answer.get("id") == sentinel.as_ref() {
+                            sentinel_answered = true;
+                            deadline = deadline.min(Instant::now() + SENTINEL_GRACE);
+                            continue;
+                        }
                         if let Some(reason) = self.stray(id, &answer) {
                             self.transcript.note(&self.name, reason);
                             continue;
                         }
                         if let Some(got) = answer.get("id") {
                             self.answered_ids.insert(got.to_string());
+                        }
+                        if let (Some(s), false) = (sentinel, sentinel_answered) {
+                            self.settle_sentinel(s, deadline).await;
                         }
                         return Ok(answer);
                     }
@@ -505,6 +568,32 @@ impl Session {
                 }
             }
         }
+    }
+
+    /// Reads the sentinel's answer, which follows the one just returned on a
+    /// server that reads in order, so the session stays clean for the next
+    /// scenario; not answered within `SENTINEL_GRACE`, it is abandoned.
+    async fn settle_sentinel(&mut self, sentinel: Value, deadline: Instant) {
+        let until = deadline.min(Instant::now() + SENTINEL_GRACE);
+        loop {
+            let remaining = until.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(remaining, self.next_incoming()).await {
+                Ok(Some(Incoming::Message(v))) => match self.dispatch(v).await {
+                    Ok(Some(answer)) if answer.get("id") == Some(&sentinel) => return,
+                    Ok(Some(answer)) => {
+                        let reason = self.stray(None, &answer).unwrap_or_else(|| {
+                            format!("answer {} ignored: nothing waited for it", answer["id"])
+                        });
+                        self.transcript.note(&self.name, reason);
+                    }
+                    Ok(None) => {}
+                    Err(_) => break,
+                },
+                Ok(Some(Incoming::Garbage { .. })) => {}
+                Ok(Some(Incoming::Closed) | None) | Err(_) => break,
+            }
+        }
+        self.abandoned_ids.push(sentinel);
     }
 
     /// Why an answer is not the one being waited for: a late answer to a

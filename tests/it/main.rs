@@ -30,5 +30,6 @@ mod reports_fresh;
 mod requirements;
 mod rmcp_client;
 mod rmcp_peers;
+mod sentinel;
 mod sources;
 mod transport_parity;

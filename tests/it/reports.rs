@@ -277,6 +277,12 @@ fn matrix_compares_servers() {
         "{md}"
     );
     assert!(dir.join("matrix.html").is_file());
+    let drafts = std::fs::read_to_string(dir.join("drafts.html")).unwrap_or_default();
+    assert!(
+        drafts.contains("<th>reference --fault pd-no-auth</th>")
+            && drafts.contains("<td id=\"BASE-ID-01\">BASE-ID-01</td>"),
+        "{drafts}"
+    );
     for name in ["reference", "reference---fault-groups-all"] {
         assert_valid_report(&dir.join(format!("{name}.json")));
     }
