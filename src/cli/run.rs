@@ -239,13 +239,26 @@ fn check_program(program: &str) -> Result<()> {
 }
 
 fn on_path(program: &str) -> bool {
-    use std::os::unix::fs::PermissionsExt;
     std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|dir| {
-            std::fs::metadata(dir.join(program))
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+        std::env::split_paths(&paths).any(|dir| is_executable(&dir.join(program)))
     })
+}
+
+#[cfg(unix)]
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Windows runs a program by name with any of the PATHEXT extensions.
+#[cfg(windows)]
+fn is_executable(path: &Path) -> bool {
+    let exts = std::env::var("PATHEXT").unwrap_or_else(|_| ".COM;.EXE;.BAT;.CMD".into());
+    path.is_file()
+        || exts
+            .split(';')
+            .filter(|e| !e.is_empty())
+            .any(|e| path.with_extension(e.trim_start_matches('.')).is_file())
 }
 
 /// A report path whose directory can't be created or written is refused

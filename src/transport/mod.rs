@@ -2,6 +2,7 @@
 //! items and knows how to stop its server; no scenario logic lives here.
 
 pub mod http;
+pub mod process_group;
 pub mod stdio;
 
 use serde_json::Value;

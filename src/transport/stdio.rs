@@ -11,6 +11,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
+use super::process_group::{self, Stop};
 use super::{Incoming, TransportError};
 use crate::jsonrpc::{decode_line, Frame, LineReader};
 
@@ -123,43 +124,12 @@ fn unregister_group(pgid: i32) {
 pub fn kill_all_groups() {
     if let Ok(groups) = LIVE_GROUPS.lock() {
         for pgid in groups.iter() {
-            signal_group(*pgid, libc::SIGKILL);
+            process_group::signal(*pgid, Stop::Kill);
         }
     }
 }
 
-fn signal_group(pgid: i32, signal: i32) {
-    // SAFETY: kill(2) with a negative pid signals a process group; it has no
-    // memory-safety preconditions. A group that no longer exists gives ESRCH.
-    unsafe {
-        libc::kill(-pgid, signal);
-    }
-}
-
-/// Describes how a process ended, in the words a report uses.
-pub fn describe_exit(status: &ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => format!("exited with status {code}"),
-        (None, Some(sig)) => format!("was killed by signal {sig} ({})", signal_name(sig)),
-        _ => "ended".to_string(),
-    }
-}
-
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGILL => "SIGILL",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGINT => "SIGINT",
-        _ => "signal",
-    }
-}
+pub use super::process_group::describe_exit;
 
 /// A running stdio server.
 pub struct StdioConnection {
@@ -183,8 +153,8 @@ impl StdioConnection {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
             .kill_on_drop(true);
+        process_group::isolate(&mut cmd);
         for (k, v) in &spec.env {
             cmd.env(k, v);
         }
@@ -308,7 +278,7 @@ impl StdioConnection {
     pub fn shutdown_in_background(&mut self, grace: Duration) -> String {
         self.stdin = None;
         if let Some(status) = self.try_exit() {
-            signal_group(self.pgid, libc::SIGKILL);
+            process_group::signal(self.pgid, Stop::Kill);
             unregister_group(self.pgid);
             return describe_exit(&status);
         }
@@ -333,18 +303,18 @@ impl StdioConnection {
         let how = if let Some(status) = self.wait_for(grace).await {
             describe_exit(&status)
         } else {
-            signal_group(self.pgid, libc::SIGTERM);
+            process_group::signal(self.pgid, Stop::Terminate);
             match self.wait_for(grace).await {
                 Some(status) => format!("{} after SIGTERM", describe_exit(&status)),
                 None => {
-                    signal_group(self.pgid, libc::SIGKILL);
+                    process_group::signal(self.pgid, Stop::Kill);
                     let _ = self.wait_for(grace).await;
                     "ignored SIGTERM and was killed".to_string()
                 }
             }
         };
         // Children that kept running after the leader exited are stopped too.
-        signal_group(self.pgid, libc::SIGKILL);
+        process_group::signal(self.pgid, Stop::Kill);
         unregister_group(self.pgid);
         // Let the stderr reader drain what the server wrote before it ended.
         if let Some(task) = self.stderr_task.take() {
@@ -370,7 +340,7 @@ impl Drop for StdioConnection {
     fn drop(&mut self) {
         // A child handed to a background shutdown is that task's to stop.
         if self.child.is_some() {
-            signal_group(self.pgid, libc::SIGKILL);
+            process_group::signal(self.pgid, Stop::Kill);
             unregister_group(self.pgid);
         }
     }
@@ -383,13 +353,13 @@ static REAPERS: Mutex<Vec<tokio::task::JoinHandle<()>>> = Mutex::new(Vec::new())
 async fn stop_child(child: &mut Child, pgid: i32, grace: Duration) {
     let exited = |r: Result<std::io::Result<ExitStatus>, _>| matches!(r, Ok(Ok(_)));
     if !exited(tokio::time::timeout(grace, child.wait()).await) {
-        signal_group(pgid, libc::SIGTERM);
+        process_group::signal(pgid, Stop::Terminate);
         if !exited(tokio::time::timeout(grace, child.wait()).await) {
-            signal_group(pgid, libc::SIGKILL);
+            process_group::signal(pgid, Stop::Kill);
             let _ = child.wait().await;
         }
     }
-    signal_group(pgid, libc::SIGKILL);
+    process_group::signal(pgid, Stop::Kill);
     unregister_group(pgid);
 }
 

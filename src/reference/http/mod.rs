@@ -124,6 +124,7 @@ pub(crate) fn router(app: Shared) -> Router {
 /// memory. The setting can only be made before the process starts, so the
 /// CLI re-executes itself once with it (same pid, same arguments and
 /// descriptors). A `GLIBC_TUNABLES` the user set is left alone.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 const MALLOC_TUNABLES: &str = "glibc.malloc.tcache_count=1000";
 
 /// Re-executes the current process with [`MALLOC_TUNABLES`] unless already
