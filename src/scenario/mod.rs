@@ -5,6 +5,7 @@
 mod cel_value;
 pub mod diff;
 pub mod expr;
+pub mod generate;
 mod expr_reads;
 pub mod interpolate;
 pub mod load;
