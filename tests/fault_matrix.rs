@@ -104,6 +104,8 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("category-shape", &["CAT-01", "CAT-06"][..]),
         ("category-duplicate-matches", &["CAT-01"][..]),
         ("query-drops-filter", &["X-01"][..]),
+        ("filter-groups-repeat-drops-next", &["SEP1300-FLT-01"][..]),
+        ("query-astral-internal-error", &["SEP1821-Q-04"][..]),
         ("pd-auth-filter-scoped", &["X-04"][..]),
         ("session-varying-results", &["X-06"][..]),
         ("pd-auth-replaced", &["PD-AUTH-02", "PD-AUTH-03"][..]),

@@ -70,6 +70,8 @@ faults! {
     CategoryTotalIsPage = "category-total-is-page": "tool_search's totalMatches counts the returned page, not every match",
     CategoryShape = "category-shape": "tool_search items lack matchedOn and list_categories gives toolCount as a string",
     CategoryDuplicateMatches = "category-duplicate-matches": "tool_search lists a tool once per field it matched on",
+    FilterGroupsRepeatDropsNext = "filter-groups-repeat-drops-next": "a name repeated in filter.groups also drops the name after it (a faulty de-duplication)",
+    QueryAstralInternalError = "query-astral-internal-error": "a tools/list query holding a character beyond the Basic Multilingual Plane (an emoji, a rare ideograph) gets -32603",
     QueryDropsFilter = "query-drops-filter": "tools/list ignores `filter` when a `query` is present",
     PdAuthFilterScoped = "pd-auth-filter-scoped": "tool_descriptions only describes and authorizes tools in the session's last filtered tools/list",
     SessionVaryingResults = "session-varying-results": "tools/search breaks score ties with a per-process random salt",

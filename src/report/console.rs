@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use super::diff::{self, DEFAULT_DIFF_LINES, SENT_CHARS};
 use crate::run::events::{Event, RunInfo, Summary};
-use crate::run::property::PropertyFailure;
 use crate::run::outcome::{Finding, Outcome, ScenarioResult};
 use crate::run::policy::Verdict;
+use crate::run::property::PropertyFailure;
 use crate::session::transcript::Direction;
 
 /// Scenarios running now, with when each began.

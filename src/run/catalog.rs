@@ -95,7 +95,12 @@ pub async fn run_catalog(
     let probes = match probe_eras(&target, &opts.eras, opts.timeout, opts.startup).await {
         Ok(p) => p,
         Err(e) => {
-            sink(Event::Started(Box::new(run_info(&target, &[], 0, opts.property.seed))));
+            sink(Event::Started(Box::new(run_info(
+                &target,
+                &[],
+                0,
+                opts.property.seed,
+            ))));
             let mut summary = Summary::from_results(&[], started.elapsed().as_millis() as u64);
             summary.verdict = Some(Verdict::NotRun {
                 reason: e.message.clone(),

@@ -5,8 +5,8 @@
 mod cel_value;
 pub mod diff;
 pub mod expr;
-pub mod generate;
 mod expr_reads;
+pub mod generate;
 pub mod interpolate;
 pub mod load;
 pub mod model;

@@ -57,6 +57,15 @@ impl TextKind {
     }
 }
 
+/// The first cases of a run try the edges before any random draw: every
+/// generator at its smallest (empty sets, empty text, the minimum), then at
+/// its largest (whole vocabularies, long text, the maximum).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edge {
+    Smallest,
+    Largest,
+}
+
 /// One named generator of a `generate:` block.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Gen {
@@ -101,6 +110,16 @@ impl Gen {
 
     /// Draws one value; `source` is the evaluated list of [`Gen::source`].
     pub fn draw(&self, source: &[Value], rng: &mut Rng) -> Value {
+        self.draw_at(source, rng, None)
+    }
+
+    /// Draws one value, at an edge when one is given.
+    pub fn draw_at(&self, source: &[Value], rng: &mut Rng, edge: Option<Edge>) -> Value {
+        if let Some(edge) = edge {
+            if let Some(v) = self.edge(source, edge) {
+                return v;
+            }
+        }
         match self {
             Gen::Subset {
                 min,
@@ -123,17 +142,38 @@ impl Gen {
                     item
                 }
             }
-            Gen::Text {
-                kinds,
-                max_len,
-                ..
-            } => Value::String(draw_text(kinds, source, *max_len, rng)),
+            Gen::Text { kinds, max_len, .. } => {
+                Value::String(draw_text(kinds, source, *max_len, rng))
+            }
             Gen::Int { min, max } => {
                 let span = (*max - *min).max(0) as usize;
                 json!(*min + rng.below(span.saturating_add(1)) as i64)
             }
             Gen::OneOf(items) => rng.pick(items).cloned().unwrap_or(Value::Null),
         }
+    }
+}
+
+impl Gen {
+    fn edge(&self, source: &[Value], edge: Edge) -> Option<Value> {
+        let smallest = edge == Edge::Smallest;
+        Some(match self {
+            Gen::Subset { min, max, .. } => {
+                let n = if smallest {
+                    *min
+                } else {
+                    max.unwrap_or(source.len()).max(*min)
+                };
+                Value::Array(source.iter().take(n).cloned().collect())
+            }
+            Gen::Pick { .. } if smallest => source.first()?.clone(),
+            Gen::Pick { .. } => source.last()?.clone(),
+            Gen::Text { .. } if smallest => json!(""),
+            Gen::Text { .. } => return None,
+            Gen::Int { min, max } => json!(if smallest { *min } else { *max }),
+            Gen::OneOf(items) if smallest => items.first()?.clone(),
+            Gen::OneOf(items) => items.last()?.clone(),
+        })
     }
 }
 
@@ -164,7 +204,7 @@ fn draw_subset(
         let i = rng.below(pool.len());
         out.push(pool.swap_remove(i));
     }
-    if repeats && !out.is_empty() && rng.chance(1, 4) {
+    if repeats && !out.is_empty() && rng.chance(1, 3) {
         let again = out[rng.below(out.len())].clone();
         let at = rng.below(out.len() + 1);
         out.insert(at, again);
@@ -341,8 +381,8 @@ fn segment(kind: TextKind, words: &[Value], rng: &mut Rng) -> String {
         }
         TextKind::Regex => {
             let shapes = [
-                ".*", "(a|", "[^]", "\\d+", "^$", "(?i)page", "a{99999}", "(a+)+$", "[", "\\",
-                "*", "%", "_",
+                ".*", "(a|", "[^]", "\\d+", "^$", "(?i)page", "a{99999}", "(a+)+$", "[", "\\", "*",
+                "%", "_",
             ];
             s.push_str(shapes[rng.below(shapes.len())]);
         }
@@ -403,7 +443,11 @@ mod tests {
             unknown: true,
             variants: true,
         };
-        let source = vec![json!("page_create"), json!("page_delete"), json!("issue_list")];
+        let source = vec![
+            json!("page_create"),
+            json!("page_delete"),
+            json!("issue_list"),
+        ];
         let (mut unknown, mut repeated, mut varied) = (false, false, false);
         for case in 0..300 {
             let v = gen.draw(&source, &mut Rng::for_case(9, "t", case));

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::model::{Assertion, Step};
 use super::source::Position;
-pub use gen::{Gen, TextKind};
+pub use gen::{Edge, Gen, TextKind};
 pub use rng::Rng;
 
 /// Cases per scenario when `cases:` is not given.
@@ -41,12 +41,17 @@ impl Generate {
     /// Draws case `index`; `sources[i]` is variable i's evaluated list.
     pub fn draw(&self, seed: u64, scenario: &str, index: usize, sources: &[Vec<Value>]) -> Case {
         let mut rng = Rng::for_case(seed, scenario, index);
+        let edge = match index {
+            0 => Some(Edge::Smallest),
+            1 => Some(Edge::Largest),
+            _ => None,
+        };
         self.vars
             .iter()
             .enumerate()
             .map(|(i, (name, gen))| {
                 let source = sources.get(i).map_or(&[][..], Vec::as_slice);
-                (name.clone(), gen.draw(source, &mut rng))
+                (name.clone(), gen.draw_at(source, &mut rng, edge))
             })
             .collect()
     }
@@ -100,8 +105,21 @@ mod tests {
         };
         let listing = vec![vec![json!("a"), json!("b"), json!("c"), json!("d")], vec![]];
         let a = g.draw(0, "p/x", 3, &listing);
+        assert_ne!(a, g.draw(1, "p/x", 3, &listing));
         assert_eq!(a, g.draw(0, "p/x", 3, &listing));
         let all: Vec<Case> = (0..20).map(|i| g.draw(0, "p/x", i, &listing)).collect();
+        // The edges come first: nothing, then everything.
+        assert_eq!(
+            all[0],
+            vec![("gs".into(), json!([])), ("n".into(), json!(0))]
+        );
+        assert_eq!(
+            all[1],
+            vec![
+                ("gs".into(), json!(["a", "b", "c", "d"])),
+                ("n".into(), json!(50))
+            ]
+        );
         assert!(all.iter().any(|c| c != &a));
         assert_eq!(case_json(&a).as_object().map(|m| m.len()), Some(2));
     }

@@ -15,24 +15,24 @@ const MAX_POSITIONS: usize = 24;
 pub fn candidates(gen: &Gen, source: &[Value], value: &Value) -> Vec<Value> {
     let mut out = match (gen, value) {
         (Gen::Subset { min, .. }, Value::Array(items)) => shrink_list(items, *min),
-        (_, Value::String(s)) => {
-            let mut c = shrink_text(s);
-            if let Gen::Pick { .. } = gen {
-                // A listed name is simpler than any text cut from one.
-                c.insert(0, source.first().cloned().unwrap_or(Value::Null));
-                c.retain(|v| !v.is_null());
-            }
+        // A listed value shrinks to an earlier one, never to text cut from it.
+        (Gen::OneOf(items), v) => items.iter().take_while(|i| *i != v).cloned().collect(),
+        (Gen::Pick { .. }, Value::String(s)) => {
+            // A listed name is simpler than any text cut from one.
+            let mut c: Vec<Value> = source.first().cloned().into_iter().collect();
+            c.extend(shrink_text(s));
             c
         }
+        (Gen::Pick { .. }, v) => source
+            .first()
+            .into_iter()
+            .cloned()
+            .filter(|f| f != v)
+            .collect(),
+        (Gen::Text { .. }, Value::String(s)) => shrink_text(s),
         (Gen::Int { min, max }, Value::Number(n)) => {
             shrink_int(n.as_i64().unwrap_or(*min), *min, *max)
         }
-        (Gen::OneOf(items), v) => items
-            .iter()
-            .take_while(|i| *i != v)
-            .cloned()
-            .collect(),
-        (Gen::Pick { .. }, v) => source.first().into_iter().cloned().filter(|f| f != v).collect(),
         _ => Vec::new(),
     };
     out.retain(|c| c != value);
@@ -140,6 +140,8 @@ pub struct Shrinker {
     attempts: usize,
     max_attempts: usize,
     accepted: usize,
+    /// Candidates handed out since the queue was last built.
+    taken: usize,
 }
 
 impl Shrinker {
@@ -151,6 +153,7 @@ impl Shrinker {
             attempts: 0,
             max_attempts,
             accepted: 0,
+            taken: 0,
         }
     }
 
@@ -166,6 +169,7 @@ impl Shrinker {
             return None;
         }
         self.attempts += 1;
+        self.taken += 1;
         Some(self.queue.remove(0))
     }
 
@@ -174,7 +178,14 @@ impl Shrinker {
     pub fn accept(&mut self, candidate: Case, gens: &[(&Gen, &[Value])]) {
         self.current = candidate;
         self.accepted += 1;
-        self.queue = self.neighbours(gens);
+        let mut queue = self.neighbours(gens);
+        // The candidates before the one that worked did not fail a moment
+        // ago and most likely still do not: start where the last one worked
+        // (and wrap around to them last).
+        let resume = self.taken.saturating_sub(1).min(queue.len());
+        queue.rotate_left(resume);
+        self.queue = queue;
+        self.taken = 0;
     }
 
     fn neighbours(&self, gens: &[(&Gen, &[Value])]) -> Vec<Case> {
@@ -280,7 +291,9 @@ mod tests {
             json!("page \u{05D0}\u{200F}x\u{1F600} create \u{0301}"),
         )];
         let (min, _) = shrink(case, &[(&g, &[])], 200, |c| {
-            c[0].1.as_str().is_some_and(|s| s.chars().any(|c| c as u32 > 0xFFFF))
+            c[0].1
+                .as_str()
+                .is_some_and(|s| s.chars().any(|c| c as u32 > 0xFFFF))
         });
         assert_eq!(min[0].1, json!("\u{1F600}"));
     }
@@ -288,7 +301,10 @@ mod tests {
     #[test]
     fn shrinking_is_deterministic_and_bounded() {
         let g = text();
-        let case = vec![("q".to_string(), json!("abcdefghijklmnopqrstuvwxyz0123456789"))];
+        let case = vec![(
+            "q".to_string(),
+            json!("abcdefghijklmnopqrstuvwxyz0123456789"),
+        )];
         let long_enough = |c: &Case| c[0].1.as_str().is_some_and(|s| s.chars().count() >= 5);
         let run = || shrink(case.clone(), &[(&g, &[])], 7, long_enough);
         let (a, attempts) = run();
@@ -299,6 +315,16 @@ mod tests {
         // Always failing: the empty string, at the first attempt.
         let (empty, attempts) = shrink(case.clone(), &[(&g, &[])], 50, |_| true);
         assert_eq!((empty[0].1.clone(), attempts), (json!(""), 1));
+    }
+
+    #[test]
+    fn a_listed_value_shrinks_to_an_earlier_one_only() {
+        let g = Gen::OneOf(vec![json!("both"), json!("groups"), json!("tags")]);
+        assert_eq!(
+            candidates(&g, &[], &json!("tags")),
+            vec![json!("both"), json!("groups")]
+        );
+        assert!(candidates(&g, &[], &json!("both")).is_empty());
     }
 
     #[test]

@@ -18,7 +18,12 @@ impl Loader<'_> {
         let obj = value?.as_object()?.clone();
         let base = "/generate";
         let mut vars = Vec::new();
-        for (name, spec) in obj.get("vars").and_then(Value::as_object).into_iter().flatten() {
+        for (name, spec) in obj
+            .get("vars")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
             let pointer = format!("{base}/vars/{name}");
             if ids.contains(name) {
                 self.error(
