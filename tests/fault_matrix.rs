@@ -120,6 +120,7 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
             &["SEARCH-SEC-01", "SEARCH-RES-01"][..],
         ),
         ("search-cursor-drops-query", &["SEARCH-PAG-01"][..]),
+        ("search-non-ascii-off-by-one", &["SEARCH-PAG-01"][..]),
         (
             "search-cursor-without-query-ok",
             &["SEARCH-REQ-01", "SEARCH-PAG-01"][..],

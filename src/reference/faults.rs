@@ -83,6 +83,7 @@ faults! {
     SearchCapabilityMissing = "search-capability-missing": "*/search methods answer but no feature declares search: true",
     SearchExposesHidden = "search-exposes-hidden": "tools/search also matches tools hidden from the caller",
     SearchMixedFeatures = "search-mixed-features": "prompts/search and resources/search fill their pages with matching tools from a shared index",
+    SearchNonAsciiOffByOne = "search-non-ascii-off-by-one": "*/search pages after the first of a query holding a non-ASCII character start one item early, repeating the previous page's last item",
     SearchCursorDropsQuery = "search-cursor-drops-query": "*/search cursors are not bound to their query: later pages come from the whole unranked list",
     SearchCursorWithoutQueryOk = "search-cursor-without-query-ok": "*/search with a cursor but no query continues from the cursor instead of -32602",
     FilteringCapabilityMissing = "filtering-capability-missing": "groups/list and tags/list answer but capabilities.filtering is not declared",

@@ -402,7 +402,7 @@ impl<W: Write> ConsoleReporter<W> {
 /// input (cut to one line each), and how to replay it.
 fn property_lines(p: &PropertyFailure) -> String {
     let one_line = |v: &serde_json::Value| {
-        let text = v.to_string();
+        let text = escape_invisible(&v.to_string());
         match text.char_indices().nth(SENT_CHARS) {
             Some((at, _)) => format!("{}… ({} characters)", &text[..at], text.chars().count()),
             None => text,
@@ -418,6 +418,27 @@ fn property_lines(p: &PropertyFailure) -> String {
         one_line(&p.original),
         p.replay
     )
+}
+
+/// Characters a terminal does not show as themselves (C1 controls, bidi
+/// overrides and isolates, zero-width joiners) written as `\u{…}`, so that a
+/// generated input reads as what was sent.
+fn escape_invisible(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            let n = u32::from(c);
+            let hidden = c.is_control()
+                || (0x200B..=0x200F).contains(&n)
+                || (0x202A..=0x202E).contains(&n)
+                || (0x2066..=0x2069).contains(&n)
+                || n == 0xFEFF;
+            if hidden {
+                format!("\\u{{{n:04x}}}")
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// The progress line's list of running scenarios, longest-running first:
