@@ -74,6 +74,7 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("pd-missing-selection-ok", &["PD-READ-04"][..]),
         ("pd-extra-tools", &["PD-READ-02"][..]),
         ("pd-case-insensitive", &["PD-READ-03"][..]),
+        ("pd-selection-capped", &["PD-READ-02"][..]),
         ("pd-full-schemas-in-list", &["PD-LIST-01", "X-04"][..]),
         ("category-unsorted", &["CAT-02"][..]),
         ("category-limit-ignored", &["CAT-03"][..]),

@@ -49,6 +49,7 @@ faults! {
     PdAuthorizeAny = "pd-authorize-any": "one successful tool_descriptions read authorizes every tool",
     PdMissingSelectionOk = "pd-missing-selection-ok": "a tool_descriptions read without `?tools=` returns every tool instead of MISSING_TOOL_SELECTION",
     PdExtraTools = "pd-extra-tools": "a `?tools=A` read returns A plus one tool that was not asked for",
+    PdSelectionCapped = "pd-selection-capped": "a tool_descriptions read serves only the first 4 names of ?tools= (a fifth and later are left out of the answer and not authorized)",
     PdCaseInsensitive = "pd-case-insensitive": "tool_descriptions matches tool names case-insensitively",
     PdFullSchemasInList = "pd-full-schemas-in-list": "tools/list entries carry the full input schema and examples",
     CategoryUnsorted = "category-unsorted": "tool_search results come in catalog order, not by score",
