@@ -77,6 +77,7 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("pd-selection-capped", &["PD-READ-02"][..]),
         ("pd-full-schemas-in-list", &["PD-LIST-01", "X-04"][..]),
         ("category-unsorted", &["CAT-02"][..]),
+        ("category-non-ascii-unsorted", &["CAT-02"][..]),
         ("category-limit-ignored", &["CAT-03"][..]),
         ("category-counts-hidden", &["CAT-06"][..]),
         (

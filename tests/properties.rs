@@ -55,7 +55,10 @@ fn a_failure_prints_its_seed_and_replays_to_the_same_minimal_case() {
     let (stdout, report) = run(id, &fault, &[]);
     assert_eq!(report["run"]["seed"], 0, "the default seed is 0");
     let p = property(&report);
-    assert!(p.is_object(), "no property failure in the report:\n{stdout}");
+    assert!(
+        p.is_object(),
+        "no property failure in the report:\n{stdout}"
+    );
     let (case, minimal) = (p["case"].as_u64().unwrap_or(999), p["minimal"].clone());
     // The minimal case still shows the defect: a repeated group.
     let gs: Vec<&str> = minimal["gs"]
@@ -67,14 +70,22 @@ fn a_failure_prints_its_seed_and_replays_to_the_same_minimal_case() {
     let mut distinct = gs.clone();
     distinct.sort_unstable();
     distinct.dedup();
-    assert!(distinct.len() < gs.len(), "minimal input without a repeat: {minimal}");
+    assert!(
+        distinct.len() < gs.len(),
+        "minimal input without a repeat: {minimal}"
+    );
     assert_ne!(p["original"], Value::Null);
     let replay = p["replay"].as_str().unwrap_or_default();
     assert!(
         replay.contains(&format!("--replay 0:{case}")) && replay.contains(id),
         "{replay}"
     );
-    for line in ["generated case", "minimal input:", "original input:", "replay: mcp-conform"] {
+    for line in [
+        "generated case",
+        "minimal input:",
+        "original input:",
+        "replay: mcp-conform",
+    ] {
         assert!(stdout.contains(line), "console lacks {line:?}:\n{stdout}");
     }
 
@@ -97,9 +108,16 @@ fn a_failure_prints_its_seed_and_replays_to_the_same_minimal_case() {
 #[test]
 fn each_property_scenario_passes_clean_and_catches_its_fault() {
     let cases = [
-        ("sep-1300/property-filter", "filter-groups-repeat-drops-next"),
+        (
+            "sep-1300/property-filter",
+            "filter-groups-repeat-drops-next",
+        ),
         ("sep-1821/property-query", "query-astral-internal-error"),
         ("search/property-search", "search-non-ascii-off-by-one"),
+        (
+            "category-search/property-tool-search",
+            "category-non-ascii-unsorted",
+        ),
         (
             "progressive-disclosure/property-tool-descriptions",
             "pd-selection-capped",
@@ -107,7 +125,10 @@ fn each_property_scenario_passes_clean_and_catches_its_fault() {
     ];
     for (id, fault) in cases {
         let (stdout, clean) = run(id, &[], &[]);
-        assert_eq!(clean["scenarios"][0]["outcome"], "pass", "{id} clean:\n{stdout}");
+        assert_eq!(
+            clean["scenarios"][0]["outcome"], "pass",
+            "{id} clean:\n{stdout}"
+        );
         let (stdout, broken) = run(id, &[fault], &[]);
         assert_eq!(
             broken["scenarios"][0]["outcome"], "fail",

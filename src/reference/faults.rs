@@ -53,6 +53,7 @@ faults! {
     PdCaseInsensitive = "pd-case-insensitive": "tool_descriptions matches tool names case-insensitively",
     PdFullSchemasInList = "pd-full-schemas-in-list": "tools/list entries carry the full input schema and examples",
     CategoryUnsorted = "category-unsorted": "tool_search results come in catalog order, not by score",
+    CategoryNonAsciiUnsorted = "category-non-ascii-unsorted": "tool_search results for a query holding a non-ASCII character come in catalog order, not by score",
     CategoryLimitIgnored = "category-limit-ignored": "tool_search ignores `limit` and returns up to 50 results",
     CategoryCountsHidden = "category-counts-hidden": "list_categories counts tools hidden from the caller",
     ListChangedMissing = "list-changed-missing": "catalog mutations emit no list_changed notifications",
