@@ -26,8 +26,8 @@ pub fn candidates(gen: &Gen, source: &[Value], value: &Value) -> Vec<Value> {
         (Gen::Pick { .. }, v) => source
             .first()
             .into_iter()
+            .filter(|f| *f != v)
             .cloned()
-            .filter(|f| f != v)
             .collect(),
         (Gen::Text { .. }, Value::String(s)) => shrink_text(s),
         (Gen::Int { min, max }, Value::Number(n)) => {
