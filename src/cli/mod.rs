@@ -140,6 +140,14 @@ pub struct RunArgs {
     /// requirements are all this project's own rules (`source: project`) report INFO.
     #[arg(long)]
     pub drafts_only: bool,
+    /// Seed of generated inputs (property scenarios): a number, or `random` for a
+    /// fresh one (printed, and recorded in the JSON report as run.seed). Default 0.
+    #[arg(long, value_name = "N|random", value_parser = parse_seed, conflicts_with = "replay")]
+    pub seed: Option<u64>,
+    /// Replay a property failure: `SEED` draws that run's cases again, `SEED:CASE`
+    /// runs only that case of each property scenario (both print on every failure).
+    #[arg(long, value_name = "SEED[:CASE]", value_parser = parse_replay)]
+    pub replay: Option<mcp_conform::run::property::PropertyRun>,
     /// Show the wire transcript of failing scenarios, and every diff whole.
     #[arg(short, long)]
     pub verbose: bool,
@@ -231,6 +239,20 @@ fn parse_url(s: &str) -> Result<String, String> {
         return Err("the URL has no host".into());
     }
     Ok(s.to_string())
+}
+
+fn parse_seed(s: &str) -> Result<u64, String> {
+    if s == "random" {
+        let mut bytes = [0u8; 8];
+        getrandom::fill(&mut bytes).map_err(|e| format!("no random seed available: {e}"))?;
+        return Ok(u64::from_le_bytes(bytes));
+    }
+    s.parse::<u64>()
+        .map_err(|e| format!("expected a number or `random` ({e})"))
+}
+
+fn parse_replay(s: &str) -> Result<mcp_conform::run::property::PropertyRun, String> {
+    mcp_conform::run::property::PropertyRun::parse_replay(s)
 }
 
 fn parse_header(s: &str) -> Result<(String, String), String> {

@@ -15,6 +15,7 @@ use mcp_conform::report::{html, json, junit, markdown, Renderer};
 use mcp_conform::run::catalog::{run_catalog, RunOptions};
 use mcp_conform::run::events::Event;
 use mcp_conform::run::probe::EraChoice;
+use mcp_conform::run::property::PropertyRun;
 use mcp_conform::run::Target;
 use mcp_conform::run::{RunPolicy, Verdict};
 use mcp_conform::scenario::model::Scenario;
@@ -375,6 +376,10 @@ async fn run_and_report(
     opts.shutdown_grace = Duration::from_millis(args.shutdown_grace_ms);
     opts.isolate = args.isolate;
     opts.startup = Duration::from_millis(args.startup_timeout_ms);
+    opts.property = args.replay.unwrap_or(PropertyRun {
+        seed: args.seed.unwrap_or(0),
+        case: None,
+    });
     let order: Vec<String> = scenarios.iter().map(|s| s.id.clone()).collect();
     let mut console = console(args);
     let mut collector = Collector::default();

@@ -79,7 +79,12 @@ impl ToolFilter {
         } else if !self.groups().is_empty() && !groups_ignored {
             let all = faults.has(Fault::GroupsAll);
             let mut acc = if all { Bitset::full(n) } else { empty.clone() };
-            for g in self.groups() {
+            let names = if faults.has(Fault::FilterGroupsRepeatDropsNext) {
+                drop_after_repeats(self.groups())
+            } else {
+                self.groups().to_vec()
+            };
+            for g in &names {
                 if all {
                     acc.intersect_with(&bits(&idx.groups, g));
                 } else {
@@ -108,6 +113,23 @@ impl ToolFilter {
         }
         set
     }
+}
+
+/// `--fault filter-groups-repeat-drops-next`: a de-duplication that skips
+/// one name too many after each repeat.
+fn drop_after_repeats(names: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut skip = false;
+    for n in names {
+        if skip {
+            skip = false;
+        } else if out.contains(n) {
+            skip = true;
+        } else {
+            out.push(n.clone());
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -180,6 +202,18 @@ mod tests {
         );
         assert!(ignored.contains(&"page_update".to_string()));
         assert!(names(&s, &json!({"groups": []}), &f(Fault::EmptyGroupsMatchNone)).is_empty());
+        // The name after a repeat is dropped; without a repeat nothing changes.
+        let repeated = json!({"groups": ["tasks", "tasks", "pages"]});
+        let dropped = names(&s, &repeated, &f(Fault::FilterGroupsRepeatDropsNext));
+        assert!(!dropped.is_empty() && dropped.iter().all(|n| n.starts_with("task_")));
+        assert!(names(&s, &repeated, &Faults::none())
+            .iter()
+            .any(|n| n.starts_with("page_")));
+        let plain = json!({"groups": ["tasks", "pages"]});
+        assert_eq!(
+            names(&s, &plain, &f(Fault::FilterGroupsRepeatDropsNext)),
+            names(&s, &plain, &Faults::none())
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ use super::diff::{self, DEFAULT_DIFF_LINES, SENT_CHARS};
 use crate::run::events::{Event, RunInfo, Summary};
 use crate::run::outcome::{Finding, Outcome, ScenarioResult};
 use crate::run::policy::Verdict;
+use crate::run::property::PropertyFailure;
 use crate::session::transcript::Direction;
 
 /// Scenarios running now, with when each began.
@@ -143,8 +144,14 @@ impl<W: Write> ConsoleReporter<W> {
             info.eras.join(", ")
         };
         if !self.opts.quiet && !info.eras.is_empty() {
+            // A seed other than the default is what a rerun needs: say it up front.
+            let seed = if info.seed == 0 {
+                String::new()
+            } else {
+                format!(", seed {}", info.seed)
+            };
             self.emit(&format!(
-                "\nrunning {} scenarios against {name} {version} ({}, protocol {eras}, {})",
+                "\nrunning {} scenarios against {name} {version} ({}, protocol {eras}, {}{seed})",
                 info.scenarios, info.transport, info.target
             ));
         }
@@ -358,6 +365,9 @@ impl<W: Write> ConsoleReporter<W> {
         if !f.other_paths.is_empty() {
             s.push_str(&format!("  also at: {}\n", f.other_paths.join(", ")));
         }
+        if let Some(p) = &f.property {
+            s.push_str(&property_lines(p));
+        }
         if let Some(actual) = &f.actual {
             let (label, sent) = diff::server_sent(actual, SENT_CHARS);
             s.push_str(&format!("  {label}: {sent}\n"));
@@ -386,6 +396,49 @@ impl<W: Write> ConsoleReporter<W> {
         }
         s
     }
+}
+
+/// A generated case's failure: seed and case, the minimal and the original
+/// input (cut to one line each), and how to replay it.
+fn property_lines(p: &PropertyFailure) -> String {
+    let one_line = |v: &serde_json::Value| {
+        let text = escape_invisible(&v.to_string());
+        match text.char_indices().nth(SENT_CHARS) {
+            Some((at, _)) => format!("{}… ({} characters)", &text[..at], text.chars().count()),
+            None => text,
+        }
+    };
+    format!(
+        "  generated case {} of {} (seed {}), shrunk in {} attempts\n  minimal input: {}\n  original input: {}\n  replay: {}\n",
+        p.case,
+        p.cases,
+        p.seed,
+        p.shrink_attempts,
+        one_line(&p.minimal),
+        one_line(&p.original),
+        p.replay
+    )
+}
+
+/// Characters a terminal does not show as themselves (C1 controls, bidi
+/// overrides and isolates, zero-width joiners) written as `\u{…}`, so that a
+/// generated input reads as what was sent.
+fn escape_invisible(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            let n = u32::from(c);
+            let hidden = c.is_control()
+                || (0x200B..=0x200F).contains(&n)
+                || (0x202A..=0x202E).contains(&n)
+                || (0x2066..=0x2069).contains(&n)
+                || n == 0xFEFF;
+            if hidden {
+                format!("\\u{{{n:04x}}}")
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// The progress line's list of running scenarios, longest-running first:

@@ -14,6 +14,7 @@ use super::outcome::ScenarioResult;
 use super::policy::{RunPolicy, Verdict};
 use super::pool::SessionPool;
 use super::probe::{probe_eras, EraChoice, Probe, ProbeError};
+use super::property::PropertyRun;
 use super::scheduler::run_jobs;
 use super::target::Target;
 use crate::scenario::model::Scenario;
@@ -31,6 +32,8 @@ pub struct RunOptions {
     pub isolate: bool,
     /// How long a freshly started stdio server may take to answer its handshake.
     pub startup: Duration,
+    /// The seed of generated cases (`--seed`, `--replay`).
+    pub property: PropertyRun,
 }
 
 impl RunOptions {
@@ -50,11 +53,12 @@ impl RunOptions {
             shutdown_grace: Duration::from_millis(100),
             isolate: false,
             startup: Duration::from_secs(10),
+            property: PropertyRun::default(),
         }
     }
 }
 
-fn run_info(target: &Target, probes: &[Probe], scenarios: usize) -> RunInfo {
+fn run_info(target: &Target, probes: &[Probe], scenarios: usize, seed: u64) -> RunInfo {
     let newest = probes.last();
     RunInfo {
         target: target.display(),
@@ -71,6 +75,7 @@ fn run_info(target: &Target, probes: &[Probe], scenarios: usize) -> RunInfo {
         scenarios: scenarios * probes.len().max(1),
         fixture_match: newest
             .is_some_and(|p| crate::fixture::serves_reference_catalog(&p.tool_names)),
+        seed,
     }
 }
 
@@ -90,7 +95,12 @@ pub async fn run_catalog(
     let probes = match probe_eras(&target, &opts.eras, opts.timeout, opts.startup).await {
         Ok(p) => p,
         Err(e) => {
-            sink(Event::Started(Box::new(run_info(&target, &[], 0))));
+            sink(Event::Started(Box::new(run_info(
+                &target,
+                &[],
+                0,
+                opts.property.seed,
+            ))));
             let mut summary = Summary::from_results(&[], started.elapsed().as_millis() as u64);
             summary.verdict = Some(Verdict::NotRun {
                 reason: e.message.clone(),
@@ -103,6 +113,7 @@ pub async fn run_catalog(
         &target,
         &probes,
         scenarios.len(),
+        opts.property.seed,
     ))));
     let fixture_match = probes
         .last()
@@ -122,6 +133,7 @@ pub async fn run_catalog(
             startup: opts.startup,
             fixture_match,
             pool,
+            property: opts.property,
         });
         work.extend(scenarios.iter().map(|s| (s.clone(), Arc::clone(&cfg))));
     }

@@ -29,6 +29,10 @@ pub struct RunInfo {
     pub started_at: String,
     pub scenarios: usize,
     pub fixture_match: bool,
+    /// The seed of generated cases (`--seed`; 0 unless asked otherwise):
+    /// `--replay SEED` draws the same cases again.
+    #[serde(default)]
+    pub seed: u64,
 }
 
 /// Counts per outcome.

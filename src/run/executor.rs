@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::outcome::{Finding, Outcome, ScenarioResult};
 use super::pool::{Lease, SessionPool};
+use super::property::{self, PropertyRun};
 use super::target::Target;
 use crate::scenario::diff;
 use crate::scenario::expr::{self, Bindings};
@@ -37,6 +38,8 @@ pub struct RunConfig {
     pub fixture_match: bool,
     /// Warm sessions for `isolation: shared` scenarios (None: every scenario fresh).
     pub pool: Option<Arc<SessionPool>>,
+    /// The seed of generated cases (`generate:` scenarios).
+    pub property: PropertyRun,
 }
 
 impl RunConfig {
@@ -58,6 +61,7 @@ impl RunConfig {
             startup: timeout,
             fixture_match,
             pool: None,
+            property: PropertyRun::default(),
         }
     }
 }
@@ -178,20 +182,20 @@ async fn execute(s: &Scenario, cfg: &RunConfig, shared: bool) -> ScenarioResult 
 }
 
 /// A check failed at a level that ends the scenario.
-struct Stop;
+pub(super) struct Stop;
 
-struct Execution<'a> {
-    s: &'a Scenario,
-    cfg: &'a RunConfig,
+pub(super) struct Execution<'a> {
+    pub(super) s: &'a Scenario,
+    pub(super) cfg: &'a RunConfig,
     sessions: BTreeMap<String, Session>,
-    bindings: Bindings,
-    findings: Vec<Finding>,
+    pub(super) bindings: Bindings,
+    pub(super) findings: Vec<Finding>,
     labels: Vec<String>,
     transcript: Transcript,
     /// Set when the scenario could not be evaluated at all.
-    error: Option<String>,
+    pub(super) error: Option<String>,
     /// Set when a step found the scenario not applicable.
-    skipped: Option<String>,
+    pub(super) skipped: Option<String>,
     /// Lengths of the wire logs last bound, so unchanged logs are not re-bound.
     bound_logs: (usize, usize),
     /// The main session comes from (and may go back to) the warm pool.
@@ -253,6 +257,9 @@ impl<'a> Execution<'a> {
         }
         for (index, step) in self.s.steps.iter().enumerate() {
             self.run_step(index, step).await?;
+        }
+        if let Some(g) = &self.s.generate {
+            property::run_cases(self, g).await?;
         }
         let asserts = self.s.asserts.clone();
         for a in &asserts {
@@ -320,7 +327,7 @@ impl<'a> Execution<'a> {
         self.sessions.get_mut(&name).ok_or(Stop)
     }
 
-    async fn run_step(&mut self, index: usize, step: &Step) -> Result<(), Stop> {
+    pub(super) async fn run_step(&mut self, index: usize, step: &Step) -> Result<(), Stop> {
         let label = step.label(index);
         if let Some(condition) = &step.condition {
             match expr::eval_bool(&condition.source, &self.bindings) {
@@ -720,7 +727,7 @@ impl<'a> Execution<'a> {
         }
     }
 
-    fn check_assert(
+    pub(super) fn check_assert(
         &mut self,
         step: Option<&Step>,
         label: Option<&str>,

@@ -8,6 +8,7 @@ pub mod outcome;
 pub mod policy;
 pub mod pool;
 pub mod probe;
+pub mod property;
 pub mod scheduler;
 pub mod target;
 

@@ -90,6 +90,10 @@ pub struct Finding {
     /// Paths of the other mismatches found (a bounded list).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_paths: Vec<String>,
+    /// A generated case's failure: seed, case, original and minimal input,
+    /// the replay command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub property: Option<Box<super::property::PropertyFailure>>,
 }
 
 impl Finding {
@@ -105,6 +109,7 @@ impl Finding {
             diff: None,
             path: None,
             other_paths: Vec::new(),
+            property: None,
         }
     }
 

@@ -18,6 +18,8 @@ use super::model::{
 use super::pattern;
 use super::source::{parse_yaml, Position, SourceDoc};
 
+mod load_generate;
+
 /// The scenario file schema, shipped with the binary.
 pub const SCENARIO_SCHEMA: &str = include_str!("../../fixtures/schemas/scenario.schema.json");
 
@@ -204,6 +206,7 @@ fn suggest_key(pointer: &str, key: &str) -> String {
             "steps",
             "cleanup",
             "assert",
+            "generate",
         ]
     } else {
         &[]
@@ -336,12 +339,16 @@ impl Loader<'_> {
             }
         }
         let cleanup = self.build_cleanup(root.get("cleanup"));
+        let generate = self.build_generate(root.get("generate"), &ids);
         let isolation = match root.get("isolation").and_then(Value::as_str) {
             Some("shared") => Isolation::Shared,
             _ => Isolation::Fresh,
         };
         if isolation == Isolation::Shared {
             self.check_shareable(&built, &cleanup);
+            if let Some(g) = &generate {
+                self.check_shareable(&g.steps, &[]);
+            }
         }
         let requires = self.build_requires(root.get("requires"));
         let asserts = self.build_asserts("", root.get("assert"));
@@ -380,6 +387,7 @@ impl Loader<'_> {
             steps: built,
             asserts,
             cleanup,
+            generate,
             origin: self.file.to_string(),
         })
     }

@@ -337,6 +337,8 @@ pub struct Scenario {
     pub asserts: Vec<Assertion>,
     /// Steps that always run last, to undo the scenario's changes to the server.
     pub cleanup: Vec<Step>,
+    /// Generated inputs: per-case steps and checks (property scenarios).
+    pub generate: Option<Box<super::generate::Generate>>,
     /// Where the scenario came from (`builtin:base/x.yaml` or a file path).
     pub origin: String,
 }

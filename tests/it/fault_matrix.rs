@@ -76,8 +76,10 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("pd-missing-selection-ok", &["PD-READ-04"][..]),
         ("pd-extra-tools", &["PD-READ-02"][..]),
         ("pd-case-insensitive", &["PD-READ-03"][..]),
+        ("pd-selection-capped", &["PD-READ-02"][..]),
         ("pd-full-schemas-in-list", &["PD-LIST-01", "X-04"][..]),
         ("category-unsorted", &["CAT-02"][..]),
+        ("category-non-ascii-unsorted", &["CAT-02"][..]),
         ("category-limit-ignored", &["CAT-03"][..]),
         ("category-counts-hidden", &["CAT-06"][..]),
         (
@@ -107,6 +109,8 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("category-shape", &["CAT-01", "CAT-06"][..]),
         ("category-duplicate-matches", &["CAT-01"][..]),
         ("query-drops-filter", &["X-01"][..]),
+        ("filter-groups-repeat-drops-next", &["SEP1300-FLT-01"][..]),
+        ("query-astral-internal-error", &["SEP1821-Q-04"][..]),
         ("pd-auth-filter-scoped", &["X-04"][..]),
         ("session-varying-results", &["X-06"][..]),
         ("pd-auth-replaced", &["PD-AUTH-02", "PD-AUTH-03"][..]),
@@ -121,6 +125,7 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
             &["SEARCH-SEC-01", "SEARCH-RES-01"][..],
         ),
         ("search-cursor-drops-query", &["SEARCH-PAG-01"][..]),
+        ("search-non-ascii-off-by-one", &["SEARCH-PAG-01"][..]),
         (
             "search-cursor-without-query-ok",
             &["SEARCH-REQ-01", "SEARCH-PAG-01"][..],

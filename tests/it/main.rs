@@ -30,6 +30,7 @@ mod reports_fresh;
 mod requirements;
 mod rmcp_client;
 mod rmcp_peers;
+mod properties;
 mod sentinel;
 mod sources;
 mod transport_parity;

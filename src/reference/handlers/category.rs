@@ -219,7 +219,10 @@ fn tool_search(
             matches.push((tool, scored));
         }
     }
-    if !faults.has(Fault::CategoryUnsorted) {
+    // `category-non-ascii-unsorted`: a fallback path for non-ASCII queries skips the ranking.
+    let unranked = faults.has(Fault::CategoryUnsorted)
+        || (faults.has(Fault::CategoryNonAsciiUnsorted) && query.is_some_and(|q| !q.is_ascii()));
+    if !unranked {
         matches.sort_by(|a, b| {
             b.1.score
                 .cmp(&a.1.score)

@@ -204,12 +204,18 @@ fn full_description(tool: &Tool, placeholder: bool) -> Value {
     })
 }
 
+/// How many names `--fault pd-selection-capped` serves.
+const SELECTION_CAP: usize = 4;
+
 fn read_descriptions(ctx: &mut Ctx<'_>, uri: &str, query: &str) -> Result<Value, RpcError> {
     let (mut names, given) = selected_tools(query);
     if given > MAX_LIST_ENTRIES {
         return Err(RpcError::invalid_params(format!(
             "Invalid params: ?tools= names {given} tools; at most {MAX_LIST_ENTRIES} are allowed"
         )));
+    }
+    if ctx.has(Fault::PdSelectionCapped) {
+        names.truncate(SELECTION_CAP);
     }
     if names.is_empty() {
         if !ctx.has(Fault::PdMissingSelectionOk) {

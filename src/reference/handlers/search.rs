@@ -124,7 +124,12 @@ fn search(ctx: &mut Ctx<'_>, p: &Params<'_>, feature: Feature) -> Result<Value, 
             (r.docs, r.total)
         }
         Some(q) => {
-            let r = index.search(q, None, &exact, offset, page);
+            let start = if offset > 0 && !q.is_ascii() && ctx.has(Fault::SearchNonAsciiOffByOne) {
+                offset - 1
+            } else {
+                offset
+            };
+            let r = index.search(q, None, &exact, start, page);
             (r.docs, r.total)
         }
     };

@@ -80,6 +80,14 @@ pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
             "Internal error: nul byte found in provided data",
         ));
     }
+    if ctx.has(Fault::QueryAstralInternalError)
+        && raw_query.is_some_and(|q| q.chars().any(|c| u32::from(c) > 0xFFFF))
+    {
+        // A UTF-16 tokenizer that does not pair surrogates.
+        return Err(RpcError::internal(
+            "Internal error: unpaired surrogate in query",
+        ));
+    }
     let mut query = raw_query.filter(|q| !q.trim().is_empty());
     if ctx.has(Fault::IgnoreQuery) {
         query = None;
