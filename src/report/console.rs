@@ -350,7 +350,7 @@ impl<W: Write> ConsoleReporter<W> {
         };
         let mut s = format!(
             "{}\n",
-            self.paint(color, &format!("{}: {}", f.outcome, f.headline()))
+            self.paint(color, &f.pointed())
         );
         if let Some(path) = f.path.as_deref().filter(|p| !p.is_empty()) {
             s.push_str(&format!("  first mismatch at: {path}\n"));

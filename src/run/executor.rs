@@ -324,7 +324,8 @@ impl<'a> Execution<'a> {
         if !self.sessions.contains_key(&name) {
             if let Err(e) = self.open_session(&name).await {
                 let outcome = Outcome::for_level(self.level_for(Some(step), None));
-                self.record(Finding::new(outcome, Some(label.to_string()), e))?;
+                let f = Finding::new(outcome, Some(label.to_string()), e).at(self.s, &step.place);
+                self.record(f)?;
                 return Err(Stop);
             }
         }
@@ -343,7 +344,8 @@ impl<'a> Execution<'a> {
                 Err(e) => {
                     let outcome = Outcome::for_level(self.level_for(Some(step), None));
                     let msg = format!("if {:?}: {e}", condition.source);
-                    return self.record(Finding::new(outcome, Some(label), msg));
+                    let f = Finding::new(outcome, Some(label), msg).at(self.s, &condition.place);
+                    return self.record(f);
                 }
             }
         }
@@ -360,11 +362,9 @@ impl<'a> Execution<'a> {
                     Ok(items) => items,
                     Err(e) => {
                         let outcome = Outcome::for_level(self.level_for(Some(step), None));
-                        return self.record(Finding::new(
-                            outcome,
-                            Some(label),
-                            format!("for_each {:?}: {e}", fe.items.source),
-                        ));
+                        let msg = format!("for_each {:?}: {e}", fe.items.source);
+                        let f = Finding::new(outcome, Some(label), msg).at(self.s, &fe.items.place);
+                        return self.record(f);
                     }
                 };
                 let mut answers = Vec::new();
@@ -410,7 +410,8 @@ impl<'a> Execution<'a> {
             Err(e) => {
                 let outcome = Outcome::for_level(self.level_for(Some(step), None));
                 let msg = format!("skip_unless {:?}: {e}", req.expr.source);
-                self.record(Finding::new(outcome, Some(label.to_string()), msg))
+                let f = Finding::new(outcome, Some(label.to_string()), msg);
+                self.record(f.at(self.s, &req.expr.place))
             }
         }
     }
@@ -462,7 +463,8 @@ impl<'a> Execution<'a> {
                         "capture '{name}' = {:?} could not be evaluated: {err}",
                         e.source
                     );
-                    self.record(Finding::new(outcome, Some(label.to_string()), msg))?;
+                    let f = Finding::new(outcome, Some(label.to_string()), msg);
+                    self.record(f.at(self.s, &e.place))?;
                 }
             }
         }
@@ -539,12 +541,13 @@ impl<'a> Execution<'a> {
                         if let Some(problem) = a.get("pagination_error").and_then(Value::as_str) {
                             let f =
                                 Finding::new(outcome, Some(label.to_string()), problem.to_string())
+                                    .at(self.s, &step.place)
                                     .with_answer(&a);
                             self.record(f)?;
                         }
                         a
                     }
-                    Err(e) => return self.wire_failure(outcome, label, e).map(|_| Value::Null),
+                    Err(e) => return self.wire_failure(step, outcome, label, e).map(|_| Value::Null),
                 }
             }
             Action::Notify { method, params } => {
@@ -556,7 +559,7 @@ impl<'a> Execution<'a> {
                 let session = self.session(step, label).await?;
                 match session.notify(method, params).await {
                     Ok(()) => json!({}),
-                    Err(e) => return self.wire_failure(outcome, label, e).map(|_| Value::Null),
+                    Err(e) => return self.wire_failure(step, outcome, label, e).map(|_| Value::Null),
                 }
             }
             Action::SendRaw { text } => {
@@ -572,14 +575,14 @@ impl<'a> Execution<'a> {
                 let session = self.session(step, label).await?;
                 match session.send_raw(&text, expect_answer, Some(timeout)).await {
                     Ok(a) => a,
-                    Err(e) => return self.wire_failure(outcome, label, e).map(|_| Value::Null),
+                    Err(e) => return self.wire_failure(step, outcome, label, e).map(|_| Value::Null),
                 }
             }
             Action::WaitNotification { method } => {
                 let session = self.session(step, label).await?;
                 match session.wait_notification(method, Some(timeout)).await {
                     Ok(n) => n,
-                    Err(e) => return self.wire_failure(outcome, label, e).map(|_| Value::Null),
+                    Err(e) => return self.wire_failure(step, outcome, label, e).map(|_| Value::Null),
                 }
             }
             Action::Sleep { ms } => {
@@ -598,7 +601,7 @@ impl<'a> Execution<'a> {
                 let session = self.session(step, label).await?;
                 match session.http_exchange(&request).await {
                     Ok(a) => a.to_value(),
-                    Err(e) => return self.wire_failure(outcome, label, e).map(|_| Value::Null),
+                    Err(e) => return self.wire_failure(step, outcome, label, e).map(|_| Value::Null),
                 }
             }
             Action::Check => Value::Null,
@@ -643,12 +646,15 @@ impl<'a> Execution<'a> {
         })
     }
 
-    fn wire_failure(&mut self, outcome: Outcome, label: &str, e: SessionError) -> Result<(), Stop> {
-        self.record(Finding::new(
-            outcome,
-            Some(label.to_string()),
-            e.to_string(),
-        ))?;
+    fn wire_failure(
+        &mut self,
+        step: &Step,
+        outcome: Outcome,
+        label: &str,
+        e: SessionError,
+    ) -> Result<(), Stop> {
+        let f = Finding::new(outcome, Some(label.to_string()), e.to_string());
+        self.record(f.at(self.s, &step.place))?;
         // A step without an answer leaves nothing to check: stop even below MUST.
         Err(Stop)
     }
@@ -663,7 +669,7 @@ impl<'a> Execution<'a> {
         if let Some(pattern) = &step.expect {
             let pattern = self.interpolated(step, label, pattern)?;
             let level = self.level_for(Some(step), None);
-            self.check_expect(label, &pattern, answer, item, level)?;
+            self.check_expect(step, label, &pattern, answer, item, level)?;
         }
         for a in &step.asserts {
             self.check_assert(Some(step), Some(label), a, item, Some(answer))?;
@@ -673,6 +679,7 @@ impl<'a> Execution<'a> {
 
     fn check_expect(
         &mut self,
+        step: &Step,
         label: &str,
         pattern: &Value,
         answer: &Value,
@@ -697,6 +704,7 @@ impl<'a> Execution<'a> {
                         Some(label.to_string()),
                         note,
                     )
+                    .at(self.s, &step.expect_place)
                     .with_answer(answer);
                     f.item = item.cloned();
                     self.record(f)?;
@@ -709,6 +717,7 @@ impl<'a> Execution<'a> {
                     Some(label.to_string()),
                     format!("answer does not match expect: {mismatch}"),
                 )
+                .at(self.s, &step.expect_place)
                 .with_answer(answer);
                 f.item = item.cloned();
                 f.diff = diff::expect_diff(pattern, answer, &mismatch.path);
@@ -751,7 +760,7 @@ impl<'a> Execution<'a> {
                     .unwrap_or_else(|| "assertion failed".into())
             ),
         };
-        let mut f = Finding::new(outcome, label.map(str::to_string), problem);
+        let mut f = Finding::new(outcome, label.map(str::to_string), problem).at(self.s, &a.expr.place);
         if let Some(answer) = answer {
             f = f.with_answer(answer);
         }

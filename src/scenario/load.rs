@@ -13,7 +13,8 @@ use serde_json::{Map, Value};
 use super::expr;
 use super::interpolate;
 use super::model::{
-    Action, Assertion, Expr, ForEach, Isolation, Level, Requirement, Scenario, SpecRef, Step,
+    Action, Assertion, Expr, ForEach, Isolation, Level, Place, Requirement, Scenario, SpecRef,
+    Step,
 };
 use super::pattern;
 use super::source::{parse_yaml, Position, SourceDoc};
@@ -288,7 +289,7 @@ impl Loader<'_> {
         for (i, step) in steps.iter().enumerate() {
             if let Some(why) = step.shares_badly() {
                 self.error_at(
-                    step.position,
+                    step.place.position,
                     format!(
                         "isolation: shared, but step {} {why}; use isolation: fresh",
                         i + 1
@@ -298,14 +299,22 @@ impl Loader<'_> {
         }
     }
 
+    /// The id and line:col of the node at `pointer`.
+    fn place(&self, pointer: &str) -> Place {
+        Place {
+            id: Place::id_of(pointer),
+            position: self.doc.position(pointer),
+        }
+    }
+
     fn expr(&mut self, pointer: &str, source: &str) -> Expr {
-        let position = self.doc.position(pointer);
+        let place = self.place(pointer);
         if let Err(e) = expr::compile(source) {
-            self.error_at(position, format!("{} in {source:?}", e));
+            self.error_at(place.position, format!("{} in {source:?}", e));
         }
         Expr {
             source: source.to_string(),
-            position,
+            place,
         }
     }
 
@@ -448,7 +457,7 @@ impl Loader<'_> {
     }
 
     fn build_step(&mut self, pointer: &str, obj: &Map<String, Value>) -> Option<Step> {
-        let position = self.doc.position(pointer);
+        let place = self.place(pointer);
         let present: Vec<&str> = ACTIONS
             .iter()
             .copied()
@@ -532,13 +541,13 @@ impl Loader<'_> {
             action,
             for_each,
             meta: obj.get("meta").and_then(Value::as_bool).unwrap_or(true),
-            expect_position: self.doc.position(&format!("{pointer}/expect")),
+            expect_place: self.place(&format!("{pointer}/expect")),
             expect,
             asserts: self.build_asserts(pointer, obj.get("assert")),
             captures,
             timeout_ms: get_u64(obj, "timeout_ms"),
             level: parse_level(obj.get("level")),
-            position,
+            place,
         })
     }
 

@@ -142,11 +142,50 @@ pub struct Applies {
     pub transports: Vec<String>,
 }
 
+/// Where something sits in its scenario file: a stable, readable id
+/// (`steps[2]`, `steps[2].assert[0]`, `steps[1].expect.result.tools`,
+/// `assert[0]`; scenarios/README.md) and its line and column.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Place {
+    pub id: String,
+    pub position: Position,
+}
+
+impl Place {
+    /// The id of the node at a JSON Pointer into the scenario file:
+    /// `/steps/2/assert/0/expr` → `steps[2].assert[0]` (an `expr` key only
+    /// says where the expression of an entry is, so it is left out).
+    pub fn id_of(pointer: &str) -> String {
+        let mut id = String::new();
+        let parts: Vec<&str> = pointer.split('/').skip(1).collect();
+        for (i, part) in parts.iter().enumerate() {
+            let part = part.replace("~1", "/").replace("~0", "~");
+            if part == "expr" && i + 1 == parts.len() && i > 0 {
+                break;
+            }
+            if part.parse::<usize>().is_ok() && !id.is_empty() {
+                id.push_str(&format!("[{part}]"));
+            } else {
+                if !id.is_empty() {
+                    id.push('.');
+                }
+                id.push_str(&part);
+            }
+        }
+        id
+    }
+
+    /// `file:line:col`, the way a compiler points at a line.
+    pub fn location(&self, file: &str) -> String {
+        format!("{file}:{}", self.position)
+    }
+}
+
 /// A CEL expression with where it was written.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Expr {
     pub source: String,
-    pub position: Position,
+    pub place: Place,
 }
 
 /// A precondition: false → the scenario is skipped with `reason`.
@@ -238,12 +277,14 @@ pub struct Step {
     /// Inject the stateless era's `_meta` (default true; false to test its absence).
     pub meta: bool,
     pub expect: Option<Value>,
-    pub expect_position: Position,
+    /// Where `expect:` is written (`steps[1].expect`).
+    pub expect_place: Place,
     pub asserts: Vec<Assertion>,
     pub captures: Vec<(String, Expr)>,
     pub timeout_ms: Option<u64>,
     pub level: Option<Level>,
-    pub position: Position,
+    /// The step's id (`steps[2]`, `cleanup[0]`) and where it starts.
+    pub place: Place,
 }
 
 impl Step {
@@ -317,10 +358,27 @@ pub struct Scenario {
     pub origin: String,
 }
 
+/// How a file of the built-in catalog is named in `origin`.
+pub const BUILTIN_PREFIX: &str = "builtin:";
+
+/// The path a reader can open for an origin: a built-in file by its
+/// repository path (`scenarios/base/x.yaml`), any other file as given.
+pub fn source_path(origin: &str) -> String {
+    match origin.strip_prefix(BUILTIN_PREFIX) {
+        Some(path) => format!("scenarios/{path}"),
+        None => origin.to_string(),
+    }
+}
+
 /// The control hook's method: a scenario that calls it changes the server's catalog.
 pub const MUTATE_METHOD: &str = "conform/mutate";
 
 impl Scenario {
+    /// `file:line:col` of a place in this scenario's file.
+    pub fn location(&self, place: &Place) -> String {
+        place.location(&source_path(&self.origin))
+    }
+
     /// Whether the scenario changes the server's state for every session
     /// (calls the control hook). On a server shared by concurrent scenarios
     /// (HTTP) such a scenario must run alone.
@@ -335,6 +393,23 @@ impl Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn place_ids_read_like_paths_into_the_file() {
+        assert_eq!(Place::id_of("/steps/2"), "steps[2]");
+        assert_eq!(Place::id_of("/steps/2/assert/0/expr"), "steps[2].assert[0]");
+        assert_eq!(Place::id_of("/assert/1"), "assert[1]");
+        assert_eq!(Place::id_of("/requires/0/expr"), "requires[0]");
+        assert_eq!(Place::id_of("/steps/0/capture/names"), "steps[0].capture.names");
+        assert_eq!(
+            Place::id_of("/steps/1/expect/result/tools/0/name"),
+            "steps[1].expect.result.tools[0].name"
+        );
+        assert_eq!(Place::id_of("/steps/1/expect/a~1b"), "steps[1].expect.a/b");
+        assert_eq!(Place::id_of(""), "");
+        assert_eq!(source_path("builtin:base/x.yaml"), "scenarios/base/x.yaml");
+        assert_eq!(source_path("my/x.yaml"), "my/x.yaml");
+    }
 
     #[test]
     fn a_spec_entry_applies_where_its_eras_and_transports_say() {
