@@ -11,10 +11,10 @@ use super::outcome::{Finding, Outcome, ScenarioResult};
 use super::pool::{Lease, SessionPool};
 use super::target::Target;
 use crate::scenario::diff;
-use crate::scenario::expr::{self, Bindings};
-use crate::scenario::interpolate::{interpolate, interpolate_str};
+use crate::scenario::expr::Bindings;
+use crate::scenario::interpolate::{Template, ValueTemplate};
 use crate::scenario::model::{Action, Assertion, Isolation, Level, Scenario, Step};
-use crate::scenario::pattern;
+use crate::scenario::pattern::{AltVerdict, Pattern};
 use crate::session::{Era, Session, SessionError, Transcript};
 use crate::transport::RawRequest;
 
@@ -97,9 +97,9 @@ pub fn applicability(s: &Scenario, cfg: &RunConfig) -> Result<Option<String>, St
             // Decided by the scenario's own steps instead (`skip_unless`).
             continue;
         }
-        match expr::eval_bool(&req.expr.source, &bindings) {
+        match req.expr.eval_bool(&bindings) {
             Ok(true) => {}
-            Ok(false) => return Ok(Some(req.reason.clone())),
+            Ok(false) => return Ok(Some(req.reason.source().to_string())),
             Err(e) => {
                 return Err(format!(
                     "requires {:?} could not be evaluated: {e}",
@@ -335,7 +335,7 @@ impl<'a> Execution<'a> {
     async fn run_step(&mut self, index: usize, step: &Step) -> Result<(), Stop> {
         let label = step.label(index);
         if let Some(condition) = &step.condition {
-            match expr::eval_bool(&condition.source, &self.bindings) {
+            match condition.eval_bool(&self.bindings) {
                 Ok(true) => {}
                 Ok(false) => {
                     self.bind_step(step, Arc::new(Value::Null));
@@ -358,7 +358,7 @@ impl<'a> Execution<'a> {
                 self.check(step, &label, &answer, None)?;
             }
             Some(fe) => {
-                let items = match expr::eval_list(&fe.items.source, &self.bindings) {
+                let items = match fe.items.eval_list(&self.bindings) {
                     Ok(items) => items,
                     Err(e) => {
                         let outcome = Outcome::for_level(self.level_for(Some(step), None));
@@ -399,7 +399,7 @@ impl<'a> Execution<'a> {
         let Some(req) = &step.skip_unless else {
             return Ok(());
         };
-        match expr::eval_bool(&req.expr.source, &self.bindings) {
+        match req.expr.eval_bool(&self.bindings) {
             Ok(true) => Ok(()),
             Ok(false) => {
                 // The reason may name what the server offered (`${size(picks)}`).
@@ -453,7 +453,7 @@ impl<'a> Execution<'a> {
             return Ok(());
         }
         for (name, e) in &step.captures {
-            match expr::eval(&e.source, &self.bindings) {
+            match e.eval(&self.bindings) {
                 Ok(v) => {
                     self.bindings.insert(name.clone(), v);
                 }
@@ -471,8 +471,13 @@ impl<'a> Execution<'a> {
         Ok(())
     }
 
-    fn interpolated(&mut self, step: &Step, label: &str, value: &Value) -> Result<Value, Stop> {
-        interpolate(value, &self.bindings).map_err(|e| {
+    fn interpolated(
+        &mut self,
+        step: &Step,
+        label: &str,
+        value: &ValueTemplate,
+    ) -> Result<Value, Stop> {
+        value.render(&self.bindings).map_err(|e| {
             self.error = Some(format!("{label}: {e}"));
             let _ = step;
             Stop
@@ -480,15 +485,11 @@ impl<'a> Execution<'a> {
     }
 
     /// A method name (or other text) with `${…}` interpolated.
-    fn interpolated_text(&mut self, label: &str, text: &str) -> Result<String, Stop> {
-        match interpolate_str(text, &self.bindings) {
-            Ok(Value::String(s)) => Ok(s),
-            Ok(other) => Ok(other.to_string()),
-            Err(e) => {
-                self.error = Some(format!("{label}: {e}"));
-                Err(Stop)
-            }
-        }
+    fn interpolated_text(&mut self, label: &str, text: &Template) -> Result<String, Stop> {
+        text.render_text(&self.bindings).map_err(|e| {
+            self.error = Some(format!("{label}: {e}"));
+            Stop
+        })
     }
 
     /// Does the step's wire action and returns its answer as bound in CEL.
@@ -563,14 +564,7 @@ impl<'a> Execution<'a> {
                 }
             }
             Action::SendRaw { text } => {
-                let text = match interpolate_str(text, &self.bindings) {
-                    Ok(Value::String(s)) => s,
-                    Ok(other) => other.to_string(),
-                    Err(e) => {
-                        self.error = Some(format!("{label}: {e}"));
-                        return Err(Stop);
-                    }
-                };
+                let text = self.interpolated_text(label, text)?;
                 let expect_answer = step.expect.is_some();
                 let session = self.session(step, label).await?;
                 match session.send_raw(&text, expect_answer, Some(timeout)).await {
@@ -616,9 +610,9 @@ impl<'a> Execution<'a> {
         step: &Step,
         label: &str,
         method: &str,
-        body: &Option<Value>,
-        text: &Option<String>,
-        headers: &[(String, Option<String>)],
+        body: &Option<ValueTemplate>,
+        text: &Option<Template>,
+        headers: &[(String, Option<Template>)],
         read_ms: u64,
     ) -> Result<RawRequest, Stop> {
         let body = match (body, text) {
@@ -667,7 +661,10 @@ impl<'a> Execution<'a> {
         item: Option<&Value>,
     ) -> Result<(), Stop> {
         if let Some(pattern) = &step.expect {
-            let pattern = self.interpolated(step, label, pattern)?;
+            let pattern = pattern.resolve(&self.bindings).map_err(|e| {
+                self.error = Some(format!("{label}: {e}"));
+                Stop
+            })?;
             let level = self.level_for(Some(step), None);
             self.check_expect(step, label, &pattern, answer, item, level)?;
         }
@@ -681,12 +678,12 @@ impl<'a> Execution<'a> {
         &mut self,
         step: &Step,
         label: &str,
-        pattern: &Value,
+        pattern: &Pattern,
         answer: &Value,
         item: Option<&Value>,
         level: Level,
     ) -> Result<(), Stop> {
-        match pattern::matches(pattern, Some(answer)) {
+        match pattern.matches(Some(answer)) {
             Ok(matched) => {
                 for (_, l) in matched.labels {
                     if !self.labels.contains(&l) {
@@ -694,7 +691,7 @@ impl<'a> Execution<'a> {
                     }
                 }
                 for (verdict, note) in matched.verdicts {
-                    let v = if verdict == "warn" {
+                    let v = if verdict == AltVerdict::Warn {
                         Level::Should
                     } else {
                         Level::Info
@@ -717,12 +714,13 @@ impl<'a> Execution<'a> {
                     Some(label.to_string()),
                     format!("answer does not match expect: {mismatch}"),
                 )
-                .at(self.s, &step.expect_place)
+                .at(self.s, &mismatch.place)
                 .with_answer(answer);
                 f.item = item.cloned();
                 f.diff = diff::expect_diff(pattern, answer, &mismatch.path);
-                f.expected = Some(pattern.clone());
-                f.other_paths = pattern::mismatches(pattern, Some(answer), MAX_OTHER_PATHS + 1)
+                f.expected = Some(pattern.to_value().clone());
+                f.other_paths = pattern
+                    .mismatches(Some(answer), MAX_OTHER_PATHS + 1)
                     .into_iter()
                     .map(|m| m.path)
                     .filter(|p| *p != mismatch.path)
@@ -743,21 +741,23 @@ impl<'a> Execution<'a> {
         answer: Option<&Value>,
     ) -> Result<(), Stop> {
         let outcome = Outcome::for_level(self.level_for(step, Some(a)));
-        let problem = match expr::eval_bool(&a.expr.source, &self.bindings) {
+        let problem = match a.expr.eval_bool(&self.bindings) {
             Ok(true) => return Ok(()),
             Ok(false) => match &a.message {
-                Some(m) => match interpolate_str(m, &self.bindings) {
-                    Ok(Value::String(text)) => text,
-                    Ok(other) => other.to_string(),
-                    Err(e) => format!("{m} [the message could not be filled in: {e}]"),
+                Some(m) => match m.render_text(&self.bindings) {
+                    Ok(text) => text,
+                    Err(e) => format!(
+                        "{} [the message could not be filled in: {e}]",
+                        m.source()
+                    ),
                 },
                 None => "assertion is false".to_string(),
             },
             Err(e) => format!(
                 "{}: the assertion could not be evaluated ({e})",
                 a.message
-                    .clone()
-                    .unwrap_or_else(|| "assertion failed".into())
+                    .as_ref()
+                    .map_or("assertion failed", |m| m.source())
             ),
         };
         let mut f = Finding::new(outcome, label.map(str::to_string), problem).at(self.s, &a.expr.place);
@@ -781,7 +781,7 @@ impl<'a> Execution<'a> {
         for (index, step) in self.s.cleanup.iter().enumerate() {
             let label = format!("cleanup step {}", index + 1);
             let runs = match &step.condition {
-                Some(c) => expr::eval_bool(&c.source, &self.bindings).unwrap_or(false),
+                Some(c) => c.eval_bool(&self.bindings).unwrap_or(false),
                 None => true,
             };
             if runs && self.perform(step, &label).await.is_err() && self.error.is_none() {

@@ -56,33 +56,63 @@ impl std::fmt::Debug for Compiled {
     }
 }
 
-/// Compiled programs by source text: a scenario evaluates the same few
-/// expressions many times (per step, per for_each item).
-fn program_cache() -> &'static Mutex<HashMap<String, Compiled>> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Compiled>>> = OnceLock::new();
-    CACHE.get_or_init(Default::default)
-}
-
-/// Compiles an expression, so syntax errors surface when the file is loaded.
+/// Compiles an expression, so syntax errors surface when the file is
+/// loaded; the scenario model keeps the program, so a run never compiles.
 pub fn compile(source: &str) -> Result<Compiled, ExprError> {
-    if let Some(compiled) = program_cache()
-        .lock()
-        .ok()
-        .and_then(|c| c.get(source).cloned())
-    {
-        return Ok(compiled);
-    }
     let program = env()
         .compile(source)
         .map_err(|e| ExprError::Syntax(clean_parse_error(&e.to_string())))?;
-    let compiled = Compiled {
+    Ok(Compiled {
         reads: Arc::new(Reads::of(program.expression())),
         program: Arc::new(program),
-    };
-    if let Ok(mut cache) = program_cache().lock() {
-        cache.insert(source.to_string(), compiled.clone());
+    })
+}
+
+impl PartialEq for Compiled {
+    /// Programs compiled from the same text behave the same; their owners
+    /// (`Expr`, templates) compare that text.
+    fn eq(&self, _: &Self) -> bool {
+        true
     }
-    Ok(compiled)
+}
+
+impl Compiled {
+    /// Evaluates the program with `bindings` as variables.
+    pub fn eval(&self, bindings: &Bindings) -> Result<Value, ExprError> {
+        let result = execute(self, bindings, false);
+        if verifying_reads() {
+            let reference = execute(self, bindings, true);
+            if result.as_ref().ok() != reference.as_ref().ok() {
+                return Err(ExprError::Eval(format!(
+                    "internal error: evaluated on the parts it reads, this expression gave {result:?}, \
+                     but {reference:?} on whole values; please report it"
+                )));
+            }
+        }
+        result
+    }
+
+    /// Evaluates a program that must give a boolean.
+    pub fn eval_bool(&self, bindings: &Bindings) -> Result<bool, ExprError> {
+        match self.eval(bindings)? {
+            Value::Bool(b) => Ok(b),
+            other => Err(ExprError::Type {
+                expected: "a boolean",
+                found: crate::jsonrpc::type_name(&other).to_string(),
+            }),
+        }
+    }
+
+    /// Evaluates a program that must give a list.
+    pub fn eval_list(&self, bindings: &Bindings) -> Result<Vec<Value>, ExprError> {
+        match self.eval(bindings)? {
+            Value::Array(items) => Ok(items),
+            other => Err(ExprError::Type {
+                expected: "a list",
+                found: crate::jsonrpc::type_name(&other).to_string(),
+            }),
+        }
+    }
 }
 
 fn clean_parse_error(text: &str) -> String {
@@ -180,20 +210,10 @@ impl VariableResolver for Lent<'_> {
     }
 }
 
-/// Evaluates `source` with `bindings` as variables.
+/// Compiles and evaluates `source` once (tests and one-off checks; a
+/// scenario's expressions are compiled when it is loaded).
 pub fn eval(source: &str, bindings: &Bindings) -> Result<Value, ExprError> {
-    let compiled = compile(source)?;
-    let result = execute(&compiled, bindings, false);
-    if verifying_reads() {
-        let reference = execute(&compiled, bindings, true);
-        if result.as_ref().ok() != reference.as_ref().ok() {
-            return Err(ExprError::Eval(format!(
-                "internal error: evaluated on the parts it reads, this expression gave {result:?}, \
-                 but {reference:?} on whole values; please report it"
-            )));
-        }
-    }
-    result
+    compile(source)?.eval(bindings)
 }
 
 /// Runs a compiled expression, each variable cut down to what the expression
@@ -237,26 +257,9 @@ fn verifying_reads() -> bool {
             .get_or_init(|| std::env::var_os("MCP_CONFORM_VERIFY_READS").is_some_and(|v| v == "1"))
 }
 
-/// Evaluates an expression that must give a boolean.
+/// Compiles and evaluates an expression that must give a boolean.
 pub fn eval_bool(source: &str, bindings: &Bindings) -> Result<bool, ExprError> {
-    match eval(source, bindings)? {
-        Value::Bool(b) => Ok(b),
-        other => Err(ExprError::Type {
-            expected: "a boolean",
-            found: crate::jsonrpc::type_name(&other).to_string(),
-        }),
-    }
-}
-
-/// Evaluates an expression that must give a list.
-pub fn eval_list(source: &str, bindings: &Bindings) -> Result<Vec<Value>, ExprError> {
-    match eval(source, bindings)? {
-        Value::Array(items) => Ok(items),
-        other => Err(ExprError::Type {
-            expected: "a list",
-            found: crate::jsonrpc::type_name(&other).to_string(),
-        }),
-    }
+    compile(source)?.eval_bool(bindings)
 }
 
 fn to_json(value: &CelValue) -> Result<Value, ExprError> {

@@ -11,7 +11,7 @@ use jsonschema::Validator;
 use serde_json::{Map, Value};
 
 use super::expr;
-use super::interpolate;
+use super::interpolate::{Template, ValueTemplate};
 use super::model::{
     Action, Assertion, Expr, ForEach, Isolation, Level, Place, Requirement, Scenario, SpecRef,
     Step,
@@ -309,13 +309,35 @@ impl Loader<'_> {
 
     fn expr(&mut self, pointer: &str, source: &str) -> Expr {
         let place = self.place(pointer);
-        if let Err(e) = expr::compile(source) {
-            self.error_at(place.position, format!("{} in {source:?}", e));
-        }
+        let program = match expr::compile(source) {
+            Ok(program) => program,
+            Err(e) => {
+                self.error_at(place.position, format!("{} in {source:?}", e));
+                // Never run: the file has an error. `true` stands in.
+                expr::compile("true").unwrap_or_else(|_| unreachable!("`true` compiles"))
+            }
+        };
         Expr {
             source: source.to_string(),
             place,
+            program,
         }
+    }
+
+    /// A text with `${…}` holes, compiled; a problem is reported at `pointer`.
+    fn template(&mut self, pointer: &str, text: &str) -> Template {
+        Template::compile(text).unwrap_or_else(|e| {
+            self.error(pointer, e.to_string());
+            Template::literal(text)
+        })
+    }
+
+    /// A JSON value with `${…}` holes, compiled; a problem is reported at `pointer`.
+    fn value_template(&mut self, pointer: &str, value: &Value) -> ValueTemplate {
+        ValueTemplate::compile(value).unwrap_or_else(|e| {
+            self.error(pointer, e.to_string());
+            ValueTemplate::Literal(value.clone())
+        })
     }
 
     fn build(&mut self) -> Option<Scenario> {
@@ -397,7 +419,7 @@ impl Loader<'_> {
             Some(Value::String(s)) => {
                 let expr = self.expr("/requires", s);
                 vec![Requirement {
-                    reason: format!("precondition not met: {s}"),
+                    reason: Template::literal(&format!("precondition not met: {s}")),
                     expr,
                 }]
             }
@@ -407,9 +429,10 @@ impl Loader<'_> {
                 .filter_map(|(i, item)| {
                     let obj = item.as_object()?;
                     let expr = self.expr(&format!("/requires/{i}/expr"), &get_str(obj, "expr")?);
+                    let reason = get_str(obj, "reason")?;
                     Some(Requirement {
                         expr,
-                        reason: get_str(obj, "reason")?,
+                        reason: self.template(&format!("/requires/{i}/reason"), &reason),
                     })
                 })
                 .collect(),
@@ -434,26 +457,14 @@ impl Loader<'_> {
                     }),
                     Value::Object(obj) => Some(Assertion {
                         expr: self.expr(&format!("{pointer}/expr"), &get_str(obj, "expr")?),
-                        message: get_str(obj, "message"),
+                        message: get_str(obj, "message")
+                            .map(|m| self.template(&format!("{pointer}/message"), &m)),
                         level: parse_level(obj.get("level")),
                     }),
                     _ => None,
                 }
             })
             .collect()
-    }
-
-    fn check_interpolations(&mut self, pointer: &str, value: &Value) {
-        match interpolate::expressions(value) {
-            Ok(exprs) => {
-                for e in exprs {
-                    if let Err(err) = expr::compile(&e) {
-                        self.error(pointer, format!("in ${{{e}}}: {err}"));
-                    }
-                }
-            }
-            Err(e) => self.error(pointer, e.to_string()),
-        }
     }
 
     fn build_step(&mut self, pointer: &str, obj: &Map<String, Value>) -> Option<Step> {
@@ -473,9 +484,10 @@ impl Loader<'_> {
             );
             return None;
         }
-        let params = obj.get("params").cloned();
-        if let Some(p) = &params {
-            self.check_interpolations(&format!("{pointer}/params"), p);
+        let params = obj
+            .get("params")
+            .map(|p| self.value_template(&format!("{pointer}/params"), p));
+        if params.is_some() {
             if present
                 .first()
                 .is_some_and(|a| *a != "request" && *a != "notify")
@@ -487,14 +499,21 @@ impl Loader<'_> {
             }
         }
         let action = self.build_action(pointer, obj, present.first().copied(), params);
-        let expect = obj.get("expect").cloned();
-        if let Some(pattern) = &expect {
-            let base = format!("{pointer}/expect");
-            for e in pattern::check(pattern) {
-                let position = self.doc.key_position(&format!("{base}{}", e.pointer));
-                self.error_at(position, e.message);
+        let base = format!("{pointer}/expect");
+        let expect = obj.get("expect").and_then(|written| {
+            let locate = |at: &str| self.place(&format!("{base}{at}"));
+            match pattern::compile(written, &locate) {
+                Ok(p) => Some(p),
+                Err(errors) => {
+                    for e in errors {
+                        let position = self.doc.key_position(&format!("{base}{}", e.pointer));
+                        self.error_at(position, e.message);
+                    }
+                    None
+                }
             }
-            self.check_interpolations(&base, pattern);
+        });
+        if obj.contains_key("expect") {
             if matches!(action, Action::Sleep { .. } | Action::Check) {
                 self.error(&base, "expect needs a step that gets an answer (request, send_raw or wait_notification)");
             }
@@ -528,9 +547,10 @@ impl Loader<'_> {
             .and_then(Value::as_object)
             .and_then(|o| {
                 let expr = self.expr(&format!("{pointer}/skip_unless/expr"), &get_str(o, "expr")?);
+                let reason = get_str(o, "reason")?;
                 Some(Requirement {
                     expr,
-                    reason: get_str(o, "reason")?,
+                    reason: self.template(&format!("{pointer}/skip_unless/reason"), &reason),
                 })
             });
         Some(Step {
@@ -556,28 +576,34 @@ impl Loader<'_> {
         pointer: &str,
         obj: &Map<String, Value>,
         kind: Option<&str>,
-        params: Option<Value>,
+        params: Option<ValueTemplate>,
     ) -> Action {
         match kind {
             Some("request") => Action::Request {
-                method: get_str(obj, "request").unwrap_or_default(),
+                method: self.template(
+                    &format!("{pointer}/request"),
+                    &get_str(obj, "request").unwrap_or_default(),
+                ),
                 params,
-                rpc_id: obj.get("rpc_id").cloned(),
+                rpc_id: obj
+                    .get("rpc_id")
+                    .map(|id| self.value_template(&format!("{pointer}/rpc_id"), id)),
                 no_wait: obj.get("no_wait").and_then(Value::as_bool).unwrap_or(false),
                 paginate: get_str(obj, "paginate"),
                 max_pages: get_u64(obj, "max_pages").map_or(DEFAULT_MAX_PAGES, |n| n as usize),
             },
             Some("notify") => Action::Notify {
-                method: get_str(obj, "notify").unwrap_or_default(),
+                method: self.template(
+                    &format!("{pointer}/notify"),
+                    &get_str(obj, "notify").unwrap_or_default(),
+                ),
                 params,
             },
             Some("send_raw") => {
                 let text = get_str(obj, "send_raw").unwrap_or_default();
-                self.check_interpolations(
-                    &format!("{pointer}/send_raw"),
-                    &Value::String(text.clone()),
-                );
-                Action::SendRaw { text }
+                Action::SendRaw {
+                    text: self.template(&format!("{pointer}/send_raw"), &text),
+                }
             }
             Some("wait_notification") => Action::WaitNotification {
                 method: get_str(obj, "wait_notification").unwrap_or_default(),
@@ -631,19 +657,19 @@ impl Loader<'_> {
                 "an http step has a JSON body or a text body, not both",
             );
         }
-        if let Some(body) = spec.get("body") {
-            self.check_interpolations(&format!("{base}/body"), body);
-        }
-        let text = get_str(&spec, "text");
-        if let Some(t) = &text {
-            self.check_interpolations(&format!("{base}/text"), &Value::String(t.clone()));
-        }
+        let body = spec
+            .get("body")
+            .map(|body| self.value_template(&format!("{base}/body"), body));
+        let text = get_str(&spec, "text").map(|t| self.template(&format!("{base}/text"), &t));
         let headers = spec
             .get("headers")
             .and_then(Value::as_object)
             .map(|m| {
                 m.iter()
-                    .map(|(k, v)| (k.clone(), v.as_str().map(str::to_string)))
+                    .map(|(k, v)| {
+                        let at = format!("{base}/headers/{}", super::source::escape_pointer(k));
+                        (k.clone(), v.as_str().map(|v| self.template(&at, v)))
+                    })
                     .collect()
             })
             .unwrap_or_default();
@@ -657,7 +683,7 @@ impl Loader<'_> {
         }
         Action::Http {
             method: get_str(&spec, "method").unwrap_or_else(|| "POST".into()),
-            body: spec.get("body").cloned(),
+            body,
             text,
             headers,
             read_ms: get_u64(&spec, "read_ms").unwrap_or(0),
@@ -812,12 +838,15 @@ steps:
         assert_eq!(s.id, "base/unknown-method");
         assert_eq!(s.level, Level::Must);
         assert!(
-            matches!(&s.steps[0].action, Action::Request { method, .. } if method == "no/such/method")
+            matches!(&s.steps[0].action, Action::Request { method, .. } if method.source() == "no/such/method")
         );
         assert_eq!(
-            s.steps[0].asserts[0].message.as_deref(),
+            s.steps[0].asserts[0].message.as_ref().map(|m| m.source()),
             Some("must be method not found")
         );
+        assert_eq!(s.steps[0].place.id, "steps[0]");
+        assert_eq!(s.steps[0].asserts[0].expr.place.id, "steps[0].assert[0]");
+        assert_eq!(s.steps[0].asserts[0].expr.place.position.to_string(), "11:15");
     }
 
     #[test]
@@ -846,6 +875,18 @@ steps:
         assert!(e[0].starts_with("t.yaml:11:15: CEL syntax error"), "{e:?}");
         let e = errors(&GOOD.replace("{ code: -32601 }", "{ code: { $tpye: integer } }"));
         assert_eq!(e, ["t.yaml:9:32: unknown operator $tpye; did you mean $type? (known: $type, $absent, $present, $regex, $contains, $unordered, $each, $len, $min_len, $max_len, $gte, $lte, $one_of, $not, $eq, $exact, $label, $verdict, $note)"]);
+    }
+
+    #[test]
+    fn a_bad_regex_is_a_load_error_at_its_line_and_column() {
+        let e = errors(&GOOD.replace("message: { $type: string }", "x").replace(
+            "{ code: -32601 }",
+            "{ code: -32601, message: { $regex: \"a(b\" } }",
+        ));
+        assert_eq!(
+            e,
+            ["t.yaml:9:49: $regex \"a(b\" does not compile: unclosed group"]
+        );
     }
 
     #[test]

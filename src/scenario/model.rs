@@ -3,6 +3,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::expr::{Bindings, Compiled, ExprError};
+use super::interpolate::{Template, ValueTemplate};
+use super::pattern::Pattern;
 use super::source::Position;
 
 /// How much a requirement weighs: what its failure turns into.
@@ -181,18 +184,35 @@ impl Place {
     }
 }
 
-/// A CEL expression with where it was written.
+/// A CEL expression with where it was written and its program, compiled
+/// when the scenario is loaded.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Expr {
     pub source: String,
     pub place: Place,
+    pub program: Compiled,
+}
+
+impl Expr {
+    pub fn eval(&self, bindings: &Bindings) -> Result<Value, ExprError> {
+        self.program.eval(bindings)
+    }
+
+    pub fn eval_bool(&self, bindings: &Bindings) -> Result<bool, ExprError> {
+        self.program.eval_bool(bindings)
+    }
+
+    pub fn eval_list(&self, bindings: &Bindings) -> Result<Vec<Value>, ExprError> {
+        self.program.eval_list(bindings)
+    }
 }
 
 /// A precondition: false → the scenario is skipped with `reason`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Requirement {
     pub expr: Expr,
-    pub reason: String,
+    /// May name what the server offered (`${size(picks)}`).
+    pub reason: Template,
 }
 
 impl Requirement {
@@ -208,7 +228,7 @@ impl Requirement {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Assertion {
     pub expr: Expr,
-    pub message: Option<String>,
+    pub message: Option<Template>,
     pub level: Option<Level>,
 }
 
@@ -216,9 +236,9 @@ pub struct Assertion {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     Request {
-        method: String,
-        params: Option<Value>,
-        rpc_id: Option<Value>,
+        method: Template,
+        params: Option<ValueTemplate>,
+        rpc_id: Option<ValueTemplate>,
         /// Send without waiting for the answer (long-lived requests).
         no_wait: bool,
         /// Follow `nextCursor`, concatenating `result.<field>`.
@@ -226,13 +246,13 @@ pub enum Action {
         max_pages: usize,
     },
     Notify {
-        method: String,
-        params: Option<Value>,
+        method: Template,
+        params: Option<ValueTemplate>,
     },
     /// Bytes as written (a newline is added when missing); waits for one answer
     /// when the step has an `expect`.
     SendRaw {
-        text: String,
+        text: Template,
     },
     WaitNotification {
         method: String,
@@ -245,10 +265,10 @@ pub enum Action {
     Http {
         method: String,
         /// The body: JSON (`body:`, interpolated) or text (`text:`).
-        body: Option<Value>,
-        text: Option<String>,
+        body: Option<ValueTemplate>,
+        text: Option<Template>,
         /// Overrides of the session's headers; `None` removes one.
-        headers: Vec<(String, Option<String>)>,
+        headers: Vec<(String, Option<Template>)>,
         /// How long to read a GET's event stream (0: status and headers only).
         read_ms: u64,
     },
@@ -276,7 +296,7 @@ pub struct Step {
     pub for_each: Option<ForEach>,
     /// Inject the stateless era's `_meta` (default true; false to test its absence).
     pub meta: bool,
-    pub expect: Option<Value>,
+    pub expect: Option<Pattern>,
     /// Where `expect:` is written (`steps[1].expect`).
     pub expect_place: Place,
     pub asserts: Vec<Assertion>,
@@ -294,7 +314,7 @@ impl Step {
             return Some("opens a second session (`session:`)");
         }
         match &self.action {
-            Action::Request { method, .. } if method == MUTATE_METHOD => {
+            Action::Request { method, .. } if method.source() == MUTATE_METHOD => {
                 Some("changes the server's catalog (control hook)")
             }
             Action::Request { no_wait: true, .. } => {
@@ -386,7 +406,7 @@ impl Scenario {
         self.steps
             .iter()
             .chain(&self.cleanup)
-            .any(|s| matches!(&s.action, Action::Request { method, .. } if method == MUTATE_METHOD))
+            .any(|s| matches!(&s.action, Action::Request { method, .. } if method.source() == MUTATE_METHOD))
     }
 }
 
