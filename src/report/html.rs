@@ -52,7 +52,7 @@ const el = (tag, attrs, ...kids) => { const e = document.createElement(tag); for
 const outcomes = ['fail','error','warn','info','pass','skip'];
 const profiles = [...new Set(data.scenarios.map(s => s.profile))].sort();
 const shown = {outcome: new Set(outcomes), profile: new Set(profiles)};
-const DIFF_LINES = 40, SENT_CHARS = 2000, HARNESS_KEYS = ['request','pages','page_count','pagination_error'];
+const DIFF_LINES = 40, SENT_CHARS = 2000, HARNESS_KEYS = ['request','pages','page_count'];
 function diffBlock(lines){ const pre = el('pre',{class:'diff'}); for (const line of lines) { const cls = line.startsWith('@@') ? 'hunk' : (line.startsWith('+') && !line.startsWith('+++')) ? 'add' : (line.startsWith('-') && !line.startsWith('---')) ? 'del' : ''; pre.append(el('span',{class:cls}, line + '\n')); } return pre; }
 function cut(text, max){ return text.length > max ? text.slice(0, max) + ' … ' + (text.length - max) + ' more characters' : text; }
 function sent(actual){

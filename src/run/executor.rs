@@ -520,30 +520,29 @@ impl<'a> Execution<'a> {
                     None if *no_wait => session
                         .send_request(method, params, rpc_id, step.meta)
                         .await
-                        .map(|id| json!({ "id": id, "request": request })),
+                        .map(|id| (json!({ "id": id, "request": request }), None)),
                     None => session
                         .request_with(method, params, rpc_id, Some(timeout), step.meta)
                         .await
                         .map(|mut a| {
                             attach(&mut a, "request", request);
-                            a
+                            (a, None)
                         }),
                     Some(field) => paginate_all(
                         session, method, params, field, *max_pages, timeout, step.meta,
                     )
                     .await
-                    .map(|mut a| {
+                    .map(|(mut a, problem)| {
                         attach(&mut a, "request", request);
-                        a
+                        (a, problem)
                     }),
                 };
                 match answer {
-                    Ok(a) => {
-                        if let Some(problem) = a.get("pagination_error").and_then(Value::as_str) {
-                            let f =
-                                Finding::new(outcome, Some(label.to_string()), problem.to_string())
-                                    .at(self.s, &step.place)
-                                    .with_answer(&a);
+                    Ok((a, problem)) => {
+                        if let Some(problem) = problem {
+                            let f = Finding::new(outcome, Some(label.to_string()), problem)
+                                .at(self.s, &step.place)
+                                .with_answer(&a);
                             self.record(f)?;
                         }
                         a
@@ -908,7 +907,8 @@ fn attach(answer: &mut Value, key: &str, value: Value) {
 }
 
 /// Follows `nextCursor` until it is absent, concatenating `result.<field>`.
-/// A repeated cursor or too many pages ends the walk with `pagination_error`.
+/// A repeated cursor, too many pages or a page of the wrong shape ends the
+/// walk; why is given beside the answer.
 async fn paginate_all(
     session: &mut Session,
     method: &str,
@@ -917,7 +917,7 @@ async fn paginate_all(
     max_pages: usize,
     timeout: Duration,
     meta: bool,
-) -> Result<Value, SessionError> {
+) -> Result<(Value, Option<String>), SessionError> {
     let base = match params {
         Some(Value::Object(m)) => m,
         _ => Map::new(),
@@ -977,10 +977,7 @@ async fn paginate_all(
     };
     attach(&mut out, "page_count", json!(pages.len()));
     attach(&mut out, "pages", Value::Array(pages));
-    if let Some(p) = problem {
-        attach(&mut out, "pagination_error", json!(p));
-    }
-    Ok(out)
+    Ok((out, problem))
 }
 
 /// Adds one page's `result.<field>` to `items`; gives its `nextCursor`

@@ -11,7 +11,7 @@ use super::pattern::{Node, Op, Pattern};
 
 /// Keys the executor adds to an answer (the request it sent, the pages it
 /// walked): they are not part of what the server sent.
-pub const HARNESS_KEYS: &[&str] = &["request", "pages", "page_count", "pagination_error"];
+pub const HARNESS_KEYS: &[&str] = &["request", "pages", "page_count"];
 
 /// Arrays longer than this are elided.
 const MAX_ITEMS: usize = 5;
