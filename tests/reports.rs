@@ -122,9 +122,9 @@ fn check_junit_structure(xml: &str, cases: usize, failures: usize, skipped: usiz
     );
 }
 
-/// Validates against fixtures/schemas/junit.xsd with xmllint (required in CI).
+/// Validates against schemas/junit.xsd with xmllint (required in CI).
 fn validate_junit_xsd(path: &Path) {
-    let xsd = common::root().join("fixtures/schemas/junit.xsd");
+    let xsd = common::root().join("schemas/junit.xsd");
     match std::process::Command::new("xmllint")
         .args(["--noout", "--schema"])
         .arg(&xsd)

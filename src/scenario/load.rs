@@ -1,5 +1,5 @@
 //! Loading is strict: a scenario file is parsed with positions, checked
-//! against `fixtures/schemas/scenario.schema.json`, then every pattern, CEL
+//! against `schemas/scenario.schema.json`, then every pattern, CEL
 //! expression and interpolation is checked. Every problem is reported as
 //! `file:line:col: message`, and a file with any problem is not run.
 
@@ -20,7 +20,7 @@ use super::pattern;
 use super::source::{parse_yaml, Position, SourceDoc};
 
 /// The scenario file schema, shipped with the binary.
-pub const SCENARIO_SCHEMA: &str = include_str!("../../fixtures/schemas/scenario.schema.json");
+pub const SCENARIO_SCHEMA: &str = include_str!("../../schemas/scenario.schema.json");
 
 const ACTIONS: &[&str] = &[
     "request",
