@@ -457,6 +457,11 @@ fn a_failing_check_points_at_its_line_and_a_baseline_names_its_step_id() {
         )
         .unwrap_or_else(|e| panic!("{e}"));
         let out = run(&["-q", "--baseline", baseline.to_str().unwrap_or_default()]);
-        assert_eq!(out.status.code(), Some(code), "entry {entry}: {}", text(&out.stdout));
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "entry {entry}: {}",
+            text(&out.stdout)
+        );
     }
 }

@@ -13,7 +13,7 @@ use super::target::Target;
 use crate::scenario::diff;
 use crate::scenario::expr::Bindings;
 use crate::scenario::interpolate::{Template, ValueTemplate};
-use crate::scenario::model::{Action, Assertion, Isolation, Level, Scenario, Step};
+use crate::scenario::model::{Action, Assertion, Fixture, Isolation, Level, Scenario, Step};
 use crate::scenario::pattern::{AltVerdict, Pattern};
 use crate::session::{Era, Session, SessionError, Transcript};
 use crate::transport::RawRequest;
@@ -80,12 +80,13 @@ pub fn applicability(s: &Scenario, cfg: &RunConfig) -> Result<Option<String>, St
     }
     let transport = cfg.target.transport();
     if !s.transports.is_empty() && !s.transports.iter().any(|t| t == transport) {
+        let names: Vec<&str> = s.transports.iter().map(|t| t.as_str()).collect();
         return Ok(Some(format!(
             "not applicable over {transport} (applies to {})",
-            s.transports.join(", ")
+            names.join(", ")
         )));
     }
-    if s.fixture.as_deref() == Some("reference-catalog") && !cfg.fixture_match {
+    if s.fixture == Some(Fixture::ReferenceCatalog) && !cfg.fixture_match {
         return Ok(Some(
             "golden scenario: needs the reference catalog (fixture: reference-catalog), and this server's tools differ"
                 .into(),
@@ -547,7 +548,11 @@ impl<'a> Execution<'a> {
                         }
                         a
                     }
-                    Err(e) => return self.wire_failure(step, outcome, label, e).map(|_| Value::Null),
+                    Err(e) => {
+                        return self
+                            .wire_failure(step, outcome, label, e)
+                            .map(|_| Value::Null)
+                    }
                 }
             }
             Action::Notify { method, params } => {
@@ -559,7 +564,11 @@ impl<'a> Execution<'a> {
                 let session = self.session(step, label).await?;
                 match session.notify(method, params).await {
                     Ok(()) => json!({}),
-                    Err(e) => return self.wire_failure(step, outcome, label, e).map(|_| Value::Null),
+                    Err(e) => {
+                        return self
+                            .wire_failure(step, outcome, label, e)
+                            .map(|_| Value::Null)
+                    }
                 }
             }
             Action::SendRaw { text } => {
@@ -568,14 +577,22 @@ impl<'a> Execution<'a> {
                 let session = self.session(step, label).await?;
                 match session.send_raw(&text, expect_answer, Some(timeout)).await {
                     Ok(a) => a,
-                    Err(e) => return self.wire_failure(step, outcome, label, e).map(|_| Value::Null),
+                    Err(e) => {
+                        return self
+                            .wire_failure(step, outcome, label, e)
+                            .map(|_| Value::Null)
+                    }
                 }
             }
             Action::WaitNotification { method } => {
                 let session = self.session(step, label).await?;
                 match session.wait_notification(method, Some(timeout)).await {
                     Ok(n) => n,
-                    Err(e) => return self.wire_failure(step, outcome, label, e).map(|_| Value::Null),
+                    Err(e) => {
+                        return self
+                            .wire_failure(step, outcome, label, e)
+                            .map(|_| Value::Null)
+                    }
                 }
             }
             Action::Sleep { ms } => {
@@ -594,7 +611,11 @@ impl<'a> Execution<'a> {
                 let session = self.session(step, label).await?;
                 match session.http_exchange(&request).await {
                     Ok(a) => a.to_value(),
-                    Err(e) => return self.wire_failure(step, outcome, label, e).map(|_| Value::Null),
+                    Err(e) => {
+                        return self
+                            .wire_failure(step, outcome, label, e)
+                            .map(|_| Value::Null)
+                    }
                 }
             }
             Action::Check => Value::Null,
@@ -745,10 +766,7 @@ impl<'a> Execution<'a> {
             Ok(false) => match &a.message {
                 Some(m) => match m.render_text(&self.bindings) {
                     Ok(text) => text,
-                    Err(e) => format!(
-                        "{} [the message could not be filled in: {e}]",
-                        m.source()
-                    ),
+                    Err(e) => format!("{} [the message could not be filled in: {e}]", m.source()),
                 },
                 None => "assertion is false".to_string(),
             },
@@ -759,7 +777,8 @@ impl<'a> Execution<'a> {
                     .map_or("assertion failed", |m| m.source())
             ),
         };
-        let mut f = Finding::new(outcome, label.map(str::to_string), problem).at(self.s, &a.expr.place);
+        let mut f =
+            Finding::new(outcome, label.map(str::to_string), problem).at(self.s, &a.expr.place);
         if let Some(answer) = answer {
             f = f.with_answer(answer);
         }

@@ -407,8 +407,12 @@ mod tests {
         let mut bad = names.clone();
         bad[30] = json!({"name": 30});
         let pattern = json!({"tools": {"$each": {"name": {"$type": "string"}}}});
-        let diff =
-            expect_diff(&compiled(&pattern), &json!({"tools": bad}), "tools[30].name").unwrap_or_default();
+        let diff = expect_diff(
+            &compiled(&pattern),
+            &json!({"tools": bad}),
+            "tools[30].name",
+        )
+        .unwrap_or_default();
         assert!(diff.contains("… 29 items …"), "{diff}");
         assert!(diff.contains("+      \"name\": 30"), "{diff}");
         assert!(

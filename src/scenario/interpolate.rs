@@ -290,8 +290,7 @@ mod tests {
             Ok(json!({"name": "a"}))
         );
         assert_eq!(render(json!({"${g}": 1})), Ok(json!({"pages": 1})));
-        assert!(ValueTemplate::compile(&json!({"a": [1, "x"]}))
-            .is_ok_and(|t| t.is_literal()));
+        assert!(ValueTemplate::compile(&json!({"a": [1, "x"]})).is_ok_and(|t| t.is_literal()));
     }
 
     #[test]

@@ -13,8 +13,8 @@ use serde_json::{Map, Value};
 use super::expr;
 use super::interpolate::{Template, ValueTemplate};
 use super::model::{
-    Action, Assertion, Expr, ForEach, Isolation, Level, Place, Requirement, Scenario, SpecRef,
-    Step,
+    Action, Assertion, Expr, Fixture, ForEach, Isolation, Level, Place, Requirement, Scenario,
+    SpecRef, Step, Transport,
 };
 use super::pattern;
 use super::source::{parse_yaml, Position, SourceDoc};
@@ -403,8 +403,12 @@ impl Loader<'_> {
             requires,
             eras: strings("eras"),
             eras_reason: get_str(&root, "eras_reason"),
-            transports: strings("transports"),
-            fixture: get_str(&root, "fixture"),
+            // the schema allows only the names these parse
+            transports: strings("transports")
+                .iter()
+                .filter_map(|t| Transport::parse(t))
+                .collect(),
+            fixture: get_str(&root, "fixture").and_then(|f| Fixture::parse(&f)),
             timeout_ms: get_u64(&root, "timeout_ms"),
             isolation,
             steps: built,
@@ -487,16 +491,15 @@ impl Loader<'_> {
         let params = obj
             .get("params")
             .map(|p| self.value_template(&format!("{pointer}/params"), p));
-        if params.is_some() {
-            if present
+        if params.is_some()
+            && present
                 .first()
                 .is_some_and(|a| *a != "request" && *a != "notify")
-            {
-                self.error(
-                    &format!("{pointer}/params"),
-                    "params only go with request or notify",
-                );
-            }
+        {
+            self.error(
+                &format!("{pointer}/params"),
+                "params only go with request or notify",
+            );
         }
         let action = self.build_action(pointer, obj, present.first().copied(), params);
         let base = format!("{pointer}/expect");
@@ -513,10 +516,11 @@ impl Loader<'_> {
                 }
             }
         });
-        if obj.contains_key("expect") {
-            if matches!(action, Action::Sleep { .. } | Action::Check) {
-                self.error(&base, "expect needs a step that gets an answer (request, send_raw or wait_notification)");
-            }
+        if obj.contains_key("expect") && matches!(action, Action::Sleep { .. } | Action::Check) {
+            self.error(
+                &base,
+                "expect needs a step that gets an answer (request, send_raw or wait_notification)",
+            );
         }
         let for_each = match (get_str(obj, "for_each"), get_str(obj, "as")) {
             (Some(items), Some(var)) => Some(ForEach {
@@ -846,7 +850,10 @@ steps:
         );
         assert_eq!(s.steps[0].place.id, "steps[0]");
         assert_eq!(s.steps[0].asserts[0].expr.place.id, "steps[0].assert[0]");
-        assert_eq!(s.steps[0].asserts[0].expr.place.position.to_string(), "11:15");
+        assert_eq!(
+            s.steps[0].asserts[0].expr.place.position.to_string(),
+            "11:15"
+        );
     }
 
     #[test]

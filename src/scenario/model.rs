@@ -338,6 +338,63 @@ impl Step {
     }
 }
 
+/// A transport a scenario applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    Stdio,
+    Http,
+}
+
+impl Transport {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Stdio => "stdio",
+            Transport::Http => "http",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Transport> {
+        match name {
+            "stdio" => Some(Transport::Stdio),
+            "http" => Some(Transport::Http),
+            _ => None,
+        }
+    }
+}
+
+impl PartialEq<str> for Transport {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Transport {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::fmt::Display for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The data a golden scenario's exact expectations hold for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fixture {
+    /// The server serves fixtures/catalogs/reference.json.
+    ReferenceCatalog,
+}
+
+impl Fixture {
+    pub fn parse(name: &str) -> Option<Fixture> {
+        (name == "reference-catalog").then_some(Fixture::ReferenceCatalog)
+    }
+}
+
 /// Whether a scenario needs a server of its own.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -366,8 +423,8 @@ pub struct Scenario {
     pub eras: Vec<String>,
     /// The reason shown when the negotiated era is not in `eras`.
     pub eras_reason: Option<String>,
-    pub transports: Vec<String>,
-    pub fixture: Option<String>,
+    pub transports: Vec<Transport>,
+    pub fixture: Option<Fixture>,
     pub timeout_ms: Option<u64>,
     pub isolation: Isolation,
     pub steps: Vec<Step>,
@@ -420,7 +477,10 @@ mod tests {
         assert_eq!(Place::id_of("/steps/2/assert/0/expr"), "steps[2].assert[0]");
         assert_eq!(Place::id_of("/assert/1"), "assert[1]");
         assert_eq!(Place::id_of("/requires/0/expr"), "requires[0]");
-        assert_eq!(Place::id_of("/steps/0/capture/names"), "steps[0].capture.names");
+        assert_eq!(
+            Place::id_of("/steps/0/capture/names"),
+            "steps[0].capture.names"
+        );
         assert_eq!(
             Place::id_of("/steps/1/expect/result/tools/0/name"),
             "steps[1].expect.result.tools[0].name"

@@ -226,7 +226,8 @@ impl ObjectPattern {
 
     /// The operand of a pattern that is `$each` and nothing else.
     fn only_each(&self) -> Option<&Pattern> {
-        let plain = !self.exact && self.label.is_none() && self.verdict.is_none() && self.note.is_none();
+        let plain =
+            !self.exact && self.label.is_none() && self.verdict.is_none() && self.note.is_none();
         match self.entries.as_slice() {
             [Entry::Op(_, Op::Each(p))] if plain => Some(p),
             _ => None,
@@ -294,7 +295,9 @@ pub fn compile(
 
 /// Checks a pattern's operators and operands, collecting every problem.
 pub fn check(pattern: &Value) -> Vec<PatternError> {
-    compile(pattern, &|_| Place::default()).err().unwrap_or_default()
+    compile(pattern, &|_| Place::default())
+        .err()
+        .unwrap_or_default()
 }
 
 impl Pattern {
@@ -361,7 +364,11 @@ impl Pattern {
         })
     }
 
-    fn resolved_object(&self, o: &ObjectPattern, b: &Bindings) -> Result<Pattern, InterpolateError> {
+    fn resolved_object(
+        &self,
+        o: &ObjectPattern,
+        b: &Bindings,
+    ) -> Result<Pattern, InterpolateError> {
         let mut out = ObjectPattern {
             exact: o.exact,
             verdict: o.verdict,
@@ -374,7 +381,10 @@ impl Pattern {
         if let Some(v) = o.verdict {
             source.insert("$verdict".into(), Value::String(v.as_str().into()));
         }
-        for (name, t, slot) in [("$label", &o.label, &mut out.label), ("$note", &o.note, &mut out.note)] {
+        for (name, t, slot) in [
+            ("$label", &o.label, &mut out.label),
+            ("$note", &o.note, &mut out.note),
+        ] {
             if let Some(t) = t {
                 let text = t.render_text(b)?;
                 source.insert(name.into(), Value::String(text.clone()));
@@ -438,8 +448,13 @@ fn resolve_op(
     place: &Place,
     b: &Bindings,
 ) -> Result<(Op, Value), InterpolateError> {
-    let boxed = |p: &Pattern| -> Result<Box<Pattern>, InterpolateError> { Ok(Box::new(p.resolved(b)?)) };
-    let list = |ps: &[Pattern]| ps.iter().map(|p| p.resolved(b)).collect::<Result<Vec<_>, _>>();
+    let boxed =
+        |p: &Pattern| -> Result<Box<Pattern>, InterpolateError> { Ok(Box::new(p.resolved(b)?)) };
+    let list = |ps: &[Pattern]| {
+        ps.iter()
+            .map(|p| p.resolved(b))
+            .collect::<Result<Vec<_>, _>>()
+    };
     let sources = |ps: &[Pattern]| Value::Array(ps.iter().map(|p| p.source.clone()).collect());
     Ok(match op {
         Op::Deferred(t) => {
@@ -450,7 +465,11 @@ fn resolve_op(
                 runtime: true,
             };
             let op = c.operator(name, &operand, "", false).unwrap_or_else(|| {
-                Op::Invalid(c.errors.first().map_or_else(String::new, |e| e.message.clone()))
+                Op::Invalid(
+                    c.errors
+                        .first()
+                        .map_or_else(String::new, |e| e.message.clone()),
+                )
             });
             (op, operand)
         }
@@ -545,14 +564,22 @@ impl Compiler<'_> {
         }
     }
 
-    fn object(&mut self, map: &Map<String, Value>, ptr: &str, in_alt: bool) -> (ObjectPattern, bool) {
+    fn object(
+        &mut self,
+        map: &Map<String, Value>,
+        ptr: &str,
+        in_alt: bool,
+    ) -> (ObjectPattern, bool) {
         let mut o = ObjectPattern::default();
         let mut dynamic = false;
         for (key, operand) in map {
             let at = format!("{ptr}/{}", escape_pointer(key));
             if key.starts_with('$') {
                 match key.as_str() {
-                    "$exact" => o.exact = self.check(key, operand, &at, operand == &Value::Bool(true), "true"),
+                    "$exact" => {
+                        o.exact =
+                            self.check(key, operand, &at, operand == &Value::Bool(true), "true")
+                    }
                     "$label" | "$note" | "$verdict" if !in_alt => self.error(
                         &at,
                         format!("{key} is only allowed directly inside a $one_of alternative"),
@@ -573,7 +600,13 @@ impl Compiler<'_> {
                         Some("warn") => o.verdict = Some(AltVerdict::Warn),
                         Some("info") => o.verdict = Some(AltVerdict::Info),
                         _ => {
-                            self.check(key, operand, &at, false, "one of \"pass\", \"warn\", \"info\"");
+                            self.check(
+                                key,
+                                operand,
+                                &at,
+                                false,
+                                "one of \"pass\", \"warn\", \"info\"",
+                            );
                         }
                     },
                     _ => {
@@ -617,7 +650,10 @@ impl Compiler<'_> {
     /// Records `$key takes {what}` unless `ok`; gives `ok`.
     fn check(&mut self, key: &str, operand: &Value, at: &str, ok: bool, what: &str) -> bool {
         if !ok {
-            self.error(at, format!("{key} takes {what}, found {}", describe(operand)));
+            self.error(
+                at,
+                format!("{key} takes {what}, found {}", describe(operand)),
+            );
         }
         ok
     }
@@ -684,19 +720,19 @@ impl Compiler<'_> {
             },
             "$len" | "$min_len" | "$max_len" => {
                 let n = operand.as_u64();
-                fits(self, n.is_some(), "a non-negative integer")
-                    .then(|| {
-                        let bound = match key {
-                            "$len" => LenBound::Exactly,
-                            "$min_len" => LenBound::AtLeast,
-                            _ => LenBound::AtMost,
-                        };
-                        Op::Len(bound, n.unwrap_or(0))
-                    })
+                fits(self, n.is_some(), "a non-negative integer").then(|| {
+                    let bound = match key {
+                        "$len" => LenBound::Exactly,
+                        "$min_len" => LenBound::AtLeast,
+                        _ => LenBound::AtMost,
+                    };
+                    Op::Len(bound, n.unwrap_or(0))
+                })
             }
             "$gte" | "$lte" => {
                 let n = operand.as_f64().filter(|_| operand.is_number());
-                fits(self, n.is_some(), "a number").then(|| Op::Bound(key == "$gte", n.unwrap_or(0.0)))
+                fits(self, n.is_some(), "a number")
+                    .then(|| Op::Bound(key == "$gte", n.unwrap_or(0.0)))
             }
             "$one_of" => match operand {
                 Value::Array(alts) if !alts.is_empty() => Some(Op::OneOf(
@@ -927,7 +963,10 @@ impl Pattern {
             sub.match_at(obj.get(key), &child_key(path, key), m)?;
         }
         if exact {
-            if let Some(extra) = obj.keys().find(|k| !o.fields().any(|(f, _)| f == k.as_str())) {
+            if let Some(extra) = obj
+                .keys()
+                .find(|k| !o.fields().any(|(f, _)| f == k.as_str()))
+            {
                 return self.fail(
                     &child_key(path, extra),
                     "unexpected key ($exact: true allows only the listed keys)",
@@ -1097,7 +1136,10 @@ impl Pattern {
                         re.as_str()
                     ),
                 ),
-                None => self.fail(path, format!("$regex needs a string, found {}", describe(v))),
+                None => self.fail(
+                    path,
+                    format!("$regex needs a string, found {}", describe(v)),
+                ),
             },
             Op::Contains(operand) => self.match_contains(operand, v, path),
             Op::Each(operand) => self.match_each(operand, v, path, m),
@@ -1176,7 +1218,13 @@ impl Pattern {
         }
     }
 
-    fn match_each(&self, operand: &Pattern, v: &Value, path: &str, m: &mut Matched) -> Result<(), Mismatch> {
+    fn match_each(
+        &self,
+        operand: &Pattern,
+        v: &Value,
+        path: &str,
+        m: &mut Matched,
+    ) -> Result<(), Mismatch> {
         match v {
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
@@ -1217,7 +1265,12 @@ impl Pattern {
         }
         let fits: Vec<Vec<bool>> = patterns
             .iter()
-            .map(|p| items.iter().map(|item| p.matches(Some(item)).is_ok()).collect())
+            .map(|p| {
+                items
+                    .iter()
+                    .map(|item| p.matches(Some(item)).is_ok())
+                    .collect()
+            })
             .collect();
         let mut owner: Vec<Option<usize>> = vec![None; items.len()];
         for (p, pattern) in patterns.iter().enumerate() {
@@ -1277,7 +1330,10 @@ impl Pattern {
             Ok(())
         } else {
             let relation = if gte { ">=" } else { "<=" };
-            self.fail(path, format!("expected a number {relation} {bound}, found {x}"))
+            self.fail(
+                path,
+                format!("expected a number {relation} {bound}, found {x}"),
+            )
         }
     }
 }
@@ -1347,7 +1403,6 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
         _ => scalar_eq(a, b),
     }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -1534,8 +1589,8 @@ mod tests {
     #[test]
     fn a_mismatch_names_the_pattern_leaf_that_failed() {
         let p = json!({"result": {"tools": {"$each": {"name": {"$type": "string"}}}}});
-        let m = matches(&p, Some(&json!({"result": {"tools": [{"name": 1}]}})))
-            .expect_err("mismatch");
+        let m =
+            matches(&p, Some(&json!({"result": {"tools": [{"name": 1}]}}))).expect_err("mismatch");
         assert_eq!(m.path, "result.tools[0].name");
         assert_eq!(m.place.id, "expect.result.tools.$each.name");
     }

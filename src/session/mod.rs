@@ -12,10 +12,10 @@ use serde_json::{json, Value};
 use crate::jsonrpc::{self, codes, Message};
 use std::sync::Arc;
 
+use crate::transport::stdio::ExitState;
 use crate::transport::{
     HttpConnection, Incoming, RawAnswer, RawRequest, StdioConnection, TransportError,
 };
-use crate::transport::stdio::ExitState;
 pub use era::Era;
 pub use transcript::{Direction, Transcript};
 
