@@ -56,9 +56,40 @@ impl std::fmt::Debug for Compiled {
     }
 }
 
+thread_local! {
+    /// Programs compiled so far by the loading on this thread (many files
+    /// share expressions); None outside [`while_loading`].
+    static LOADING: std::cell::RefCell<Option<HashMap<String, Compiled>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `load` with identical expressions compiled once; the programs are
+/// kept by the scenarios, and the table is dropped when loading ends, so a
+/// run never looks a program up by its text.
+pub fn while_loading<T>(load: impl FnOnce() -> T) -> T {
+    let outer = LOADING.with(|l| l.borrow_mut().replace(HashMap::new()));
+    let out = load();
+    LOADING.with(|l| *l.borrow_mut() = outer);
+    out
+}
+
 /// Compiles an expression, so syntax errors surface when the file is
 /// loaded; the scenario model keeps the program, so a run never compiles.
 pub fn compile(source: &str) -> Result<Compiled, ExprError> {
+    let known = LOADING.with(|l| l.borrow().as_ref().and_then(|m| m.get(source).cloned()));
+    if let Some(compiled) = known {
+        return Ok(compiled);
+    }
+    let compiled = compile_new(source)?;
+    LOADING.with(|l| {
+        if let Some(m) = l.borrow_mut().as_mut() {
+            m.insert(source.to_string(), compiled.clone());
+        }
+    });
+    Ok(compiled)
+}
+
+fn compile_new(source: &str) -> Result<Compiled, ExprError> {
     let program = env()
         .compile(source)
         .map_err(|e| ExprError::Syntax(clean_parse_error(&e.to_string())))?;

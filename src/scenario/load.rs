@@ -784,10 +784,12 @@ fn load_each(sources: &[(String, String)]) -> Vec<Result<Scenario, LoadErrors>> 
         .min(sources.len() / FILES_PER_THREAD)
         .max(1);
     let load_chunk = |chunk: &[(String, String)]| -> Vec<Result<Scenario, LoadErrors>> {
-        chunk
-            .iter()
-            .map(|(name, text)| load_str(name, text))
-            .collect()
+        expr::while_loading(|| {
+            chunk
+                .iter()
+                .map(|(name, text)| load_str(name, text))
+                .collect()
+        })
     };
     if threads == 1 {
         return load_chunk(sources);
