@@ -308,7 +308,7 @@ type Helper = (&'static str, fn(Arguments) -> HelperResult);
 
 /// The helper functions documented in scenarios/README.md.
 fn register_helpers(ctx: &mut Context) {
-    let helpers: [Helper; 21] = [
+    let helpers: [Helper; 22] = [
         ("same_set", same_set),
         ("subset", subset),
         ("unique", unique),
@@ -330,6 +330,7 @@ fn register_helpers(ctx: &mut Context) {
         ("reachable", reachable),
         ("common_words", common_words),
         ("groups_of", groups_of),
+        ("field_is", field_is),
     ];
     for (name, f) in helpers {
         // A name clash with the standard library would be a programming error
@@ -704,6 +705,46 @@ fn common_words(args: Arguments) -> HelperResult {
     ))
 }
 
+/// `field_is(x, 'key', 'string')`: `x` is a map whose `key` holds a value of
+/// that JSON type (`string`, `list`, `map`, `bool`, `number`, `null`); the
+/// type guard `type(x) == map && has(x.key) && type(x.key) == string` in one
+/// call, false (never an error) whatever `x` is.
+fn field_is(Arguments(args): Arguments) -> HelperResult {
+    let [x, key, kind] = args.as_slice() else {
+        return Err(ExecutionError::function_error(
+            "field_is",
+            format!("takes 3 arguments, got {}", args.len()),
+        ));
+    };
+    let (CelValue::String(key), CelValue::String(kind)) = (key, kind) else {
+        return Err(ExecutionError::function_error(
+            "field_is",
+            "takes a value, a key name and a type name",
+        ));
+    };
+    let CelValue::Map(map) = x else {
+        return Ok(CelValue::Bool(false));
+    };
+    let value = map.map.get(&cel::objects::Key::String(Arc::clone(key)));
+    let holds = match (kind.as_str(), value) {
+        (_, None) => false,
+        ("string", Some(CelValue::String(_)))
+        | ("list", Some(CelValue::List(_)))
+        | ("map", Some(CelValue::Map(_)))
+        | ("bool", Some(CelValue::Bool(_)))
+        | ("null", Some(CelValue::Null))
+        | ("number", Some(CelValue::Int(_) | CelValue::UInt(_) | CelValue::Float(_))) => true,
+        ("string" | "list" | "map" | "bool" | "null" | "number", Some(_)) => false,
+        (other, _) => {
+            return Err(ExecutionError::function_error(
+                "field_is",
+                format!("unknown type name {other:?} (string, list, map, bool, number, null)"),
+            ))
+        }
+    };
+    Ok(CelValue::Bool(holds))
+}
+
 /// The groups an entry says it belongs to: SEP-1300's `groups` field, or,
 /// when the entry has none, the grouping extension's
 /// `_meta["io.modelcontextprotocol/groups"]`; `[]` when it states neither.
@@ -812,6 +853,30 @@ mod tests {
 
     fn b(v: Value) -> Bindings {
         Bindings::from(v.as_object().cloned().unwrap_or_default())
+    }
+
+    #[test]
+    fn field_is_guards_a_key_and_its_type() {
+        let b = Bindings::from(
+            serde_json::json!({"r": {"uri": "x", "n": 2, "l": [], "m": {}}, "s": "text"})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        );
+        for (source, want) in [
+            ("field_is(r, 'uri', 'string')", true),
+            ("field_is(r, 'uri', 'list')", false),
+            (
+                "field_is(r, 'n', 'number') && field_is(r, 'l', 'list') && field_is(r, 'm', 'map')",
+                true,
+            ),
+            ("field_is(r, 'missing', 'string')", false),
+            ("field_is(s, 'uri', 'string')", false),
+            ("field_is(r.uri, 'x', 'string')", false),
+        ] {
+            assert_eq!(eval_bool(source, &b), Ok(want), "{source}");
+        }
+        assert!(eval_bool("field_is(r, 'uri', 'text')", &b).is_err());
     }
 
     #[test]
