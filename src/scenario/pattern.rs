@@ -635,6 +635,9 @@ impl Compiler<'_> {
     /// A compiled template; one without holes holds its text with `$${`
     /// written as `${`.
     fn template(&mut self, text: &str, at: &str) -> Template {
+        if self.runtime {
+            return Template::literal(text);
+        }
         match Template::compile(text) {
             Ok(t) if t.is_literal() => {
                 Template::literal(&t.render_text(&Bindings::default()).unwrap_or_default())
