@@ -3,8 +3,15 @@
 //! ```yaml
 //! server:
 //!   - sep-1300/filter-groups-any          # the whole scenario is expected to fail
-//!   - base/parse-error:BASE-ERR-03        # only failures of this requirement (or step id)
+//!   - base/parse-error:BASE-ERR-03        # only failures of this requirement
+//!   - sep-1300/filter-groups-any:steps[2] # only failures found by this step (or its checks)
 //! ```
+//!
+//! A check names a requirement id or a finding's step id (`steps[2]`,
+//! `steps[2].assert[0]`, `assert[0]`; a step id covers every check inside
+//! the step). Entries written for earlier versions named a step by its
+//! `id:` (`…:filtered`); they still match, and the run notes the step id to
+//! write instead.
 //!
 //! Listed and failing → expected (exit 0); failing and not listed → exit 1;
 //! listed and passing → a stale entry (exit 1, "remove it").
@@ -103,6 +110,23 @@ pub fn parse(file: &str, text: &str) -> Result<Baseline, BaselineError> {
     Ok(Baseline { entries })
 }
 
+/// Whether `check` names the finding's step id or one that contains it
+/// (`steps[2]` covers `steps[2].assert[0]` and `steps[2].expect.result`).
+fn names_step(check: &str, f: &crate::run::outcome::Finding) -> bool {
+    f.step_id.as_deref().is_some_and(|id| {
+        id == check
+            || id
+                .strip_prefix(check)
+                .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
+    })
+}
+
+/// The step part of a step id: `steps[2].assert[0]` → `steps[2]`.
+fn step_of(id: &str) -> &str {
+    let end = id.find(']').map_or(id.len(), |i| i + 1);
+    &id[..end]
+}
+
 /// Whether a result fails the run (before any baseline).
 pub fn is_failing(r: &ScenarioResult, strict: bool) -> bool {
     r.outcome.fails(strict)
@@ -117,13 +141,47 @@ impl Baseline {
             None => true,
             Some(check) => {
                 r.requirements.iter().any(|q| q == check)
-                    || r.findings.iter().any(|f| {
-                        f.step
-                            .as_deref()
-                            .is_some_and(|s| s.contains(&format!("'{check}'")))
-                    })
+                    || r.findings.iter().any(|f| names_step(check, f))
+                    || Self::label_match(check, r).is_some()
             }
         }
+    }
+
+    /// The step id of a finding whose step an old-style check names by its
+    /// label (`filtered` for "step 'filtered'"), when no step id matches.
+    fn label_match<'r>(check: &str, r: &'r ScenarioResult) -> Option<&'r str> {
+        if r.findings.iter().any(|f| names_step(check, f)) {
+            return None;
+        }
+        let quoted = format!("'{check}'");
+        r.findings
+            .iter()
+            .filter(|f| f.step.as_deref().is_some_and(|s| s.contains(&quoted)))
+            .find_map(|f| f.step_id.as_deref())
+            .map(step_of)
+    }
+
+    /// Notes for entries that matched a failure by its step label only: the
+    /// step id to write instead (labels change when a step is renamed).
+    pub fn label_notes(&self, results: &[ScenarioResult]) -> Vec<String> {
+        let mut notes = Vec::new();
+        for e in &self.entries {
+            let Some(check) = &e.check else { continue };
+            let found = results
+                .iter()
+                .filter(|r| r.id == e.scenario)
+                .find_map(|r| Self::label_match(check, r));
+            if let Some(id) = found {
+                let note = format!(
+                    "baseline entry {e} ({}) matches a step by its label; write {}:{id} (step ids are stable)",
+                    e.position, e.scenario
+                );
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
+            }
+        }
+        notes
     }
 
     /// Whether a failing result is covered by an entry.
@@ -187,6 +245,42 @@ mod tests {
         r.requirements = reqs.iter().map(|s| s.to_string()).collect();
         r.level = Level::Must;
         r
+    }
+
+    fn failing_at(id: &str, label: &str, step_id: &str) -> ScenarioResult {
+        let mut r = result(id, Outcome::Fail, &[]);
+        let mut f = crate::run::outcome::Finding::new(Outcome::Fail, Some(label.into()), "x");
+        f.step_id = Some(step_id.into());
+        r.findings.push(f);
+        r
+    }
+
+    #[test]
+    fn checks_match_step_ids_and_the_checks_inside_a_step() {
+        let b = parse(
+            "b.yaml",
+            "server:\n  - base/a:steps[1]\n  - base/b:steps[1].assert[0]\n  - base/c:steps[1]\n",
+        )
+        .unwrap_or_default();
+        let a = failing_at("base/a", "step 'r'", "steps[1].expect.result.tools");
+        let b_hit = failing_at("base/b", "step 2", "steps[1].assert[0]");
+        let c_miss = failing_at("base/c", "step 11", "steps[10]");
+        assert!(b.expects(&a));
+        assert!(b.expects(&b_hit));
+        assert!(!b.expects(&c_miss), "steps[1] must not cover steps[10]");
+        assert!(b.label_notes(&[a, b_hit, c_miss]).is_empty());
+    }
+
+    #[test]
+    fn old_entries_naming_a_step_by_its_label_still_match_with_a_note() {
+        let b = parse("b.yaml", "server:\n  - base/a:filtered\n").unwrap_or_default();
+        let r = failing_at("base/a", "step 'filtered'", "steps[2].assert[0]");
+        assert!(b.expects(&r));
+        assert!(b.stale(std::slice::from_ref(&r), false).is_empty());
+        assert_eq!(
+            b.label_notes(&[r]),
+            ["baseline entry base/a:filtered (2:5) matches a step by its label; write base/a:steps[2] (step ids are stable)"]
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The built-in scenario catalog and requirement registry, embedded at build time.
 
 use crate::scenario::load::{load_sources, LoadErrors};
-use crate::scenario::model::Scenario;
+use crate::scenario::model::{Scenario, BUILTIN_PREFIX};
 
 mod files {
     include!(concat!(env!("OUT_DIR"), "/builtin_scenarios.rs"));
@@ -25,7 +25,7 @@ pub fn scenarios() -> Result<Vec<Scenario>, LoadErrors> {
     let sources: Vec<(String, String)> = files::FILES
         .iter()
         .filter(|(p, _)| *p != "requirements.yaml" && *p != "sources.yaml")
-        .map(|(p, t)| (format!("builtin:{p}"), t.to_string()))
+        .map(|(p, t)| (format!("{BUILTIN_PREFIX}{p}"), t.to_string()))
         .collect();
     load_sources(&sources)
 }

@@ -1,5 +1,5 @@
 //! Validation of server messages against JSON Schemas: the hand-written ones
-//! shipped in `fixtures/schemas/mcp-messages.schema.json`, and an official
+//! shipped in `schemas/mcp-messages.schema.json`, and an official
 //! schema the user points at with `--mcp-schema FILE`. Validators are compiled
 //! once per definition and reused.
 
@@ -10,7 +10,7 @@ use jsonschema::Validator;
 use serde_json::{json, Value};
 
 /// The hand-written message schemas, shipped with the binary.
-pub const MESSAGE_SCHEMAS: &str = include_str!("../fixtures/schemas/mcp-messages.schema.json");
+pub const MESSAGE_SCHEMAS: &str = include_str!("../schemas/mcp-messages.schema.json");
 
 /// A schema document and its compiled definitions.
 pub struct SchemaSet {

@@ -74,7 +74,7 @@ pub fn show(id: &str) -> Result<u8> {
     };
     let path = scenario
         .origin
-        .strip_prefix("builtin:")
+        .strip_prefix(mcp_conform::scenario::model::BUILTIN_PREFIX)
         .unwrap_or(&scenario.origin);
     let Some(text) = builtin::file(path) else {
         bail!("the text of {} ({path}) is not embedded", scenario.id);

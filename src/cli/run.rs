@@ -404,6 +404,9 @@ async fn run_and_report(
             return Ok(EXIT_UNREACHABLE);
         }
     };
+    for note in policy.baseline.label_notes(&results) {
+        eprintln!("note: {note}");
+    }
     if let Some(path) = &args.write_baseline {
         std::fs::write(path, baseline::write(&results, args.strict))
             .with_context(|| format!("cannot write {}", path.display()))?;

@@ -355,10 +355,7 @@ impl<W: Write> ConsoleReporter<W> {
         } else {
             YELLOW
         };
-        let mut s = format!(
-            "{}\n",
-            self.paint(color, &format!("{}: {}", f.outcome, f.headline()))
-        );
+        let mut s = format!("{}\n", self.paint(color, &f.pointed()));
         if let Some(path) = f.path.as_deref().filter(|p| !p.is_empty()) {
             s.push_str(&format!("  first mismatch at: {path}\n"));
         }

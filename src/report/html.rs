@@ -52,7 +52,7 @@ const el = (tag, attrs, ...kids) => { const e = document.createElement(tag); for
 const outcomes = ['fail','error','warn','info','pass','skip'];
 const profiles = [...new Set(data.scenarios.map(s => s.profile))].sort();
 const shown = {outcome: new Set(outcomes), profile: new Set(profiles)};
-const DIFF_LINES = 40, SENT_CHARS = 2000, HARNESS_KEYS = ['request','pages','page_count','pagination_error'];
+const DIFF_LINES = 40, SENT_CHARS = 2000, HARNESS_KEYS = ['request','pages','page_count'];
 function diffBlock(lines){ const pre = el('pre',{class:'diff'}); for (const line of lines) { const cls = line.startsWith('@@') ? 'hunk' : (line.startsWith('+') && !line.startsWith('+++')) ? 'add' : (line.startsWith('-') && !line.startsWith('---')) ? 'del' : ''; pre.append(el('span',{class:cls}, line + '\n')); } return pre; }
 function cut(text, max){ return text.length > max ? text.slice(0, max) + ' … ' + (text.length - max) + ' more characters' : text; }
 function sent(actual){
@@ -73,7 +73,7 @@ function body(s){
   for (const sp of s.spec) { const src = el('div',{}, (sp.title || sp.doc) + (sp.provenance ? ' [' + ({'mcp-spec':'spec','project':'project rule'}[sp.provenance] || sp.provenance) + ']' : '') + (sp.section ? ', ' + sp.section : '')); if (sp.url) src.append(' ', /^https?:\/\//.test(sp.url) ? el('a',{href: sp.url}, sp.url) : el('code',{}, sp.url)); b.append(src); if (sp.quote) b.append(el('blockquote',{}, sp.quote)); }
   if (s.message && !s.findings.length) b.append(el('p',{}, el('strong',{}, s.message)));
   if (s.alternatives.length) b.append(el('div',{}, 'Server chose: ' + s.alternatives.join(', ')));
-  for (const f of s.findings) { const d = el('div',{class:'finding'}, el('div',{}, f.outcome + ': ' + (f.step ? f.step + ': ' : '') + f.message)); if (f.path) d.append(el('div',{}, 'first mismatch at: ' + f.path)); if (f.other_paths && f.other_paths.length) d.append(el('div',{}, 'also at: ' + f.other_paths.join(', '))); if (f.actual !== undefined) d.append(sent(f.actual)); if (f.request !== undefined) d.append(el('div',{class:'request'}, 'mcp-conform sent: ', el('code',{}, JSON.stringify(f.request)))); if (f.diff) d.append(...diffs(f.diff)); else if (typeof f.expected === 'string') d.append(el('pre',{}, f.expected)); b.append(d); }
+  for (const f of s.findings) { const d = el('div',{class:'finding'}, el('div',{}, (f.location ? f.location + ': ' : '') + f.outcome + ': ' + (f.step ? f.step + ': ' : '') + f.message)); if (f.path) d.append(el('div',{}, 'first mismatch at: ' + f.path)); if (f.other_paths && f.other_paths.length) d.append(el('div',{}, 'also at: ' + f.other_paths.join(', '))); if (f.actual !== undefined) d.append(sent(f.actual)); if (f.request !== undefined) d.append(el('div',{class:'request'}, 'mcp-conform sent: ', el('code',{}, JSON.stringify(f.request)))); if (f.diff) d.append(...diffs(f.diff)); else if (typeof f.expected === 'string') d.append(el('pre',{}, f.expected)); b.append(d); }
   if (s.stderr_tail && s.stderr_tail.trim()) { b.append(el('h3',{}, 'Server stderr (tail)')); b.append(el('pre',{}, s.stderr_tail)); }
   if (s.transcript.length) { b.append(el('h3',{}, 'Wire transcript')); const pre = el('pre',{class:'transcript'}); for (const t of s.transcript) { const arrow = t.direction === 'sent' ? '→' : t.direction === 'received' ? '←' : '·'; pre.append(el('span',{class:t.direction}, `${String(t.at_ms).padStart(6)}ms ${t.session} ${arrow} ${typeof t.message === 'string' ? t.message : JSON.stringify(t.message)}\n`)); } b.append(pre); }
   return b;

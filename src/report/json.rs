@@ -1,4 +1,4 @@
-//! The JSON report (`--report-json`), described by fixtures/schemas/report.schema.json.
+//! The JSON report (`--report-json`), described by schemas/report.schema.json.
 
 use super::data::ReportData;
 

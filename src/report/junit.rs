@@ -21,7 +21,7 @@ fn details(r: &ScenarioResult) -> String {
         }
     }
     for f in &r.findings {
-        text.push_str(&format!("{}: {}\n", f.outcome, f.headline()));
+        text.push_str(&format!("{}\n", f.pointed()));
         if let Some(actual) = &f.actual {
             let (label, sent) = server_sent(actual, SENT_CHARS);
             text.push_str(&format!("{label}: {sent}\n"));

@@ -104,6 +104,9 @@ fn problem(r: &ScenarioResult) -> String {
     }
     md.push_str(&format!("**{}**\n", escape_cell(&r.message)));
     for f in r.findings.iter().filter(|f| f.outcome != Outcome::Pass) {
+        if let Some(at) = &f.location {
+            md.push_str(&format!("\nAt {}\n", code_span(at)));
+        }
         if let Some(actual) = &f.actual {
             let (label, sent) = diff::server_sent(actual, SENT_CHARS);
             md.push_str(&format!(

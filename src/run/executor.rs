@@ -12,10 +12,10 @@ use super::pool::{Lease, SessionPool};
 use super::property::{self, PropertyRun};
 use super::target::Target;
 use crate::scenario::diff;
-use crate::scenario::expr::{self, Bindings};
-use crate::scenario::interpolate::{interpolate, interpolate_str};
-use crate::scenario::model::{Action, Assertion, Isolation, Level, Scenario, Step};
-use crate::scenario::pattern;
+use crate::scenario::expr::Bindings;
+use crate::scenario::interpolate::{Template, ValueTemplate};
+use crate::scenario::model::{Action, Assertion, Fixture, Isolation, Level, Scenario, Step};
+use crate::scenario::pattern::{AltVerdict, Pattern};
 use crate::session::{Era, Session, SessionError, Transcript};
 use crate::transport::RawRequest;
 
@@ -84,12 +84,13 @@ pub fn applicability(s: &Scenario, cfg: &RunConfig) -> Result<Option<String>, St
     }
     let transport = cfg.target.transport();
     if !s.transports.is_empty() && !s.transports.iter().any(|t| t == transport) {
+        let names: Vec<&str> = s.transports.iter().map(|t| t.as_str()).collect();
         return Ok(Some(format!(
             "not applicable over {transport} (applies to {})",
-            s.transports.join(", ")
+            names.join(", ")
         )));
     }
-    if s.fixture.as_deref() == Some("reference-catalog") && !cfg.fixture_match {
+    if s.fixture == Some(Fixture::ReferenceCatalog) && !cfg.fixture_match {
         return Ok(Some(
             "golden scenario: needs the reference catalog (fixture: reference-catalog), and this server's tools differ"
                 .into(),
@@ -101,9 +102,9 @@ pub fn applicability(s: &Scenario, cfg: &RunConfig) -> Result<Option<String>, St
             // Decided by the scenario's own steps instead (`skip_unless`).
             continue;
         }
-        match expr::eval_bool(&req.expr.source, &bindings) {
+        match req.expr.eval_bool(&bindings) {
             Ok(true) => {}
-            Ok(false) => return Ok(Some(req.reason.clone())),
+            Ok(false) => return Ok(Some(req.reason.source().to_string())),
             Err(e) => {
                 return Err(format!(
                     "requires {:?} could not be evaluated: {e}",
@@ -320,7 +321,8 @@ impl<'a> Execution<'a> {
         if !self.sessions.contains_key(&name) {
             if let Err(e) = self.open_session(&name).await {
                 let outcome = Outcome::for_level(self.level_for(Some(step), None));
-                self.record(Finding::new(outcome, Some(label.to_string()), e))?;
+                let f = Finding::new(outcome, Some(label.to_string()), e).at(self.s, &step.place);
+                self.record(f)?;
                 return Err(Stop);
             }
         }
@@ -330,7 +332,7 @@ impl<'a> Execution<'a> {
     pub(super) async fn run_step(&mut self, index: usize, step: &Step) -> Result<(), Stop> {
         let label = step.label(index);
         if let Some(condition) = &step.condition {
-            match expr::eval_bool(&condition.source, &self.bindings) {
+            match condition.eval_bool(&self.bindings) {
                 Ok(true) => {}
                 Ok(false) => {
                     self.bind_step(step, Arc::new(Value::Null));
@@ -339,7 +341,8 @@ impl<'a> Execution<'a> {
                 Err(e) => {
                     let outcome = Outcome::for_level(self.level_for(Some(step), None));
                     let msg = format!("if {:?}: {e}", condition.source);
-                    return self.record(Finding::new(outcome, Some(label), msg));
+                    let f = Finding::new(outcome, Some(label), msg).at(self.s, &condition.place);
+                    return self.record(f);
                 }
             }
         }
@@ -352,15 +355,13 @@ impl<'a> Execution<'a> {
                 self.check(step, &label, &answer, None)?;
             }
             Some(fe) => {
-                let items = match expr::eval_list(&fe.items.source, &self.bindings) {
+                let items = match fe.items.eval_list(&self.bindings) {
                     Ok(items) => items,
                     Err(e) => {
                         let outcome = Outcome::for_level(self.level_for(Some(step), None));
-                        return self.record(Finding::new(
-                            outcome,
-                            Some(label),
-                            format!("for_each {:?}: {e}", fe.items.source),
-                        ));
+                        let msg = format!("for_each {:?}: {e}", fe.items.source);
+                        let f = Finding::new(outcome, Some(label), msg).at(self.s, &fe.items.place);
+                        return self.record(f);
                     }
                 };
                 let mut answers = Vec::new();
@@ -395,7 +396,7 @@ impl<'a> Execution<'a> {
         let Some(req) = &step.skip_unless else {
             return Ok(());
         };
-        match expr::eval_bool(&req.expr.source, &self.bindings) {
+        match req.expr.eval_bool(&self.bindings) {
             Ok(true) => Ok(()),
             Ok(false) => {
                 // The reason may name what the server offered (`${size(picks)}`).
@@ -406,7 +407,8 @@ impl<'a> Execution<'a> {
             Err(e) => {
                 let outcome = Outcome::for_level(self.level_for(Some(step), None));
                 let msg = format!("skip_unless {:?}: {e}", req.expr.source);
-                self.record(Finding::new(outcome, Some(label.to_string()), msg))
+                let f = Finding::new(outcome, Some(label.to_string()), msg);
+                self.record(f.at(self.s, &req.expr.place))
             }
         }
     }
@@ -448,7 +450,7 @@ impl<'a> Execution<'a> {
             return Ok(());
         }
         for (name, e) in &step.captures {
-            match expr::eval(&e.source, &self.bindings) {
+            match e.eval(&self.bindings) {
                 Ok(v) => {
                     self.bindings.insert(name.clone(), v);
                 }
@@ -458,15 +460,21 @@ impl<'a> Execution<'a> {
                         "capture '{name}' = {:?} could not be evaluated: {err}",
                         e.source
                     );
-                    self.record(Finding::new(outcome, Some(label.to_string()), msg))?;
+                    let f = Finding::new(outcome, Some(label.to_string()), msg);
+                    self.record(f.at(self.s, &e.place))?;
                 }
             }
         }
         Ok(())
     }
 
-    fn interpolated(&mut self, step: &Step, label: &str, value: &Value) -> Result<Value, Stop> {
-        interpolate(value, &self.bindings).map_err(|e| {
+    fn interpolated(
+        &mut self,
+        step: &Step,
+        label: &str,
+        value: &ValueTemplate,
+    ) -> Result<Value, Stop> {
+        value.render(&self.bindings).map_err(|e| {
             self.error = Some(format!("{label}: {e}"));
             let _ = step;
             Stop
@@ -474,15 +482,11 @@ impl<'a> Execution<'a> {
     }
 
     /// A method name (or other text) with `${…}` interpolated.
-    fn interpolated_text(&mut self, label: &str, text: &str) -> Result<String, Stop> {
-        match interpolate_str(text, &self.bindings) {
-            Ok(Value::String(s)) => Ok(s),
-            Ok(other) => Ok(other.to_string()),
-            Err(e) => {
-                self.error = Some(format!("{label}: {e}"));
-                Err(Stop)
-            }
-        }
+    fn interpolated_text(&mut self, label: &str, text: &Template) -> Result<String, Stop> {
+        text.render_text(&self.bindings).map_err(|e| {
+            self.error = Some(format!("{label}: {e}"));
+            Stop
+        })
     }
 
     /// Does the step's wire action and returns its answer as bound in CEL.
@@ -516,34 +520,38 @@ impl<'a> Execution<'a> {
                     None if *no_wait => session
                         .send_request(method, params, rpc_id, step.meta)
                         .await
-                        .map(|id| json!({ "id": id, "request": request })),
+                        .map(|id| (json!({ "id": id, "request": request }), None)),
                     None => session
                         .request_with(method, params, rpc_id, Some(timeout), step.meta)
                         .await
                         .map(|mut a| {
                             attach(&mut a, "request", request);
-                            a
+                            (a, None)
                         }),
                     Some(field) => paginate_all(
                         session, method, params, field, *max_pages, timeout, step.meta,
                     )
                     .await
-                    .map(|mut a| {
+                    .map(|(mut a, problem)| {
                         attach(&mut a, "request", request);
-                        a
+                        (a, problem)
                     }),
                 };
                 match answer {
-                    Ok(a) => {
-                        if let Some(problem) = a.get("pagination_error").and_then(Value::as_str) {
-                            let f =
-                                Finding::new(outcome, Some(label.to_string()), problem.to_string())
-                                    .with_answer(&a);
+                    Ok((a, problem)) => {
+                        if let Some(problem) = problem {
+                            let f = Finding::new(outcome, Some(label.to_string()), problem)
+                                .at(self.s, &step.place)
+                                .with_answer(&a);
                             self.record(f)?;
                         }
                         a
                     }
-                    Err(e) => return self.wire_failure(outcome, label, e).map(|_| Value::Null),
+                    Err(e) => {
+                        return self
+                            .wire_failure(step, outcome, label, e)
+                            .map(|_| Value::Null)
+                    }
                 }
             }
             Action::Notify { method, params } => {
@@ -555,18 +563,15 @@ impl<'a> Execution<'a> {
                 let session = self.session(step, label).await?;
                 match session.notify(method, params).await {
                     Ok(()) => json!({}),
-                    Err(e) => return self.wire_failure(outcome, label, e).map(|_| Value::Null),
+                    Err(e) => {
+                        return self
+                            .wire_failure(step, outcome, label, e)
+                            .map(|_| Value::Null)
+                    }
                 }
             }
             Action::SendRaw { text } => {
-                let text = match interpolate_str(text, &self.bindings) {
-                    Ok(Value::String(s)) => s,
-                    Ok(other) => other.to_string(),
-                    Err(e) => {
-                        self.error = Some(format!("{label}: {e}"));
-                        return Err(Stop);
-                    }
-                };
+                let text = self.interpolated_text(label, text)?;
                 let expect_answer = step.expect.is_some();
                 let session = self.session(step, label).await?;
                 if step.sentinel {
@@ -574,14 +579,22 @@ impl<'a> Execution<'a> {
                 }
                 match session.send_raw(&text, expect_answer, Some(timeout)).await {
                     Ok(a) => a,
-                    Err(e) => return self.wire_failure(outcome, label, e).map(|_| Value::Null),
+                    Err(e) => {
+                        return self
+                            .wire_failure(step, outcome, label, e)
+                            .map(|_| Value::Null)
+                    }
                 }
             }
             Action::WaitNotification { method } => {
                 let session = self.session(step, label).await?;
                 match session.wait_notification(method, Some(timeout)).await {
                     Ok(n) => n,
-                    Err(e) => return self.wire_failure(outcome, label, e).map(|_| Value::Null),
+                    Err(e) => {
+                        return self
+                            .wire_failure(step, outcome, label, e)
+                            .map(|_| Value::Null)
+                    }
                 }
             }
             Action::Sleep { ms } => {
@@ -600,7 +613,11 @@ impl<'a> Execution<'a> {
                 let session = self.session(step, label).await?;
                 match session.http_exchange(&request).await {
                     Ok(a) => a.to_value(),
-                    Err(e) => return self.wire_failure(outcome, label, e).map(|_| Value::Null),
+                    Err(e) => {
+                        return self
+                            .wire_failure(step, outcome, label, e)
+                            .map(|_| Value::Null)
+                    }
                 }
             }
             Action::Check => Value::Null,
@@ -615,9 +632,9 @@ impl<'a> Execution<'a> {
         step: &Step,
         label: &str,
         method: &str,
-        body: &Option<Value>,
-        text: &Option<String>,
-        headers: &[(String, Option<String>)],
+        body: &Option<ValueTemplate>,
+        text: &Option<Template>,
+        headers: &[(String, Option<Template>)],
         read_ms: u64,
     ) -> Result<RawRequest, Stop> {
         let body = match (body, text) {
@@ -645,12 +662,15 @@ impl<'a> Execution<'a> {
         })
     }
 
-    fn wire_failure(&mut self, outcome: Outcome, label: &str, e: SessionError) -> Result<(), Stop> {
-        self.record(Finding::new(
-            outcome,
-            Some(label.to_string()),
-            e.to_string(),
-        ))?;
+    fn wire_failure(
+        &mut self,
+        step: &Step,
+        outcome: Outcome,
+        label: &str,
+        e: SessionError,
+    ) -> Result<(), Stop> {
+        let f = Finding::new(outcome, Some(label.to_string()), e.to_string());
+        self.record(f.at(self.s, &step.place))?;
         // A step without an answer leaves nothing to check: stop even below MUST.
         Err(Stop)
     }
@@ -663,9 +683,12 @@ impl<'a> Execution<'a> {
         item: Option<&Value>,
     ) -> Result<(), Stop> {
         if let Some(pattern) = &step.expect {
-            let pattern = self.interpolated(step, label, pattern)?;
+            let pattern = pattern.resolve(&self.bindings).map_err(|e| {
+                self.error = Some(format!("{label}: {e}"));
+                Stop
+            })?;
             let level = self.level_for(Some(step), None);
-            self.check_expect(label, &pattern, answer, item, level)?;
+            self.check_expect(step, label, &pattern, answer, item, level)?;
         }
         for a in &step.asserts {
             self.check_assert(Some(step), Some(label), a, item, Some(answer))?;
@@ -675,13 +698,14 @@ impl<'a> Execution<'a> {
 
     fn check_expect(
         &mut self,
+        step: &Step,
         label: &str,
-        pattern: &Value,
+        pattern: &Pattern,
         answer: &Value,
         item: Option<&Value>,
         level: Level,
     ) -> Result<(), Stop> {
-        match pattern::matches(pattern, Some(answer)) {
+        match pattern.matches(Some(answer)) {
             Ok(matched) => {
                 for (_, l) in matched.labels {
                     if !self.labels.contains(&l) {
@@ -689,7 +713,7 @@ impl<'a> Execution<'a> {
                     }
                 }
                 for (verdict, note) in matched.verdicts {
-                    let v = if verdict == "warn" {
+                    let v = if verdict == AltVerdict::Warn {
                         Level::Should
                     } else {
                         Level::Info
@@ -699,6 +723,7 @@ impl<'a> Execution<'a> {
                         Some(label.to_string()),
                         note,
                     )
+                    .at(self.s, &step.expect_place)
                     .with_answer(answer);
                     f.item = item.cloned();
                     self.record(f)?;
@@ -711,11 +736,13 @@ impl<'a> Execution<'a> {
                     Some(label.to_string()),
                     format!("answer does not match expect: {mismatch}"),
                 )
+                .at(self.s, &mismatch.place)
                 .with_answer(answer);
                 f.item = item.cloned();
                 f.diff = diff::expect_diff(pattern, answer, &mismatch.path);
-                f.expected = Some(pattern.clone());
-                f.other_paths = pattern::mismatches(pattern, Some(answer), MAX_OTHER_PATHS + 1)
+                f.expected = Some(pattern.to_value().clone());
+                f.other_paths = pattern
+                    .mismatches(Some(answer), MAX_OTHER_PATHS + 1)
                     .into_iter()
                     .map(|m| m.path)
                     .filter(|p| *p != mismatch.path)
@@ -736,24 +763,24 @@ impl<'a> Execution<'a> {
         answer: Option<&Value>,
     ) -> Result<(), Stop> {
         let outcome = Outcome::for_level(self.level_for(step, Some(a)));
-        let problem = match expr::eval_bool(&a.expr.source, &self.bindings) {
+        let problem = match a.expr.eval_bool(&self.bindings) {
             Ok(true) => return Ok(()),
             Ok(false) => match &a.message {
-                Some(m) => match interpolate_str(m, &self.bindings) {
-                    Ok(Value::String(text)) => text,
-                    Ok(other) => other.to_string(),
-                    Err(e) => format!("{m} [the message could not be filled in: {e}]"),
+                Some(m) => match m.render_text(&self.bindings) {
+                    Ok(text) => text,
+                    Err(e) => format!("{} [the message could not be filled in: {e}]", m.source()),
                 },
                 None => "assertion is false".to_string(),
             },
             Err(e) => format!(
                 "{}: the assertion could not be evaluated ({e})",
                 a.message
-                    .clone()
-                    .unwrap_or_else(|| "assertion failed".into())
+                    .as_ref()
+                    .map_or("assertion failed", |m| m.source())
             ),
         };
-        let mut f = Finding::new(outcome, label.map(str::to_string), problem);
+        let mut f =
+            Finding::new(outcome, label.map(str::to_string), problem).at(self.s, &a.expr.place);
         if let Some(answer) = answer {
             f = f.with_answer(answer);
         }
@@ -774,7 +801,7 @@ impl<'a> Execution<'a> {
         for (index, step) in self.s.cleanup.iter().enumerate() {
             let label = format!("cleanup step {}", index + 1);
             let runs = match &step.condition {
-                Some(c) => expr::eval_bool(&c.source, &self.bindings).unwrap_or(false),
+                Some(c) => c.eval_bool(&self.bindings).unwrap_or(false),
                 None => true,
             };
             if runs && self.perform(step, &label).await.is_err() && self.error.is_none() {
@@ -901,7 +928,8 @@ fn attach(answer: &mut Value, key: &str, value: Value) {
 }
 
 /// Follows `nextCursor` until it is absent, concatenating `result.<field>`.
-/// A repeated cursor or too many pages ends the walk with `pagination_error`.
+/// A repeated cursor, too many pages or a page of the wrong shape ends the
+/// walk; why is given beside the answer.
 async fn paginate_all(
     session: &mut Session,
     method: &str,
@@ -910,7 +938,7 @@ async fn paginate_all(
     max_pages: usize,
     timeout: Duration,
     meta: bool,
-) -> Result<Value, SessionError> {
+) -> Result<(Value, Option<String>), SessionError> {
     let base = match params {
         Some(Value::Object(m)) => m,
         _ => Map::new(),
@@ -970,10 +998,7 @@ async fn paginate_all(
     };
     attach(&mut out, "page_count", json!(pages.len()));
     attach(&mut out, "pages", Value::Array(pages));
-    if let Some(p) = problem {
-        attach(&mut out, "pagination_error", json!(p));
-    }
-    Ok(out)
+    Ok((out, problem))
 }
 
 /// Adds one page's `result.<field>` to `items`; gives its `nextCursor`

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::scenario::model::{Level, Scenario, SpecRef};
+use crate::scenario::model::{Level, Place, Scenario, SpecRef};
 use crate::session::transcript::Entry;
 
 /// The verdict of one scenario.
@@ -66,6 +66,15 @@ pub struct Finding {
     /// Which step, e.g. "step 'filtered'" (None for scenario-level checks).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<String>,
+    /// The stable id of the step, assertion or pattern leaf that found it
+    /// (`steps[2]`, `steps[2].assert[0]`, `steps[1].expect.result.tools`);
+    /// baselines name it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_id: Option<String>,
+    /// Where that is written: `file:line:col` (a built-in scenario by its
+    /// repository path, `scenarios/<profile>/<file>.yaml`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
     /// The for_each item the step was running with, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub item: Option<Value>,
@@ -101,6 +110,8 @@ impl Finding {
         Self {
             outcome,
             step,
+            step_id: None,
+            location: None,
             item: None,
             message: message.into(),
             expected: None,
@@ -110,6 +121,21 @@ impl Finding {
             path: None,
             other_paths: Vec::new(),
             property: None,
+        }
+    }
+
+    /// Names the place in the scenario file that found it.
+    pub fn at(mut self, s: &Scenario, place: &Place) -> Self {
+        self.step_id = Some(place.id.clone()).filter(|id| !id.is_empty());
+        self.location = Some(s.location(place));
+        self
+    }
+
+    /// The headline as a compiler prints it: `path:line:col: outcome: headline`.
+    pub fn pointed(&self) -> String {
+        match &self.location {
+            Some(at) => format!("{at}: {}: {}", self.outcome, self.headline()),
+            None => format!("{}: {}", self.outcome, self.headline()),
         }
     }
 

@@ -10,7 +10,6 @@ use serde_json::Value;
 use super::executor::{Execution, Stop};
 use super::outcome::Outcome;
 use super::target::Target;
-use crate::scenario::expr;
 use crate::scenario::generate::shrink::Shrinker;
 use crate::scenario::generate::{case_json, Case, Generate};
 
@@ -142,7 +141,7 @@ fn sources(exec: &Execution<'_>, g: &Generate) -> Result<Vec<Vec<Value>>, String
         .iter()
         .map(|(name, gen)| match gen.source() {
             None => Ok(Vec::new()),
-            Some(e) => expr::eval_list(&e.source, &exec.bindings).map_err(|err| {
+            Some(e) => e.eval_list(&exec.bindings).map_err(|err| {
                 format!(
                     "generate: the list of '{name}' ({:?}) could not be evaluated: {err}",
                     e.source

@@ -109,7 +109,7 @@ impl Target {
                 });
             }
             if Instant::now() >= deadline {
-                let exit = process.exit_description().await;
+                let exit = process.exit_state().await;
                 let tail = process.stderr_tail();
                 process.shutdown(Duration::from_millis(300)).await;
                 return Err(TransportError::Spawn {

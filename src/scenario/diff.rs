@@ -7,11 +7,11 @@
 use serde_json::{Map, Value};
 use similar::TextDiff;
 
-use super::pattern;
+use super::pattern::{Node, Op, Pattern};
 
 /// Keys the executor adds to an answer (the request it sent, the pages it
 /// walked): they are not part of what the server sent.
-pub const HARNESS_KEYS: &[&str] = &["request", "pages", "page_count", "pagination_error"];
+pub const HARNESS_KEYS: &[&str] = &["request", "pages", "page_count"];
 
 /// Arrays longer than this are elided.
 const MAX_ITEMS: usize = 5;
@@ -30,21 +30,20 @@ const INLINE_CHARS: usize = 60;
 /// The unified diff from the pattern to the answer, bounded around `focus`
 /// (the path of the first mismatch, e.g. `result.tools[3].name`); None when
 /// both sides print the same.
-pub fn expect_diff(pattern: &Value, answer: &Value, focus: &str) -> Option<String> {
-    let answer = without_harness_keys(answer, pattern);
+pub fn expect_diff(pattern: &Pattern, answer: &Value, focus: &str) -> Option<String> {
+    let answer = without_harness_keys(answer, |k| pattern.field(k).is_some());
     let actual = project(&answer, pattern);
     let expected = expected_view(pattern, Some(&answer));
     unified(&render(&expected, focus), &render(&actual, focus))
 }
 
-/// `answer` without the keys the executor added, unless `pattern` asks for them.
-pub fn without_harness_keys(answer: &Value, pattern: &Value) -> Value {
+/// `answer` without the keys the executor added, unless `asked(key)` (the
+/// pattern names it).
+pub fn without_harness_keys(answer: &Value, asked: impl Fn(&str) -> bool) -> Value {
     match answer {
         Value::Object(map) => Value::Object(
             map.iter()
-                .filter(|(k, _)| {
-                    !HARNESS_KEYS.contains(&k.as_str()) || pattern.get(k.as_str()).is_some()
-                })
+                .filter(|(k, _)| !HARNESS_KEYS.contains(&k.as_str()) || asked(k))
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
         ),
@@ -58,7 +57,7 @@ pub fn without_harness_keys(answer: &Value, pattern: &Value) -> Value {
 /// the pattern wants is missing, the whole object is kept, since what came
 /// instead (`result` for `error`, say) is the interesting part; an `error`
 /// the pattern did not ask about is kept for the same reason.
-pub fn project(actual: &Value, pattern: &Value) -> Value {
+pub fn project(actual: &Value, pattern: &Pattern) -> Value {
     let mut shown = project_at(actual, pattern);
     if let (Some(error), Value::Object(map)) = (actual.get("error"), &mut shown) {
         if !map.contains_key("error") {
@@ -68,10 +67,10 @@ pub fn project(actual: &Value, pattern: &Value) -> Value {
     shown
 }
 
-fn project_at(actual: &Value, pattern: &Value) -> Value {
-    let p = match pattern {
-        Value::Object(p) => p,
-        Value::Array(items) => {
+fn project_at(actual: &Value, pattern: &Pattern) -> Value {
+    let p = match &pattern.node {
+        Node::Object(p) => p,
+        Node::Array(items) => {
             return match actual {
                 Value::Array(a) if a.len() == items.len() => {
                     Value::Array(a.iter().zip(items).map(|(a, p)| project_at(a, p)).collect())
@@ -81,12 +80,17 @@ fn project_at(actual: &Value, pattern: &Value) -> Value {
         }
         _ => return actual.clone(),
     };
-    if let Some(inner) = p.get("$contains").or_else(|| p.get("$each")) {
+    let inner = match (p.op("$contains"), p.op("$each")) {
+        (Some(Op::Contains(inner)), _) => Some((inner, false)),
+        (_, Some(Op::Each(inner))) => Some((inner, true)),
+        _ => None,
+    };
+    if let Some((inner, each)) = inner {
         match actual {
             Value::Array(items) => {
                 return Value::Array(items.iter().map(|i| project_at(i, inner)).collect())
             }
-            Value::Object(map) if p.contains_key("$each") => {
+            Value::Object(map) if each => {
                 return Value::Object(
                     map.iter()
                         .map(|(k, v)| (k.clone(), project_at(v, inner)))
@@ -96,56 +100,56 @@ fn project_at(actual: &Value, pattern: &Value) -> Value {
             _ => {}
         }
     }
-    if let Some(alts) = p.get("$one_of").and_then(Value::as_array) {
+    if let Some(Op::OneOf(alts)) = p.op("$one_of") {
         return project_one_of(actual, alts);
     }
     let Value::Object(a) = actual else {
         return actual.clone();
     };
-    let plain: Vec<(&String, &Value)> = p.iter().filter(|(k, _)| !k.starts_with('$')).collect();
+    let plain: Vec<(&str, &Pattern)> = p.fields().collect();
     if plain.is_empty() {
         return actual.clone();
     }
-    if p.contains_key("$exact") {
+    if p.exact {
         return Value::Object(
             a.iter()
                 .map(|(k, v)| {
-                    let shown = p.get(k).map_or_else(|| v.clone(), |q| project_at(v, q));
+                    let shown = plain
+                        .iter()
+                        .find(|(f, _)| f == k)
+                        .map_or_else(|| v.clone(), |(_, q)| project_at(v, q));
                     (k.clone(), shown)
                 })
                 .collect(),
         );
     }
+    let absent_ok = |q: &Pattern| matches!(&q.node, Node::Object(o) if o.op("$absent").is_some());
     if plain
         .iter()
-        .any(|(k, q)| !a.contains_key(*k) && q.get("$absent").is_none())
+        .any(|(k, q)| !a.contains_key(*k) && !absent_ok(q))
     {
         return actual.clone();
     }
     Value::Object(
         plain
             .into_iter()
-            .filter_map(|(k, q)| a.get(k).map(|v| (k.clone(), project_at(v, q))))
+            .filter_map(|(k, q)| a.get(k).map(|v| (k.to_string(), project_at(v, q))))
             .collect(),
     )
 }
 
 /// Alternatives that are objects: the keys any of them names (`error` or
 /// `result`, say), whole; otherwise the whole answer.
-fn project_one_of(actual: &Value, alts: &[Value]) -> Value {
+fn project_one_of(actual: &Value, alts: &[Pattern]) -> Value {
     let Value::Object(a) = actual else {
         return actual.clone();
     };
     let mut keys: Vec<&str> = Vec::new();
     for alt in alts {
-        let Value::Object(alt) = alt else {
+        let Node::Object(alt) = &alt.node else {
             return actual.clone();
         };
-        keys.extend(
-            alt.keys()
-                .filter(|k| !k.starts_with('$'))
-                .map(String::as_str),
-        );
+        keys.extend(alt.fields().map(|(k, _)| k));
     }
     let kept: Map<String, Value> = a
         .iter()
@@ -162,27 +166,25 @@ fn project_one_of(actual: &Value, alts: &[Value]) -> Value {
 /// The expected side: the pattern, except that every part of it that the
 /// answer matches shows as the answer does, so the diff marks only what
 /// departs from the pattern.
-pub fn expected_view(pattern: &Value, actual: Option<&Value>) -> Value {
+pub fn expected_view(pattern: &Pattern, actual: Option<&Value>) -> Value {
     if let Some(a) = actual {
-        if pattern::matches(pattern, Some(a)).is_ok() {
+        if pattern.matches(Some(a)).is_ok() {
             return project_at(a, pattern);
         }
     }
-    match (pattern, actual) {
-        (Value::Object(p), Some(Value::Object(a))) if !p.keys().any(|k| k.starts_with('$')) => {
-            Value::Object(
-                p.iter()
-                    .map(|(k, q)| (k.clone(), expected_view(q, a.get(k))))
-                    .collect(),
-            )
-        }
-        (Value::Array(p), Some(Value::Array(a))) if p.len() == a.len() => Value::Array(
+    match (&pattern.node, actual) {
+        (Node::Object(p), Some(Value::Object(a))) if !p.has_ops() => Value::Object(
+            p.fields()
+                .map(|(k, q)| (k.to_string(), expected_view(q, a.get(k))))
+                .collect(),
+        ),
+        (Node::Array(p), Some(Value::Array(a))) if p.len() == a.len() => Value::Array(
             p.iter()
                 .zip(a)
                 .map(|(q, v)| expected_view(q, Some(v)))
                 .collect(),
         ),
-        _ => pattern.clone(),
+        _ => pattern.to_value().clone(),
     }
 }
 
@@ -336,7 +338,13 @@ pub fn unified(expected: &str, actual: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::model::Place;
+    use crate::scenario::pattern;
     use serde_json::json;
+
+    fn compiled(p: &Value) -> Pattern {
+        pattern::compile(p, &|_| Place::default()).unwrap_or_else(|e| panic!("{e:?}"))
+    }
 
     fn tools(n: usize) -> Value {
         Value::Array(
@@ -353,9 +361,9 @@ mod tests {
     fn diff_is_key_sorted_and_projected() {
         let pattern = json!({"error": {"code": -32601}});
         let actual = json!({"jsonrpc": "2.0", "id": 1, "error": {"message": "x", "code": -32603}});
-        let shown = project(&actual, &pattern);
+        let shown = project(&actual, &compiled(&pattern));
         assert_eq!(shown, json!({"error": {"code": -32603}}));
-        let diff = expect_diff(&pattern, &actual, "error.code").unwrap_or_default();
+        let diff = expect_diff(&compiled(&pattern), &actual, "error.code").unwrap_or_default();
         assert!(
             diff.contains("-    \"code\": -32601") && diff.contains("+    \"code\": -32603"),
             "{diff}"
@@ -369,7 +377,7 @@ mod tests {
         );
         let missing = project(
             &json!({"id": 1, "result": {}}),
-            &json!({"error": {"code": 1}}),
+            &compiled(&json!({"error": {"code": 1}})),
         );
         assert_eq!(missing, json!({"id": 1, "result": {}}));
     }
@@ -379,7 +387,7 @@ mod tests {
         let pattern = json!({"result": {"tools": {"$contains": {"name": "echo"}}}});
         let answer = json!({"jsonrpc": "2.0", "id": 3, "result": {"tools": tools(106)},
                             "request": {"method": "tools/list"}});
-        let diff = expect_diff(&pattern, &answer, "result.tools").unwrap_or_default();
+        let diff = expect_diff(&compiled(&pattern), &answer, "result.tools").unwrap_or_default();
         assert!(diff.lines().count() <= 20, "{diff}");
         assert!(diff.contains("+        \"name\": \"tool_0\""), "{diff}");
         assert!(diff.contains("+      … 104 more items …"), "{diff}");
@@ -399,8 +407,12 @@ mod tests {
         let mut bad = names.clone();
         bad[30] = json!({"name": 30});
         let pattern = json!({"tools": {"$each": {"name": {"$type": "string"}}}});
-        let diff =
-            expect_diff(&pattern, &json!({"tools": bad}), "tools[30].name").unwrap_or_default();
+        let diff = expect_diff(
+            &compiled(&pattern),
+            &json!({"tools": bad}),
+            "tools[30].name",
+        )
+        .unwrap_or_default();
         assert!(diff.contains("… 29 items …"), "{diff}");
         assert!(diff.contains("+      \"name\": 30"), "{diff}");
         assert!(
@@ -433,7 +445,7 @@ mod tests {
     fn the_expected_side_shows_matching_parts_as_the_answer_does() {
         let pattern = json!({"id": {"$type": "integer"}, "result": {"x": {"$type": "string"}}});
         let answer = json!({"id": 4, "result": {"x": 5}});
-        let diff = expect_diff(&pattern, &answer, "result.x").unwrap_or_default();
+        let diff = expect_diff(&compiled(&pattern), &answer, "result.x").unwrap_or_default();
         assert!(
             !diff.contains("-  \"id\""),
             "the matching id is no difference: {diff}"
@@ -447,7 +459,7 @@ mod tests {
         let pattern = json!({"id": {"$eq": 9007199254740993u64}});
         let answer = json!({"jsonrpc": "2.0", "id": null,
                             "error": {"code": -32700, "message": "Parse error"}});
-        let diff = expect_diff(&pattern, &answer, "id").unwrap_or_default();
+        let diff = expect_diff(&compiled(&pattern), &answer, "id").unwrap_or_default();
         assert!(diff.contains("+    \"message\": \"Parse error\""), "{diff}");
         assert!(diff.contains("+  \"id\": null"), "{diff}");
     }

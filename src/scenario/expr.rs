@@ -56,33 +56,94 @@ impl std::fmt::Debug for Compiled {
     }
 }
 
-/// Compiled programs by source text: a scenario evaluates the same few
-/// expressions many times (per step, per for_each item).
-fn program_cache() -> &'static Mutex<HashMap<String, Compiled>> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Compiled>>> = OnceLock::new();
-    CACHE.get_or_init(Default::default)
+thread_local! {
+    /// Programs compiled so far by the loading on this thread (many files
+    /// share expressions); None outside [`while_loading`].
+    static LOADING: std::cell::RefCell<Option<HashMap<String, Compiled>>> =
+        const { std::cell::RefCell::new(None) };
 }
 
-/// Compiles an expression, so syntax errors surface when the file is loaded.
+/// Runs `load` with identical expressions compiled once; the programs are
+/// kept by the scenarios, and the table is dropped when loading ends, so a
+/// run never looks a program up by its text.
+pub fn while_loading<T>(load: impl FnOnce() -> T) -> T {
+    let outer = LOADING.with(|l| l.borrow_mut().replace(HashMap::new()));
+    let out = load();
+    LOADING.with(|l| *l.borrow_mut() = outer);
+    out
+}
+
+/// Compiles an expression, so syntax errors surface when the file is
+/// loaded; the scenario model keeps the program, so a run never compiles.
 pub fn compile(source: &str) -> Result<Compiled, ExprError> {
-    if let Some(compiled) = program_cache()
-        .lock()
-        .ok()
-        .and_then(|c| c.get(source).cloned())
-    {
+    let known = LOADING.with(|l| l.borrow().as_ref().and_then(|m| m.get(source).cloned()));
+    if let Some(compiled) = known {
         return Ok(compiled);
     }
+    let compiled = compile_new(source)?;
+    LOADING.with(|l| {
+        if let Some(m) = l.borrow_mut().as_mut() {
+            m.insert(source.to_string(), compiled.clone());
+        }
+    });
+    Ok(compiled)
+}
+
+fn compile_new(source: &str) -> Result<Compiled, ExprError> {
     let program = env()
         .compile(source)
         .map_err(|e| ExprError::Syntax(clean_parse_error(&e.to_string())))?;
-    let compiled = Compiled {
+    Ok(Compiled {
         reads: Arc::new(Reads::of(program.expression())),
         program: Arc::new(program),
-    };
-    if let Ok(mut cache) = program_cache().lock() {
-        cache.insert(source.to_string(), compiled.clone());
+    })
+}
+
+impl PartialEq for Compiled {
+    /// Programs compiled from the same text behave the same; their owners
+    /// (`Expr`, templates) compare that text.
+    fn eq(&self, _: &Self) -> bool {
+        true
     }
-    Ok(compiled)
+}
+
+impl Compiled {
+    /// Evaluates the program with `bindings` as variables.
+    pub fn eval(&self, bindings: &Bindings) -> Result<Value, ExprError> {
+        let result = execute(self, bindings, false);
+        if verifying_reads() {
+            let reference = execute(self, bindings, true);
+            if result.as_ref().ok() != reference.as_ref().ok() {
+                return Err(ExprError::Eval(format!(
+                    "internal error: evaluated on the parts it reads, this expression gave {result:?}, \
+                     but {reference:?} on whole values; please report it"
+                )));
+            }
+        }
+        result
+    }
+
+    /// Evaluates a program that must give a boolean.
+    pub fn eval_bool(&self, bindings: &Bindings) -> Result<bool, ExprError> {
+        match self.eval(bindings)? {
+            Value::Bool(b) => Ok(b),
+            other => Err(ExprError::Type {
+                expected: "a boolean",
+                found: crate::jsonrpc::type_name(&other).to_string(),
+            }),
+        }
+    }
+
+    /// Evaluates a program that must give a list.
+    pub fn eval_list(&self, bindings: &Bindings) -> Result<Vec<Value>, ExprError> {
+        match self.eval(bindings)? {
+            Value::Array(items) => Ok(items),
+            other => Err(ExprError::Type {
+                expected: "a list",
+                found: crate::jsonrpc::type_name(&other).to_string(),
+            }),
+        }
+    }
 }
 
 fn clean_parse_error(text: &str) -> String {
@@ -180,20 +241,10 @@ impl VariableResolver for Lent<'_> {
     }
 }
 
-/// Evaluates `source` with `bindings` as variables.
+/// Compiles and evaluates `source` once (tests and one-off checks; a
+/// scenario's expressions are compiled when it is loaded).
 pub fn eval(source: &str, bindings: &Bindings) -> Result<Value, ExprError> {
-    let compiled = compile(source)?;
-    let result = execute(&compiled, bindings, false);
-    if verifying_reads() {
-        let reference = execute(&compiled, bindings, true);
-        if result.as_ref().ok() != reference.as_ref().ok() {
-            return Err(ExprError::Eval(format!(
-                "internal error: evaluated on the parts it reads, this expression gave {result:?}, \
-                 but {reference:?} on whole values; please report it"
-            )));
-        }
-    }
-    result
+    compile(source)?.eval(bindings)
 }
 
 /// Runs a compiled expression, each variable cut down to what the expression
@@ -237,26 +288,9 @@ fn verifying_reads() -> bool {
             .get_or_init(|| std::env::var_os("MCP_CONFORM_VERIFY_READS").is_some_and(|v| v == "1"))
 }
 
-/// Evaluates an expression that must give a boolean.
+/// Compiles and evaluates an expression that must give a boolean.
 pub fn eval_bool(source: &str, bindings: &Bindings) -> Result<bool, ExprError> {
-    match eval(source, bindings)? {
-        Value::Bool(b) => Ok(b),
-        other => Err(ExprError::Type {
-            expected: "a boolean",
-            found: crate::jsonrpc::type_name(&other).to_string(),
-        }),
-    }
-}
-
-/// Evaluates an expression that must give a list.
-pub fn eval_list(source: &str, bindings: &Bindings) -> Result<Vec<Value>, ExprError> {
-    match eval(source, bindings)? {
-        Value::Array(items) => Ok(items),
-        other => Err(ExprError::Type {
-            expected: "a list",
-            found: crate::jsonrpc::type_name(&other).to_string(),
-        }),
-    }
+    compile(source)?.eval_bool(bindings)
 }
 
 fn to_json(value: &CelValue) -> Result<Value, ExprError> {
@@ -274,7 +308,7 @@ type Helper = (&'static str, fn(Arguments) -> HelperResult);
 
 /// The helper functions documented in scenarios/README.md.
 fn register_helpers(ctx: &mut Context) {
-    let helpers: [Helper; 21] = [
+    let helpers: [Helper; 22] = [
         ("same_set", same_set),
         ("subset", subset),
         ("unique", unique),
@@ -296,6 +330,7 @@ fn register_helpers(ctx: &mut Context) {
         ("reachable", reachable),
         ("common_words", common_words),
         ("groups_of", groups_of),
+        ("field_is", field_is),
     ];
     for (name, f) in helpers {
         // A name clash with the standard library would be a programming error
@@ -670,6 +705,46 @@ fn common_words(args: Arguments) -> HelperResult {
     ))
 }
 
+/// `field_is(x, 'key', 'string')`: `x` is a map whose `key` holds a value of
+/// that JSON type (`string`, `list`, `map`, `bool`, `number`, `null`); the
+/// type guard `type(x) == map && has(x.key) && type(x.key) == string` in one
+/// call, false (never an error) whatever `x` is.
+fn field_is(Arguments(args): Arguments) -> HelperResult {
+    let [x, key, kind] = args.as_slice() else {
+        return Err(ExecutionError::function_error(
+            "field_is",
+            format!("takes 3 arguments, got {}", args.len()),
+        ));
+    };
+    let (CelValue::String(key), CelValue::String(kind)) = (key, kind) else {
+        return Err(ExecutionError::function_error(
+            "field_is",
+            "takes a value, a key name and a type name",
+        ));
+    };
+    let CelValue::Map(map) = x else {
+        return Ok(CelValue::Bool(false));
+    };
+    let value = map.map.get(&cel::objects::Key::String(Arc::clone(key)));
+    let holds = match (kind.as_str(), value) {
+        (_, None) => false,
+        ("string", Some(CelValue::String(_)))
+        | ("list", Some(CelValue::List(_)))
+        | ("map", Some(CelValue::Map(_)))
+        | ("bool", Some(CelValue::Bool(_)))
+        | ("null", Some(CelValue::Null))
+        | ("number", Some(CelValue::Int(_) | CelValue::UInt(_) | CelValue::Float(_))) => true,
+        ("string" | "list" | "map" | "bool" | "null" | "number", Some(_)) => false,
+        (other, _) => {
+            return Err(ExecutionError::function_error(
+                "field_is",
+                format!("unknown type name {other:?} (string, list, map, bool, number, null)"),
+            ))
+        }
+    };
+    Ok(CelValue::Bool(holds))
+}
+
 /// The groups an entry says it belongs to: SEP-1300's `groups` field, or,
 /// when the entry has none, the grouping extension's
 /// `_meta["io.modelcontextprotocol/groups"]`; `[]` when it states neither.
@@ -778,6 +853,30 @@ mod tests {
 
     fn b(v: Value) -> Bindings {
         Bindings::from(v.as_object().cloned().unwrap_or_default())
+    }
+
+    #[test]
+    fn field_is_guards_a_key_and_its_type() {
+        let b = Bindings::from(
+            serde_json::json!({"r": {"uri": "x", "n": 2, "l": [], "m": {}}, "s": "text"})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        );
+        for (source, want) in [
+            ("field_is(r, 'uri', 'string')", true),
+            ("field_is(r, 'uri', 'list')", false),
+            (
+                "field_is(r, 'n', 'number') && field_is(r, 'l', 'list') && field_is(r, 'm', 'map')",
+                true,
+            ),
+            ("field_is(r, 'missing', 'string')", false),
+            ("field_is(s, 'uri', 'string')", false),
+            ("field_is(r.uri, 'x', 'string')", false),
+        ] {
+            assert_eq!(eval_bool(source, &b), Ok(want), "{source}");
+        }
+        assert!(eval_bool("field_is(r, 'uri', 'text')", &b).is_err());
     }
 
     #[test]

@@ -170,6 +170,18 @@ impl Reads {
             }
             // Only the argument's type is observed.
             ("type", None, [value]) => self.walk(value, ReadTree::default()),
+            // `field_is(x, 'key', 'string')` observes the type of `x.key`.
+            ("field_is", None, [value, key, kind]) => {
+                self.walk(key, ReadTree::whole());
+                self.walk(kind, ReadTree::whole());
+                let read = match &key.expr {
+                    Expr::Literal(LiteralValue::String(k)) => {
+                        ReadTree::field(k.inner(), ReadTree::default())
+                    }
+                    _ => ReadTree::whole(),
+                };
+                self.walk(value, read);
+            }
             // The length of a list (each item present, none read); a map's
             // or a string's size needs all of it, as the conversion gives.
             ("size", None, [value]) => self.walk(value, ReadTree::items(ReadTree::default())),
@@ -299,6 +311,17 @@ mod tests {
                 "result",
                 fields(&[("tools", whole()), ("nextCursor", ReadTree::default())])
             )])
+        );
+    }
+
+    #[test]
+    fn a_field_is_guard_reads_only_the_type_of_its_field() {
+        let r = reads("xs.filter(t, field_is(t, 'name', 'string')).map(t, t.name)");
+        assert_eq!(r["xs"], ReadTree::items(fields(&[("name", whole())])));
+        let r = reads("xs.all(t, field_is(t, 'uri', 'string'))");
+        assert_eq!(
+            r["xs"],
+            ReadTree::items(fields(&[("uri", ReadTree::default())]))
         );
     }
 

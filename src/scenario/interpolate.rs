@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::expr::{self, Bindings, ExprError};
+use super::expr::{self, Bindings, Compiled, ExprError};
 
 /// One piece of an interpolated string.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,94 +71,186 @@ fn find_close(s: &str) -> Option<usize> {
     None
 }
 
-/// Every expression in every string of `value`, for load-time checking.
-pub fn expressions(value: &Value) -> Result<Vec<String>, Unterminated> {
-    let mut out = Vec::new();
-    collect(value, &mut out)?;
-    Ok(out)
-}
-
-fn collect(value: &Value, out: &mut Vec<String>) -> Result<(), Unterminated> {
-    match value {
-        Value::String(s) => {
-            for piece in split(s)? {
-                if let Piece::Expr(e) = piece {
-                    out.push(e.to_string());
-                }
-            }
-        }
-        Value::Array(items) => items.iter().try_for_each(|v| collect(v, out))?,
-        Value::Object(map) => {
-            for (k, v) in map {
-                collect(&Value::String(k.clone()), out)?;
-                collect(v, out)?;
-            }
-        }
-        _ => {}
-    }
-    Ok(())
-}
-
-/// Why interpolation failed at run time.
+/// Why a template cannot be compiled: an unterminated `${`, or an
+/// expression that does not compile.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum InterpolateError {
+pub enum TemplateError {
     #[error(transparent)]
     Unterminated(#[from] Unterminated),
     #[error("in ${{{expr}}}: {source}")]
     Expr { expr: String, source: ExprError },
 }
 
-/// Replaces every `${…}` in `value`.
-pub fn interpolate(value: &Value, bindings: &Bindings) -> Result<Value, InterpolateError> {
-    Ok(match value {
-        Value::String(s) => interpolate_str(s, bindings)?,
-        Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .map(|v| interpolate(v, bindings))
-                .collect::<Result<_, _>>()?,
-        ),
-        Value::Object(map) => {
-            let mut out = Map::new();
-            for (k, v) in map {
-                let key = match interpolate_str(k, bindings)? {
-                    Value::String(s) => s,
-                    other => other.to_string(),
-                };
-                out.insert(key, interpolate(v, bindings)?);
-            }
-            Value::Object(out)
-        }
-        other => other.clone(),
-    })
+/// Why interpolation failed at run time.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("in ${{{expr}}}: {source}")]
+pub struct InterpolateError {
+    pub expr: String,
+    pub source: ExprError,
 }
 
-/// Interpolates one string; the result is a string unless the whole string is one expression.
-pub fn interpolate_str(s: &str, bindings: &Bindings) -> Result<Value, InterpolateError> {
-    if !s.contains("${") {
-        return Ok(Value::String(s.to_string()));
-    }
-    let pieces = split(s)?;
-    let eval = |e: &str| {
-        expr::eval(e, bindings).map_err(|source| InterpolateError::Expr {
-            expr: e.to_string(),
-            source,
+/// One piece of a compiled template.
+#[derive(Debug, Clone, PartialEq)]
+enum Hole {
+    Text(String),
+    Expr { source: String, program: Compiled },
+}
+
+/// A string with `${…}` holes, split and compiled when the scenario is
+/// loaded, so a run only evaluates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Template {
+    source: String,
+    pieces: Vec<Hole>,
+}
+
+impl Template {
+    /// Splits `text` and compiles each expression.
+    pub fn compile(text: &str) -> Result<Template, TemplateError> {
+        if !text.contains("${") {
+            return Ok(Template::literal(text));
+        }
+        let mut pieces = Vec::new();
+        for piece in split(text)? {
+            pieces.push(match piece {
+                Piece::Text(t) => Hole::Text(t.into_owned()),
+                Piece::Expr(e) => Hole::Expr {
+                    source: e.to_string(),
+                    program: expr::compile(e).map_err(|source| TemplateError::Expr {
+                        expr: e.to_string(),
+                        source,
+                    })?,
+                },
+            });
+        }
+        Ok(Template {
+            source: text.to_string(),
+            pieces,
         })
-    };
-    if let [Piece::Expr(e)] = pieces.as_slice() {
-        return eval(e);
     }
-    let mut out = String::new();
-    for piece in pieces {
-        match piece {
-            Piece::Text(t) => out.push_str(&t),
-            Piece::Expr(e) => match eval(e)? {
-                Value::String(v) => out.push_str(&v),
-                other => out.push_str(&other.to_string()),
-            },
+
+    /// A text without holes.
+    pub fn literal(text: &str) -> Template {
+        Template {
+            source: text.to_string(),
+            pieces: vec![Hole::Text(text.to_string())],
         }
     }
-    Ok(Value::String(out))
+
+    /// The text as written in the scenario.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Whether the text has no `${…}` (it renders as itself).
+    pub fn is_literal(&self) -> bool {
+        !self.pieces.iter().any(|p| matches!(p, Hole::Expr { .. }))
+    }
+
+    /// The value: a string, unless the whole text is one expression, which
+    /// keeps its JSON type.
+    pub fn render(&self, bindings: &Bindings) -> Result<Value, InterpolateError> {
+        let eval = |source: &str, program: &Compiled| {
+            program.eval(bindings).map_err(|e| InterpolateError {
+                expr: source.to_string(),
+                source: e,
+            })
+        };
+        match self.pieces.as_slice() {
+            [Hole::Expr { source, program }] => return eval(source, program),
+            [Hole::Text(t)] => return Ok(Value::String(t.clone())),
+            _ => {}
+        }
+        let mut out = String::new();
+        for piece in &self.pieces {
+            match piece {
+                Hole::Text(t) => out.push_str(t),
+                Hole::Expr { source, program } => match eval(source, program)? {
+                    Value::String(v) => out.push_str(&v),
+                    other => out.push_str(&other.to_string()),
+                },
+            }
+        }
+        Ok(Value::String(out))
+    }
+
+    /// The value as text (JSON text when the expression gave no string).
+    pub fn render_text(&self, bindings: &Bindings) -> Result<String, InterpolateError> {
+        Ok(match self.render(bindings)? {
+            Value::String(s) => s,
+            other => other.to_string(),
+        })
+    }
+}
+
+/// A JSON value whose strings (and keys) may hold `${…}`, compiled when the
+/// scenario is loaded; parts without any are kept as they are.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ValueTemplate {
+    Literal(Value),
+    Str(Template),
+    Array(Vec<ValueTemplate>),
+    Object(Vec<(Template, ValueTemplate)>),
+}
+
+impl ValueTemplate {
+    /// Compiles every string of `value`; the first problem is the error.
+    pub fn compile(value: &Value) -> Result<ValueTemplate, TemplateError> {
+        if !has_holes(value) {
+            return Ok(ValueTemplate::Literal(value.clone()));
+        }
+        Ok(match value {
+            Value::String(s) => ValueTemplate::Str(Template::compile(s)?),
+            Value::Array(items) => ValueTemplate::Array(
+                items
+                    .iter()
+                    .map(ValueTemplate::compile)
+                    .collect::<Result<_, _>>()?,
+            ),
+            Value::Object(map) => ValueTemplate::Object(
+                map.iter()
+                    .map(|(k, v)| Ok((Template::compile(k)?, ValueTemplate::compile(v)?)))
+                    .collect::<Result<_, TemplateError>>()?,
+            ),
+            other => ValueTemplate::Literal(other.clone()),
+        })
+    }
+
+    /// Whether rendering gives the value as written.
+    pub fn is_literal(&self) -> bool {
+        matches!(self, ValueTemplate::Literal(_))
+    }
+
+    /// The value with every `${…}` replaced.
+    pub fn render(&self, bindings: &Bindings) -> Result<Value, InterpolateError> {
+        Ok(match self {
+            ValueTemplate::Literal(v) => v.clone(),
+            ValueTemplate::Str(t) => t.render(bindings)?,
+            ValueTemplate::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|v| v.render(bindings))
+                    .collect::<Result<_, _>>()?,
+            ),
+            ValueTemplate::Object(fields) => {
+                let mut out = Map::new();
+                for (k, v) in fields {
+                    out.insert(k.render_text(bindings)?, v.render(bindings)?);
+                }
+                Value::Object(out)
+            }
+        })
+    }
+}
+
+/// Whether any string (or key) of `value` holds `${`.
+pub fn has_holes(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.contains("${"),
+        Value::Array(items) => items.iter().any(has_holes),
+        Value::Object(map) => map.iter().any(|(k, v)| k.contains("${") || has_holes(v)),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -175,47 +267,52 @@ mod tests {
         )
     }
 
+    fn render(v: Value) -> Result<Value, InterpolateError> {
+        ValueTemplate::compile(&v)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .render(&bindings())
+    }
+
+    fn text(t: &str) -> Result<Value, InterpolateError> {
+        Template::compile(t)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .render(&bindings())
+    }
+
     #[test]
     fn whole_expression_keeps_its_type() {
-        let b = bindings();
         assert_eq!(
-            interpolate(&json!({"groups": ["${g}"], "n": "${n}"}), &b),
+            render(json!({"groups": ["${g}"], "n": "${n}"})),
             Ok(json!({"groups": ["pages"], "n": 3}))
         );
         assert_eq!(
-            interpolate(&json!("${all.result.tools[0]}"), &b),
+            render(json!("${all.result.tools[0]}")),
             Ok(json!({"name": "a"}))
         );
+        assert_eq!(render(json!({"${g}": 1})), Ok(json!({"pages": 1})));
+        assert!(ValueTemplate::compile(&json!({"a": [1, "x"]})).is_ok_and(|t| t.is_literal()));
     }
 
     #[test]
     fn mixed_text_is_spliced() {
-        let b = bindings();
         assert_eq!(
-            interpolate_str("uri?tools=${g},${ {'a': 'x'}.a }", &b),
+            text("uri?tools=${g},${ {'a': 'x'}.a }"),
             Ok(json!("uri?tools=pages,x"))
         );
-        assert_eq!(interpolate_str("n=${n}", &b), Ok(json!("n=3")));
-        assert_eq!(
-            interpolate_str("literal $${g}", &b),
-            Ok(json!("literal ${g}"))
-        );
+        assert_eq!(text("n=${n}"), Ok(json!("n=3")));
+        assert_eq!(text("literal $${g}"), Ok(json!("literal ${g}")));
     }
 
     #[test]
     fn errors_name_the_expression() {
-        let b = bindings();
+        assert!(matches!(text("${nope}"), Err(InterpolateError { .. })));
         assert!(matches!(
-            interpolate_str("${nope}", &b),
-            Err(InterpolateError::Expr { .. })
+            Template::compile("${open"),
+            Err(TemplateError::Unterminated(_))
         ));
         assert!(matches!(
-            interpolate_str("${open", &b),
-            Err(InterpolateError::Unterminated(_))
+            Template::compile("x ${ a == }"),
+            Err(TemplateError::Expr { .. })
         ));
-        assert_eq!(
-            expressions(&json!({"a": ["${x}", "y ${ z.w }"]})),
-            Ok(vec!["x".to_string(), "z.w".to_string()])
-        );
     }
 }

@@ -1,5 +1,5 @@
 //! Loading is strict: a scenario file is parsed with positions, checked
-//! against `fixtures/schemas/scenario.schema.json`, then every pattern, CEL
+//! against `schemas/scenario.schema.json`, then every pattern, CEL
 //! expression and interpolation is checked. Every problem is reported as
 //! `file:line:col: message`, and a file with any problem is not run.
 
@@ -11,9 +11,10 @@ use jsonschema::Validator;
 use serde_json::{Map, Value};
 
 use super::expr;
-use super::interpolate;
+use super::interpolate::{Template, ValueTemplate};
 use super::model::{
-    Action, Assertion, Expr, ForEach, Isolation, Level, Requirement, Scenario, SpecRef, Step,
+    Action, Assertion, Expr, Fixture, ForEach, Isolation, Level, Place, Requirement, Scenario,
+    SpecRef, Step, Transport,
 };
 use super::pattern;
 use super::source::{parse_yaml, Position, SourceDoc};
@@ -21,7 +22,7 @@ use super::source::{parse_yaml, Position, SourceDoc};
 mod load_generate;
 
 /// The scenario file schema, shipped with the binary.
-pub const SCENARIO_SCHEMA: &str = include_str!("../../fixtures/schemas/scenario.schema.json");
+pub const SCENARIO_SCHEMA: &str = include_str!("../../schemas/scenario.schema.json");
 
 const ACTIONS: &[&str] = &[
     "request",
@@ -292,7 +293,7 @@ impl Loader<'_> {
         for (i, step) in steps.iter().enumerate() {
             if let Some(why) = step.shares_badly() {
                 self.error_at(
-                    step.position,
+                    step.place.position,
                     format!(
                         "isolation: shared, but step {} {why}; use isolation: fresh",
                         i + 1
@@ -302,15 +303,45 @@ impl Loader<'_> {
         }
     }
 
-    fn expr(&mut self, pointer: &str, source: &str) -> Expr {
-        let position = self.doc.position(pointer);
-        if let Err(e) = expr::compile(source) {
-            self.error_at(position, format!("{} in {source:?}", e));
+    /// The id and line:col of the node at `pointer`.
+    fn place(&self, pointer: &str) -> Place {
+        Place {
+            id: Place::id_of(pointer),
+            position: self.doc.position(pointer),
         }
+    }
+
+    fn expr(&mut self, pointer: &str, source: &str) -> Expr {
+        let place = self.place(pointer);
+        let program = match expr::compile(source) {
+            Ok(program) => program,
+            Err(e) => {
+                self.error_at(place.position, format!("{} in {source:?}", e));
+                // Never run: the file has an error. `true` stands in.
+                expr::compile("true").unwrap_or_else(|_| unreachable!("`true` compiles"))
+            }
+        };
         Expr {
             source: source.to_string(),
-            position,
+            place,
+            program,
         }
+    }
+
+    /// A text with `${…}` holes, compiled; a problem is reported at `pointer`.
+    fn template(&mut self, pointer: &str, text: &str) -> Template {
+        Template::compile(text).unwrap_or_else(|e| {
+            self.error(pointer, e.to_string());
+            Template::literal(text)
+        })
+    }
+
+    /// A JSON value with `${…}` holes, compiled; a problem is reported at `pointer`.
+    fn value_template(&mut self, pointer: &str, value: &Value) -> ValueTemplate {
+        ValueTemplate::compile(value).unwrap_or_else(|e| {
+            self.error(pointer, e.to_string());
+            ValueTemplate::Literal(value.clone())
+        })
     }
 
     fn build(&mut self) -> Option<Scenario> {
@@ -380,8 +411,12 @@ impl Loader<'_> {
             requires,
             eras: strings("eras"),
             eras_reason: get_str(&root, "eras_reason"),
-            transports: strings("transports"),
-            fixture: get_str(&root, "fixture"),
+            // the schema allows only the names these parse
+            transports: strings("transports")
+                .iter()
+                .filter_map(|t| Transport::parse(t))
+                .collect(),
+            fixture: get_str(&root, "fixture").and_then(|f| Fixture::parse(&f)),
             timeout_ms: get_u64(&root, "timeout_ms"),
             isolation,
             steps: built,
@@ -397,7 +432,7 @@ impl Loader<'_> {
             Some(Value::String(s)) => {
                 let expr = self.expr("/requires", s);
                 vec![Requirement {
-                    reason: format!("precondition not met: {s}"),
+                    reason: Template::literal(&format!("precondition not met: {s}")),
                     expr,
                 }]
             }
@@ -407,9 +442,10 @@ impl Loader<'_> {
                 .filter_map(|(i, item)| {
                     let obj = item.as_object()?;
                     let expr = self.expr(&format!("/requires/{i}/expr"), &get_str(obj, "expr")?);
+                    let reason = get_str(obj, "reason")?;
                     Some(Requirement {
                         expr,
-                        reason: get_str(obj, "reason")?,
+                        reason: self.template(&format!("/requires/{i}/reason"), &reason),
                     })
                 })
                 .collect(),
@@ -434,7 +470,8 @@ impl Loader<'_> {
                     }),
                     Value::Object(obj) => Some(Assertion {
                         expr: self.expr(&format!("{pointer}/expr"), &get_str(obj, "expr")?),
-                        message: get_str(obj, "message"),
+                        message: get_str(obj, "message")
+                            .map(|m| self.template(&format!("{pointer}/message"), &m)),
                         level: parse_level(obj.get("level")),
                     }),
                     _ => None,
@@ -443,21 +480,8 @@ impl Loader<'_> {
             .collect()
     }
 
-    fn check_interpolations(&mut self, pointer: &str, value: &Value) {
-        match interpolate::expressions(value) {
-            Ok(exprs) => {
-                for e in exprs {
-                    if let Err(err) = expr::compile(&e) {
-                        self.error(pointer, format!("in ${{{e}}}: {err}"));
-                    }
-                }
-            }
-            Err(e) => self.error(pointer, e.to_string()),
-        }
-    }
-
     fn build_step(&mut self, pointer: &str, obj: &Map<String, Value>) -> Option<Step> {
-        let position = self.doc.position(pointer);
+        let place = self.place(pointer);
         let present: Vec<&str> = ACTIONS
             .iter()
             .copied()
@@ -473,31 +497,39 @@ impl Loader<'_> {
             );
             return None;
         }
-        let params = obj.get("params").cloned();
-        if let Some(p) = &params {
-            self.check_interpolations(&format!("{pointer}/params"), p);
-            if present
+        let params = obj
+            .get("params")
+            .map(|p| self.value_template(&format!("{pointer}/params"), p));
+        if params.is_some()
+            && present
                 .first()
                 .is_some_and(|a| *a != "request" && *a != "notify")
-            {
-                self.error(
-                    &format!("{pointer}/params"),
-                    "params only go with request or notify",
-                );
-            }
+        {
+            self.error(
+                &format!("{pointer}/params"),
+                "params only go with request or notify",
+            );
         }
         let action = self.build_action(pointer, obj, present.first().copied(), params);
-        let expect = obj.get("expect").cloned();
-        if let Some(pattern) = &expect {
-            let base = format!("{pointer}/expect");
-            for e in pattern::check(pattern) {
-                let position = self.doc.key_position(&format!("{base}{}", e.pointer));
-                self.error_at(position, e.message);
+        let base = format!("{pointer}/expect");
+        let expect = obj.get("expect").and_then(|written| {
+            let locate = |at: &str| self.place(&format!("{base}{at}"));
+            match pattern::compile(written, &locate) {
+                Ok(p) => Some(p),
+                Err(errors) => {
+                    for e in errors {
+                        let position = self.doc.key_position(&format!("{base}{}", e.pointer));
+                        self.error_at(position, e.message);
+                    }
+                    None
+                }
             }
-            self.check_interpolations(&base, pattern);
-            if matches!(action, Action::Sleep { .. } | Action::Check) {
-                self.error(&base, "expect needs a step that gets an answer (request, send_raw or wait_notification)");
-            }
+        });
+        if obj.contains_key("expect") && matches!(action, Action::Sleep { .. } | Action::Check) {
+            self.error(
+                &base,
+                "expect needs a step that gets an answer (request, send_raw or wait_notification)",
+            );
         }
         let for_each = match (get_str(obj, "for_each"), get_str(obj, "as")) {
             (Some(items), Some(var)) => Some(ForEach {
@@ -528,9 +560,10 @@ impl Loader<'_> {
             .and_then(Value::as_object)
             .and_then(|o| {
                 let expr = self.expr(&format!("{pointer}/skip_unless/expr"), &get_str(o, "expr")?);
+                let reason = get_str(o, "reason")?;
                 Some(Requirement {
                     expr,
-                    reason: get_str(o, "reason")?,
+                    reason: self.template(&format!("{pointer}/skip_unless/reason"), &reason),
                 })
             });
         let step = Step {
@@ -545,13 +578,13 @@ impl Loader<'_> {
                 .get("sentinel")
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
-            expect_position: self.doc.position(&format!("{pointer}/expect")),
+            expect_place: self.place(&format!("{pointer}/expect")),
             expect,
             asserts: self.build_asserts(pointer, obj.get("assert")),
             captures,
             timeout_ms: get_u64(obj, "timeout_ms"),
             level: parse_level(obj.get("level")),
-            position,
+            place,
         };
         if let Some(why) = step.sentinel_misplaced() {
             self.error(&format!("{pointer}/sentinel"), why.to_string());
@@ -564,28 +597,34 @@ impl Loader<'_> {
         pointer: &str,
         obj: &Map<String, Value>,
         kind: Option<&str>,
-        params: Option<Value>,
+        params: Option<ValueTemplate>,
     ) -> Action {
         match kind {
             Some("request") => Action::Request {
-                method: get_str(obj, "request").unwrap_or_default(),
+                method: self.template(
+                    &format!("{pointer}/request"),
+                    &get_str(obj, "request").unwrap_or_default(),
+                ),
                 params,
-                rpc_id: obj.get("rpc_id").cloned(),
+                rpc_id: obj
+                    .get("rpc_id")
+                    .map(|id| self.value_template(&format!("{pointer}/rpc_id"), id)),
                 no_wait: obj.get("no_wait").and_then(Value::as_bool).unwrap_or(false),
                 paginate: get_str(obj, "paginate"),
                 max_pages: get_u64(obj, "max_pages").map_or(DEFAULT_MAX_PAGES, |n| n as usize),
             },
             Some("notify") => Action::Notify {
-                method: get_str(obj, "notify").unwrap_or_default(),
+                method: self.template(
+                    &format!("{pointer}/notify"),
+                    &get_str(obj, "notify").unwrap_or_default(),
+                ),
                 params,
             },
             Some("send_raw") => {
                 let text = get_str(obj, "send_raw").unwrap_or_default();
-                self.check_interpolations(
-                    &format!("{pointer}/send_raw"),
-                    &Value::String(text.clone()),
-                );
-                Action::SendRaw { text }
+                Action::SendRaw {
+                    text: self.template(&format!("{pointer}/send_raw"), &text),
+                }
             }
             Some("wait_notification") => Action::WaitNotification {
                 method: get_str(obj, "wait_notification").unwrap_or_default(),
@@ -639,19 +678,19 @@ impl Loader<'_> {
                 "an http step has a JSON body or a text body, not both",
             );
         }
-        if let Some(body) = spec.get("body") {
-            self.check_interpolations(&format!("{base}/body"), body);
-        }
-        let text = get_str(&spec, "text");
-        if let Some(t) = &text {
-            self.check_interpolations(&format!("{base}/text"), &Value::String(t.clone()));
-        }
+        let body = spec
+            .get("body")
+            .map(|body| self.value_template(&format!("{base}/body"), body));
+        let text = get_str(&spec, "text").map(|t| self.template(&format!("{base}/text"), &t));
         let headers = spec
             .get("headers")
             .and_then(Value::as_object)
             .map(|m| {
                 m.iter()
-                    .map(|(k, v)| (k.clone(), v.as_str().map(str::to_string)))
+                    .map(|(k, v)| {
+                        let at = format!("{base}/headers/{}", super::source::escape_pointer(k));
+                        (k.clone(), v.as_str().map(|v| self.template(&at, v)))
+                    })
                     .collect()
             })
             .unwrap_or_default();
@@ -665,7 +704,7 @@ impl Loader<'_> {
         }
         Action::Http {
             method: get_str(&spec, "method").unwrap_or_else(|| "POST".into()),
-            body: spec.get("body").cloned(),
+            body,
             text,
             headers,
             read_ms: get_u64(&spec, "read_ms").unwrap_or(0),
@@ -762,10 +801,12 @@ fn load_each(sources: &[(String, String)]) -> Vec<Result<Scenario, LoadErrors>> 
         .min(sources.len() / FILES_PER_THREAD)
         .max(1);
     let load_chunk = |chunk: &[(String, String)]| -> Vec<Result<Scenario, LoadErrors>> {
-        chunk
-            .iter()
-            .map(|(name, text)| load_str(name, text))
-            .collect()
+        expr::while_loading(|| {
+            chunk
+                .iter()
+                .map(|(name, text)| load_str(name, text))
+                .collect()
+        })
     };
     if threads == 1 {
         return load_chunk(sources);
@@ -820,11 +861,17 @@ steps:
         assert_eq!(s.id, "base/unknown-method");
         assert_eq!(s.level, Level::Must);
         assert!(
-            matches!(&s.steps[0].action, Action::Request { method, .. } if method == "no/such/method")
+            matches!(&s.steps[0].action, Action::Request { method, .. } if method.source() == "no/such/method")
         );
         assert_eq!(
-            s.steps[0].asserts[0].message.as_deref(),
+            s.steps[0].asserts[0].message.as_ref().map(|m| m.source()),
             Some("must be method not found")
+        );
+        assert_eq!(s.steps[0].place.id, "steps[0]");
+        assert_eq!(s.steps[0].asserts[0].expr.place.id, "steps[0].assert[0]");
+        assert_eq!(
+            s.steps[0].asserts[0].expr.place.position.to_string(),
+            "11:15"
         );
     }
 
@@ -854,6 +901,18 @@ steps:
         assert!(e[0].starts_with("t.yaml:11:15: CEL syntax error"), "{e:?}");
         let e = errors(&GOOD.replace("{ code: -32601 }", "{ code: { $tpye: integer } }"));
         assert_eq!(e, ["t.yaml:9:32: unknown operator $tpye; did you mean $type? (known: $type, $absent, $present, $regex, $contains, $unordered, $each, $len, $min_len, $max_len, $gte, $lte, $one_of, $not, $eq, $exact, $label, $verdict, $note)"]);
+    }
+
+    #[test]
+    fn a_bad_regex_is_a_load_error_at_its_line_and_column() {
+        let e = errors(&GOOD.replace("message: { $type: string }", "x").replace(
+            "{ code: -32601 }",
+            "{ code: -32601, message: { $regex: \"a(b\" } }",
+        ));
+        assert_eq!(
+            e,
+            ["t.yaml:9:49: $regex \"a(b\" does not compile: unclosed group"]
+        );
     }
 
     #[test]

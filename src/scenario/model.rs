@@ -3,6 +3,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::expr::{Bindings, Compiled, ExprError};
+use super::interpolate::{Template, ValueTemplate};
+use super::pattern::Pattern;
 use super::source::Position;
 
 /// How much a requirement weighs: what its failure turns into.
@@ -142,18 +145,83 @@ pub struct Applies {
     pub transports: Vec<String>,
 }
 
-/// A CEL expression with where it was written.
+/// Where something sits in its scenario file: a stable, readable id
+/// (`steps[2]`, `steps[2].assert[0]`, `steps[1].expect.result.tools`,
+/// `assert[0]`; scenarios/README.md) and its line and column.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Place {
+    pub id: String,
+    pub position: Position,
+}
+
+impl Place {
+    /// The id of the node at a JSON Pointer into the scenario file:
+    /// `/steps/2/assert/0/expr` → `steps[2].assert[0]` (an `expr` key only
+    /// says where the expression of an entry is, so it is left out).
+    pub fn id_of(pointer: &str) -> String {
+        let mut id = String::new();
+        let parts: Vec<&str> = pointer.split('/').skip(1).collect();
+        for (i, part) in parts.iter().enumerate() {
+            let part = part.replace("~1", "/").replace("~0", "~");
+            if part == "expr" && i + 1 == parts.len() && i > 0 {
+                break;
+            }
+            if part.parse::<usize>().is_ok() && !id.is_empty() {
+                id.push_str(&format!("[{part}]"));
+            } else {
+                if !id.is_empty() {
+                    id.push('.');
+                }
+                id.push_str(&part);
+            }
+        }
+        id
+    }
+
+    /// `file:line:col`, the way a compiler points at a line.
+    pub fn location(&self, file: &str) -> String {
+        format!("{file}:{}", self.position)
+    }
+}
+
+/// A CEL expression with where it was written and its program, compiled
+/// when the scenario is loaded.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Expr {
     pub source: String,
-    pub position: Position,
+    pub place: Place,
+    pub program: Compiled,
+}
+
+impl Expr {
+    /// An expression written nowhere in a file (tests, generated steps).
+    pub fn unplaced(source: &str) -> Result<Expr, ExprError> {
+        Ok(Expr {
+            source: source.to_string(),
+            place: Place::default(),
+            program: super::expr::compile(source)?,
+        })
+    }
+
+    pub fn eval(&self, bindings: &Bindings) -> Result<Value, ExprError> {
+        self.program.eval(bindings)
+    }
+
+    pub fn eval_bool(&self, bindings: &Bindings) -> Result<bool, ExprError> {
+        self.program.eval_bool(bindings)
+    }
+
+    pub fn eval_list(&self, bindings: &Bindings) -> Result<Vec<Value>, ExprError> {
+        self.program.eval_list(bindings)
+    }
 }
 
 /// A precondition: false → the scenario is skipped with `reason`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Requirement {
     pub expr: Expr,
-    pub reason: String,
+    /// May name what the server offered (`${size(picks)}`).
+    pub reason: Template,
 }
 
 impl Requirement {
@@ -169,7 +237,7 @@ impl Requirement {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Assertion {
     pub expr: Expr,
-    pub message: Option<String>,
+    pub message: Option<Template>,
     pub level: Option<Level>,
 }
 
@@ -177,9 +245,9 @@ pub struct Assertion {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     Request {
-        method: String,
-        params: Option<Value>,
-        rpc_id: Option<Value>,
+        method: Template,
+        params: Option<ValueTemplate>,
+        rpc_id: Option<ValueTemplate>,
         /// Send without waiting for the answer (long-lived requests).
         no_wait: bool,
         /// Follow `nextCursor`, concatenating `result.<field>`.
@@ -187,13 +255,13 @@ pub enum Action {
         max_pages: usize,
     },
     Notify {
-        method: String,
-        params: Option<Value>,
+        method: Template,
+        params: Option<ValueTemplate>,
     },
     /// Bytes as written (a newline is added when missing); waits for one answer
     /// when the step has an `expect`.
     SendRaw {
-        text: String,
+        text: Template,
     },
     WaitNotification {
         method: String,
@@ -206,10 +274,10 @@ pub enum Action {
     Http {
         method: String,
         /// The body: JSON (`body:`, interpolated) or text (`text:`).
-        body: Option<Value>,
-        text: Option<String>,
+        body: Option<ValueTemplate>,
+        text: Option<Template>,
         /// Overrides of the session's headers; `None` removes one.
-        headers: Vec<(String, Option<String>)>,
+        headers: Vec<(String, Option<Template>)>,
         /// How long to read a GET's event stream (0: status and headers only).
         read_ms: u64,
     },
@@ -240,13 +308,15 @@ pub struct Step {
     /// Send the era's liveness request right behind the message, to tell a
     /// dropped message from a slow answer (`sentinel: true`).
     pub sentinel: bool,
-    pub expect: Option<Value>,
-    pub expect_position: Position,
+    pub expect: Option<Pattern>,
+    /// Where `expect:` is written (`steps[1].expect`).
+    pub expect_place: Place,
     pub asserts: Vec<Assertion>,
     pub captures: Vec<(String, Expr)>,
     pub timeout_ms: Option<u64>,
     pub level: Option<Level>,
-    pub position: Position,
+    /// The step's id (`steps[2]`, `cleanup[0]`) and where it starts.
+    pub place: Place,
 }
 
 impl Step {
@@ -277,7 +347,7 @@ impl Step {
             return Some("opens a second session (`session:`)");
         }
         match &self.action {
-            Action::Request { method, .. } if method == MUTATE_METHOD => {
+            Action::Request { method, .. } if method.source() == MUTATE_METHOD => {
                 Some("changes the server's catalog (control hook)")
             }
             Action::Request { no_wait: true, .. } => {
@@ -298,6 +368,63 @@ impl Step {
             Some(id) => format!("step '{id}'"),
             None => format!("step {}", index + 1),
         }
+    }
+}
+
+/// A transport a scenario applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    Stdio,
+    Http,
+}
+
+impl Transport {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Stdio => "stdio",
+            Transport::Http => "http",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Transport> {
+        match name {
+            "stdio" => Some(Transport::Stdio),
+            "http" => Some(Transport::Http),
+            _ => None,
+        }
+    }
+}
+
+impl PartialEq<str> for Transport {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Transport {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::fmt::Display for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The data a golden scenario's exact expectations hold for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fixture {
+    /// The server serves fixtures/catalogs/reference.json.
+    ReferenceCatalog,
+}
+
+impl Fixture {
+    pub fn parse(name: &str) -> Option<Fixture> {
+        (name == "reference-catalog").then_some(Fixture::ReferenceCatalog)
     }
 }
 
@@ -329,8 +456,8 @@ pub struct Scenario {
     pub eras: Vec<String>,
     /// The reason shown when the negotiated era is not in `eras`.
     pub eras_reason: Option<String>,
-    pub transports: Vec<String>,
-    pub fixture: Option<String>,
+    pub transports: Vec<Transport>,
+    pub fixture: Option<Fixture>,
     pub timeout_ms: Option<u64>,
     pub isolation: Isolation,
     pub steps: Vec<Step>,
@@ -343,10 +470,27 @@ pub struct Scenario {
     pub origin: String,
 }
 
+/// How a file of the built-in catalog is named in `origin`.
+pub const BUILTIN_PREFIX: &str = "builtin:";
+
+/// The path a reader can open for an origin: a built-in file by its
+/// repository path (`scenarios/base/x.yaml`), any other file as given.
+pub fn source_path(origin: &str) -> String {
+    match origin.strip_prefix(BUILTIN_PREFIX) {
+        Some(path) => format!("scenarios/{path}"),
+        None => origin.to_string(),
+    }
+}
+
 /// The control hook's method: a scenario that calls it changes the server's catalog.
 pub const MUTATE_METHOD: &str = "conform/mutate";
 
 impl Scenario {
+    /// `file:line:col` of a place in this scenario's file.
+    pub fn location(&self, place: &Place) -> String {
+        place.location(&source_path(&self.origin))
+    }
+
     /// Whether the scenario changes the server's state for every session
     /// (calls the control hook). On a server shared by concurrent scenarios
     /// (HTTP) such a scenario must run alone.
@@ -354,13 +498,33 @@ impl Scenario {
         self.steps
             .iter()
             .chain(&self.cleanup)
-            .any(|s| matches!(&s.action, Action::Request { method, .. } if method == MUTATE_METHOD))
+            .any(|s| matches!(&s.action, Action::Request { method, .. } if method.source() == MUTATE_METHOD))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn place_ids_read_like_paths_into_the_file() {
+        assert_eq!(Place::id_of("/steps/2"), "steps[2]");
+        assert_eq!(Place::id_of("/steps/2/assert/0/expr"), "steps[2].assert[0]");
+        assert_eq!(Place::id_of("/assert/1"), "assert[1]");
+        assert_eq!(Place::id_of("/requires/0/expr"), "requires[0]");
+        assert_eq!(
+            Place::id_of("/steps/0/capture/names"),
+            "steps[0].capture.names"
+        );
+        assert_eq!(
+            Place::id_of("/steps/1/expect/result/tools/0/name"),
+            "steps[1].expect.result.tools[0].name"
+        );
+        assert_eq!(Place::id_of("/steps/1/expect/a~1b"), "steps[1].expect.a/b");
+        assert_eq!(Place::id_of(""), "");
+        assert_eq!(source_path("builtin:base/x.yaml"), "scenarios/base/x.yaml");
+        assert_eq!(source_path("my/x.yaml"), "my/x.yaml");
+    }
 
     #[test]
     fn a_spec_entry_applies_where_its_eras_and_transports_say() {

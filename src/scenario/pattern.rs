@@ -1,9 +1,20 @@
 //! The JSON pattern language of `expect`: objects match as subsets, arrays in
 //! order and length, scalars by value, and `$`-operators say otherwise.
+//!
+//! A pattern is compiled once, when its scenario is loaded: operators become
+//! [`Op`]s, regular expressions are compiled, `${…}` strings become compiled
+//! templates, and every node knows its place in the file, so a mismatch
+//! points at the line of the pattern leaf that failed. At run time only the
+//! parts written with `${…}` are filled in ([`Pattern::resolve`]).
+
+use std::borrow::Cow;
 
 use regex::Regex;
 use serde_json::{Map, Value};
 
+use super::expr::Bindings;
+use super::interpolate::{InterpolateError, Template, ValueTemplate};
+use super::model::Place;
 use super::source::escape_pointer;
 
 /// Operators that test the value they sit on.
@@ -26,9 +37,234 @@ const OPERATORS: &[&str] = &[
 ];
 /// Keys that modify how the surrounding object or alternative is read.
 const MODIFIERS: &[&str] = &["$exact", "$label", "$verdict", "$note"];
-const TYPE_NAMES: &[&str] = &[
-    "null", "boolean", "number", "integer", "string", "array", "object",
+/// Operators whose operand may be written as one `${…}`, typed once filled in.
+const DEFERRABLE: &[&str] = &[
+    "$len",
+    "$min_len",
+    "$max_len",
+    "$gte",
+    "$lte",
+    "$unordered",
+    "$regex",
+    "$type",
+    "$one_of",
 ];
+
+/// A JSON type name of `$type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonType {
+    Null,
+    Boolean,
+    Number,
+    Integer,
+    String,
+    Array,
+    Object,
+}
+
+impl JsonType {
+    const ALL: [(&'static str, JsonType); 7] = [
+        ("null", JsonType::Null),
+        ("boolean", JsonType::Boolean),
+        ("number", JsonType::Number),
+        ("integer", JsonType::Integer),
+        ("string", JsonType::String),
+        ("array", JsonType::Array),
+        ("object", JsonType::Object),
+    ];
+
+    fn parse(name: &str) -> Result<JsonType, String> {
+        Self::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, t)| *t)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|(n, _)| *n).collect();
+                format!(
+                    "unknown type name \"{name}\" (expected one of {})",
+                    names.join(", ")
+                )
+            })
+    }
+
+    fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, t)| *t == self)
+            .map_or("?", |(n, _)| n)
+    }
+
+    fn holds(self, v: &Value) -> bool {
+        match self {
+            JsonType::Null => v.is_null(),
+            JsonType::Boolean => v.is_boolean(),
+            JsonType::Number => v.is_number(),
+            JsonType::Integer => v.as_i64().is_some() || v.as_u64().is_some(),
+            JsonType::String => v.is_string(),
+            JsonType::Array => v.is_array(),
+            JsonType::Object => v.is_object(),
+        }
+    }
+}
+
+/// What an accepted `$one_of` alternative makes of the scenario's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AltVerdict {
+    Pass,
+    Warn,
+    Info,
+}
+
+impl AltVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AltVerdict::Pass => "pass",
+            AltVerdict::Warn => "warn",
+            AltVerdict::Info => "info",
+        }
+    }
+}
+
+/// Which length bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LenBound {
+    Exactly,
+    AtLeast,
+    AtMost,
+}
+
+/// One operator with its typed operand.
+#[derive(Debug, Clone)]
+pub enum Op {
+    Type(Vec<JsonType>),
+    Absent,
+    Present,
+    Regex(Regex),
+    Contains(Box<Pattern>),
+    Unordered(Vec<Pattern>),
+    Each(Box<Pattern>),
+    Len(LenBound, u64),
+    /// `$gte` (true) or `$lte` (false).
+    Bound(bool, f64),
+    OneOf(Vec<Pattern>),
+    Not(Box<Pattern>),
+    Eq(ValueTemplate),
+    /// An operand written as one `${…}`: typed once it is filled in.
+    Deferred(Template),
+    /// A filled-in operand that is not what the operator takes: every
+    /// value mismatches, with this reason.
+    Invalid(String),
+}
+
+impl PartialEq for Op {
+    fn eq(&self, other: &Op) -> bool {
+        match (self, other) {
+            (Op::Regex(a), Op::Regex(b)) => a.as_str() == b.as_str(),
+            (Op::Type(a), Op::Type(b)) => a == b,
+            (Op::Contains(a), Op::Contains(b))
+            | (Op::Each(a), Op::Each(b))
+            | (Op::Not(a), Op::Not(b)) => a == b,
+            (Op::Unordered(a), Op::Unordered(b)) | (Op::OneOf(a), Op::OneOf(b)) => a == b,
+            (Op::Len(x, a), Op::Len(y, b)) => x == y && a == b,
+            (Op::Bound(x, a), Op::Bound(y, b)) => x == y && a == b,
+            (Op::Eq(a), Op::Eq(b)) => a == b,
+            (Op::Deferred(a), Op::Deferred(b)) => a == b,
+            (Op::Invalid(a), Op::Invalid(b)) => a == b,
+            (Op::Absent, Op::Absent) | (Op::Present, Op::Present) => true,
+            _ => false,
+        }
+    }
+}
+
+/// A key of an object pattern: as written, or filled in at run time.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Key {
+    Fixed(String),
+    Template(Template),
+}
+
+/// One entry of an object pattern, in the order written.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    /// A plain key: the answer's value under it must match.
+    Field(Key, Pattern),
+    /// An operator (`name` as written, e.g. `$len`).
+    Op(String, Op),
+}
+
+/// An object pattern: its keys and operators, and the modifiers of an
+/// object or of a `$one_of` alternative.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ObjectPattern {
+    pub entries: Vec<Entry>,
+    /// `$exact: true`: no keys beyond the listed ones.
+    pub exact: bool,
+    pub label: Option<Template>,
+    pub verdict: Option<AltVerdict>,
+    pub note: Option<Template>,
+}
+
+impl ObjectPattern {
+    pub fn has_ops(&self) -> bool {
+        self.exact
+            || self.label.is_some()
+            || self.verdict.is_some()
+            || self.note.is_some()
+            || self.entries.iter().any(|e| matches!(e, Entry::Op(..)))
+    }
+
+    pub fn has_fields(&self) -> bool {
+        self.entries.iter().any(|e| matches!(e, Entry::Field(..)))
+    }
+
+    pub fn op(&self, name: &str) -> Option<&Op> {
+        self.entries.iter().find_map(|e| match e {
+            Entry::Op(n, op) if n == name => Some(op),
+            _ => None,
+        })
+    }
+
+    /// The operand of a pattern that is `$each` and nothing else.
+    fn only_each(&self) -> Option<&Pattern> {
+        let plain =
+            !self.exact && self.label.is_none() && self.verdict.is_none() && self.note.is_none();
+        match self.entries.as_slice() {
+            [Entry::Op(_, Op::Each(p))] if plain => Some(p),
+            _ => None,
+        }
+    }
+
+    pub fn fields(&self) -> impl Iterator<Item = (&str, &Pattern)> {
+        self.entries.iter().filter_map(|e| match e {
+            Entry::Field(Key::Fixed(k), p) => Some((k.as_str(), p)),
+            Entry::Field(Key::Template(t), p) => Some((t.source(), p)),
+            Entry::Op(..) => None,
+        })
+    }
+}
+
+/// What a node of a pattern is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Node {
+    /// A scalar, compared by value (numbers by numeric value).
+    Literal(Value),
+    /// A string with `${…}`: its value is a pattern once filled in.
+    Template(Template),
+    /// Items in order, as many as written.
+    Array(Vec<Pattern>),
+    Object(Box<ObjectPattern>),
+}
+
+/// A compiled pattern node: what it tests, where it is written, and the
+/// JSON it was written as (for reports and diffs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pattern {
+    pub node: Node,
+    pub place: Place,
+    source: Value,
+    /// Some part is written with `${…}` and is filled in at run time.
+    dynamic: bool,
+}
 
 /// A problem in a pattern itself, found when the scenario is loaded.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,129 +274,538 @@ pub struct PatternError {
     pub message: String,
 }
 
-/// Checks a pattern's operators and operands, collecting every problem.
-pub fn check(pattern: &Value) -> Vec<PatternError> {
-    let mut errors = Vec::new();
-    check_at(pattern, "", false, &mut errors);
-    errors
+/// Compiles a pattern; `locate` gives the place of the node at a pointer
+/// inside the pattern. Every problem is collected.
+pub fn compile(
+    value: &Value,
+    locate: &dyn Fn(&str) -> Place,
+) -> Result<Pattern, Vec<PatternError>> {
+    let mut c = Compiler {
+        locate,
+        errors: Vec::new(),
+        runtime: false,
+    };
+    let pattern = c.node(value, "", false);
+    if c.errors.is_empty() {
+        Ok(pattern)
+    } else {
+        Err(c.errors)
+    }
 }
 
-fn check_at(pattern: &Value, pointer: &str, in_alternative: bool, errors: &mut Vec<PatternError>) {
-    match pattern {
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                check_at(item, &format!("{pointer}/{i}"), false, errors);
+/// Checks a pattern's operators and operands, collecting every problem.
+pub fn check(pattern: &Value) -> Vec<PatternError> {
+    compile(pattern, &|_| Place::default())
+        .err()
+        .unwrap_or_default()
+}
+
+impl Pattern {
+    /// A pattern made of a value computed at run time (a filled-in `${…}`):
+    /// every node takes `place`; operands that do not fit their operator
+    /// make the pattern mismatch with the reason.
+    pub fn from_value(value: &Value, place: &Place) -> Pattern {
+        let mut c = Compiler {
+            locate: &|_| place.clone(),
+            errors: Vec::new(),
+            runtime: true,
+        };
+        c.node(value, "", false)
+    }
+
+    /// The pattern as JSON (filled in, once resolved).
+    pub fn to_value(&self) -> &Value {
+        &self.source
+    }
+
+    /// Whether a `${…}` is filled in at run time.
+    pub fn is_dynamic(&self) -> bool {
+        self.dynamic
+    }
+
+    /// The object pattern under `key`, if this node is an object naming it.
+    pub fn field(&self, key: &str) -> Option<&Pattern> {
+        match &self.node {
+            Node::Object(o) => o.fields().find(|(k, _)| *k == key).map(|(_, p)| p),
+            _ => None,
+        }
+    }
+
+    /// The pattern with every `${…}` filled in; a pattern without any is
+    /// used as it is.
+    pub fn resolve(&self, bindings: &Bindings) -> Result<Cow<'_, Pattern>, InterpolateError> {
+        if !self.dynamic {
+            return Ok(Cow::Borrowed(self));
+        }
+        self.resolved(bindings).map(Cow::Owned)
+    }
+
+    fn resolved(&self, b: &Bindings) -> Result<Pattern, InterpolateError> {
+        if !self.dynamic {
+            return Ok(self.clone());
+        }
+        Ok(match &self.node {
+            Node::Template(t) => Pattern::from_value(&t.render(b)?, &self.place),
+            Node::Literal(_) => self.clone(),
+            Node::Array(items) => {
+                let items = items
+                    .iter()
+                    .map(|p| p.resolved(b))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let source = Value::Array(items.iter().map(|p| p.source.clone()).collect());
+                Pattern {
+                    node: Node::Array(items),
+                    place: self.place.clone(),
+                    source,
+                    dynamic: false,
+                }
+            }
+            Node::Object(o) => self.resolved_object(o, b)?,
+        })
+    }
+
+    fn resolved_object(
+        &self,
+        o: &ObjectPattern,
+        b: &Bindings,
+    ) -> Result<Pattern, InterpolateError> {
+        let mut out = ObjectPattern {
+            exact: o.exact,
+            verdict: o.verdict,
+            ..ObjectPattern::default()
+        };
+        let mut source = Map::new();
+        if o.exact {
+            source.insert("$exact".into(), Value::Bool(true));
+        }
+        if let Some(v) = o.verdict {
+            source.insert("$verdict".into(), Value::String(v.as_str().into()));
+        }
+        for (name, t, slot) in [
+            ("$label", &o.label, &mut out.label),
+            ("$note", &o.note, &mut out.note),
+        ] {
+            if let Some(t) = t {
+                let text = t.render_text(b)?;
+                source.insert(name.into(), Value::String(text.clone()));
+                *slot = Some(Template::literal(&text));
             }
         }
-        Value::Object(map) => {
-            for (key, operand) in map {
-                let at = format!("{pointer}/{}", escape_pointer(key));
-                if key.starts_with('$') {
-                    if let Err(message) = check_operator(key, operand, in_alternative) {
-                        errors.push(PatternError {
-                            pointer: at.clone(),
-                            message,
-                        });
-                    }
-                    check_operand_patterns(key, operand, &at, errors);
-                } else {
-                    check_at(operand, &at, false, errors);
+        for entry in &o.entries {
+            match entry {
+                Entry::Field(key, p) => {
+                    let key = match key {
+                        Key::Fixed(k) => k.clone(),
+                        Key::Template(t) => t.render_text(b)?,
+                    };
+                    let p = p.resolved(b)?;
+                    source.insert(key.clone(), p.source.clone());
+                    out.entries.push(Entry::Field(Key::Fixed(key), p));
+                }
+                Entry::Op(name, op) => {
+                    let (op, operand) = resolve_op(name, op, &self.place, b)?;
+                    source.insert(name.clone(), operand);
+                    out.entries.push(Entry::Op(name.clone(), op));
                 }
             }
         }
-        _ => {}
+        // `$absent` and friends sit in the source as written.
+        for (k, v) in self.source.as_object().into_iter().flatten() {
+            if !source.contains_key(k) {
+                source.insert(k.clone(), v.clone());
+            }
+        }
+        let source = reorder_like(&self.source, source);
+        Ok(Pattern {
+            node: Node::Object(Box::new(out)),
+            place: self.place.clone(),
+            source: Value::Object(source),
+            dynamic: false,
+        })
     }
 }
 
-fn check_operand_patterns(key: &str, operand: &Value, at: &str, errors: &mut Vec<PatternError>) {
-    match (key, operand) {
-        ("$one_of", Value::Array(alts)) => {
-            for (i, alt) in alts.iter().enumerate() {
-                check_at(alt, &format!("{at}/{i}"), true, errors);
-            }
-        }
-        ("$unordered", Value::Array(items)) => {
-            for (i, item) in items.iter().enumerate() {
-                check_at(item, &format!("{at}/{i}"), false, errors);
-            }
-        }
-        ("$contains" | "$each" | "$not", p) => check_at(p, at, false, errors),
-        _ => {}
-    }
-}
-
-fn check_operator(key: &str, operand: &Value, in_alternative: bool) -> Result<(), String> {
-    let expect = |ok: bool, what: &str| {
-        if ok {
-            Ok(())
-        } else {
-            Err(format!("{key} takes {what}, found {}", describe(operand)))
-        }
+/// `filled` with its keys in the order of `written` (keys filled in at run
+/// time keep their place among the others).
+fn reorder_like(written: &Value, mut filled: Map<String, Value>) -> Map<String, Value> {
+    let Some(written) = written.as_object() else {
+        return filled;
     };
-    // An operand written as `${…}` is checked after interpolation, at run time.
-    let deferred = operand.as_str().is_some_and(|t| t.contains("${"));
-    match key {
-        "$len" | "$min_len" | "$max_len" | "$gte" | "$lte" | "$unordered" | "$regex" | "$type"
-        | "$one_of"
-            if deferred =>
-        {
-            Ok(())
+    let mut out = Map::new();
+    for k in written.keys() {
+        if let Some(v) = filled.remove(k) {
+            out.insert(k.clone(), v);
         }
-        "$type" => match operand {
-            Value::String(t) => check_type_name(t),
-            Value::Array(ts) if !ts.is_empty() => ts.iter().try_for_each(|t| match t {
-                Value::String(t) => check_type_name(t),
-                other => Err(format!(
-                    "$type list entries must be type names, found {}",
-                    describe(other)
+    }
+    out.extend(filled);
+    out
+}
+
+/// An operator with its `${…}` filled in, and its operand as JSON.
+fn resolve_op(
+    name: &str,
+    op: &Op,
+    place: &Place,
+    b: &Bindings,
+) -> Result<(Op, Value), InterpolateError> {
+    let boxed =
+        |p: &Pattern| -> Result<Box<Pattern>, InterpolateError> { Ok(Box::new(p.resolved(b)?)) };
+    let list = |ps: &[Pattern]| {
+        ps.iter()
+            .map(|p| p.resolved(b))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let sources = |ps: &[Pattern]| Value::Array(ps.iter().map(|p| p.source.clone()).collect());
+    Ok(match op {
+        Op::Deferred(t) => {
+            let operand = t.render(b)?;
+            let mut c = Compiler {
+                locate: &|_| place.clone(),
+                errors: Vec::new(),
+                runtime: true,
+            };
+            let op = c.operator(name, &operand, "", false).unwrap_or_else(|| {
+                Op::Invalid(
+                    c.errors
+                        .first()
+                        .map_or_else(String::new, |e| e.message.clone()),
+                )
+            });
+            (op, operand)
+        }
+        Op::Contains(p) => {
+            let p = boxed(p)?;
+            let v = p.source.clone();
+            (Op::Contains(p), v)
+        }
+        Op::Each(p) => {
+            let p = boxed(p)?;
+            let v = p.source.clone();
+            (Op::Each(p), v)
+        }
+        Op::Not(p) => {
+            let p = boxed(p)?;
+            let v = p.source.clone();
+            (Op::Not(p), v)
+        }
+        Op::OneOf(ps) => {
+            let ps = list(ps)?;
+            let v = sources(&ps);
+            (Op::OneOf(ps), v)
+        }
+        Op::Unordered(ps) => {
+            let ps = list(ps)?;
+            let v = sources(&ps);
+            (Op::Unordered(ps), v)
+        }
+        Op::Eq(t) => {
+            let v = t.render(b)?;
+            (Op::Eq(ValueTemplate::Literal(v.clone())), v)
+        }
+        other => (other.clone(), Value::Null),
+    })
+}
+
+struct Compiler<'a> {
+    locate: &'a dyn Fn(&str) -> Place,
+    errors: Vec<PatternError>,
+    /// Compiling a filled-in value: its strings are data, never templates.
+    runtime: bool,
+}
+
+impl Compiler<'_> {
+    fn error(&mut self, pointer: &str, message: impl Into<String>) {
+        self.errors.push(PatternError {
+            pointer: pointer.to_string(),
+            message: message.into(),
+        });
+    }
+
+    fn node(&mut self, value: &Value, ptr: &str, in_alternative: bool) -> Pattern {
+        let place = (self.locate)(ptr);
+        let (node, dynamic) = match value {
+            Value::String(s) if !self.runtime && s.contains("${") => match Template::compile(s) {
+                Ok(t) if t.is_literal() => {
+                    let text = t.render_text(&Bindings::default()).unwrap_or_default();
+                    (Node::Literal(Value::String(text)), false)
+                }
+                Ok(t) => (Node::Template(t), true),
+                Err(e) => {
+                    self.error(ptr, e.to_string());
+                    (Node::Literal(value.clone()), false)
+                }
+            },
+            Value::Array(items) => {
+                let items: Vec<Pattern> = items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, item)| self.node(item, &format!("{ptr}/{i}"), false))
+                    .collect();
+                let dynamic = items.iter().any(|p| p.dynamic);
+                (Node::Array(items), dynamic)
+            }
+            Value::Object(map) => {
+                let (o, dynamic) = self.object(map, ptr, in_alternative);
+                (Node::Object(Box::new(o)), dynamic)
+            }
+            scalar => (Node::Literal(scalar.clone()), false),
+        };
+        // A part without holes shows as it reads: `$${` written for `${`.
+        let source = if dynamic || self.runtime {
+            value.clone()
+        } else {
+            unescape(value)
+        };
+        Pattern {
+            node,
+            place,
+            source,
+            dynamic,
+        }
+    }
+
+    fn object(
+        &mut self,
+        map: &Map<String, Value>,
+        ptr: &str,
+        in_alt: bool,
+    ) -> (ObjectPattern, bool) {
+        let mut o = ObjectPattern::default();
+        let mut dynamic = false;
+        for (key, operand) in map {
+            let at = format!("{ptr}/{}", escape_pointer(key));
+            if key.starts_with('$') {
+                match key.as_str() {
+                    "$exact" => {
+                        o.exact =
+                            self.check(key, operand, &at, operand == &Value::Bool(true), "true")
+                    }
+                    "$label" | "$note" | "$verdict" if !in_alt => self.error(
+                        &at,
+                        format!("{key} is only allowed directly inside a $one_of alternative"),
+                    ),
+                    "$label" | "$note" => {
+                        if self.check(key, operand, &at, operand.is_string(), "a string") {
+                            let t = self.template(operand.as_str().unwrap_or_default(), &at);
+                            dynamic |= !t.is_literal();
+                            if key == "$label" {
+                                o.label = Some(t);
+                            } else {
+                                o.note = Some(t);
+                            }
+                        }
+                    }
+                    "$verdict" => match operand.as_str() {
+                        Some("pass") => o.verdict = Some(AltVerdict::Pass),
+                        Some("warn") => o.verdict = Some(AltVerdict::Warn),
+                        Some("info") => o.verdict = Some(AltVerdict::Info),
+                        _ => {
+                            self.check(
+                                key,
+                                operand,
+                                &at,
+                                false,
+                                "one of \"pass\", \"warn\", \"info\"",
+                            );
+                        }
+                    },
+                    _ => {
+                        if let Some(op) = self.operator(key, operand, &at, in_alt) {
+                            dynamic |= op_is_dynamic(&op);
+                            o.entries.push(Entry::Op(key.clone(), op));
+                        }
+                    }
+                }
+            } else {
+                let key = if !self.runtime && key.contains("${") {
+                    let t = self.template(key, &at);
+                    dynamic |= !t.is_literal();
+                    Key::Template(t)
+                } else {
+                    Key::Fixed(key.clone())
+                };
+                let p = self.node(operand, &at, false);
+                dynamic |= p.dynamic;
+                o.entries.push(Entry::Field(key, p));
+            }
+        }
+        (o, dynamic)
+    }
+
+    /// A compiled template; one without holes holds its text with `$${`
+    /// written as `${`.
+    fn template(&mut self, text: &str, at: &str) -> Template {
+        if self.runtime {
+            return Template::literal(text);
+        }
+        match Template::compile(text) {
+            Ok(t) if t.is_literal() => {
+                Template::literal(&t.render_text(&Bindings::default()).unwrap_or_default())
+            }
+            Ok(t) => t,
+            Err(e) => {
+                self.error(at, e.to_string());
+                Template::literal(text)
+            }
+        }
+    }
+
+    /// Records `$key takes {what}` unless `ok`; gives `ok`.
+    fn check(&mut self, key: &str, operand: &Value, at: &str, ok: bool, what: &str) -> bool {
+        if !ok {
+            self.error(
+                at,
+                format!("{key} takes {what}, found {}", describe(operand)),
+            );
+        }
+        ok
+    }
+
+    /// The typed operator, or None after recording why the operand does not fit.
+    fn operator(&mut self, key: &str, operand: &Value, at: &str, _in_alt: bool) -> Option<Op> {
+        if !self.runtime && DEFERRABLE.contains(&key) {
+            if let Some(text) = operand.as_str().filter(|t| t.contains("${")) {
+                let t = self.template(text, at);
+                return Some(Op::Deferred(t));
+            }
+        }
+        let fits = |c: &mut Self, ok: bool, what: &str| c.check(key, operand, at, ok, what);
+        match key {
+            "$type" => {
+                let names: Vec<&Value> = match operand {
+                    Value::String(_) => vec![operand],
+                    Value::Array(ts) if !ts.is_empty() => ts.iter().collect(),
+                    _ => {
+                        fits(self, false, "a type name or a non-empty list of type names");
+                        return None;
+                    }
+                };
+                let mut types = Vec::new();
+                for name in names {
+                    let parsed = match name {
+                        Value::String(t) => JsonType::parse(t),
+                        other => Err(format!(
+                            "$type list entries must be type names, found {}",
+                            describe(other)
+                        )),
+                    };
+                    match parsed {
+                        Ok(t) => types.push(t),
+                        Err(message) => {
+                            self.error(at, message);
+                            return None;
+                        }
+                    }
+                }
+                Some(Op::Type(types))
+            }
+            "$absent" => fits(self, operand == &Value::Bool(true), "true").then_some(Op::Absent),
+            "$present" => fits(self, operand == &Value::Bool(true), "true").then_some(Op::Present),
+            "$regex" => match operand {
+                Value::String(re) => match Regex::new(re) {
+                    Ok(re) => Some(Op::Regex(re)),
+                    Err(e) => {
+                        let text = e.to_string();
+                        let reason = text
+                            .lines()
+                            .last()
+                            .unwrap_or(&text)
+                            .trim_start_matches("error: ")
+                            .to_string();
+                        self.error(at, format!("$regex {re:?} does not compile: {reason}"));
+                        None
+                    }
+                },
+                _ => {
+                    fits(self, false, "a regular expression string");
+                    None
+                }
+            },
+            "$len" | "$min_len" | "$max_len" => {
+                let n = operand.as_u64();
+                fits(self, n.is_some(), "a non-negative integer").then(|| {
+                    let bound = match key {
+                        "$len" => LenBound::Exactly,
+                        "$min_len" => LenBound::AtLeast,
+                        _ => LenBound::AtMost,
+                    };
+                    Op::Len(bound, n.unwrap_or(0))
+                })
+            }
+            "$gte" | "$lte" => {
+                let n = operand.as_f64().filter(|_| operand.is_number());
+                fits(self, n.is_some(), "a number")
+                    .then(|| Op::Bound(key == "$gte", n.unwrap_or(0.0)))
+            }
+            "$one_of" => match operand {
+                Value::Array(alts) if !alts.is_empty() => Some(Op::OneOf(
+                    alts.iter()
+                        .enumerate()
+                        .map(|(i, alt)| self.node(alt, &format!("{at}/{i}"), true))
+                        .collect(),
                 )),
-            }),
-            _ => expect(false, "a type name or a non-empty list of type names"),
-        },
-        "$absent" | "$present" | "$exact" => expect(operand == &Value::Bool(true), "true"),
-        "$regex" => match operand {
-            Value::String(re) => Regex::new(re).map(|_| ()).map_err(|e| {
-                let text = e.to_string();
-                let reason = text
-                    .lines()
-                    .last()
-                    .unwrap_or(&text)
-                    .trim_start_matches("error: ")
-                    .to_string();
-                format!("$regex {re:?} does not compile: {reason}")
-            }),
-            _ => expect(false, "a regular expression string"),
-        },
-        "$len" | "$min_len" | "$max_len" => {
-            expect(operand.as_u64().is_some(), "a non-negative integer")
+                _ => {
+                    fits(self, false, "a non-empty list of patterns");
+                    None
+                }
+            },
+            "$unordered" => match operand {
+                Value::Array(items) => Some(Op::Unordered(
+                    items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, item)| self.node(item, &format!("{at}/{i}"), false))
+                        .collect(),
+                )),
+                _ => {
+                    fits(self, false, "a list of patterns");
+                    None
+                }
+            },
+            "$contains" => Some(Op::Contains(Box::new(self.node(operand, at, false)))),
+            "$each" => Some(Op::Each(Box::new(self.node(operand, at, false)))),
+            "$not" => Some(Op::Not(Box::new(self.node(operand, at, false)))),
+            "$eq" => {
+                if self.runtime {
+                    return Some(Op::Eq(ValueTemplate::Literal(operand.clone())));
+                }
+                match ValueTemplate::compile(operand) {
+                    Ok(t) => Some(Op::Eq(t)),
+                    Err(e) => {
+                        self.error(at, e.to_string());
+                        None
+                    }
+                }
+            }
+            _ => {
+                self.error(at, unknown_operator(key));
+                None
+            }
         }
-        "$gte" | "$lte" => expect(operand.is_number(), "a number"),
-        "$one_of" => expect(
-            operand.as_array().is_some_and(|a| !a.is_empty()),
-            "a non-empty list of patterns",
-        ),
-        "$unordered" => expect(operand.is_array(), "a list of patterns"),
-        "$contains" | "$each" | "$not" | "$eq" => Ok(()),
-        "$label" | "$note" if in_alternative => expect(operand.is_string(), "a string"),
-        "$verdict" if in_alternative => match operand.as_str() {
-            Some("pass" | "warn" | "info") => Ok(()),
-            _ => expect(false, "one of \"pass\", \"warn\", \"info\""),
-        },
-        "$label" | "$note" | "$verdict" => Err(format!(
-            "{key} is only allowed directly inside a $one_of alternative"
-        )),
-        _ => Err(unknown_operator(key)),
     }
 }
 
-fn check_type_name(name: &str) -> Result<(), String> {
-    if TYPE_NAMES.contains(&name) {
-        Ok(())
-    } else {
-        Err(format!(
-            "unknown type name \"{name}\" (expected one of {})",
-            TYPE_NAMES.join(", ")
-        ))
+/// `value` with every `$${` written as `${` (a part without holes).
+fn unescape(value: &Value) -> Value {
+    match value {
+        Value::String(s) if s.contains("$${") => Value::String(s.replace("$${", "${")),
+        Value::Array(items) => Value::Array(items.iter().map(unescape).collect()),
+        Value::Object(map) if value.to_string().contains("$${") => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.replace("$${", "${"), unescape(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn op_is_dynamic(op: &Op) -> bool {
+    match op {
+        Op::Deferred(_) => true,
+        Op::Eq(t) => !t.is_literal(),
+        Op::Contains(p) | Op::Each(p) | Op::Not(p) => p.dynamic,
+        Op::OneOf(ps) | Op::Unordered(ps) => ps.iter().any(|p| p.dynamic),
+        _ => false,
     }
 }
 
@@ -192,16 +837,18 @@ fn describe(value: &Value) -> String {
 pub struct Matched {
     /// `$label`s of the `$one_of` alternatives that matched, with their paths.
     pub labels: Vec<(String, String)>,
-    /// Non-pass verdicts of matched alternatives: (verdict, note).
-    pub verdicts: Vec<(String, String)>,
+    /// Non-pass verdicts of matched alternatives, with their notes.
+    pub verdicts: Vec<(AltVerdict, String)>,
 }
 
 /// The first place where a value departs from its pattern.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mismatch {
-    /// A readable path, e.g. `result.tools[3].name`.
+    /// A readable path in the answer, e.g. `result.tools[3].name`.
     pub path: String,
     pub message: String,
+    /// The pattern node that did not match: its id and line:col.
+    pub place: Place,
 }
 
 impl std::fmt::Display for Mismatch {
@@ -214,67 +861,498 @@ impl std::fmt::Display for Mismatch {
     }
 }
 
-/// Matches `value` (None = absent) against `pattern`.
-pub fn matches(pattern: &Value, value: Option<&Value>) -> Result<Matched, Mismatch> {
-    let mut matched = Matched::default();
-    match_at(pattern, value, "", &mut matched)?;
-    Ok(matched)
-}
-
-/// Every place (at most `limit`) where `value` departs from `pattern`, the
-/// first one being the mismatch [`matches`] reports. Plain objects and arrays,
-/// and `$each` alone, go on past their first bad key or item, so a report can
-/// list the other paths too; an operator that fails counts once.
-pub fn mismatches(pattern: &Value, value: Option<&Value>, limit: usize) -> Vec<Mismatch> {
-    let mut found = Vec::new();
-    collect_mismatches(pattern, value, "", limit, &mut found);
-    found
-}
-
-fn collect_mismatches(
-    pattern: &Value,
-    value: Option<&Value>,
-    path: &str,
-    limit: usize,
-    found: &mut Vec<Mismatch>,
-) {
-    if found.len() >= limit {
-        return;
+impl Pattern {
+    /// Matches `value` (None = absent). A pattern with `${…}` must be
+    /// resolved first; an unresolved one never matches.
+    pub fn matches(&self, value: Option<&Value>) -> Result<Matched, Mismatch> {
+        let mut matched = Matched::default();
+        self.match_at(value, "", &mut matched)?;
+        Ok(matched)
     }
-    match (pattern, value) {
-        (Value::Object(map), Some(Value::Object(obj)))
-            if !map.keys().any(|k| k.starts_with('$')) =>
-        {
-            for (key, sub) in map {
-                collect_mismatches(sub, obj.get(key), &child_key(path, key), limit, found);
+
+    /// Every place (at most `limit`) where `value` departs from the pattern,
+    /// the first one being the mismatch [`Pattern::matches`] reports. Plain
+    /// objects and arrays, and `$each` alone, go on past their first bad key
+    /// or item, so a report can list the other paths too; an operator that
+    /// fails counts once.
+    pub fn mismatches(&self, value: Option<&Value>, limit: usize) -> Vec<Mismatch> {
+        let mut found = Vec::new();
+        self.collect_mismatches(value, "", limit, &mut found);
+        found
+    }
+
+    fn fail<T>(&self, path: &str, message: impl Into<String>) -> Result<T, Mismatch> {
+        Err(Mismatch {
+            path: path.to_string(),
+            message: message.into(),
+            place: self.place.clone(),
+        })
+    }
+
+    fn collect_mismatches(
+        &self,
+        value: Option<&Value>,
+        path: &str,
+        limit: usize,
+        found: &mut Vec<Mismatch>,
+    ) {
+        if found.len() >= limit {
+            return;
+        }
+        match (&self.node, value) {
+            (Node::Object(o), Some(Value::Object(obj))) if !o.has_ops() => {
+                for (key, sub) in o.fields() {
+                    sub.collect_mismatches(obj.get(key), &child_key(path, key), limit, found);
+                }
+            }
+            (Node::Array(items), Some(Value::Array(arr))) if items.len() == arr.len() => {
+                for (i, (p, v)) in items.iter().zip(arr).enumerate() {
+                    p.collect_mismatches(Some(v), &format!("{path}[{i}]"), limit, found);
+                }
+            }
+            (Node::Object(o), Some(Value::Array(arr))) if o.only_each().is_some() => {
+                if let Some(each) = o.only_each() {
+                    for (i, v) in arr.iter().enumerate() {
+                        each.collect_mismatches(Some(v), &format!("{path}[{i}]"), limit, found);
+                    }
+                }
+            }
+            _ => {
+                if let Err(e) = self.match_at(value, path, &mut Matched::default()) {
+                    found.push(e);
+                }
             }
         }
-        (Value::Array(items), Some(Value::Array(arr))) if items.len() == arr.len() => {
-            for (i, (p, v)) in items.iter().zip(arr).enumerate() {
-                collect_mismatches(p, Some(v), &format!("{path}[{i}]"), limit, found);
+    }
+
+    fn match_at(&self, value: Option<&Value>, path: &str, m: &mut Matched) -> Result<(), Mismatch> {
+        match &self.node {
+            Node::Object(o) if o.has_ops() => self.match_operators(o, value, path, m),
+            Node::Object(o) => self.match_object(o, false, value, path, m),
+            Node::Array(items) => self.match_array(items, value, path, m),
+            Node::Template(t) => self.fail(
+                path,
+                format!("internal error: {:?} was not filled in", t.source()),
+            ),
+            Node::Literal(scalar) => match value {
+                Some(v) if scalar_eq(scalar, v) => Ok(()),
+                Some(v) => self.fail(
+                    path,
+                    format!("expected {}, found {}", describe(scalar), describe(v)),
+                ),
+                None => self.fail(
+                    path,
+                    format!("expected {}, but the key is absent", describe(scalar)),
+                ),
+            },
+        }
+    }
+
+    fn match_object(
+        &self,
+        o: &ObjectPattern,
+        exact: bool,
+        value: Option<&Value>,
+        path: &str,
+        m: &mut Matched,
+    ) -> Result<(), Mismatch> {
+        let Some(Value::Object(obj)) = value else {
+            return match value {
+                Some(v) => self.fail(path, format!("expected an object, found {}", describe(v))),
+                None => self.fail(path, "expected an object, but the key is absent"),
+            };
+        };
+        for (key, sub) in o.fields() {
+            sub.match_at(obj.get(key), &child_key(path, key), m)?;
+        }
+        if exact {
+            if let Some(extra) = obj
+                .keys()
+                .find(|k| !o.fields().any(|(f, _)| f == k.as_str()))
+            {
+                return self.fail(
+                    &child_key(path, extra),
+                    "unexpected key ($exact: true allows only the listed keys)",
+                );
             }
         }
-        (Value::Object(map), Some(Value::Array(arr)))
-            if map.len() == 1 && map.contains_key("$each") =>
-        {
-            let each = &map["$each"];
-            for (i, v) in arr.iter().enumerate() {
-                collect_mismatches(each, Some(v), &format!("{path}[{i}]"), limit, found);
+        Ok(())
+    }
+
+    fn match_array(
+        &self,
+        items: &[Pattern],
+        value: Option<&Value>,
+        path: &str,
+        m: &mut Matched,
+    ) -> Result<(), Mismatch> {
+        let Some(Value::Array(arr)) = value else {
+            return self.fail(
+                path,
+                format!(
+                    "expected an array, found {}",
+                    value.map_or("nothing".into(), describe)
+                ),
+            );
+        };
+        if arr.len() != items.len() {
+            return self.fail(
+                path,
+                format!("expected {} items, found {}", items.len(), arr.len()),
+            );
+        }
+        for (i, (p, v)) in items.iter().zip(arr).enumerate() {
+            p.match_at(Some(v), &format!("{path}[{i}]"), m)?;
+        }
+        Ok(())
+    }
+
+    fn match_operators(
+        &self,
+        o: &ObjectPattern,
+        value: Option<&Value>,
+        path: &str,
+        m: &mut Matched,
+    ) -> Result<(), Mismatch> {
+        if o.op("$absent").is_some() {
+            return match value {
+                None => Ok(()),
+                Some(v) => self.fail(
+                    path,
+                    format!("expected the key to be absent, found {}", describe(v)),
+                ),
+            };
+        }
+        if let Some(Op::OneOf(alts)) = o.op("$one_of") {
+            self.match_one_of(alts, value, path, m)?;
+        }
+        if let Some(Op::Not(inner)) = o.op("$not") {
+            if inner.matches(value).is_ok() {
+                return self.fail(
+                    path,
+                    format!("expected not to match {}", describe(inner.to_value())),
+                );
             }
         }
-        _ => {
-            if let Err(e) = match_at(pattern, value, path, &mut Matched::default()) {
-                found.push(e);
+        let has_fields = o.has_fields();
+        let Some(v) = value else {
+            let needs_value = o
+                .entries
+                .iter()
+                .any(|e| matches!(e, Entry::Op(n, _) if n != "$not" && n != "$one_of"));
+            if needs_value || has_fields {
+                return self.fail(path, "expected a value, but the key is absent");
             }
+            return Ok(());
+        };
+        for entry in &o.entries {
+            if let Entry::Op(_, op) = entry {
+                self.apply(op, v, path, m)?;
+            }
+        }
+        if has_fields || o.exact {
+            self.match_object(o, o.exact, Some(v), path, m)?;
+        }
+        Ok(())
+    }
+
+    fn match_one_of(
+        &self,
+        alts: &[Pattern],
+        value: Option<&Value>,
+        path: &str,
+        m: &mut Matched,
+    ) -> Result<(), Mismatch> {
+        let mut reasons = Vec::new();
+        for (i, alt) in alts.iter().enumerate() {
+            let mut inner = Matched::default();
+            let modifiers = match &alt.node {
+                Node::Object(o) => Some(o.as_ref()),
+                _ => None,
+            };
+            let label = modifiers
+                .and_then(|o| o.label.as_ref())
+                .map(|t| t.source().to_string());
+            match alt.match_at(value, path, &mut inner) {
+                Ok(()) => {
+                    m.labels.extend(inner.labels);
+                    m.verdicts.extend(inner.verdicts);
+                    if let Some(label) = &label {
+                        m.labels.push((path.to_string(), label.clone()));
+                    }
+                    if let Some(verdict) = modifiers
+                        .and_then(|o| o.verdict)
+                        .filter(|v| *v != AltVerdict::Pass)
+                    {
+                        let note = modifiers
+                            .and_then(|o| o.note.as_ref())
+                            .map(|t| t.source().to_string())
+                            .unwrap_or_else(|| {
+                                format!(
+                                    "accepted alternative '{}'",
+                                    label.as_deref().unwrap_or("unnamed")
+                                )
+                            });
+                        m.verdicts.push((verdict, note));
+                    }
+                    return Ok(());
+                }
+                Err(e) => {
+                    let name = label.unwrap_or_else(|| format!("#{}", i + 1));
+                    reasons.push(format!("{name}: {e}"));
+                }
+            }
+        }
+        self.fail(
+            path,
+            format!(
+                "matched none of the accepted outcomes ({})",
+                reasons.join("; ")
+            ),
+        )
+    }
+
+    fn apply(&self, op: &Op, v: &Value, path: &str, m: &mut Matched) -> Result<(), Mismatch> {
+        match op {
+            Op::Type(types) => {
+                if types.iter().any(|t| t.holds(v)) {
+                    Ok(())
+                } else {
+                    let names: Vec<&str> = types.iter().map(|t| t.name()).collect();
+                    self.fail(
+                        path,
+                        format!(
+                            "expected type {}, found {}",
+                            names.join(" or "),
+                            crate::jsonrpc::type_name(v)
+                        ),
+                    )
+                }
+            }
+            Op::Regex(re) => match v.as_str() {
+                Some(s) if re.is_match(s) => Ok(()),
+                Some(s) => self.fail(
+                    path,
+                    format!(
+                        "{} does not match /{}/",
+                        describe(&Value::String(s.into())),
+                        re.as_str()
+                    ),
+                ),
+                None => self.fail(
+                    path,
+                    format!("$regex needs a string, found {}", describe(v)),
+                ),
+            },
+            Op::Contains(operand) => self.match_contains(operand, v, path),
+            Op::Each(operand) => self.match_each(operand, v, path, m),
+            Op::Unordered(patterns) => self.match_unordered(patterns, v, path),
+            Op::Len(bound, n) => self.check_len(*bound, *n, v, path),
+            Op::Bound(gte, bound) => self.check_bound(*gte, *bound, v, path),
+            Op::Eq(expected) => {
+                let expected = match expected {
+                    ValueTemplate::Literal(e) => e,
+                    _ => return self.fail(path, "internal error: $eq was not filled in"),
+                };
+                if json_eq(expected, v) {
+                    Ok(())
+                } else {
+                    self.fail(
+                        path,
+                        format!(
+                            "expected exactly {}, found {}",
+                            describe(expected),
+                            describe(v)
+                        ),
+                    )
+                }
+            }
+            Op::Deferred(t) => self.fail(
+                path,
+                format!("internal error: {:?} was not filled in", t.source()),
+            ),
+            Op::Invalid(why) => self.fail(path, why.clone()),
+            Op::Absent | Op::Present | Op::OneOf(_) | Op::Not(_) => Ok(()),
+        }
+    }
+
+    fn match_contains(&self, operand: &Pattern, v: &Value, path: &str) -> Result<(), Mismatch> {
+        let text = match &operand.node {
+            Node::Literal(Value::String(s)) => Some(s.as_str()),
+            _ => None,
+        };
+        match v {
+            Value::String(s) => match text {
+                Some(needle) if s.contains(needle) => Ok(()),
+                Some(needle) => self.fail(path, format!("expected the text to contain {needle:?}")),
+                None => self.fail(path, "$contains on a string needs a string operand"),
+            },
+            Value::Array(items) => {
+                if items.iter().any(|item| operand.matches(Some(item)).is_ok()) {
+                    Ok(())
+                } else {
+                    self.fail(
+                        path,
+                        format!(
+                            "no item of the {}-item array matches {}",
+                            items.len(),
+                            describe(operand.to_value())
+                        ),
+                    )
+                }
+            }
+            Value::Object(obj) => match text {
+                Some(key) if obj.contains_key(key) => Ok(()),
+                _ => self.fail(
+                    path,
+                    format!(
+                        "expected the object to contain key {}",
+                        describe(operand.to_value())
+                    ),
+                ),
+            },
+            other => self.fail(
+                path,
+                format!(
+                    "$contains needs a string, array or object, found {}",
+                    describe(other)
+                ),
+            ),
+        }
+    }
+
+    fn match_each(
+        &self,
+        operand: &Pattern,
+        v: &Value,
+        path: &str,
+        m: &mut Matched,
+    ) -> Result<(), Mismatch> {
+        match v {
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    operand.match_at(Some(item), &format!("{path}[{i}]"), m)?;
+                }
+                Ok(())
+            }
+            Value::Object(obj) => {
+                for (k, item) in obj {
+                    operand.match_at(Some(item), &child_key(path, k), m)?;
+                }
+                Ok(())
+            }
+            other => self.fail(
+                path,
+                format!("$each needs an array or object, found {}", describe(other)),
+            ),
+        }
+    }
+
+    /// Every pattern must match a distinct item, and no item may be left over.
+    fn match_unordered(&self, patterns: &[Pattern], v: &Value, path: &str) -> Result<(), Mismatch> {
+        let Value::Array(items) = v else {
+            return self.fail(
+                path,
+                format!("$unordered needs an array, found {}", describe(v)),
+            );
+        };
+        if items.len() != patterns.len() {
+            return self.fail(
+                path,
+                format!(
+                    "expected {} items in any order, found {}",
+                    patterns.len(),
+                    items.len()
+                ),
+            );
+        }
+        let fits: Vec<Vec<bool>> = patterns
+            .iter()
+            .map(|p| {
+                items
+                    .iter()
+                    .map(|item| p.matches(Some(item)).is_ok())
+                    .collect()
+            })
+            .collect();
+        let mut owner: Vec<Option<usize>> = vec![None; items.len()];
+        for (p, pattern) in patterns.iter().enumerate() {
+            let mut seen = vec![false; items.len()];
+            if !augment(p, &fits, &mut owner, &mut seen) {
+                return pattern.fail(
+                    path,
+                    format!(
+                        "no distinct item matches {} (patterns matched in any order)",
+                        describe(pattern.to_value())
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn check_len(&self, bound: LenBound, n: u64, v: &Value, path: &str) -> Result<(), Mismatch> {
+        let op = match bound {
+            LenBound::Exactly => "$len",
+            LenBound::AtLeast => "$min_len",
+            LenBound::AtMost => "$max_len",
+        };
+        let len = match v {
+            Value::Array(a) => a.len(),
+            Value::String(s) => s.chars().count(),
+            Value::Object(o) => o.len(),
+            other => {
+                return self.fail(
+                    path,
+                    format!(
+                        "{op} needs an array, string or object, found {}",
+                        describe(other)
+                    ),
+                )
+            }
+        } as u64;
+        let (ok, relation) = match bound {
+            LenBound::Exactly => (len == n, "exactly"),
+            LenBound::AtLeast => (len >= n, "at least"),
+            LenBound::AtMost => (len <= n, "at most"),
+        };
+        if ok {
+            Ok(())
+        } else {
+            self.fail(path, format!("expected length {relation} {n}, found {len}"))
+        }
+    }
+
+    fn check_bound(&self, gte: bool, bound: f64, v: &Value, path: &str) -> Result<(), Mismatch> {
+        let op = if gte { "$gte" } else { "$lte" };
+        let Some(x) = v.as_f64() else {
+            return self.fail(path, format!("{op} needs a number, found {}", describe(v)));
+        };
+        let ok = if gte { x >= bound } else { x <= bound };
+        if ok {
+            Ok(())
+        } else {
+            let relation = if gte { ">=" } else { "<=" };
+            self.fail(
+                path,
+                format!("expected a number {relation} {bound}, found {x}"),
+            )
         }
     }
 }
 
-fn fail<T>(path: &str, message: impl Into<String>) -> Result<T, Mismatch> {
-    Err(Mismatch {
-        path: path.to_string(),
-        message: message.into(),
-    })
+/// Kuhn's augmenting path: finds an item for pattern `p`, moving earlier choices if needed.
+fn augment(p: usize, fits: &[Vec<bool>], owner: &mut [Option<usize>], seen: &mut [bool]) -> bool {
+    for item in 0..owner.len() {
+        if fits[p][item] && !seen[item] {
+            seen[item] = true;
+            if owner[item].is_none_or(|q| augment(q, fits, owner, seen)) {
+                owner[item] = Some(p);
+                return true;
+            }
+        }
+    }
+    false
 }
 
 fn child_key(path: &str, key: &str) -> String {
@@ -282,32 +1360,6 @@ fn child_key(path: &str, key: &str) -> String {
         key.to_string()
     } else {
         format!("{path}.{key}")
-    }
-}
-
-fn match_at(
-    pattern: &Value,
-    value: Option<&Value>,
-    path: &str,
-    m: &mut Matched,
-) -> Result<(), Mismatch> {
-    match pattern {
-        Value::Object(map) if map.keys().any(|k| k.starts_with('$')) => {
-            match_operators(map, value, path, m)
-        }
-        Value::Object(map) => match_object(map, false, value, path, m),
-        Value::Array(items) => match_array(items, value, path, m),
-        scalar => match value {
-            Some(v) if scalar_eq(scalar, v) => Ok(()),
-            Some(v) => fail(
-                path,
-                format!("expected {}, found {}", describe(scalar), describe(v)),
-            ),
-            None => fail(
-                path,
-                format!("expected {}, but the key is absent", describe(scalar)),
-            ),
-        },
     }
 }
 
@@ -355,407 +1407,24 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
     }
 }
 
-fn match_object(
-    map: &Map<String, Value>,
-    exact: bool,
-    value: Option<&Value>,
-    path: &str,
-    m: &mut Matched,
-) -> Result<(), Mismatch> {
-    let Some(Value::Object(obj)) = value else {
-        return match value {
-            Some(v) => fail(path, format!("expected an object, found {}", describe(v))),
-            None => fail(path, "expected an object, but the key is absent"),
-        };
-    };
-    for (key, sub) in map.iter().filter(|(k, _)| !k.starts_with('$')) {
-        match_at(sub, obj.get(key), &child_key(path, key), m)?;
-    }
-    if exact {
-        if let Some(extra) = obj.keys().find(|k| !map.contains_key(*k)) {
-            return fail(
-                &child_key(path, extra),
-                "unexpected key ($exact: true allows only the listed keys)",
-            );
-        }
-    }
-    Ok(())
-}
-
-fn match_array(
-    items: &[Value],
-    value: Option<&Value>,
-    path: &str,
-    m: &mut Matched,
-) -> Result<(), Mismatch> {
-    let Some(Value::Array(arr)) = value else {
-        return fail(
-            path,
-            format!(
-                "expected an array, found {}",
-                value.map_or("nothing".into(), describe)
-            ),
-        );
-    };
-    if arr.len() != items.len() {
-        return fail(
-            path,
-            format!("expected {} items, found {}", items.len(), arr.len()),
-        );
-    }
-    for (i, (p, v)) in items.iter().zip(arr).enumerate() {
-        match_at(p, Some(v), &format!("{path}[{i}]"), m)?;
-    }
-    Ok(())
-}
-
-fn match_operators(
-    map: &Map<String, Value>,
-    value: Option<&Value>,
-    path: &str,
-    m: &mut Matched,
-) -> Result<(), Mismatch> {
-    if map.contains_key("$absent") {
-        return match value {
-            None => Ok(()),
-            Some(v) => fail(
-                path,
-                format!("expected the key to be absent, found {}", describe(v)),
-            ),
-        };
-    }
-    if let Some(alts) = map.get("$one_of").and_then(Value::as_array) {
-        match_one_of(alts, value, path, m)?;
-    }
-    if let Some(inner) = map.get("$not") {
-        if matches(inner, value).is_ok() {
-            return fail(path, format!("expected not to match {}", describe(inner)));
-        }
-    }
-    let has_plain_keys = map.keys().any(|k| !k.starts_with('$'));
-    let Some(v) = value else {
-        let needs_value = map
-            .keys()
-            .any(|k| k != "$not" && k != "$one_of" && OPERATORS.contains(&k.as_str()));
-        if needs_value || has_plain_keys {
-            return fail(path, "expected a value, but the key is absent");
-        }
-        return Ok(());
-    };
-    for (op, operand) in map.iter().filter(|(k, _)| k.starts_with('$')) {
-        apply_operator(op, operand, v, path, m)?;
-    }
-    if has_plain_keys || map.contains_key("$exact") {
-        match_object(map, map.contains_key("$exact"), Some(v), path, m)?;
-    }
-    Ok(())
-}
-
-fn match_one_of(
-    alts: &[Value],
-    value: Option<&Value>,
-    path: &str,
-    m: &mut Matched,
-) -> Result<(), Mismatch> {
-    let mut reasons = Vec::new();
-    for (i, alt) in alts.iter().enumerate() {
-        let mut inner = Matched::default();
-        match match_at(alt, value, path, &mut inner) {
-            Ok(()) => {
-                m.labels.extend(inner.labels);
-                m.verdicts.extend(inner.verdicts);
-                let label = alt.get("$label").and_then(Value::as_str);
-                if let Some(label) = label {
-                    m.labels.push((path.to_string(), label.to_string()));
-                }
-                if let Some(verdict) = alt
-                    .get("$verdict")
-                    .and_then(Value::as_str)
-                    .filter(|v| *v != "pass")
-                {
-                    let note = alt
-                        .get("$note")
-                        .and_then(Value::as_str)
-                        .map(str::to_string)
-                        .unwrap_or_else(|| {
-                            format!("accepted alternative '{}'", label.unwrap_or("unnamed"))
-                        });
-                    m.verdicts.push((verdict.to_string(), note));
-                }
-                return Ok(());
-            }
-            Err(e) => {
-                let name = alt
-                    .get("$label")
-                    .and_then(Value::as_str)
-                    .map_or(format!("#{}", i + 1), str::to_string);
-                reasons.push(format!("{name}: {e}"));
-            }
-        }
-    }
-    fail(
-        path,
-        format!(
-            "matched none of the accepted outcomes ({})",
-            reasons.join("; ")
-        ),
-    )
-}
-
-fn apply_operator(
-    op: &str,
-    operand: &Value,
-    v: &Value,
-    path: &str,
-    m: &mut Matched,
-) -> Result<(), Mismatch> {
-    match op {
-        "$type" => check_type(operand, v, path),
-        "$regex" => {
-            let re = operand.as_str().and_then(|r| Regex::new(r).ok());
-            match (re, v.as_str()) {
-                (Some(re), Some(s)) if re.is_match(s) => Ok(()),
-                (_, Some(s)) => fail(
-                    path,
-                    format!(
-                        "{} does not match /{}/",
-                        describe(&Value::String(s.into())),
-                        operand.as_str().unwrap_or("")
-                    ),
-                ),
-                _ => fail(
-                    path,
-                    format!("$regex needs a string, found {}", describe(v)),
-                ),
-            }
-        }
-        "$contains" => match_contains(operand, v, path),
-        "$each" => match_each(operand, v, path, m),
-        "$unordered" => match_unordered(operand.as_array().map_or(&[][..], Vec::as_slice), v, path),
-        "$len" | "$min_len" | "$max_len" => check_len(op, operand.as_u64().unwrap_or(0), v, path),
-        "$gte" | "$lte" => check_bound(op, operand, v, path),
-        "$eq" => {
-            if json_eq(operand, v) {
-                Ok(())
-            } else {
-                fail(
-                    path,
-                    format!(
-                        "expected exactly {}, found {}",
-                        describe(operand),
-                        describe(v)
-                    ),
-                )
-            }
-        }
-        _ => Ok(()),
-    }
-}
-
-fn type_matches(name: &str, v: &Value) -> bool {
-    match name {
-        "null" => v.is_null(),
-        "boolean" => v.is_boolean(),
-        "number" => v.is_number(),
-        "integer" => v.as_i64().is_some() || v.as_u64().is_some(),
-        "string" => v.is_string(),
-        "array" => v.is_array(),
-        "object" => v.is_object(),
-        _ => false,
-    }
-}
-
-fn check_type(operand: &Value, v: &Value, path: &str) -> Result<(), Mismatch> {
-    let names: Vec<&str> = match operand {
-        Value::String(s) => vec![s.as_str()],
-        Value::Array(list) => list.iter().filter_map(Value::as_str).collect(),
-        _ => vec![],
-    };
-    if names.iter().any(|n| type_matches(n, v)) {
-        Ok(())
-    } else {
-        fail(
-            path,
-            format!(
-                "expected type {}, found {}",
-                names.join(" or "),
-                crate::jsonrpc::type_name(v)
-            ),
-        )
-    }
-}
-
-fn match_contains(operand: &Value, v: &Value, path: &str) -> Result<(), Mismatch> {
-    match v {
-        Value::String(s) => match operand.as_str() {
-            Some(needle) if s.contains(needle) => Ok(()),
-            Some(needle) => fail(path, format!("expected the text to contain {needle:?}")),
-            None => fail(path, "$contains on a string needs a string operand"),
-        },
-        Value::Array(items) => {
-            if items
-                .iter()
-                .any(|item| matches(operand, Some(item)).is_ok())
-            {
-                Ok(())
-            } else {
-                fail(
-                    path,
-                    format!(
-                        "no item of the {}-item array matches {}",
-                        items.len(),
-                        describe(operand)
-                    ),
-                )
-            }
-        }
-        Value::Object(obj) => match operand.as_str() {
-            Some(key) if obj.contains_key(key) => Ok(()),
-            _ => fail(
-                path,
-                format!("expected the object to contain key {}", describe(operand)),
-            ),
-        },
-        other => fail(
-            path,
-            format!(
-                "$contains needs a string, array or object, found {}",
-                describe(other)
-            ),
-        ),
-    }
-}
-
-fn match_each(operand: &Value, v: &Value, path: &str, m: &mut Matched) -> Result<(), Mismatch> {
-    match v {
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                match_at(operand, Some(item), &format!("{path}[{i}]"), m)?;
-            }
-            Ok(())
-        }
-        Value::Object(obj) => {
-            for (k, item) in obj {
-                match_at(operand, Some(item), &child_key(path, k), m)?;
-            }
-            Ok(())
-        }
-        other => fail(
-            path,
-            format!("$each needs an array or object, found {}", describe(other)),
-        ),
-    }
-}
-
-/// Every pattern must match a distinct item, and no item may be left over.
-fn match_unordered(patterns: &[Value], v: &Value, path: &str) -> Result<(), Mismatch> {
-    let Value::Array(items) = v else {
-        return fail(
-            path,
-            format!("$unordered needs an array, found {}", describe(v)),
-        );
-    };
-    if items.len() != patterns.len() {
-        return fail(
-            path,
-            format!(
-                "expected {} items in any order, found {}",
-                patterns.len(),
-                items.len()
-            ),
-        );
-    }
-    let fits: Vec<Vec<bool>> = patterns
-        .iter()
-        .map(|p| {
-            items
-                .iter()
-                .map(|item| matches(p, Some(item)).is_ok())
-                .collect()
-        })
-        .collect();
-    let mut owner: Vec<Option<usize>> = vec![None; items.len()];
-    for (p, pattern) in patterns.iter().enumerate() {
-        let mut seen = vec![false; items.len()];
-        if !augment(p, &fits, &mut owner, &mut seen) {
-            return fail(
-                path,
-                format!(
-                    "no distinct item matches {} (patterns matched in any order)",
-                    describe(pattern)
-                ),
-            );
-        }
-    }
-    Ok(())
-}
-
-/// Kuhn's augmenting path: finds an item for pattern `p`, moving earlier choices if needed.
-fn augment(p: usize, fits: &[Vec<bool>], owner: &mut [Option<usize>], seen: &mut [bool]) -> bool {
-    for item in 0..owner.len() {
-        if fits[p][item] && !seen[item] {
-            seen[item] = true;
-            if owner[item].is_none_or(|q| augment(q, fits, owner, seen)) {
-                owner[item] = Some(p);
-                return true;
-            }
-        }
-    }
-    false
-}
-
-fn check_len(op: &str, n: u64, v: &Value, path: &str) -> Result<(), Mismatch> {
-    let len = match v {
-        Value::Array(a) => a.len(),
-        Value::String(s) => s.chars().count(),
-        Value::Object(o) => o.len(),
-        other => {
-            return fail(
-                path,
-                format!(
-                    "{op} needs an array, string or object, found {}",
-                    describe(other)
-                ),
-            )
-        }
-    } as u64;
-    let ok = match op {
-        "$len" => len == n,
-        "$min_len" => len >= n,
-        _ => len <= n,
-    };
-    let relation = match op {
-        "$len" => "exactly",
-        "$min_len" => "at least",
-        _ => "at most",
-    };
-    if ok {
-        Ok(())
-    } else {
-        fail(path, format!("expected length {relation} {n}, found {len}"))
-    }
-}
-
-fn check_bound(op: &str, operand: &Value, v: &Value, path: &str) -> Result<(), Mismatch> {
-    let (Some(bound), Some(x)) = (operand.as_f64(), v.as_f64()) else {
-        return fail(path, format!("{op} needs a number, found {}", describe(v)));
-    };
-    let ok = if op == "$gte" { x >= bound } else { x <= bound };
-    if ok {
-        Ok(())
-    } else {
-        let relation = if op == "$gte" { ">=" } else { "<=" };
-        fail(
-            path,
-            format!("expected a number {relation} {bound}, found {x}"),
-        )
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn compiled(p: &Value) -> Pattern {
+        compile(p, &|ptr| Place {
+            id: Place::id_of(&format!("/expect{ptr}")),
+            position: Default::default(),
+        })
+        .unwrap_or_else(|e| panic!("{e:?}"))
+    }
+    fn matches(p: &Value, v: Option<&Value>) -> Result<Matched, Mismatch> {
+        compiled(p).matches(v)
+    }
+    fn mismatches(p: &Value, v: Option<&Value>, limit: usize) -> Vec<Mismatch> {
+        compiled(p).mismatches(v, limit)
+    }
 
     fn ok(p: Value, v: Value) -> Matched {
         matches(&p, Some(&v)).unwrap_or_else(|e| panic!("should match: {e}"))
@@ -839,7 +1508,7 @@ mod tests {
         let m = ok(p.clone(), json!({"result": {"tools": []}}));
         assert_eq!(
             m.verdicts,
-            vec![("warn".into(), "query was ignored".into())]
+            vec![(AltVerdict::Warn, "query was ignored".into())]
         );
         let e = bad(p, json!({"error": {"code": -32603}}));
         assert!(
@@ -908,5 +1577,49 @@ mod tests {
         assert_eq!(first.as_deref(), Some("id"));
         assert_eq!(mismatches(&pattern, Some(&value), 2).len(), 2);
         assert!(mismatches(&json!({"a": 1}), Some(&json!({"a": 1})), 10).is_empty());
+    }
+
+    #[test]
+    fn regexes_are_compiled_once_when_the_pattern_is() {
+        let p = compiled(&json!({"name": {"$regex": "^tool_"}}));
+        let Some(Node::Object(o)) = p.field("name").map(|f| &f.node) else {
+            panic!("an object pattern");
+        };
+        assert!(matches!(o.op("$regex"), Some(Op::Regex(re)) if re.as_str() == "^tool_"));
+        assert!(!p.is_dynamic());
+    }
+
+    #[test]
+    fn a_mismatch_names_the_pattern_leaf_that_failed() {
+        let p = json!({"result": {"tools": {"$each": {"name": {"$type": "string"}}}}});
+        let m =
+            matches(&p, Some(&json!({"result": {"tools": [{"name": 1}]}}))).expect_err("mismatch");
+        assert_eq!(m.path, "result.tools[0].name");
+        assert_eq!(m.place.id, "expect.result.tools.$each.name");
+    }
+
+    #[test]
+    fn holes_are_filled_in_at_run_time_and_only_there() {
+        let b = crate::scenario::expr::Bindings::from(
+            json!({"g": "pages", "n": 2, "names": [{"name": "a"}, {"name": "b"}]})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        );
+        let p = compiled(&json!({
+            "groups": {"$contains": "${g}"},
+            "tools": {"$len": "${n}", "$unordered": "${names}"},
+            "note": "literal $${g}"
+        }));
+        assert!(p.is_dynamic());
+        let resolved = p.resolve(&b).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            resolved.to_value(),
+            &json!({"groups": {"$contains": "pages"}, "tools": {"$len": 2, "$unordered": [{"name": "a"}, {"name": "b"}]}, "note": "literal ${g}"})
+        );
+        let answer = json!({"groups": ["x", "pages"], "tools": [{"name": "b"}, {"name": "a", "x": 1}], "note": "literal ${g}"});
+        assert!(resolved.matches(Some(&answer)).is_ok());
+        let fixed = compiled(&json!({"a": 1}));
+        assert!(matches!(fixed.resolve(&b), Ok(Cow::Borrowed(_))));
     }
 }

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use crate::jsonrpc::{self, codes, Message};
 use std::sync::Arc;
 
+use crate::transport::stdio::ExitState;
 use crate::transport::{
     HttpConnection, Incoming, RawAnswer, RawRequest, StdioConnection, TransportError,
 };
@@ -77,11 +78,11 @@ impl Connection {
         }
     }
 
-    async fn exit_description(&mut self) -> String {
+    async fn exit_state(&mut self) -> ExitState {
         match self {
-            Connection::Stdio(c) => c.exit_description().await,
-            Connection::Http(_, Some(p)) => p.lock().await.exit_description().await,
-            Connection::Http(_, None) => "closed the connection".into(),
+            Connection::Stdio(c) => c.exit_state().await,
+            Connection::Http(_, Some(p)) => p.lock().await.exit_state().await,
+            Connection::Http(_, None) => ExitState::Disconnected,
         }
     }
 
@@ -465,11 +466,9 @@ impl Session {
     }
 
     async fn closed_error(&mut self, during: &str) -> SessionError {
-        let exit = self.conn.exit_description().await;
-        let exit = if exit == "is still running" {
-            "closed its output but is still running".to_string()
-        } else {
-            exit
+        let exit = match self.conn.exit_state().await {
+            ExitState::Running => "closed its output but is still running".to_string(),
+            other => other.to_string(),
         };
         SessionError::Closed {
             during: during.to_string(),
@@ -647,8 +646,8 @@ impl Session {
                 "the server wrote {pending} bytes without ending the line"
             ));
         }
-        let exit = self.conn.exit_description().await;
-        if exit != "is still running" && !exit.starts_with("closed the connection") {
+        let exit = self.conn.exit_state().await;
+        if !matches!(exit, ExitState::Running | ExitState::Disconnected) {
             hints.push(format!(
                 "the server {exit}, but its stdout is still open (a child process holds it?)"
             ));
@@ -766,8 +765,8 @@ impl Session {
     pub async fn server_exit(&mut self) -> Option<String> {
         match &mut self.conn {
             Connection::Stdio(c) => {
-                let how = c.exit_description().await;
-                (how != "is still running").then_some(how)
+                let how = c.exit_state().await;
+                (how != ExitState::Running).then(|| how.to_string())
             }
             Connection::Http(..) => None,
         }

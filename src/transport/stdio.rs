@@ -131,6 +131,29 @@ pub fn kill_all_groups() {
 
 pub use super::process_group::describe_exit;
 
+/// How a server process stands when asked; shown after "the server".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExitState {
+    Running,
+    /// Its shutdown has begun.
+    Stopping,
+    /// It ended: how (`exited with status 1`, `was killed by signal 9 (SIGKILL)`).
+    Ended(String),
+    /// An HTTP server the harness did not start: only its connection is seen.
+    Disconnected,
+}
+
+impl std::fmt::Display for ExitState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExitState::Running => f.write_str("is still running"),
+            ExitState::Stopping => f.write_str("is being stopped"),
+            ExitState::Ended(how) => f.write_str(how),
+            ExitState::Disconnected => f.write_str("closed the connection"),
+        }
+    }
+}
+
 /// A running stdio server.
 pub struct StdioConnection {
     /// None once handed to a background shutdown.
@@ -198,7 +221,7 @@ impl StdioConnection {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(TransportError::Closed(format!(
                 "cannot write to the server's stdin ({e}); the server {}",
-                self.exit_description().await
+                self.exit_state().await
             ))),
             Err(_) => Err(TransportError::Closed(
                 "the server stopped reading its stdin (write blocked for 10 s)".into(),
@@ -246,20 +269,20 @@ impl StdioConnection {
         self.stdout.as_ref().map_or(0, LineReader::pending)
     }
 
-    /// How the process ended, waiting briefly for it; "is still running" if it has not.
-    pub async fn exit_description(&mut self) -> String {
+    /// How the process stands, waiting briefly for it to end.
+    pub async fn exit_state(&mut self) -> ExitState {
         if let Some(status) = self.reaped {
-            return describe_exit(&status);
+            return ExitState::Ended(describe_exit(&status));
         }
         let Some(child) = self.child.as_mut() else {
-            return "is being stopped".to_string();
+            return ExitState::Stopping;
         };
         match tokio::time::timeout(Duration::from_millis(200), child.wait()).await {
             Ok(Ok(status)) => {
                 self.reaped = Some(status);
-                describe_exit(&status)
+                ExitState::Ended(describe_exit(&status))
             }
-            _ => "is still running".to_string(),
+            _ => ExitState::Running,
         }
     }
 

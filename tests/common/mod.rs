@@ -90,11 +90,10 @@ pub fn output_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// Checks a JSON report against fixtures/schemas/report.schema.json.
+/// Checks a JSON report against schemas/report.schema.json.
 pub fn assert_valid_report(path: &std::path::Path) -> serde_json::Value {
     let schema: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(root().join("fixtures/schemas/report.schema.json"))
-            .unwrap_or_default(),
+        &std::fs::read_to_string(root().join("schemas/report.schema.json")).unwrap_or_default(),
     )
     .unwrap_or_else(|e| panic!("report schema: {e}"));
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -327,3 +327,68 @@ fn drafts_only_reports_project_rules_as_info() {
     ]);
     assert!(text(&out.stdout).contains("MUST"), "{}", text(&out.stdout));
 }
+
+/// A finding points at the line that found it, like a compiler: the console
+/// and JUnit print `path:line:col:`, the JSON report carries `step_id` and
+/// `location`, and a baseline entry naming the step id expects the failure.
+#[test]
+fn a_failing_check_points_at_its_line_and_a_baseline_names_its_step_id() {
+    let dir = common::output_dir("places");
+    let (json, junit) = (dir.join("report.json"), dir.join("junit.xml"));
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "-j",
+            "1",
+            "-k",
+            "base/unknown-method",
+            "--protocol-version",
+            "2026-07-28",
+            "--report-json",
+            json.to_str().unwrap_or_default(),
+            "--report-junit",
+            junit.to_str().unwrap_or_default(),
+        ];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&[
+            "--",
+            common::bin(),
+            "serve-reference",
+            "--fault",
+            "unknown-method-internal-error",
+        ]);
+        mcp_conform(&args)
+    };
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    insta::assert_snapshot!(
+        "console_failure_points_at_its_line",
+        common::stable_console(&redact(&text(&out.stdout)))
+    );
+    let report = common::assert_valid_report(&json);
+    let finding = &report["scenarios"][0]["findings"][0];
+    let step_id = finding["step_id"].as_str().unwrap_or_default().to_string();
+    let location = finding["location"].as_str().unwrap_or_default().to_string();
+    assert!(step_id.starts_with("steps[0].expect"), "{finding}");
+    assert!(
+        location.starts_with("scenarios/base/unknown-method.yaml:"),
+        "{finding}"
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap_or_default();
+    assert!(xml.contains(&format!("{location}: fail: step 1:")), "{xml}");
+
+    let baseline = dir.join("baseline.yaml");
+    for (entry, code) in [("steps[0]", 0), (step_id.as_str(), 0), ("steps[1]", 1)] {
+        std::fs::write(
+            &baseline,
+            format!("server:\n  - \"base/unknown-method:{entry}\"\n"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let out = run(&["-q", "--baseline", baseline.to_str().unwrap_or_default()]);
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "entry {entry}: {}",
+            text(&out.stdout)
+        );
+    }
+}

@@ -1,4 +1,4 @@
-//! The JUnit XML report validates against fixtures/schemas/junit.xsd, checked
+//! The JUnit XML report validates against schemas/junit.xsd, checked
 //! with xmllint on the same fixed run as tests/it/reports.rs (the base
 //! profile against the reference server with two faults). Ignored, with the
 //! reason, where xmllint is missing (unless the `xmllint` prerequisite is
@@ -45,7 +45,7 @@ fn the_junit_report_is_valid_against_its_xsd() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let xsd = common::root().join("fixtures/schemas/junit.xsd");
+    let xsd = common::root().join("schemas/junit.xsd");
     let check = std::process::Command::new("xmllint")
         .args(["--noout", "--schema"])
         .arg(&xsd)

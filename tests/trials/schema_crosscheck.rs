@@ -1,4 +1,4 @@
-//! The hand-written message schemas (fixtures/schemas/mcp-messages.schema.json)
+//! The hand-written message schemas (schemas/mcp-messages.schema.json)
 //! must agree with the official MCP schemas on every sample message: valid
 //! ones pass both, broken ones fail both. The official schemas are found as
 //! prereq.rs's `official_schema_dir` says and never copied into the

@@ -394,13 +394,9 @@ fn segment(kind: TextKind, words: &[Value], rng: &mut Rng) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::source::Position;
 
     fn expr(s: &str) -> Expr {
-        Expr {
-            source: s.into(),
-            position: Position::default(),
-        }
+        Expr::unplaced(s).unwrap_or_else(|e| panic!("{s}: {e}"))
     }
 
     fn names(n: usize) -> Vec<Value> {

@@ -86,10 +86,7 @@ mod tests {
                 (
                     "gs".into(),
                     Gen::Subset {
-                        from: Expr {
-                            source: "x".into(),
-                            position: Position::default(),
-                        },
+                        from: Expr::unplaced("x").unwrap_or_else(|e| panic!("{e}")),
                         min: 0,
                         max: None,
                         repeats: true,

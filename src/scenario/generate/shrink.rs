@@ -240,15 +240,11 @@ mod tests {
     use super::*;
     use crate::scenario::generate::gen::TextKind;
     use crate::scenario::model::Expr;
-    use crate::scenario::source::Position;
     use serde_json::json;
 
     fn subset() -> Gen {
         Gen::Subset {
-            from: Expr {
-                source: "x".into(),
-                position: Position::default(),
-            },
+            from: Expr::unplaced("x").unwrap_or_else(|e| panic!("{e}")),
             min: 0,
             max: None,
             repeats: true,
