@@ -6,7 +6,10 @@
 # path schema/<era>/schema.json at a pinned commit, and each file must have
 # the pinned SHA-256; they are test data, never copied into this repository.
 # MCP_SCHEMA_BASE_URL replaces the base URL (e.g. a mirror, or file:///dir
-# holding <era>/schema.json). Exits non-zero when a schema could not be had.
+# holding <era>/schema.json). A copy already on the machine with the pinned
+# SHA-256 is used instead of downloading: MCP_CONFORM_SCHEMA_DIR, or the
+# mcp-schema/ directory that CI machines hold beside the checkout
+# (../shared/mcp-schema). Exits non-zero when a schema could not be had.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 commit=b0f60ba5409db7a6582440a7b473cc0398890f15
@@ -20,6 +23,19 @@ pins="2025-06-18 af845e7e5b9d27107d1690f0936022546177a1403e63ffb11470135b296a2e0
 
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 
+# A local copy of <era>/schema.json with the pinned hash, if there is one.
+local_copy() {
+  local era=$1 want=$2 dir
+  for dir in "${MCP_CONFORM_SCHEMA_DIR:-}" ../shared/mcp-schema; do
+    [ -n "$dir" ] && [ -f "$dir/$era/schema.json" ] || continue
+    if [ "$(sha "$dir/$era/schema.json")" = "$want" ]; then
+      echo "$dir/$era/schema.json"
+      return 0
+    fi
+  done
+  return 1
+}
+
 while read -r era want; do
   file="$dest/$era/schema.json"
   if [ -f "$file" ] && [ "$(sha "$file")" = "$want" ]; then
@@ -27,6 +43,11 @@ while read -r era want; do
     continue
   fi
   mkdir -p "$dest/$era"
+  if copy=$(local_copy "$era" "$want"); then
+    cp "$copy" "$file"
+    echo "$era: copied from $copy"
+    continue
+  fi
   tmp="$file.part"
   curl -fsSL --retry 3 -o "$tmp" "$base/$era/schema.json"
   got=$(sha "$tmp")
