@@ -232,8 +232,7 @@ impl<W: Write> ConsoleReporter<W> {
         if !problems.is_empty() {
             let _ = writeln!(self.out, "\n{}", self.paint(BOLD, "failures and warnings:"));
         }
-        for r in &problems {
-            let text = self.details(r);
+        for text in self.grouped_details(&problems) {
             let _ = write!(self.out, "{text}");
         }
         let _ = writeln!(self.out);
@@ -276,13 +275,41 @@ impl<W: Write> ConsoleReporter<W> {
         let _ = self.out.flush();
     }
 
+    /// The explanations of `problems` (sorted by id), where a scenario that
+    /// failed the same way in several eras is explained once, naming them all.
+    fn grouped_details(&self, problems: &[ScenarioResult]) -> Vec<String> {
+        let mut groups: Vec<(String, &ScenarioResult, Vec<&str>)> = Vec::new();
+        for r in problems {
+            let body = self.details_in(r, "");
+            match groups
+                .iter_mut()
+                .find(|(b, first, _)| first.id == r.id && *b == body)
+            {
+                Some((_, _, eras)) => eras.push(&r.era),
+                None => groups.push((body, r, vec![&r.era])),
+            }
+        }
+        groups
+            .into_iter()
+            .map(|(_, r, eras)| {
+                let eras: Vec<&str> = eras.into_iter().filter(|e| !e.is_empty()).collect();
+                self.details_in(r, &eras.join(", "))
+            })
+            .collect()
+    }
+
     /// The full explanation of one failing or warning scenario.
     pub fn details(&self, r: &ScenarioResult) -> String {
+        self.details_in(r, &r.era)
+    }
+
+    /// `details`, naming `eras` (one or several, comma-separated) in the head.
+    fn details_in(&self, r: &ScenarioResult, eras: &str) -> String {
         let mut s = String::new();
-        let era = if r.era.is_empty() {
+        let era = if eras.is_empty() {
             String::new()
         } else {
-            format!(" (protocol {})", r.era)
+            format!(" (protocol {eras})")
         };
         let head = format!(
             "---- {} [{}] {}{era} ----",
@@ -507,6 +534,26 @@ mod tests {
             stderr_tail: String::new(),
             server_exits: Vec::new(),
         }
+    }
+
+    #[test]
+    fn the_same_failure_in_several_eras_is_explained_once() {
+        let f = Finding::new(Outcome::Fail, Some("step 1".into()), "no answer");
+        let mut a = result_with(f.clone());
+        a.era = "2025-06-18".into();
+        let mut b = result_with(f);
+        b.era = "2025-11-25".into();
+        let mut c = result_with(Finding::new(Outcome::Fail, Some("step 1".into()), "other"));
+        c.era = "2026-07-28".into();
+        let console = ConsoleReporter::new(Vec::new(), ConsoleOptions::default());
+        let texts = console.grouped_details(&[a, b, c]);
+        assert_eq!(texts.len(), 2, "{texts:?}");
+        assert!(
+            texts[0].contains("(protocol 2025-06-18, 2025-11-25)"),
+            "{}",
+            texts[0]
+        );
+        assert!(texts[1].contains("(protocol 2026-07-28)"), "{}", texts[1]);
     }
 
     #[test]
