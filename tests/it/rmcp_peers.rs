@@ -1,5 +1,5 @@
 //! The harness against MCP servers built with the official Rust SDK (rmcp):
-//! fixtures/servers/rmcp_plain.rs (tools only) and rmcp_ext.rs (plus the
+//! `rmcp_peer plain` (fixtures/servers/rmcp_peer.rs: tools only) and `rmcp_peer ext` (rmcp_ext.rs: plus the
 //! discovery extensions through rmcp's custom requests), over stdio and over
 //! Streamable HTTP, with the whole built-in catalog.
 //!
@@ -54,15 +54,15 @@ enum Via {
 /// Runs the whole catalog against `server` with its baseline and returns the
 /// JSON report after checking the exit code.
 fn run(server: &str, via: Via) -> Value {
-    let exe = example(&server.replace('-', "_"));
-    let exe = exe.display().to_string();
+    let exe = example("rmcp_peer").display().to_string();
+    let flavor = server.trim_start_matches("rmcp-").to_string();
     let label = match via {
         Via::Stdio => "stdio",
         Via::Http(_) => "http",
     };
     let dir = common::output_dir(&format!("rmcp_peers/{server}-{label}"));
     let mut options: Vec<String> = Vec::new();
-    let mut command = vec![exe];
+    let mut command = vec![exe, flavor];
     if let Via::Http(version) = via {
         if let Some(version) = version {
             options.extend(["--protocol-version".into(), version.into()]);
