@@ -281,7 +281,23 @@ pub fn verify_reads(on: bool) {
     VERIFY_READS.store(on, Ordering::Relaxed);
 }
 
+thread_local! {
+    /// The calling thread's own choice, over the process-wide one.
+    static VERIFY_HERE: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
+}
+
+/// `verify_reads` for the calling thread only. A test that runs the catalog
+/// many times to check something else (the fault matrix: about a hundred
+/// catalog runs) turns the double evaluation off on its own threads, while
+/// the rest of the suite, running beside it in the same process, keeps it.
+pub fn verify_reads_on_this_thread(on: bool) {
+    VERIFY_HERE.with(|v| v.set(Some(on)));
+}
+
 fn verifying_reads() -> bool {
+    if let Some(on) = VERIFY_HERE.with(std::cell::Cell::get) {
+        return on;
+    }
     static FROM_ENV: OnceLock<bool> = OnceLock::new();
     VERIFY_READS.load(Ordering::Relaxed)
         || *FROM_ENV
@@ -853,6 +869,20 @@ mod tests {
 
     fn b(v: Value) -> Bindings {
         Bindings::from(v.as_object().cloned().unwrap_or_default())
+    }
+
+    #[test]
+    fn a_thread_may_turn_read_verification_off_for_itself_only() {
+        verify_reads(true);
+        let here = std::thread::spawn(|| {
+            verify_reads_on_this_thread(false);
+            verifying_reads()
+        })
+        .join()
+        .unwrap_or(true);
+        assert!(!here, "the thread's own choice wins");
+        let elsewhere = std::thread::spawn(verifying_reads).join().unwrap_or(false);
+        assert!(elsewhere, "other threads keep the process-wide setting");
     }
 
     #[test]

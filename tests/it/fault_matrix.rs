@@ -307,6 +307,11 @@ fn each_fault(
     std::thread::scope(|scope| {
         for _ in 0..FAULTS_AT_ONCE {
             scope.spawn(|| loop {
+                // Verdicts are what this test checks; the read analysis is
+                // checked by every other suite (each scenario against each
+                // test server, the clean runs above), and evaluating every
+                // expression twice here doubled the suite's longest test.
+                mcp_conform::scenario::expr::verify_reads_on_this_thread(false);
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(fault) = faults.get(i) else {
                     break;
