@@ -71,10 +71,23 @@ pub fn case_json(case: &Case) -> Value {
     Value::Object(case.iter().cloned().collect::<Map<String, Value>>())
 }
 
+/// A subset of `x` with repeats and unknown names, for the tests of this
+/// module tree.
+#[cfg(test)]
+pub(crate) fn test_subset() -> Gen {
+    Gen::Subset {
+        from: super::model::Expr::unplaced("x").unwrap_or_else(|e| panic!("{e}")),
+        min: 0,
+        max: None,
+        repeats: true,
+        unknown: true,
+        variants: false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::model::Expr;
     use serde_json::json;
 
     #[test]
@@ -83,17 +96,7 @@ mod tests {
             cases: 5,
             max_shrinks: 10,
             vars: vec![
-                (
-                    "gs".into(),
-                    Gen::Subset {
-                        from: Expr::unplaced("x").unwrap_or_else(|e| panic!("{e}")),
-                        min: 0,
-                        max: None,
-                        repeats: true,
-                        unknown: true,
-                        variants: false,
-                    },
-                ),
+                ("gs".into(), test_subset()),
                 ("n".into(), Gen::Int { min: 0, max: 50 }),
             ],
             steps: Vec::new(),

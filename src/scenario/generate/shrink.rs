@@ -239,19 +239,7 @@ pub fn shrink(
 mod tests {
     use super::*;
     use crate::scenario::generate::gen::TextKind;
-    use crate::scenario::model::Expr;
     use serde_json::json;
-
-    fn subset() -> Gen {
-        Gen::Subset {
-            from: Expr::unplaced("x").unwrap_or_else(|e| panic!("{e}")),
-            min: 0,
-            max: None,
-            repeats: true,
-            unknown: true,
-            variants: false,
-        }
-    }
 
     fn text() -> Gen {
         Gen::Text {
@@ -263,7 +251,7 @@ mod tests {
 
     #[test]
     fn a_set_shrinks_to_the_members_that_matter() {
-        let g = subset();
+        let g = crate::scenario::generate::test_subset();
         let case = vec![("gs".to_string(), json!(["a", "b", "c", "d", "e", "f"]))];
         // Fails whenever 4 or more names are asked for (a server that caps filters at 3).
         let (min, _) = shrink(case, &[(&g, &[])], 100, |c| {
@@ -333,7 +321,7 @@ mod tests {
 
     #[test]
     fn several_variables_shrink_one_at_a_time() {
-        let (gs, q) = (subset(), text());
+        let (gs, q) = (crate::scenario::generate::test_subset(), text());
         let case = vec![
             ("gs".to_string(), json!(["a", "b", "c"])),
             ("q".to_string(), json!("hello world")),
