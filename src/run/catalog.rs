@@ -13,7 +13,7 @@ use super::executor::RunConfig;
 use super::outcome::ScenarioResult;
 use super::policy::{RunPolicy, Verdict};
 use super::pool::SessionPool;
-use super::probe::{probe_eras, EraChoice, Probe, ProbeError};
+use super::probe::{probe_eras, EraChoice, Probe, ProbeError, ProbedEra};
 use super::property::PropertyRun;
 use super::scheduler::run_jobs;
 use super::target::Target;
@@ -79,6 +79,18 @@ fn run_info(target: &Target, probes: &[Probe], scenarios: usize, seed: u64) -> R
     }
 }
 
+/// The warm sessions of one era's shared scenarios, the probe's session the
+/// first of them; none (and the probe's session closed) with `--isolate`.
+async fn warm_pool(era: ProbedEra, opts: &RunOptions) -> Option<Arc<SessionPool>> {
+    if opts.isolate {
+        era.close().await;
+        return None;
+    }
+    let pool = SessionPool::new(opts.shutdown_grace).with_patience(era.start_cost);
+    pool.seed(era.session).await;
+    Some(Arc::new(pool))
+}
+
 /// Probes `target` and runs `scenarios` in every era it accepts (as `opts`
 /// asks); `sink` sees Started, every Finished (final: policy applied) and
 /// Done with the verdict. Results come back in (era, input) order, without
@@ -92,7 +104,7 @@ pub async fn run_catalog(
     mut sink: impl FnMut(Event),
 ) -> Result<Vec<ScenarioResult>, ProbeError> {
     let started = Instant::now();
-    let probes = match probe_eras(&target, &opts.eras, opts.timeout, opts.startup).await {
+    let probed = match probe_eras(&target, &opts.eras, opts.timeout, opts.startup).await {
         Ok(p) => p,
         Err(e) => {
             sink(Event::Started(Box::new(run_info(
@@ -109,6 +121,7 @@ pub async fn run_catalog(
             return Err(e);
         }
     };
+    let probes: Vec<Probe> = probed.iter().map(|p| p.probe.clone()).collect();
     sink(Event::Started(Box::new(run_info(
         &target,
         &probes,
@@ -120,14 +133,14 @@ pub async fn run_catalog(
         .is_some_and(|p| crate::fixture::serves_reference_catalog(&p.tool_names));
     let mut work = Vec::new();
     let mut pools = Vec::new();
-    for probed in probes {
-        let pool = (!opts.isolate).then(|| Arc::new(SessionPool::new(opts.shutdown_grace)));
+    for (era, probed) in probed.into_iter().zip(&probes) {
+        let pool = warm_pool(era, opts).await;
         pools.extend(pool.clone());
         let cfg = Arc::new(RunConfig {
             target: target.clone(),
-            era: probed.era,
-            server: probed.server,
-            probe: (!opts.isolate).then_some(probed.facts),
+            era: probed.era.clone(),
+            server: probed.server.clone(),
+            probe: (!opts.isolate).then(|| probed.facts.clone()),
             timeout: opts.timeout,
             shutdown_grace: opts.shutdown_grace,
             startup: opts.startup,

@@ -832,7 +832,14 @@ impl<'a> Execution<'a> {
         let grace = self.cfg.shutdown_grace;
         if let Some(pool) = self.cfg.pool.clone().filter(|_| self.leased) {
             match self.sessions.remove(MAIN) {
-                Some(main) if !wait_for_exit && self.error.is_none() && main.reusable() => {
+                // A read-only scenario's failure is in the server's answers,
+                // not its state: the server stays warm, its stderr is the
+                // evidence, and it has not exited.
+                Some(main) if self.error.is_none() && main.reusable() => {
+                    if wait_for_exit {
+                        stderr = main.stderr_tail();
+                        exits.push(format!("{MAIN}: server still running (kept warm)"));
+                    }
                     pool.put(main).await
                 }
                 other => {

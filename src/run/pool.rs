@@ -3,9 +3,12 @@
 //! previous one serves it as well as a fresh one would, and a Node or
 //! Python server is not started again for each of them. At most `capacity`
 //! shared sessions live at once per era; a shared scenario waits for one to
-//! be free rather than starting yet another server.
+//! be free rather than starting yet another server. Below that bound it
+//! still waits for a busy one as long as starting a new server would take
+//! (`patience`): a warm server serves a read-only scenario in milliseconds,
+//! while a Python server takes most of a second of CPU to start.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::{Mutex, Notify};
 
@@ -32,6 +35,9 @@ pub struct SessionPool {
     capacity: usize,
     /// How long a stdio server may take to exit once its stdin closes.
     grace: Duration,
+    /// How long a scenario waits for a busy warm session before opening
+    /// another one (zero: open at once).
+    patience: Duration,
 }
 
 impl std::fmt::Debug for SessionPool {
@@ -57,25 +63,55 @@ impl SessionPool {
             freed: Notify::new(),
             capacity: capacity.max(1),
             grace,
+            patience: Duration::ZERO,
         }
     }
 
+    /// Waits up to `patience` for a busy session before opening another:
+    /// what starting a server costs (the probe measures it).
+    pub fn with_patience(mut self, patience: Duration) -> Self {
+        self.patience = patience;
+        self
+    }
+
+    /// Adds an open session that nothing holds (the probe's), as if a
+    /// scenario had opened it and given it back.
+    pub async fn seed(&self, session: Session) {
+        let mut state = self.state.lock().await;
+        state.live += 1;
+        state.idle.push(session);
+        drop(state);
+        self.freed.notify_one();
+    }
+
     /// A warm session, or leave to open one; waits while every allowed
-    /// session is in use.
+    /// session is in use, and for up to `patience` while any is.
     pub async fn lease(&self) -> Lease {
+        let asked = Instant::now();
         loop {
             let notified = self.freed.notified();
-            {
+            let wait_at_most = {
                 let mut state = self.state.lock().await;
                 if let Some(session) = state.idle.pop() {
                     return Lease::Warm(Box::new(session));
                 }
+                let waited = asked.elapsed();
                 if state.live < self.capacity {
-                    state.live += 1;
-                    return Lease::Open;
+                    if state.live == 0 || waited >= self.patience {
+                        state.live += 1;
+                        return Lease::Open;
+                    }
+                    Some(self.patience - waited)
+                } else {
+                    None
                 }
+            };
+            match wait_at_most {
+                Some(limit) => {
+                    let _ = tokio::time::timeout(limit, notified).await;
+                }
+                None => notified.await,
             }
-            notified.await;
         }
     }
 
@@ -99,5 +135,70 @@ impl SessionPool {
         for mut s in sessions {
             s.close_in_background(self.grace).await;
         }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use crate::session::{Connection, Era, Transcript};
+    use crate::transport::stdio::StdioConnection;
+    use crate::transport::StdioSpec;
+
+    fn session() -> Session {
+        let conn = StdioConnection::spawn(&StdioSpec::new("cat", Vec::new())).expect("cat runs");
+        Session::new(
+            "probe",
+            Connection::Stdio(Box::new(conn)),
+            Era::new("2025-11-25"),
+            Duration::from_secs(1),
+            Transcript::new(),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_seeded_session_is_leased_warm_without_opening_another() {
+        let pool = SessionPool::with_capacity(2, Duration::from_millis(10));
+        pool.seed(session()).await;
+        assert!(matches!(pool.lease().await, Lease::Warm(_)));
+        pool.release().await;
+        assert!(matches!(pool.lease().await, Lease::Open), "nothing left");
+    }
+
+    #[tokio::test]
+    async fn a_busy_session_is_waited_for_up_to_the_patience_then_another_opens() {
+        let pool = SessionPool::with_capacity(2, Duration::from_millis(10))
+            .with_patience(Duration::from_millis(150));
+        assert!(
+            matches!(pool.lease().await, Lease::Open),
+            "an empty pool opens at once"
+        );
+        let asked = Instant::now();
+        assert!(matches!(pool.lease().await, Lease::Open));
+        let waited = asked.elapsed();
+        assert!(waited >= Duration::from_millis(150), "{waited:?}");
+        assert!(waited < Duration::from_secs(2), "{waited:?}");
+    }
+
+    #[tokio::test]
+    async fn a_session_given_back_within_the_patience_is_reused() {
+        let pool = std::sync::Arc::new(
+            SessionPool::with_capacity(2, Duration::from_millis(10))
+                .with_patience(Duration::from_secs(30)),
+        );
+        let Lease::Open = pool.lease().await else {
+            panic!("an empty pool opens at once")
+        };
+        let giver = std::sync::Arc::clone(&pool);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            giver.put(session()).await;
+        });
+        let asked = Instant::now();
+        let lease = tokio::time::timeout(Duration::from_secs(5), pool.lease())
+            .await
+            .expect("the session given back ends the wait");
+        assert!(matches!(lease, Lease::Warm(_)));
+        assert!(asked.elapsed() < Duration::from_secs(5));
     }
 }

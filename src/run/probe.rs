@@ -1,7 +1,10 @@
 //! Before the scenarios: find the era the server speaks, read its handshake
 //! answer, and learn its tool names (to know whether golden scenarios apply).
+//! The session of each accepted era stays open: it only read, so it becomes
+//! the first warm server of that era's shared scenarios instead of a Python
+//! or Node server being started once more.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -19,6 +22,25 @@ pub struct Probe {
     /// each scenario: `probe.tools` (tool names), `probe.resources`
     /// (resource URIs), `probe.prompts` (prompt names). Also in the report.
     pub facts: Value,
+}
+
+/// An accepted era with the session that probed it, still open.
+pub struct ProbedEra {
+    pub probe: Probe,
+    pub session: Session,
+    /// How long connecting and the handshake took: what starting one more
+    /// server for this era costs.
+    pub start_cost: Duration,
+}
+
+impl ProbedEra {
+    /// Ends the probe's session when nothing will reuse it.
+    pub async fn close(mut self) -> Probe {
+        self.session
+            .close_in_background(Duration::from_millis(100))
+            .await;
+        self.probe
+    }
 }
 
 /// Why the target could not be probed (exit code 3).
@@ -41,26 +63,31 @@ pub enum EraChoice {
 }
 
 /// Probes the eras `choice` asks for; the result lists those the server
-/// accepts, oldest first, and is never empty.
+/// accepts, oldest first, and is never empty. Each comes with its session,
+/// still open, its request timeout set to `timeout`.
 pub async fn probe_eras(
     target: &Target,
     choice: &EraChoice,
     timeout: Duration,
     startup: Duration,
-) -> Result<Vec<Probe>, ProbeError> {
+) -> Result<Vec<ProbedEra>, ProbeError> {
     // The probe starts the server: its first answer may take start-up time.
     let first = timeout.max(startup);
-    match choice {
-        EraChoice::Pinned(v) => Ok(vec![probe_era(target, Era::new(v), first).await?]),
-        EraChoice::Auto => Ok(vec![probe(target, None, first).await?]),
-        EraChoice::All => probe_all(target, first).await,
+    let mut probed = match choice {
+        EraChoice::Pinned(v) => vec![probe_era(target, Era::new(v), first).await?],
+        EraChoice::Auto => vec![probe_auto(target, first).await?],
+        EraChoice::All => probe_all(target, first).await?,
+    };
+    for p in &mut probed {
+        p.session.set_timeout(timeout);
     }
+    Ok(probed)
 }
 
 /// Each known era at once: a stateful era counts when the server answers
 /// `initialize` with that very version (MCP lifecycle: a server that does
 /// not support the requested version answers with another one it does).
-async fn probe_all(target: &Target, timeout: Duration) -> Result<Vec<Probe>, ProbeError> {
+async fn probe_all(target: &Target, timeout: Duration) -> Result<Vec<ProbedEra>, ProbeError> {
     // A server that ignores unknown methods never answers server/discover.
     let discover_timeout = timeout.min(Duration::from_secs(5));
     let attempts = era::KNOWN_VERSIONS.iter().map(|v| {
@@ -77,8 +104,12 @@ async fn probe_all(target: &Target, timeout: Duration) -> Result<Vec<Probe>, Pro
     let mut first_error = None;
     for (version, outcome) in era::KNOWN_VERSIONS.iter().zip(outcomes) {
         match outcome {
-            Ok(p) if p.era.version == *version && speaks(&p, version) => accepted.push(p),
-            Ok(_) => {}
+            Ok(p) if p.probe.era.version == *version && speaks(&p.probe, version) => {
+                accepted.push(p)
+            }
+            Ok(p) => {
+                p.close().await;
+            }
             Err(e) => {
                 // The stateful attempts tell most about a server that can't start.
                 if first_error.is_none() || !Era::new(version).is_stateless() {
@@ -106,20 +137,30 @@ fn speaks(p: &Probe, version: &str) -> bool {
     !Era::new(version).is_stateless() || supports_stateless(&p.server)
 }
 
-/// Negotiates (`requested = None` means auto) and probes the server.
+/// Negotiates (`requested = None` means auto) and probes the server; the
+/// probe's session is closed.
 pub async fn probe(
     target: &Target,
     requested: Option<&str>,
     timeout: Duration,
 ) -> Result<Probe, ProbeError> {
-    match requested {
-        Some(v) => probe_era(target, Era::new(v), timeout).await,
-        None => {
-            let discover_timeout = timeout.min(Duration::from_secs(3));
-            match probe_era(target, Era::new(era::V2026_07_28), discover_timeout).await {
-                Ok(p) if supports_stateless(&p.server) => Ok(p),
-                _ => probe_era(target, Era::new(era::NEWEST_STATEFUL), timeout).await,
+    let probed = match requested {
+        Some(v) => probe_era(target, Era::new(v), timeout).await?,
+        None => probe_auto(target, timeout).await?,
+    };
+    Ok(probed.close().await)
+}
+
+/// The newest era the server speaks: server/discover first, then initialize.
+async fn probe_auto(target: &Target, timeout: Duration) -> Result<ProbedEra, ProbeError> {
+    let discover_timeout = timeout.min(Duration::from_secs(3));
+    match probe_era(target, Era::new(era::V2026_07_28), discover_timeout).await {
+        Ok(p) if supports_stateless(&p.probe.server) => Ok(p),
+        other => {
+            if let Ok(p) = other {
+                p.close().await;
             }
+            probe_era(target, Era::new(era::NEWEST_STATEFUL), timeout).await
         }
     }
 }
@@ -131,19 +172,29 @@ fn supports_stateless(server: &Value) -> bool {
         .is_some_and(|v| v.iter().any(|x| x == era::V2026_07_28))
 }
 
-async fn probe_era(target: &Target, mut era: Era, timeout: Duration) -> Result<Probe, ProbeError> {
+async fn probe_era(
+    target: &Target,
+    mut era: Era,
+    timeout: Duration,
+) -> Result<ProbedEra, ProbeError> {
+    let started = Instant::now();
     let conn = target.connect(&era).await.map_err(|e| ProbeError {
         message: e.to_string(),
         stderr: String::new(),
     })?;
     let mut session = Session::new("probe", conn, era.clone(), timeout, Transcript::new());
-    let outcome = run_probe(&mut session, &mut era).await;
+    let mut start_cost = None;
+    let outcome = run_probe(&mut session, &mut era, || {
+        start_cost = Some(started.elapsed());
+    })
+    .await;
     let e = match outcome {
         Ok(probe) => {
-            session
-                .close_in_background(Duration::from_millis(100))
-                .await;
-            return Ok(probe);
+            return Ok(ProbedEra {
+                probe,
+                session,
+                start_cost: start_cost.unwrap_or_else(|| started.elapsed()),
+            })
         }
         Err(e) => e,
     };
@@ -162,8 +213,13 @@ async fn probe_era(target: &Target, mut era: Era, timeout: Duration) -> Result<P
     Err(ProbeError { message, stderr })
 }
 
-async fn run_probe(session: &mut Session, era: &mut Era) -> Result<Probe, SessionError> {
+async fn run_probe(
+    session: &mut Session,
+    era: &mut Era,
+    handshake_done: impl FnOnce(),
+) -> Result<Probe, SessionError> {
     let server = session.handshake().await?;
+    handshake_done();
     if !era.is_stateless() {
         let answered = server
             .get("protocolVersion")

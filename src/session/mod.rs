@@ -170,6 +170,9 @@ pub struct Session {
     abandoned_ids: Vec<Value>,
     answered_ids: std::collections::HashSet<String>,
     sent_ids: std::collections::HashSet<String>,
+    /// Every request id sent over the server's session, kept across the
+    /// scenarios a warm session serves, so the counter never repeats one.
+    ids_ever_sent: std::collections::HashSet<String>,
     server_requests_answered: usize,
     /// Send a sentinel behind the next message awaited (`arm_sentinel`).
     sentinel_armed: bool,
@@ -202,6 +205,7 @@ impl Session {
             abandoned_ids: Vec::new(),
             answered_ids: std::collections::HashSet::new(),
             sent_ids: std::collections::HashSet::new(),
+            ids_ever_sent: std::collections::HashSet::new(),
             server_requests_answered: 0,
             sentinel_armed: false,
             notifications_dropped: 0,
@@ -256,10 +260,16 @@ impl Session {
         Ok(answer)
     }
 
+    /// The next id of the counter that this session has not sent yet (a
+    /// scenario's raw message may have chosen one).
     fn fresh_id(&mut self) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        json!(id)
+        loop {
+            let id = json!(self.next_id);
+            self.next_id += 1;
+            if !self.ids_ever_sent.contains(&id.to_string()) {
+                return id;
+            }
+        }
     }
 
     /// Sends a request and waits for its answer. `meta: true` adds the
@@ -348,6 +358,7 @@ impl Session {
         if msg.get("method").is_some() {
             if let Some(id) = msg.get("id") {
                 self.sent_ids.insert(id.to_string());
+                self.ids_ever_sent.insert(id.to_string());
             }
         }
         self.transcript.record(&self.name, Direction::Sent, msg);
@@ -791,12 +802,18 @@ impl Session {
         self.notification_bytes = 0;
         self.violations.clear();
         self.server_requests_answered = 0;
-        // Ids as a fresh session would number them (its handshake took 1),
-        // so a scenario's transcript reads the same shared or not; nothing
-        // is outstanding on a reusable session.
-        self.next_id = 2;
+        // Ids keep counting: "the ID MUST NOT have been previously used by
+        // the requestor within the same session" (MCP 2025-06-18, Basic,
+        // Requests), and the server's session is the same one. What was
+        // sent and answered before is forgotten: a scenario's raw message
+        // may carry a fixed id that an earlier scenario used as well.
         self.sent_ids.clear();
         self.answered_ids.clear();
+    }
+
+    /// The timeout of a request that names none.
+    pub fn set_timeout(&mut self, timeout: Duration) {
+        self.timeout = timeout;
     }
 
     fn note_dropped(&mut self) {
@@ -858,6 +875,19 @@ mod tests {
             Duration::from_secs(1),
             Transcript::new(),
         )
+    }
+
+    #[tokio::test]
+    async fn a_warm_session_never_sends_a_request_id_twice() {
+        let mut s = session().await;
+        assert_eq!(s.fresh_id(), json!(1));
+        s.send_request("tools/list", None, Some(json!(2)), false)
+            .await
+            .expect("cat reads");
+        s.adopt("next", Transcript::new());
+        let later: Vec<Value> = (0..3).map(|_| s.fresh_id()).collect();
+        assert_eq!(later, vec![json!(3), json!(4), json!(5)]);
+        s.close().await;
     }
 
     #[tokio::test]

@@ -23,7 +23,7 @@ fn redact(s: &str) -> String {
     let root = common::root().display().to_string();
     let s = s.replace(common::bin(), "[BIN]").replace(&root, "[ROOT]");
     let re = regex::Regex::new(r"finished in [0-9.]+s").unwrap_or_else(|e| panic!("{e}"));
-    re.replace_all(&s, "finished in [TIME]").into_owned()
+    common::redact_request_ids(&re.replace_all(&s, "finished in [TIME]"))
 }
 
 #[test]
@@ -212,7 +212,7 @@ fn console_shows_the_error_answer_over_http_and_quotes_what_applies() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let console = redact_port(&redact(&text(&out.stdout)));
     assert!(
-        console.contains(r#"server sent: {"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"Internal error: Invalid params: 'name' must be a string, got number"}}"#),
+        console.contains(r#"server sent: {"jsonrpc":"2.0","id":[ID],"error":{"code":-32603,"message":"Internal error: Invalid params: 'name' must be a string, got number"}}"#),
         "{console}"
     );
     assert!(console.contains("HeaderMismatchError"), "{console}");

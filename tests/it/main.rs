@@ -34,3 +34,5 @@ mod rmcp_peers;
 mod sentinel;
 mod sources;
 mod transport_parity;
+#[cfg(unix)]
+mod warm_pool;

@@ -1,0 +1,67 @@
+//! The warm pool over stdio: the probe's server serves the shared scenarios
+//! of its era, a shared scenario that warns leaves its server warm for the
+//! next one, and no server is started while a warm one is about to be free.
+//! Counted with a wrapper that notes each start of the reference server.
+
+use std::path::PathBuf;
+
+use crate::common;
+
+/// A script that records each start in `starts.log` and runs the reference.
+fn counting_server(dir: &std::path::Path) -> (PathBuf, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let log = dir.join("starts.log");
+    let script = dir.join("server.sh");
+    let body = format!(
+        "#!/bin/sh\necho start >> '{}'\nexec '{}' serve-reference \"$@\"\n",
+        log.display(),
+        common::bin()
+    );
+    std::fs::write(&script, body).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
+        .unwrap_or_else(|e| panic!("{e}"));
+    (script, log)
+}
+
+/// Runs `scenarios` (all `isolation: shared`) in one era, one at a time;
+/// returns the run's exit code and how many servers were started.
+fn starts(name: &str, scenarios: &[&str], faults: &[&str]) -> (Option<i32>, usize) {
+    let dir = common::output_dir(&format!("warm-pool-{name}"));
+    let (script, log) = counting_server(&dir);
+    let script = script.display().to_string();
+    let mut args = vec!["-q", "--jobs", "1", "--protocol-version", "2025-11-25"];
+    for id in scenarios {
+        args.extend(["-k", id]);
+    }
+    args.extend(["--", &script]);
+    for f in faults {
+        args.extend(["--fault", f]);
+    }
+    let out = common::run_cli(&args);
+    let count = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    (out.status.code(), count)
+}
+
+const SHARED: [&str; 4] = [
+    "base/handshake",
+    "base/error-shape",
+    "base/invalid-cursor",
+    "base/id-number",
+];
+
+#[test]
+fn the_probes_server_serves_every_shared_scenario_of_its_era() {
+    let (code, count) = starts("clean", &SHARED, &[]);
+    assert_eq!(code, Some(0));
+    assert_eq!(count, 1, "the probe's server only, reused by all four");
+}
+
+#[test]
+fn a_shared_scenario_that_warns_leaves_its_server_warm() {
+    let (code, count) = starts("warned", &SHARED, &["invalid-cursor-ok"]);
+    assert_eq!(code, Some(0), "a SHOULD warns and the run passes");
+    assert_eq!(count, 1, "the warning did not cost a server start");
+}
