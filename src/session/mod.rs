@@ -3,6 +3,7 @@
 //! requests so a server is never left waiting on the harness.
 
 pub mod era;
+pub mod paginate;
 pub mod transcript;
 
 use std::time::{Duration, Instant};
@@ -17,6 +18,7 @@ use crate::transport::{
     HttpConnection, Incoming, RawAnswer, RawRequest, StdioConnection, TransportError,
 };
 pub use era::Era;
+pub use paginate::{PageWalk, PaginationError, Walked};
 pub use transcript::{Direction, Transcript};
 
 /// Why a session operation did not produce an answer.
