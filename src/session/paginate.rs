@@ -167,3 +167,123 @@ fn joined(pages: Vec<Value>, items: Vec<Value>, field: &str) -> Value {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reference::{in_process, Config, Fault};
+    use crate::session::{Connection, Era, Transcript};
+    use crate::transport::PipeConnection;
+
+    /// A session with a fresh in-process reference server, after its handshake.
+    async fn session(faults: &[Fault]) -> Session {
+        let config = Config {
+            faults: faults.iter().copied().collect(),
+            ..Config::default()
+        };
+        let (input, output) = in_process::spawn(config);
+        let conn = Connection::Pipe(Box::new(PipeConnection::new(input, output)));
+        let timeout = Duration::from_secs(5);
+        let mut s = Session::new(
+            "main",
+            conn,
+            Era::new("2025-11-25"),
+            timeout,
+            Transcript::new(),
+        );
+        s.handshake()
+            .await
+            .expect("the reference server answers its handshake");
+        s
+    }
+
+    fn walk(field: &str, max_pages: usize) -> PageWalk<'_> {
+        PageWalk {
+            field,
+            max_pages,
+            timeout: Duration::from_secs(5),
+            meta: true,
+        }
+    }
+
+    #[tokio::test]
+    async fn joins_every_page_into_one_answer() {
+        let mut s = session(&[]).await;
+        let walked = s.paginate("tools/list", None, walk("tools", 50)).await;
+        let Walked { answer, broken } = walked.expect("answered");
+        assert_eq!(broken, None);
+        assert_eq!(answer["page_count"], json!(3));
+        assert_eq!(
+            answer["result"]["tools"].as_array().map(Vec::len),
+            Some(106)
+        );
+        assert!(answer["result"].get("nextCursor").is_none());
+        let second_cursor = &answer["pages"][1]["result"]["nextCursor"];
+        assert!(second_cursor.is_string(), "the pages stay as they came");
+    }
+
+    #[tokio::test]
+    async fn a_cursor_that_comes_back_ends_the_walk() {
+        let mut s = session(&[Fault::GroupingCursorIgnored]).await;
+        let walked = s.paginate("groups/list", None, walk("groups", 50)).await;
+        let Walked { answer, broken } = walked.expect("answered");
+        assert!(
+            matches!(
+                broken,
+                Some(PaginationError::CursorRepeated { pages: 2, .. })
+            ),
+            "{broken:?}"
+        );
+        assert_eq!(answer["page_count"], json!(2));
+        assert_eq!(
+            answer["result"]["groups"].as_array().map(Vec::len),
+            Some(20)
+        );
+    }
+
+    #[tokio::test]
+    async fn stops_after_the_most_pages_allowed() {
+        let mut s = session(&[]).await;
+        let walked = s.paginate("tools/list", None, walk("tools", 2)).await;
+        let broken = walked.expect("answered").broken;
+        assert_eq!(
+            broken.map(|b| b.to_string()).as_deref(),
+            Some("pagination of tools/list did not end within 2 pages")
+        );
+    }
+
+    #[tokio::test]
+    async fn an_error_answer_is_the_last_page() {
+        let mut s = session(&[]).await;
+        let params = json!({"cursor": "not a cursor this server gave"});
+        let walked = s
+            .paginate("tools/list", Some(params), walk("tools", 50))
+            .await;
+        let Walked { answer, broken } = walked.expect("answered");
+        assert_eq!(broken, None);
+        assert_eq!(answer["error"]["code"], json!(-32602));
+        assert_eq!(answer["page_count"], json!(1));
+    }
+
+    #[test]
+    fn a_page_of_the_wrong_shape_says_what_is_wrong() {
+        let mut items = Vec::new();
+        let no_list = json!({"result": {"tools": "none"}});
+        assert_eq!(
+            next_page(&no_list, "tools/list", "tools", 2, &mut items).map_err(|e| e.to_string()),
+            Err("page 2 of tools/list has no array result.tools".to_string())
+        );
+        let number_cursor = json!({"result": {"tools": [1], "nextCursor": 7}});
+        assert_eq!(
+            next_page(&number_cursor, "tools/list", "tools", 1, &mut items)
+                .map_err(|e| e.to_string()),
+            Err("nextCursor of tools/list is not a string: 7".to_string())
+        );
+        let last = json!({"result": {"tools": [2], "nextCursor": null}});
+        assert_eq!(
+            next_page(&last, "tools/list", "tools", 3, &mut items),
+            Ok(None)
+        );
+        assert_eq!(items, vec![json!(1), json!(2)]);
+    }
+}

@@ -9,6 +9,9 @@ mod send;
 mod sessions;
 mod verdict;
 
+#[cfg(test)]
+mod tests;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
