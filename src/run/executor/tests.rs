@@ -23,7 +23,18 @@ fn scenario(extra: &str, steps: &str) -> crate::scenario::model::Scenario {
 }
 
 /// Runs `steps` against a fresh in-process reference server with `faults`.
-async fn run(faults: &[Fault], extra: &str, steps: &str) -> ScenarioResult {
+async fn run(faults: &[Fault], steps: &str) -> ScenarioResult {
+    run_with(faults, "", steps).await
+}
+
+/// Runs `steps` on a server without faults and asserts the scenario passes.
+async fn assert_passes(steps: &str) {
+    let r = run(&[], steps).await;
+    assert_eq!(r.outcome, Outcome::Pass, "{}: {:?}", r.message, r.findings);
+}
+
+/// [`run`] with `extra` top-level keys in the scenario.
+async fn run_with(faults: &[Fault], extra: &str, steps: &str) -> ScenarioResult {
     let config = Config {
         faults: faults.iter().copied().collect(),
         ..Config::default()
@@ -42,7 +53,6 @@ async fn run(faults: &[Fault], extra: &str, steps: &str) -> ScenarioResult {
 async fn a_matching_expect_passes() {
     let r = run(
         &[],
-        "",
         r#"
   - id: list
     request: tools/list
@@ -60,7 +70,6 @@ async fn a_matching_expect_passes() {
 async fn a_failing_expect_points_at_its_leaf() {
     let r = run(
         &[Fault::UnknownMethodInternalError],
-        "",
         r#"
   - request: ping
     expect:
@@ -91,7 +100,6 @@ async fn a_failing_expect_points_at_its_leaf() {
 async fn a_false_assertion_fails_with_its_message_filled_in() {
     let r = run(
         &[],
-        "",
         r#"
   - id: list
     request: tools/list
@@ -116,9 +124,7 @@ async fn a_false_assertion_fails_with_its_message_filled_in() {
 
 #[tokio::test]
 async fn a_capture_feeds_a_later_step() {
-    let r = run(
-        &[],
-        "",
+    assert_passes(
         r#"
   - id: list
     request: tools/list
@@ -134,14 +140,12 @@ async fn a_capture_feeds_a_later_step() {
 "#,
     )
     .await;
-    assert_eq!(r.outcome, Outcome::Pass, "{}: {:?}", r.message, r.findings);
 }
 
 #[tokio::test]
 async fn skip_unless_makes_the_scenario_not_applicable() {
     let r = run(
         &[],
-        "",
         r#"
   - id: list
     request: tools/list
@@ -161,9 +165,7 @@ async fn skip_unless_makes_the_scenario_not_applicable() {
 
 #[tokio::test]
 async fn a_paginated_walk_joins_every_page() {
-    let r = run(
-        &[],
-        "",
+    assert_passes(
         r#"
   - id: all
     request: tools/list
@@ -177,14 +179,12 @@ async fn a_paginated_walk_joins_every_page() {
 "#,
     )
     .await;
-    assert_eq!(r.outcome, Outcome::Pass, "{}: {:?}", r.message, r.findings);
 }
 
 #[tokio::test]
 async fn a_walk_that_does_not_end_is_a_finding_on_its_step() {
     let r = run(
         &[Fault::GroupingCursorIgnored],
-        "",
         r#"
   - id: groups
     request: groups/list
@@ -220,9 +220,9 @@ async fn a_fault_makes_the_check_that_targets_it_fail() {
       - expr: "size(found.result.tools) == 0"
         message: "a query that matches nothing returns ${size(found.result.tools)} tools"
 "#;
-    let clean = run(&[], "", steps).await;
+    let clean = run(&[], steps).await;
     assert_eq!(clean.outcome, Outcome::Pass, "{:?}", clean.findings);
-    let broken = run(&[Fault::IgnoreQuery], "", steps).await;
+    let broken = run(&[Fault::IgnoreQuery], steps).await;
     assert_eq!(broken.outcome, Outcome::Fail);
     assert_eq!(
         broken.message,
@@ -232,7 +232,7 @@ async fn a_fault_makes_the_check_that_targets_it_fail() {
 
 #[tokio::test]
 async fn a_scenario_level_assert_and_a_should_level_warn() {
-    let r = run(
+    let r = run_with(
         &[],
         "assert:\n  - expr: \"size(list.result.tools) == 0\"\n    level: SHOULD\n    message: \"the list is not empty\"\n",
         r#"
