@@ -20,6 +20,8 @@ pub mod filter;
 pub mod fuzzing;
 pub mod handlers;
 pub mod http;
+#[cfg(test)]
+pub mod in_process;
 pub mod index;
 pub mod live;
 pub mod params;

@@ -9,7 +9,6 @@ use serde_json::Value;
 
 use super::executor::{Execution, Stop};
 use super::outcome::Outcome;
-use super::target::Target;
 use crate::scenario::generate::shrink::Shrinker;
 use crate::scenario::generate::{case_json, Case, Generate};
 
@@ -207,10 +206,7 @@ fn dedupe_notes(exec: &mut Execution<'_>, mark: usize) {
 
 /// The command line that runs this scenario's failing case again.
 fn replay_command(exec: &Execution<'_>, seed: u64, case: usize) -> String {
-    let target = match &exec.cfg.target {
-        Target::Stdio(spec) => format!("-- {}", spec.display()),
-        Target::Http { spec, .. } => format!("--url {}", spec.url),
-    };
+    let target = exec.cfg.target.as_argument();
     format!(
         "mcp-conform -k {} --protocol-version {} --replay {seed}:{case} {target}",
         exec.s.id, exec.cfg.era.version

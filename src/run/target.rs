@@ -16,6 +16,11 @@ pub enum Target {
         process: Option<SharedProcess>,
         command: Option<String>,
     },
+    /// The reference server in the same process, spoken to with the stdio
+    /// framing: a fresh server per session, as a stdio command would be
+    /// (unit tests only).
+    #[cfg(test)]
+    InProcess(crate::reference::Config),
 }
 
 impl std::fmt::Debug for Target {
@@ -35,6 +40,8 @@ impl Target {
                 ..
             } => format!("{} ({c})", spec.url),
             Target::Http { spec, .. } => spec.url.clone(),
+            #[cfg(test)]
+            Target::InProcess(_) => "the in-process reference server".to_string(),
         }
     }
 
@@ -42,6 +49,18 @@ impl Target {
         match self {
             Target::Stdio(_) => "stdio",
             Target::Http { .. } => "http",
+            #[cfg(test)]
+            Target::InProcess(_) => "stdio",
+        }
+    }
+
+    /// The target as the command line names it (`-- CMD`, `--url U`).
+    pub fn as_argument(&self) -> String {
+        match self {
+            Target::Stdio(spec) => format!("-- {}", spec.display()),
+            Target::Http { spec, .. } => format!("--url {}", spec.url),
+            #[cfg(test)]
+            Target::InProcess(_) => "-- mcp-conform serve-reference".to_string(),
         }
     }
 
@@ -54,6 +73,12 @@ impl Target {
             Target::Http { spec, process, .. } => {
                 HttpConnection::new(spec, era.is_stateless(), &era.version)
                     .map(|c| Connection::Http(c, process.clone()))
+            }
+            #[cfg(test)]
+            Target::InProcess(config) => {
+                let (input, output) = crate::reference::in_process::spawn(config.clone());
+                let pipe = crate::transport::PipeConnection::new(input, output);
+                Ok(Connection::Pipe(Box::new(pipe)))
             }
         }
     }

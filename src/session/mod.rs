@@ -3,6 +3,7 @@
 //! requests so a server is never left waiting on the harness.
 
 pub mod era;
+pub mod paginate;
 pub mod transcript;
 
 use std::time::{Duration, Instant};
@@ -17,6 +18,7 @@ use crate::transport::{
     HttpConnection, Incoming, RawAnswer, RawRequest, StdioConnection, TransportError,
 };
 pub use era::Era;
+pub use paginate::{PageWalk, PaginationError, Walked};
 pub use transcript::{Direction, Transcript};
 
 /// Why a session operation did not produce an answer.
@@ -51,6 +53,9 @@ pub type SharedProcess = Arc<tokio::sync::Mutex<StdioConnection>>;
 pub enum Connection {
     Stdio(Box<StdioConnection>),
     Http(HttpConnection, Option<SharedProcess>),
+    /// The reference server in the same process (unit tests).
+    #[cfg(test)]
+    Pipe(Box<crate::transport::PipeConnection>),
 }
 
 impl Connection {
@@ -58,6 +63,8 @@ impl Connection {
         match self {
             Connection::Stdio(c) => c.send(bytes).await,
             Connection::Http(c, _) => c.send(bytes).await,
+            #[cfg(test)]
+            Connection::Pipe(c) => c.send(bytes).await,
         }
     }
 
@@ -65,6 +72,8 @@ impl Connection {
         match self {
             Connection::Stdio(c) => c.recv().await,
             Connection::Http(c, _) => c.recv().await,
+            #[cfg(test)]
+            Connection::Pipe(c) => c.recv().await,
         }
     }
 
@@ -75,6 +84,8 @@ impl Connection {
                 p.try_lock().map(|c| c.stderr_tail()).unwrap_or_default()
             }
             Connection::Http(_, None) => String::new(),
+            #[cfg(test)]
+            Connection::Pipe(_) => String::new(),
         }
     }
 
@@ -83,13 +94,26 @@ impl Connection {
             Connection::Stdio(c) => c.exit_state().await,
             Connection::Http(_, Some(p)) => p.lock().await.exit_state().await,
             Connection::Http(_, None) => ExitState::Disconnected,
+            #[cfg(test)]
+            Connection::Pipe(c) => c.exit_state(),
         }
     }
 
     fn pending_bytes(&self) -> usize {
         match self {
             Connection::Stdio(c) => c.pending_bytes(),
-            Connection::Http(..) => 0,
+            _ => 0,
+        }
+    }
+
+    /// A stream read in order (stdio framing): a sentinel can follow a
+    /// message, and a freshly started server is given time to start.
+    fn is_stream(&self) -> bool {
+        match self {
+            Connection::Stdio(_) => true,
+            Connection::Http(..) => false,
+            #[cfg(test)]
+            Connection::Pipe(_) => true,
         }
     }
 
@@ -115,6 +139,8 @@ impl Connection {
         match self {
             Connection::Stdio(c) => c.shutdown(grace).await,
             Connection::Http(c, _) => c.shutdown().await,
+            #[cfg(test)]
+            Connection::Pipe(c) => c.shutdown(),
         }
     }
 
@@ -124,6 +150,8 @@ impl Connection {
         match self {
             Connection::Stdio(c) => c.shutdown_in_background(grace),
             Connection::Http(c, _) => c.shutdown().await,
+            #[cfg(test)]
+            Connection::Pipe(c) => c.shutdown(),
         }
     }
 }
@@ -231,7 +259,7 @@ impl Session {
         &mut self,
         wait: Option<Duration>,
     ) -> Result<Value, SessionError> {
-        let wait = wait.filter(|_| matches!(self.conn, Connection::Stdio(_)));
+        let wait = wait.filter(|_| self.conn.is_stream());
         let answer = if self.era.is_stateless() {
             let r = self.request("server/discover", None, None, wait).await?;
             let result = handshake_result(&r)?;
@@ -496,7 +524,7 @@ impl Session {
     /// unparsable line, an id they cannot represent); the rule is written in
     /// docs/interpretations.md.
     pub fn arm_sentinel(&mut self) {
-        self.sentinel_armed = matches!(self.conn, Connection::Stdio(_));
+        self.sentinel_armed = self.conn.is_stream();
     }
 
     /// Sends the armed sentinel, if any; returns its id.
@@ -779,7 +807,7 @@ impl Session {
                 let how = c.exit_state().await;
                 (how != ExitState::Running).then(|| how.to_string())
             }
-            Connection::Http(..) => None,
+            _ => None,
         }
     }
 

@@ -2,12 +2,16 @@
 //! items and knows how to stop its server; no scenario logic lives here.
 
 pub mod http;
+#[cfg(test)]
+pub mod pipe;
 pub mod process_group;
 pub mod stdio;
 
 use serde_json::Value;
 
 pub use http::{HttpConnection, HttpSpec, RawAnswer, RawRequest};
+#[cfg(test)]
+pub use pipe::PipeConnection;
 pub use stdio::{StdioConnection, StdioSpec};
 
 /// What arrived from the server.

@@ -8,7 +8,7 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use super::process_group::{self, Stop};
@@ -233,31 +233,11 @@ impl StdioConnection {
     /// Cancellation-safe, so it can sit inside a timeout.
     pub async fn recv(&mut self) -> Option<Incoming> {
         let reader = self.stdout.as_mut()?;
-        loop {
-            let incoming = match reader.next_frame().await {
-                Ok(Some(Frame::Line(line))) if line.iter().all(u8::is_ascii_whitespace) => continue,
-                Ok(Some(Frame::Line(line))) => match decode_line(&line) {
-                    Ok(value) => Incoming::Message(value),
-                    Err(e) => Incoming::Garbage {
-                        reason: e.to_string(),
-                        excerpt: excerpt(&line),
-                    },
-                },
-                Ok(Some(Frame::Overlong { limit, seen })) => Incoming::Garbage {
-                    reason: format!("line exceeded {} ({} bytes seen)", human_size(limit), seen),
-                    excerpt: String::new(),
-                },
-                Ok(Some(Frame::Partial(line))) => Incoming::Garbage {
-                    reason: "stdout ended in the middle of a line (no newline)".into(),
-                    excerpt: excerpt(&line),
-                },
-                Ok(None) | Err(_) => {
-                    self.stdout = None;
-                    Incoming::Closed
-                }
-            };
-            return Some(incoming);
+        let incoming = next_incoming(reader).await;
+        if incoming == Incoming::Closed {
+            self.stdout = None;
         }
+        Some(incoming)
     }
 
     pub fn stderr_tail(&self) -> String {
@@ -406,6 +386,32 @@ async fn read_stderr(mut pipe: impl tokio::io::AsyncRead + Unpin, buffer: Arc<Mu
         if let Ok(mut b) = buffer.lock() {
             b.push(&chunk[..n]);
         }
+    }
+}
+
+/// The next thing a newline-delimited JSON-RPC stream holds (blank lines
+/// skipped); `Closed` when it ends. Cancellation-safe.
+pub(super) async fn next_incoming<R: AsyncBufRead + Unpin>(reader: &mut LineReader<R>) -> Incoming {
+    loop {
+        return match reader.next_frame().await {
+            Ok(Some(Frame::Line(line))) if line.iter().all(u8::is_ascii_whitespace) => continue,
+            Ok(Some(Frame::Line(line))) => match decode_line(&line) {
+                Ok(value) => Incoming::Message(value),
+                Err(e) => Incoming::Garbage {
+                    reason: e.to_string(),
+                    excerpt: excerpt(&line),
+                },
+            },
+            Ok(Some(Frame::Overlong { limit, seen })) => Incoming::Garbage {
+                reason: format!("line exceeded {} ({} bytes seen)", human_size(limit), seen),
+                excerpt: String::new(),
+            },
+            Ok(Some(Frame::Partial(line))) => Incoming::Garbage {
+                reason: "stdout ended in the middle of a line (no newline)".into(),
+                excerpt: excerpt(&line),
+            },
+            Ok(None) | Err(_) => Incoming::Closed,
+        };
     }
 }
 

@@ -1,0 +1,365 @@
+//! Runs one scenario against a target: applicability, the execution's
+//! state and its step loop. Each other concern has its own file: the
+//! scenario's sessions (`sessions`), sending a step and getting its answer
+//! (`send`), the checks of an answer (`check`), and cleanup with the verdict
+//! and its evidence (`verdict`).
+
+mod check;
+mod send;
+mod sessions;
+mod verdict;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::outcome::{Finding, Outcome, ScenarioResult};
+use super::pool::SessionPool;
+use super::property::{self, PropertyRun};
+use super::target::Target;
+use crate::scenario::expr::Bindings;
+use crate::scenario::model::{
+    Assertion, Fixture, ForEach, Isolation, Level, Place, Scenario, Step,
+};
+use crate::session::{Era, Session, Transcript};
+
+/// What every scenario of a run shares.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub target: Target,
+    pub era: Era,
+    /// The handshake answer of the probe session (`server` in CEL).
+    pub server: Value,
+    pub timeout: Duration,
+    /// What the probe found (`probe` in `requires:`); None turns off the
+    /// skips decided from it (`--isolate`).
+    pub probe: Option<Value>,
+    /// How long a stdio server may take to exit once its stdin closes.
+    pub shutdown_grace: Duration,
+    /// How long a freshly started stdio server may take to answer its handshake.
+    pub startup: Duration,
+    /// Whether the server serves the reference catalog (golden scenarios run).
+    pub fixture_match: bool,
+    /// Warm sessions for `isolation: shared` scenarios (None: every scenario fresh).
+    pub pool: Option<Arc<SessionPool>>,
+    /// The seed of generated cases (`generate:` scenarios).
+    pub property: PropertyRun,
+}
+
+impl RunConfig {
+    /// A configuration with every scenario on a fresh server and no probe facts.
+    pub fn isolated(
+        target: Target,
+        era: Era,
+        server: Value,
+        timeout: Duration,
+        fixture_match: bool,
+    ) -> Self {
+        Self {
+            target,
+            era,
+            server,
+            timeout,
+            probe: None,
+            shutdown_grace: Duration::from_millis(100),
+            startup: timeout,
+            fixture_match,
+            pool: None,
+            property: PropertyRun::default(),
+        }
+    }
+}
+
+/// The session steps use unless they name another.
+const MAIN: &str = "main";
+
+/// Why a scenario does not apply to this server, if it does not.
+pub fn applicability(s: &Scenario, cfg: &RunConfig) -> Result<Option<String>, String> {
+    if !s.eras.is_empty() && !s.eras.contains(&cfg.era.version) {
+        return Ok(Some(s.eras_reason.clone().unwrap_or_else(|| {
+            format!(
+                "not applicable in protocol version {} (applies to {})",
+                cfg.era.version,
+                s.eras.join(", ")
+            )
+        })));
+    }
+    let transport = cfg.target.transport();
+    if !s.transports.is_empty() && !s.transports.iter().any(|t| t == transport) {
+        let names: Vec<&str> = s.transports.iter().map(|t| t.as_str()).collect();
+        return Ok(Some(format!(
+            "not applicable over {transport} (applies to {})",
+            names.join(", ")
+        )));
+    }
+    if s.fixture == Some(Fixture::ReferenceCatalog) && !cfg.fixture_match {
+        return Ok(Some(
+            "golden scenario: needs the reference catalog (fixture: reference-catalog), and this server's tools differ"
+                .into(),
+        ));
+    }
+    let bindings = base_bindings(cfg);
+    for req in &s.requires {
+        if req.reads_probe() && cfg.probe.is_none() {
+            // Decided by the scenario's own steps instead (`skip_unless`).
+            continue;
+        }
+        match req.expr.eval_bool(&bindings) {
+            Ok(true) => {}
+            Ok(false) => return Ok(Some(req.reason.source().to_string())),
+            Err(e) => {
+                return Err(format!(
+                    "requires {:?} could not be evaluated: {e}",
+                    req.expr.source
+                ))
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Bindings of a running scenario: the base ones plus empty wire logs.
+fn initial_bindings(cfg: &RunConfig) -> Bindings {
+    let mut b = base_bindings(cfg);
+    b.insert("notifications", json!([]));
+    b.insert("stdout_violations", json!([]));
+    b
+}
+
+fn base_bindings(cfg: &RunConfig) -> Bindings {
+    let mut b = Bindings::default();
+    b.insert("server", cfg.server.clone());
+    b.insert("era", json!(cfg.era.version));
+    b.insert("liveness_method", json!(cfg.era.liveness_method()));
+    b.insert("transport", json!(cfg.target.transport()));
+    if let Some(probe) = &cfg.probe {
+        b.insert("probe", probe.clone());
+    }
+    b
+}
+
+/// Runs one scenario to its verdict. Never panics on server behaviour.
+/// A shared scenario that errors on a warm server is run again on a fresh
+/// one, and that verdict is the one reported.
+pub async fn run_scenario(s: &Scenario, cfg: &RunConfig) -> ScenarioResult {
+    let started = Instant::now();
+    let mut result = match applicability(s, cfg) {
+        Ok(Some(reason)) => ScenarioResult::skipped(s, reason),
+        Err(message) => ScenarioResult::blank(s, Outcome::Error, message),
+        Ok(None) => {
+            let shared = s.isolation == Isolation::Shared && cfg.pool.is_some();
+            let first = execute(s, cfg, shared).await;
+            // A failure stands (the scenario only reads, and the equivalence
+            // test holds shared and fresh verdicts equal); a scenario that
+            // could not be evaluated gets a fresh server before it is reported.
+            if shared && first.outcome == Outcome::Error {
+                let mut again = execute(s, cfg, false).await;
+                again.server_exits.insert(
+                    0,
+                    format!(
+                        "re-run on a fresh server after '{}' on a shared one",
+                        first.outcome
+                    ),
+                );
+                again
+            } else {
+                first
+            }
+        }
+    };
+    result.duration_ms = started.elapsed().as_millis() as u64;
+    result.era = cfg.era.version.clone();
+    // Quote only the rules that hold in this era over this transport.
+    let transport = cfg.target.transport();
+    result
+        .spec
+        .retain(|spec| spec.applies_to(&cfg.era.version, transport));
+    result
+}
+
+async fn execute(s: &Scenario, cfg: &RunConfig, shared: bool) -> ScenarioResult {
+    let mut exec = Execution::new(s, cfg, shared);
+    let stopped = exec.run().await;
+    exec.cleanup().await;
+    exec.finish(stopped).await
+}
+
+/// A check failed at a level that ends the scenario.
+pub(super) struct Stop;
+
+pub(super) struct Execution<'a> {
+    pub(super) s: &'a Scenario,
+    pub(super) cfg: &'a RunConfig,
+    sessions: BTreeMap<String, Session>,
+    pub(super) bindings: Bindings,
+    pub(super) findings: Vec<Finding>,
+    labels: Vec<String>,
+    transcript: Transcript,
+    /// Set when the scenario could not be evaluated at all.
+    pub(super) error: Option<String>,
+    /// Set when a step found the scenario not applicable.
+    pub(super) skipped: Option<String>,
+    /// Lengths of the wire logs last bound, so unchanged logs are not re-bound.
+    bound_logs: (usize, usize),
+    /// The main session comes from (and may go back to) the warm pool.
+    shared: bool,
+    /// The pool counted this scenario's main session as one of its own.
+    leased: bool,
+}
+
+impl<'a> Execution<'a> {
+    fn new(s: &'a Scenario, cfg: &'a RunConfig, shared: bool) -> Self {
+        Self {
+            s,
+            cfg,
+            sessions: BTreeMap::new(),
+            bindings: initial_bindings(cfg),
+            findings: Vec::new(),
+            labels: Vec::new(),
+            transcript: Transcript::new(),
+            error: None,
+            skipped: None,
+            bound_logs: (0, 0),
+            shared,
+            leased: false,
+        }
+    }
+
+    fn timeout(&self, step: Option<&Step>) -> Duration {
+        step.and_then(|s| s.timeout_ms)
+            .or(self.s.timeout_ms)
+            .map_or(self.cfg.timeout, Duration::from_millis)
+    }
+
+    fn level_for(&self, step: Option<&Step>, assertion: Option<&Assertion>) -> Level {
+        let mut level = self.s.level;
+        if let Some(l) = step.and_then(|s| s.level) {
+            level = level.weaker(l);
+        }
+        if let Some(l) = assertion.and_then(|a| a.level) {
+            level = level.weaker(l);
+        }
+        level
+    }
+
+    /// Records a finding; returns Stop when it fails the scenario.
+    fn record(&mut self, finding: Finding) -> Result<(), Stop> {
+        let stops = finding.outcome == Outcome::Fail;
+        self.findings.push(finding);
+        if stops {
+            Err(Stop)
+        } else {
+            Ok(())
+        }
+    }
+
+    async fn run(&mut self) -> Result<(), Stop> {
+        if let Err(e) = self.open_session(MAIN).await {
+            self.error = Some(e);
+            return Err(Stop);
+        }
+        for (index, step) in self.s.steps.iter().enumerate() {
+            self.run_step(index, step).await?;
+        }
+        if let Some(g) = &self.s.generate {
+            property::run_cases(self, g).await?;
+        }
+        let asserts = self.s.asserts.clone();
+        for a in &asserts {
+            self.check_assert(None, None, a, None, None)?;
+        }
+        Ok(())
+    }
+
+    /// Runs one step: its `if`, then its action once or once per `for_each`
+    /// item, each answer bound, captured and checked.
+    pub(in crate::run) async fn run_step(&mut self, index: usize, step: &Step) -> Result<(), Stop> {
+        let label = step.label(index);
+        if !self.condition_holds(step, &label)? {
+            return Ok(());
+        }
+        match &step.for_each {
+            None => self.run_once(step, &label).await,
+            Some(fe) => self.run_for_each(step, &label, fe).await,
+        }
+    }
+
+    /// The step's `if`: false binds its id to null and skips it; an `if`
+    /// that cannot be evaluated is a finding (and skips it too).
+    fn condition_holds(&mut self, step: &Step, label: &str) -> Result<bool, Stop> {
+        let Some(condition) = &step.condition else {
+            return Ok(true);
+        };
+        match condition.eval_bool(&self.bindings) {
+            Ok(true) => Ok(true),
+            Ok(false) => {
+                self.bind_step(step, Arc::new(Value::Null));
+                Ok(false)
+            }
+            Err(e) => {
+                let msg = format!("if {:?}: {e}", condition.source);
+                self.step_finding(step, label, msg, &condition.place)
+                    .map(|()| false)
+            }
+        }
+    }
+
+    async fn run_once(&mut self, step: &Step, label: &str) -> Result<(), Stop> {
+        let answer = Arc::new(self.perform(step, label).await?);
+        self.bind_step(step, Arc::clone(&answer));
+        self.capture(step, label)?;
+        self.check_applicable(step, label)?;
+        self.check(step, label, &answer, None)
+    }
+
+    /// The step once per item, each answer checked with the id bound to it;
+    /// afterwards the id is bound to the list of answers.
+    async fn run_for_each(&mut self, step: &Step, label: &str, fe: &ForEach) -> Result<(), Stop> {
+        let items = match fe.items.eval_list(&self.bindings) {
+            Ok(items) => items,
+            Err(e) => {
+                let msg = format!("for_each {:?}: {e}", fe.items.source);
+                return self.step_finding(step, label, msg, &fe.items.place);
+            }
+        };
+        let mut answers = Vec::new();
+        for item in items.into_iter().take(fe.max_items) {
+            self.bindings.insert(fe.var.clone(), item.clone());
+            let answer = Arc::new(self.perform(step, label).await?);
+            self.bind_step(step, Arc::clone(&answer));
+            self.check(step, label, &answer, Some(&item))?;
+            answers.push(answer);
+        }
+        self.bindings.remove(&fe.var);
+        if let Some(id) = &step.id {
+            // Drops the binding's share of the last answer, so that
+            // none of them is copied below.
+            self.bindings.remove(id);
+        }
+        let answers = answers
+            .into_iter()
+            .map(|a| Arc::try_unwrap(a).unwrap_or_else(|shared| (*shared).clone()))
+            .collect();
+        self.bind_step(step, Arc::new(Value::Array(answers)));
+        self.capture(step, label)?;
+        self.check_applicable(step, label)
+    }
+
+    /// Records a problem of a step at the step's level, pointing at `place`.
+    fn step_finding(
+        &mut self,
+        step: &Step,
+        label: &str,
+        message: String,
+        place: &Place,
+    ) -> Result<(), Stop> {
+        let outcome = Outcome::for_level(self.level_for(Some(step), None));
+        let f = Finding::new(outcome, Some(label.to_string()), message).at(self.s, place);
+        self.record(f)
+    }
+}

@@ -1,0 +1,246 @@
+//! Sending a step: its wire action (a request or a paginated walk, a
+//! notification, raw text, an HTTP exchange, a wait for a notification)
+//! with its `${…}` filled in, and the answer it gets, as bound in CEL. A step
+//! that gets no answer is a finding, and the scenario stops there.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::{Execution, Stop};
+use crate::run::outcome::{Finding, Outcome};
+use crate::scenario::interpolate::{Template, ValueTemplate};
+use crate::scenario::model::{Action, Step};
+use crate::session::{PageWalk, SessionError};
+use crate::transport::RawRequest;
+
+/// What the wire gave back for a step, or why it gave nothing.
+type Sent = Result<Value, SessionError>;
+
+/// A `request:` step as written, before interpolation.
+struct RequestStep<'s> {
+    method: &'s Template,
+    params: &'s Option<ValueTemplate>,
+    rpc_id: &'s Option<ValueTemplate>,
+    no_wait: bool,
+    /// The field of a paginated walk.
+    paginate: Option<&'s str>,
+    max_pages: usize,
+}
+
+/// An `http:` step as written, before interpolation.
+struct HttpStep<'s> {
+    method: &'s str,
+    body: &'s Option<ValueTemplate>,
+    text: &'s Option<Template>,
+    headers: &'s [(String, Option<Template>)],
+    read_ms: u64,
+}
+
+impl Execution<'_> {
+    /// Does the step's wire action and returns its answer as bound in CEL.
+    pub(super) async fn perform(&mut self, step: &Step, label: &str) -> Result<Value, Stop> {
+        let timeout = self.timeout(Some(step));
+        let sent = match &step.action {
+            Action::Request {
+                method,
+                params,
+                rpc_id,
+                no_wait,
+                paginate,
+                max_pages,
+            } => {
+                let request = RequestStep {
+                    method,
+                    params,
+                    rpc_id,
+                    no_wait: *no_wait,
+                    paginate: paginate.as_deref(),
+                    max_pages: *max_pages,
+                };
+                self.send_request(step, label, &request, timeout).await?
+            }
+            Action::Notify { method, params } => {
+                let method = self.interpolated_text(label, method)?;
+                let params = self.interpolated_params(label, params)?;
+                let session = self.session(step, label).await?;
+                session.notify(&method, params).await.map(|()| json!({}))
+            }
+            Action::SendRaw { text } => {
+                let text = self.interpolated_text(label, text)?;
+                let expect_answer = step.expect.is_some();
+                let session = self.session(step, label).await?;
+                if step.sentinel {
+                    session.arm_sentinel();
+                }
+                session.send_raw(&text, expect_answer, Some(timeout)).await
+            }
+            Action::WaitNotification { method } => {
+                let session = self.session(step, label).await?;
+                session.wait_notification(method, Some(timeout)).await
+            }
+            Action::Sleep { ms } => {
+                tokio::time::sleep(Duration::from_millis(*ms)).await;
+                Ok(Value::Null)
+            }
+            Action::Http {
+                method,
+                body,
+                text,
+                headers,
+                read_ms,
+            } => {
+                let http = HttpStep {
+                    method,
+                    body,
+                    text,
+                    headers,
+                    read_ms: *read_ms,
+                };
+                let request = self.http_request(label, &http)?;
+                let session = self.session(step, label).await?;
+                session.http_exchange(&request).await.map(|a| a.to_value())
+            }
+            Action::Check => Ok(Value::Null),
+        };
+        sent.map_err(|e| self.wire_failure(step, label, e))
+    }
+
+    /// A `request:` step: one request (awaited or not), or a paginated walk
+    /// whose early end is a finding beside its answer. The answer carries the
+    /// request under `request`.
+    async fn send_request(
+        &mut self,
+        step: &Step,
+        label: &str,
+        written: &RequestStep<'_>,
+        timeout: Duration,
+    ) -> Result<Sent, Stop> {
+        let params = self.interpolated_params(label, written.params)?;
+        let rpc_id = self.interpolated_params(label, written.rpc_id)?;
+        let method = &self.interpolated_text(label, written.method)?;
+        let request = jsonrpc_request_view(method, params.as_ref());
+        let session = self.session(step, label).await?;
+        if step.sentinel {
+            session.arm_sentinel();
+        }
+        let walked = match written.paginate {
+            None if written.no_wait => {
+                let id = session
+                    .send_request(method, params, rpc_id, step.meta)
+                    .await;
+                return Ok(id.map(|id| json!({ "id": id, "request": request })));
+            }
+            None => {
+                let answer = session
+                    .request_with(method, params, rpc_id, Some(timeout), step.meta)
+                    .await;
+                return Ok(answer.map(|a| with_request(a, request)));
+            }
+            Some(field) => {
+                let walk = PageWalk {
+                    field,
+                    max_pages: written.max_pages,
+                    timeout,
+                    meta: step.meta,
+                };
+                match session.paginate(method, params, walk).await {
+                    Ok(walked) => walked,
+                    Err(e) => return Ok(Err(e)),
+                }
+            }
+        };
+        let answer = with_request(walked.answer, request);
+        if let Some(broken) = walked.broken {
+            let outcome = Outcome::for_level(self.level_for(Some(step), None));
+            let f = Finding::new(outcome, Some(label.to_string()), broken.to_string())
+                .at(self.s, &step.place)
+                .with_answer(&answer);
+            self.record(f)?;
+        }
+        Ok(Ok(answer))
+    }
+
+    /// An `http:` step's request with its body and header values interpolated.
+    fn http_request(&mut self, label: &str, http: &HttpStep<'_>) -> Result<RawRequest, Stop> {
+        let body = match (http.body, http.text) {
+            (Some(b), _) => self.interpolated(label, b)?.to_string(),
+            (None, Some(t)) => self.interpolated_text(label, t)?,
+            (None, None) => String::new(),
+        };
+        let mut overrides = Vec::new();
+        for (name, value) in http.headers {
+            let value = match value {
+                Some(v) => Some(self.interpolated_text(label, v)?),
+                None => None,
+            };
+            overrides.push((name.clone(), value));
+        }
+        let method = reqwest::Method::from_bytes(http.method.as_bytes()).map_err(|e| {
+            self.error = Some(format!("{label}: bad HTTP method {:?}: {e}", http.method));
+            Stop
+        })?;
+        Ok(RawRequest {
+            method,
+            body,
+            headers: overrides,
+            read_ms: http.read_ms,
+        })
+    }
+
+    /// A step that got no answer: a finding at the step's level, and a stop
+    /// even below MUST, since there is nothing left to check.
+    fn wire_failure(&mut self, step: &Step, label: &str, e: SessionError) -> Stop {
+        let _ = self.step_finding(step, label, e.to_string(), &step.place);
+        Stop
+    }
+
+    /// A JSON value with `${…}` interpolated; one that cannot be filled in
+    /// makes the scenario an error.
+    fn interpolated(&mut self, label: &str, value: &ValueTemplate) -> Result<Value, Stop> {
+        value.render(&self.bindings).map_err(|e| {
+            self.error = Some(format!("{label}: {e}"));
+            Stop
+        })
+    }
+
+    fn interpolated_params(
+        &mut self,
+        label: &str,
+        value: &Option<ValueTemplate>,
+    ) -> Result<Option<Value>, Stop> {
+        value
+            .as_ref()
+            .map(|v| self.interpolated(label, v))
+            .transpose()
+    }
+
+    /// A method name (or other text) with `${…}` interpolated.
+    pub(super) fn interpolated_text(
+        &mut self,
+        label: &str,
+        text: &Template,
+    ) -> Result<String, Stop> {
+        text.render_text(&self.bindings).map_err(|e| {
+            self.error = Some(format!("{label}: {e}"));
+            Stop
+        })
+    }
+}
+
+/// The request as a finding shows it.
+fn jsonrpc_request_view(method: &str, params: Option<&Value>) -> Value {
+    let mut v = json!({"method": method});
+    if let Some(p) = params {
+        v["params"] = p.clone();
+    }
+    v
+}
+
+/// The answer with the request that got it under `request`.
+fn with_request(mut answer: Value, request: Value) -> Value {
+    if let Some(map) = answer.as_object_mut() {
+        map.insert("request".to_string(), request);
+    }
+    answer
+}

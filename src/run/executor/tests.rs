@@ -1,0 +1,246 @@
+//! The executor against the reference server running in the same process:
+//! small scenarios written inline, each run to its verdict in milliseconds.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::{run_scenario, RunConfig};
+use crate::reference::{Config, Fault};
+use crate::run::outcome::{Outcome, ScenarioResult};
+use crate::run::target::Target;
+use crate::scenario::load::load_str;
+use crate::session::Era;
+
+const FILE: &str = "unit.yaml";
+
+/// A scenario of `steps` (and `extra` top-level keys), at level MUST.
+fn scenario(extra: &str, steps: &str) -> crate::scenario::model::Scenario {
+    let text = format!(
+        "id: base/unit-test\ntitle: a unit test\nprofile: base\nlevel: MUST\n{extra}steps:\n{steps}"
+    );
+    load_str(FILE, &text).unwrap_or_else(|e| panic!("the test scenario loads: {e}\n{text}"))
+}
+
+/// Runs `steps` against a fresh in-process reference server with `faults`.
+async fn run(faults: &[Fault], steps: &str) -> ScenarioResult {
+    run_with(faults, "", steps).await
+}
+
+/// Runs `steps` on a server without faults and asserts the scenario passes.
+async fn assert_passes(steps: &str) {
+    let r = run(&[], steps).await;
+    assert_eq!(r.outcome, Outcome::Pass, "{}: {:?}", r.message, r.findings);
+}
+
+/// [`run`] with `extra` top-level keys in the scenario.
+async fn run_with(faults: &[Fault], extra: &str, steps: &str) -> ScenarioResult {
+    let config = Config {
+        faults: faults.iter().copied().collect(),
+        ..Config::default()
+    };
+    let cfg = RunConfig::isolated(
+        Target::InProcess(config),
+        Era::new("2025-11-25"),
+        json!({"capabilities": {"tools": {}}}),
+        Duration::from_secs(5),
+        true,
+    );
+    run_scenario(&scenario(extra, steps), &cfg).await
+}
+
+#[tokio::test]
+async fn a_matching_expect_passes() {
+    let r = run(
+        &[],
+        r#"
+  - id: list
+    request: tools/list
+    expect:
+      result: { tools: { $type: array } }
+"#,
+    )
+    .await;
+    assert_eq!(r.outcome, Outcome::Pass, "{}: {:?}", r.message, r.findings);
+    assert!(r.findings.is_empty());
+    assert!(!r.transcript.is_empty(), "the exchange is kept");
+}
+
+#[tokio::test]
+async fn a_failing_expect_points_at_its_leaf() {
+    let r = run(
+        &[Fault::UnknownMethodInternalError],
+        r#"
+  - request: ping
+    expect:
+      result: {}
+  - id: unknown
+    request: no/such/method
+    expect:
+      error: { code: -32601 }
+"#,
+    )
+    .await;
+    assert_eq!(r.outcome, Outcome::Fail);
+    let [f] = r.findings.as_slice() else {
+        panic!("one finding: {:?}", r.findings);
+    };
+    assert_eq!(f.step.as_deref(), Some("step 'unknown'"));
+    assert_eq!(f.step_id.as_deref(), Some("steps[1].expect.error.code"));
+    assert_eq!(f.location.as_deref(), Some("unit.yaml:13:22"));
+    assert_eq!(f.path.as_deref(), Some("error.code"));
+    assert!(
+        f.message.contains("expected -32601, found -32603"),
+        "{}",
+        f.message
+    );
+}
+
+#[tokio::test]
+async fn a_false_assertion_fails_with_its_message_filled_in() {
+    let r = run(
+        &[],
+        r#"
+  - id: list
+    request: tools/list
+    assert:
+      - expr: "size(list.result.tools) > 1000"
+        message: "only ${size(list.result.tools)} tools on the first page"
+"#,
+    )
+    .await;
+    assert_eq!(r.outcome, Outcome::Fail);
+    let [f] = r.findings.as_slice() else {
+        panic!("one finding: {:?}", r.findings);
+    };
+    assert_eq!(f.message, "only 50 tools on the first page");
+    assert_eq!(f.step_id.as_deref(), Some("steps[0].assert[0]"));
+    assert_eq!(
+        f.expected,
+        Some(json!("size(list.result.tools) > 1000")),
+        "the finding quotes the assertion"
+    );
+}
+
+#[tokio::test]
+async fn a_capture_feeds_a_later_step() {
+    assert_passes(
+        r#"
+  - id: list
+    request: tools/list
+    capture:
+      name: "list.result.tools[0].name"
+  - id: described
+    request: tools/list
+    params: { query: "${name}" }
+    assert:
+      - expr: "described.request.params.query == name"
+      - expr: "described.result.tools.exists(t, t.name == name)"
+        message: "a query for ${name} does not find it"
+"#,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn skip_unless_makes_the_scenario_not_applicable() {
+    let r = run(
+        &[],
+        r#"
+  - id: list
+    request: tools/list
+    skip_unless:
+      expr: "size(list.result.tools) > 1000"
+      reason: "needs 1000 tools, the first page has ${size(list.result.tools)}"
+  - request: no/such/method
+    expect:
+      result: {}
+"#,
+    )
+    .await;
+    assert_eq!(r.outcome, Outcome::Skip);
+    assert_eq!(r.message, "needs 1000 tools, the first page has 50");
+    assert!(r.findings.is_empty(), "later steps do not run");
+}
+
+#[tokio::test]
+async fn a_paginated_walk_joins_every_page() {
+    assert_passes(
+        r#"
+  - id: all
+    request: tools/list
+    paginate: tools
+    assert:
+      - expr: "all.page_count == 3 && size(all.pages) == 3"
+        message: "${all.page_count} pages"
+      - expr: "size(all.result.tools) == 106 && unique(all.result.tools.map(t, t.name))"
+        message: "${size(all.result.tools)} tools"
+      - expr: "!has(all.result.nextCursor)"
+"#,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_walk_that_does_not_end_is_a_finding_on_its_step() {
+    let r = run(
+        &[Fault::GroupingCursorIgnored],
+        r#"
+  - id: groups
+    request: groups/list
+    paginate: groups
+"#,
+    )
+    .await;
+    assert_eq!(r.outcome, Outcome::Fail);
+    let [f] = r.findings.as_slice() else {
+        panic!("one finding: {:?}", r.findings);
+    };
+    assert!(
+        f.message
+            .starts_with("pagination of groups/list does not terminate: cursor")
+            && f.message.ends_with("came back after 2 pages"),
+        "{}",
+        f.message
+    );
+    assert_eq!(f.step_id.as_deref(), Some("steps[0]"));
+    assert_eq!(
+        f.actual.as_ref().and_then(|a| a.get("page_count")),
+        Some(&json!(2))
+    );
+}
+
+#[tokio::test]
+async fn a_fault_makes_the_check_that_targets_it_fail() {
+    let steps = r#"
+  - id: found
+    request: tools/list
+    params: { query: "qqxyzzyqq" }
+    assert:
+      - expr: "size(found.result.tools) == 0"
+        message: "a query that matches nothing returns ${size(found.result.tools)} tools"
+"#;
+    let clean = run(&[], steps).await;
+    assert_eq!(clean.outcome, Outcome::Pass, "{:?}", clean.findings);
+    let broken = run(&[Fault::IgnoreQuery], steps).await;
+    assert_eq!(broken.outcome, Outcome::Fail);
+    assert_eq!(
+        broken.message,
+        "step 'found': a query that matches nothing returns 50 tools"
+    );
+}
+
+#[tokio::test]
+async fn a_scenario_level_assert_and_a_should_level_warn() {
+    let r = run_with(
+        &[],
+        "assert:\n  - expr: \"size(list.result.tools) == 0\"\n    level: SHOULD\n    message: \"the list is not empty\"\n",
+        r#"
+  - id: list
+    request: tools/list
+"#,
+    )
+    .await;
+    assert_eq!(r.outcome, Outcome::Warn, "{:?}", r.findings);
+    assert_eq!(r.findings[0].step_id.as_deref(), Some("assert[0]"));
+}

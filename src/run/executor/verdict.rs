@@ -1,0 +1,132 @@
+//! The end of a scenario: its `cleanup` steps, the verdict drawn from its
+//! findings, and the evidence kept beside it (how each server ended, its
+//! stderr, the transcript). A warm session that stayed clean goes back to
+//! the pool.
+
+use std::time::Duration;
+
+use super::{Execution, Stop, MAIN};
+use crate::run::outcome::{Finding, Outcome, ScenarioResult};
+use crate::scenario::model::Level;
+
+impl Execution<'_> {
+    /// Runs the `cleanup:` steps whatever happened before. What they find
+    /// goes to the transcript as notes; the verdict stays as it was.
+    pub(super) async fn cleanup(&mut self) {
+        if self.s.cleanup.is_empty() || !self.sessions.contains_key(MAIN) {
+            return;
+        }
+        let findings = self.findings.len();
+        let error = self.error.take();
+        let skipped = self.skipped.take();
+        for (index, step) in self.s.cleanup.iter().enumerate() {
+            let label = format!("cleanup step {}", index + 1);
+            let runs = match &step.condition {
+                Some(c) => c.eval_bool(&self.bindings).unwrap_or(false),
+                None => true,
+            };
+            if runs && self.perform(step, &label).await.is_err() && self.error.is_none() {
+                self.error = Some(format!("{label} stopped"));
+            }
+            let problems: Vec<String> = self
+                .findings
+                .drain(findings..)
+                .map(|f| f.message)
+                .chain(self.error.take())
+                .collect();
+            for p in problems {
+                self.transcript.note(MAIN, format!("{label}: {p}"));
+            }
+        }
+        self.error = error;
+        self.skipped = skipped;
+    }
+
+    pub(super) async fn finish(mut self, _stopped: Result<(), Stop>) -> ScenarioResult {
+        let (outcome, message) = self.verdict();
+        let mut exits = Vec::new();
+        let mut stderr = String::new();
+        let several = self.sessions.len() > 1;
+        // Evidence matters only for a scenario that did not pass: then the
+        // server's exit is waited for; otherwise it ends in the background.
+        let wait_for_exit = matches!(outcome, Outcome::Fail | Outcome::Warn | Outcome::Error);
+        let grace = self.cfg.shutdown_grace;
+        if let Some(pool) = self.cfg.pool.clone().filter(|_| self.leased) {
+            match self.sessions.remove(MAIN) {
+                // A read-only scenario's failure is in the server's answers,
+                // not its state: the server stays warm, its stderr is the
+                // evidence, and it has not exited.
+                Some(main) if self.error.is_none() && main.reusable() => {
+                    if wait_for_exit {
+                        stderr = main.stderr_tail();
+                        exits.push(format!("{MAIN}: server still running (kept warm)"));
+                    }
+                    pool.put(main).await
+                }
+                other => {
+                    self.sessions.extend(other.map(|m| (MAIN.to_string(), m)));
+                    pool.release().await;
+                }
+            }
+        }
+        for (name, session) in self.sessions.iter_mut() {
+            let how = if wait_for_exit {
+                session
+                    .close_within(grace.max(Duration::from_millis(300)))
+                    .await
+            } else {
+                session.close_in_background(grace).await
+            };
+            exits.push(format!("{name}: server {how}"));
+            let tail = session.stderr_tail();
+            if !tail.is_empty() {
+                if several {
+                    stderr.push_str(&format!("--- session {name} ---\n"));
+                }
+                stderr.push_str(&tail);
+            }
+        }
+        let (transcript, dropped) = self.transcript.take_entries();
+        let mut result = ScenarioResult::blank(self.s, outcome, message);
+        result.findings = self.findings;
+        result.alternatives = self.labels;
+        result.transcript = transcript;
+        result.transcript_dropped = dropped;
+        result.stderr_tail = stderr;
+        result.server_exits = exits;
+        result
+    }
+
+    fn verdict(&self) -> (Outcome, String) {
+        if let Some(e) = &self.error {
+            return (Outcome::Error, e.clone());
+        }
+        if let Some(reason) = &self.skipped {
+            if !self.findings.iter().any(|f| f.outcome == Outcome::Fail) {
+                return (Outcome::Skip, reason.clone());
+            }
+        }
+        let worst = self.findings.iter().max_by_key(|f| f.outcome.severity());
+        match worst {
+            Some(f) if f.outcome != Outcome::Info => (f.outcome, f.headline()),
+            _ => {
+                let chosen = if self.labels.is_empty() {
+                    String::new()
+                } else {
+                    format!("server chose: {}", self.labels.join(", "))
+                };
+                let notes: Vec<String> = self.findings.iter().map(Finding::headline).collect();
+                let message = [chosen, notes.join("; ")]
+                    .into_iter()
+                    .filter(|s| !s.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                if matches!(self.s.level, Level::Info | Level::May) || !self.findings.is_empty() {
+                    (Outcome::Info, message)
+                } else {
+                    (Outcome::Pass, message)
+                }
+            }
+        }
+    }
+}
