@@ -87,7 +87,11 @@ async fn warm_pool(era: ProbedEra, opts: &RunOptions) -> Option<Arc<SessionPool>
         return None;
     }
     let pool = SessionPool::new(opts.shutdown_grace).with_patience(era.start_cost);
-    pool.seed(era.session).await;
+    if era.session.reusable() {
+        pool.seed(era.session).await;
+    } else {
+        era.close().await;
+    }
     Some(Arc::new(pool))
 }
 

@@ -71,31 +71,54 @@ pub async fn probe_eras(
     timeout: Duration,
     startup: Duration,
 ) -> Result<Vec<ProbedEra>, ProbeError> {
-    // The probe starts the server: its first answer may take start-up time.
-    let first = timeout.max(startup);
-    let mut probed = match choice {
-        EraChoice::Pinned(v) => vec![probe_era(target, Era::new(v), first).await?],
-        EraChoice::Auto => vec![probe_auto(target, first).await?],
-        EraChoice::All => probe_all(target, first).await?,
+    // The probe starts the server: its first answer may take start-up time;
+    // the lists after it are ordinary requests.
+    let waits = Waits {
+        handshake: timeout.max(startup),
+        request: timeout,
     };
-    for p in &mut probed {
-        p.session.set_timeout(timeout);
+    match choice {
+        EraChoice::Pinned(v) => Ok(vec![probe_era(target, Era::new(v), waits).await?]),
+        EraChoice::Auto => Ok(vec![probe_auto(target, waits).await?]),
+        EraChoice::All => probe_all(target, waits).await,
     }
-    Ok(probed)
+}
+
+/// How long the probe waits for the handshake and for each request after it.
+#[derive(Debug, Clone, Copy)]
+struct Waits {
+    handshake: Duration,
+    request: Duration,
+}
+
+impl Waits {
+    fn same(timeout: Duration) -> Self {
+        Self {
+            handshake: timeout,
+            request: timeout,
+        }
+    }
+
+    /// A server that ignores unknown methods never answers server/discover:
+    /// that handshake is not waited for as long.
+    fn discover_at_most(self, limit: Duration) -> Self {
+        Self {
+            handshake: self.handshake.min(limit),
+            request: self.request,
+        }
+    }
 }
 
 /// Each known era at once: a stateful era counts when the server answers
 /// `initialize` with that very version (MCP lifecycle: a server that does
 /// not support the requested version answers with another one it does).
-async fn probe_all(target: &Target, timeout: Duration) -> Result<Vec<ProbedEra>, ProbeError> {
-    // A server that ignores unknown methods never answers server/discover.
-    let discover_timeout = timeout.min(Duration::from_secs(5));
+async fn probe_all(target: &Target, waits: Waits) -> Result<Vec<ProbedEra>, ProbeError> {
     let attempts = era::KNOWN_VERSIONS.iter().map(|v| {
         let era = Era::new(v);
         let wait = if era.is_stateless() {
-            discover_timeout
+            waits.discover_at_most(Duration::from_secs(5))
         } else {
-            timeout
+            waits
         };
         probe_era(target, era, wait)
     });
@@ -144,23 +167,24 @@ pub async fn probe(
     requested: Option<&str>,
     timeout: Duration,
 ) -> Result<Probe, ProbeError> {
+    let waits = Waits::same(timeout);
     let probed = match requested {
-        Some(v) => probe_era(target, Era::new(v), timeout).await?,
-        None => probe_auto(target, timeout).await?,
+        Some(v) => probe_era(target, Era::new(v), waits).await?,
+        None => probe_auto(target, waits).await?,
     };
     Ok(probed.close().await)
 }
 
 /// The newest era the server speaks: server/discover first, then initialize.
-async fn probe_auto(target: &Target, timeout: Duration) -> Result<ProbedEra, ProbeError> {
-    let discover_timeout = timeout.min(Duration::from_secs(3));
-    match probe_era(target, Era::new(era::V2026_07_28), discover_timeout).await {
+async fn probe_auto(target: &Target, waits: Waits) -> Result<ProbedEra, ProbeError> {
+    let discover = waits.discover_at_most(Duration::from_secs(3));
+    match probe_era(target, Era::new(era::V2026_07_28), discover).await {
         Ok(p) if supports_stateless(&p.probe.server) => Ok(p),
         other => {
             if let Ok(p) = other {
                 p.close().await;
             }
-            probe_era(target, Era::new(era::NEWEST_STATEFUL), timeout).await
+            probe_era(target, Era::new(era::NEWEST_STATEFUL), waits).await
         }
     }
 }
@@ -172,19 +196,15 @@ fn supports_stateless(server: &Value) -> bool {
         .is_some_and(|v| v.iter().any(|x| x == era::V2026_07_28))
 }
 
-async fn probe_era(
-    target: &Target,
-    mut era: Era,
-    timeout: Duration,
-) -> Result<ProbedEra, ProbeError> {
+async fn probe_era(target: &Target, mut era: Era, waits: Waits) -> Result<ProbedEra, ProbeError> {
     let started = Instant::now();
     let conn = target.connect(&era).await.map_err(|e| ProbeError {
         message: e.to_string(),
         stderr: String::new(),
     })?;
-    let mut session = Session::new("probe", conn, era.clone(), timeout, Transcript::new());
+    let mut session = Session::new("probe", conn, era.clone(), waits.request, Transcript::new());
     let mut start_cost = None;
-    let outcome = run_probe(&mut session, &mut era, || {
+    let outcome = run_probe(&mut session, &mut era, waits.handshake, || {
         start_cost = Some(started.elapsed());
     })
     .await;
@@ -216,9 +236,10 @@ async fn probe_era(
 async fn run_probe(
     session: &mut Session,
     era: &mut Era,
+    handshake_wait: Duration,
     handshake_done: impl FnOnce(),
 ) -> Result<Probe, SessionError> {
-    let server = session.handshake().await?;
+    let server = session.handshake_within(Some(handshake_wait)).await?;
     handshake_done();
     if !era.is_stateless() {
         let answered = server

@@ -385,6 +385,9 @@ impl Session {
     async fn send_value(&mut self, msg: &Value) -> Result<(), SessionError> {
         if msg.get("method").is_some() {
             if let Some(id) = msg.get("id") {
+                // A raw message may choose an id used before: its answer
+                // is then a first answer again.
+                self.answered_ids.remove(&id.to_string());
                 self.sent_ids.insert(id.to_string());
                 self.ids_ever_sent.insert(id.to_string());
             }
@@ -832,16 +835,13 @@ impl Session {
         self.server_requests_answered = 0;
         // Ids keep counting: "the ID MUST NOT have been previously used by
         // the requestor within the same session" (MCP 2025-06-18, Basic,
-        // Requests), and the server's session is the same one. What was
-        // sent and answered before is forgotten: a scenario's raw message
-        // may carry a fixed id that an earlier scenario used as well.
+        // Requests), and the server's session is the same one. Which ids
+        // were sent and answered starts afresh, as on a fresh server: an
+        // answer to this scenario's string id "7" that comes back as the
+        // number 7 is that scenario's wrong id, not a second answer to the
+        // number 7 an earlier scenario sent.
         self.sent_ids.clear();
         self.answered_ids.clear();
-    }
-
-    /// The timeout of a request that names none.
-    pub fn set_timeout(&mut self, timeout: Duration) {
-        self.timeout = timeout;
     }
 
     fn note_dropped(&mut self) {

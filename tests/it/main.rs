@@ -8,6 +8,12 @@
 //! Run one module with `cargo test --test it MODULE::`, e.g.
 //! `cargo test --test it fault_matrix:: -- --nocapture`.
 
+/// The harness runs in this process here: the allocator the binary uses
+/// (see src/main.rs), for the same reason.
+#[cfg(unix)]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[path = "../common/mod.rs"]
 mod common;
 #[path = "../reference_common/mod.rs"]

@@ -11,6 +11,12 @@
 //! instead (see prereq.rs). Filter as with any test binary:
 //! `cargo test --test trials -- scenarios::tiny-stdio-auto::`.
 
+/// The harness runs in this process here: the allocator the binary uses
+/// (see src/main.rs), for the same reason.
+#[cfg(unix)]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[path = "../common/mod.rs"]
 mod common;
 #[path = "../reference_common/mod.rs"]

@@ -67,7 +67,7 @@ fn redact(s: &str) -> String {
     let root = common::root().display().to_string();
     let s = s.replace(common::bin(), "[BIN]").replace(&root, "[ROOT]");
     let re = regex::Regex::new(r"finished in [0-9.]+s").unwrap_or_else(|e| panic!("{e}"));
-    re.replace_all(&s, "finished in [TIME]").into_owned()
+    common::redact_request_ids(&re.replace_all(&s, "finished in [TIME]"))
 }
 
 fn failing_requirements(breaks: &[&str], version: Option<&str>) -> BTreeSet<String> {

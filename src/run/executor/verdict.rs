@@ -53,14 +53,10 @@ impl Execution<'_> {
         let grace = self.cfg.shutdown_grace;
         if let Some(pool) = self.cfg.pool.clone().filter(|_| self.leased) {
             match self.sessions.remove(MAIN) {
-                // A read-only scenario's failure is in the server's answers,
-                // not its state: the server stays warm, its stderr is the
-                // evidence, and it has not exited.
-                Some(main) if self.error.is_none() && main.reusable() => {
-                    if wait_for_exit {
-                        stderr = main.stderr_tail();
-                        exits.push(format!("{MAIN}: server still running (kept warm)"));
-                    }
+                // A server that warned or failed is not handed on: its exit
+                // is evidence, and what it may still send (a late or second
+                // answer) would land in the next scenario's conversation.
+                Some(main) if !wait_for_exit && self.error.is_none() && main.reusable() => {
                     pool.put(main).await
                 }
                 other => {
