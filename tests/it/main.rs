@@ -25,6 +25,8 @@ mod fault_matrix;
 mod fuzz_properties;
 mod gates;
 mod packaging;
+#[cfg(unix)]
+mod probe_waits;
 mod properties;
 mod rate_limit;
 mod reference_base;

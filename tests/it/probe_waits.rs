@@ -1,0 +1,50 @@
+//! The startup allowance (`--startup-timeout-ms`) is for a server to start:
+//! it covers the probe's handshake, not the lists the probe reads after it.
+//! A server that answers the handshake and then nothing must cost the
+//! request timeout per list, not the startup allowance.
+
+use std::time::{Duration, Instant};
+
+use crate::common;
+
+/// A stdio server (sh) that answers the first line with an initialize
+/// result and never answers anything else.
+fn handshake_only_server(dir: &std::path::Path) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.join("handshake-only.sh");
+    let body = r#"#!/bin/sh
+read -r _first
+echo '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"handshake-only","version":"1"}}}'
+while read -r _line; do :; done
+"#;
+    std::fs::write(&script, body).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
+        .unwrap_or_else(|e| panic!("{e}"));
+    script.display().to_string()
+}
+
+#[test]
+fn the_startup_allowance_does_not_stretch_the_probes_lists() {
+    let dir = common::output_dir("probe-waits");
+    let server = handshake_only_server(&dir);
+    let started = Instant::now();
+    let out = common::run_cli(&[
+        "-q",
+        "-k",
+        "base/handshake",
+        "--protocol-version",
+        "2025-11-25",
+        "--timeout-ms",
+        "300",
+        "--startup-timeout-ms",
+        "30000",
+        "--",
+        &server,
+    ]);
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(15),
+        "the probe's tools/list waited the 30 s startup allowance ({took:?}):\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
