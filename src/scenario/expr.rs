@@ -324,7 +324,7 @@ type Helper = (&'static str, fn(Arguments) -> HelperResult);
 
 /// The helper functions documented in scenarios/README.md.
 fn register_helpers(ctx: &mut Context) {
-    let helpers: [Helper; 22] = [
+    let helpers: [Helper; 24] = [
         ("same_set", same_set),
         ("subset", subset),
         ("unique", unique),
@@ -347,6 +347,8 @@ fn register_helpers(ctx: &mut Context) {
         ("common_words", common_words),
         ("groups_of", groups_of),
         ("field_is", field_is),
+        ("has_path", has_path),
+        ("is_true", is_true),
     ];
     for (name, f) in helpers {
         // A name clash with the standard library would be a programming error
@@ -721,6 +723,48 @@ fn common_words(args: Arguments) -> HelperResult {
     ))
 }
 
+/// The value at a dotted path of map keys (`'capabilities.tools.search'`),
+/// if every step is a map that has the next key.
+fn at_path<'v>(name: &str, args: &'v [CelValue]) -> Result<Option<&'v CelValue>, ExecutionError> {
+    let [x, CelValue::String(path)] = args else {
+        return Err(ExecutionError::function_error(
+            name,
+            "takes a value and a dotted path of keys, e.g. 'capabilities.tools.search'",
+        ));
+    };
+    let mut here = x;
+    for key in path.split('.') {
+        let CelValue::Map(map) = here else {
+            return Ok(None);
+        };
+        match map
+            .map
+            .get(&cel::objects::Key::String(Arc::new(key.to_string())))
+        {
+            Some(next) => here = next,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(here))
+}
+
+/// `has_path(server, 'capabilities.filtering.groups')`: the chain of
+/// `has(...)` guards for a nested key in one call; false, never an error,
+/// when a step is missing or is not a map.
+fn has_path(Arguments(args): Arguments) -> HelperResult {
+    Ok(CelValue::Bool(at_path("has_path", &args)?.is_some()))
+}
+
+/// `is_true(server, 'capabilities.tools.search')`: the nested value is the
+/// boolean `true` (a capability flag); false when it is absent, false, or
+/// not a boolean.
+fn is_true(Arguments(args): Arguments) -> HelperResult {
+    Ok(CelValue::Bool(matches!(
+        at_path("is_true", &args)?,
+        Some(CelValue::Bool(true))
+    )))
+}
+
 /// `field_is(x, 'key', 'string')`: `x` is a map whose `key` holds a value of
 /// that JSON type (`string`, `list`, `map`, `bool`, `number`, `null`); the
 /// type guard `type(x) == map && has(x.key) && type(x.key) == string` in one
@@ -883,6 +927,39 @@ mod tests {
         assert!(!here, "the thread's own choice wins");
         let elsewhere = std::thread::spawn(verifying_reads).join().unwrap_or(false);
         assert!(elsewhere, "other threads keep the process-wide setting");
+    }
+
+    #[test]
+    fn has_path_and_is_true_guard_nested_keys() {
+        let b = Bindings::from(
+            serde_json::json!({"server": {"capabilities": {
+                "tools": {"search": true, "listChanged": false, "filtering": "true"},
+                "filtering": {"groups": {}},
+                "prompts": []
+            }}})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        );
+        for (source, want) in [
+            ("is_true(server, 'capabilities.tools.search')", true),
+            ("is_true(server, 'capabilities.tools.listChanged')", false),
+            ("is_true(server, 'capabilities.tools.filtering')", false),
+            ("is_true(server, 'capabilities.resources.search')", false),
+            ("is_true(server, 'capabilities.prompts.search')", false),
+            ("has_path(server, 'capabilities.filtering.groups')", true),
+            ("has_path(server, 'capabilities.filtering.tags')", false),
+            (
+                "has_path(server, 'capabilities.tools.search.deeper')",
+                false,
+            ),
+        ] {
+            assert_eq!(eval_bool(source, &b), Ok(want), "{source}");
+        }
+        assert!(
+            eval_bool("is_true(server, 1)", &b).is_err(),
+            "a path must be a string"
+        );
     }
 
     #[test]

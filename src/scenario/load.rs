@@ -856,6 +856,39 @@ steps:
     }
 
     #[test]
+    fn an_alias_reuses_an_anchored_block_within_a_file() {
+        let text = "\
+id: base/anchors
+title: one expectation, two steps
+profile: base
+level: MUST
+requirements: [BASE-ERR-01]
+steps:
+  - id: first
+    request: no/such/method
+    expect: &unknown { error: { code: -32601 } }
+  - id: again
+    request: no/such/method
+    expect: *unknown
+";
+        let s = load_str("t.yaml", text).expect("loads");
+        assert_eq!(s.steps.len(), 2);
+        let [first, again] = [&s.steps[0], &s.steps[1]].map(|step| {
+            step.expect
+                .as_ref()
+                .map(|p| (p.to_value().clone(), p.place.position.line))
+                .expect("an expect")
+        });
+        assert_eq!(first.0, serde_json::json!({"error": {"code": -32601}}));
+        assert_eq!(first.0, again.0, "the alias is the anchored block");
+        assert_eq!(
+            (first.1, again.1),
+            (9, 12),
+            "each step's expect has its own line"
+        );
+    }
+
+    #[test]
     fn loads_a_good_file() {
         let s = load_str("t.yaml", GOOD).expect("loads");
         assert_eq!(s.id, "base/unknown-method");
