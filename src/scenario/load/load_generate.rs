@@ -204,7 +204,8 @@ mod tests {
         )
     }
 
-    const VARS: &str = "generate:\n  cases: 4\n  vars:\n    gs: { subset: \"[1, 2]\" }\n    n: { int: [0, 3] }\n";
+    const VARS: &str =
+        "generate:\n  cases: 4\n  vars:\n    gs: { subset: \"[1, 2]\" }\n    n: { int: [0, 3] }\n";
     const CHECK: &str = "  assert:\n    - \"true\"\n";
 
     #[test]
@@ -220,7 +221,10 @@ mod tests {
         let unknown = with_generate(&format!(
             "{VARS}  examples:\n    - {{ nope: \"1\" }}\n{CHECK}"
         ));
-        let e = format!("{:?}", load_str("t.yaml", &unknown).expect_err("unknown var"));
+        let e = format!(
+            "{:?}",
+            load_str("t.yaml", &unknown).expect_err("unknown var")
+        );
         assert!(e.contains("'nope' is not a variable"), "{e}");
 
         let too_many = with_generate(&format!(
