@@ -139,9 +139,12 @@ fn each_property_scenario_passes_clean_and_catches_its_fault() {
     }
 }
 
-/// Each property scenario and the reference faults it catches on its own,
-/// with the outcome it gives (fail, or warn where the rule is a SHOULD).
-const CATCHES: &[(&str, &[(&str, &str)])] = &[
+/// A reference fault and the outcome it gives (fail, or warn where the rule
+/// is a SHOULD).
+type Catch = (&'static str, &'static str);
+
+/// Each property scenario and the reference faults it catches on its own.
+const CATCHES: &[(&str, &[Catch])] = &[
     (
         "sep-1300/property-filter",
         &[
@@ -247,7 +250,7 @@ fn outcome_under(catalog: &[Scenario], id: &str, faults: &[&str], seed: u64) -> 
 #[test]
 fn every_property_catch_holds_under_several_seeds() {
     let catalog = mcp_conform::builtin::scenarios().unwrap_or_else(|e| panic!("{e}"));
-    let mut jobs: Vec<(&str, Option<(&str, &str)>, u64)> = Vec::new();
+    let mut jobs: Vec<(&str, Option<Catch>, u64)> = Vec::new();
     for (id, faults) in CATCHES {
         for seed in SEEDS {
             jobs.push((id, None, seed));
