@@ -78,13 +78,20 @@ pub(super) async fn run_cases(exec: &mut Execution<'_>, g: &Generate) -> Result<
             return Err(Stop);
         }
     };
+    let examples = match examples(exec, g) {
+        Ok(e) => e,
+        Err(message) => {
+            exec.error = Some(message);
+            return Err(Stop);
+        }
+    };
     let run = exec.cfg.property;
     let indices: Vec<usize> = match run.case {
         Some(c) => vec![c],
         None => (0..g.cases).collect(),
     };
     for index in indices {
-        let case = g.draw(run.seed, &exec.s.id, index, &sources);
+        let case = g.draw(run.seed, &exec.s.id, index, &sources, &examples);
         let mark = exec.findings.len();
         let signature = match try_case(exec, g, &case).await {
             CaseVerdict::Pass => {
@@ -146,6 +153,27 @@ fn sources(exec: &Execution<'_>, g: &Generate) -> Result<Vec<Vec<Value>>, String
                     e.source
                 )
             }),
+        })
+        .collect()
+}
+
+/// The values of each `examples:` entry, evaluated once over the setup
+/// steps' answers.
+fn examples(exec: &Execution<'_>, g: &Generate) -> Result<Vec<Case>, String> {
+    g.examples
+        .iter()
+        .enumerate()
+        .map(|(k, example)| {
+            example
+                .iter()
+                .map(|(name, e)| match e.eval(&exec.bindings) {
+                    Ok(v) => Ok((name.clone(), v)),
+                    Err(err) => Err(format!(
+                        "generate: example {k}'s '{name}' ({:?}) could not be evaluated: {err}",
+                        e.source
+                    )),
+                })
+                .collect()
         })
         .collect()
 }

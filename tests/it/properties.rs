@@ -6,6 +6,7 @@
 
 use crate::common;
 
+use mcp_conform::scenario::model::Scenario;
 use serde_json::Value;
 
 /// Runs one scenario in one era against the reference with `faults`;
@@ -136,4 +137,152 @@ fn each_property_scenario_passes_clean_and_catches_its_fault() {
         );
         assert!(property(&broken).is_object(), "{id}: no property block");
     }
+}
+
+/// A reference fault and the outcome it gives (fail, or warn where the rule
+/// is a SHOULD).
+type Catch = (&'static str, &'static str);
+
+/// Each property scenario and the reference faults it catches on its own.
+const CATCHES: &[(&str, &[Catch])] = &[
+    (
+        "sep-1300/property-filter",
+        &[
+            ("groups-all", "fail"),
+            ("tags-any", "fail"),
+            ("tags-ignore-groups", "fail"),
+            ("empty-groups-match-none", "warn"),
+            ("empty-tags-match-none", "warn"),
+            ("cursor-drops-query", "fail"),
+            ("cursor-duplicates", "fail"),
+            ("filter-reveals-hidden", "fail"),
+            ("filter-entries-stripped", "fail"),
+            ("filter-groups-repeat-drops-next", "fail"),
+        ],
+    ),
+    (
+        "sep-1821/property-query",
+        &[
+            ("ignore-query", "fail"),
+            ("query-nul-internal-error", "fail"),
+            ("query-astral-internal-error", "fail"),
+            ("query-as-regex", "fail"),
+            ("query-reveals-hidden", "fail"),
+            ("cursor-duplicates", "fail"),
+            ("cursor-drops-query", "fail"),
+        ],
+    ),
+    (
+        "search/property-search",
+        &[
+            ("search-page-overflow", "fail"),
+            ("search-cursor-drops-query", "fail"),
+            ("search-non-ascii-off-by-one", "fail"),
+            ("cursor-duplicates", "fail"),
+            ("search-exposes-hidden", "warn"),
+            ("search-unranked", "warn"),
+            ("search-not-identical", "warn"),
+            ("search-mixed-features", "warn"),
+        ],
+    ),
+    (
+        "category-search/property-tool-search",
+        &[
+            ("category-unsorted", "fail"),
+            ("category-non-ascii-unsorted", "fail"),
+            ("category-limit-ignored", "fail"),
+            ("category-duplicate-matches", "fail"),
+            ("category-total-is-page", "fail"),
+        ],
+    ),
+    (
+        "category-search/property-bad-arguments",
+        &[("category-bad-args-internal-error", "fail")],
+    ),
+    (
+        "progressive-disclosure/property-tool-descriptions",
+        &[
+            ("pd-extra-tools", "fail"),
+            ("pd-case-insensitive", "fail"),
+            ("pd-authorize-any", "fail"),
+            ("pd-no-auth", "fail"),
+            ("pd-first-name-only", "fail"),
+            ("pd-selection-capped", "fail"),
+            ("pd-placeholder-schema", "fail"),
+        ],
+    ),
+    (
+        "progressive-disclosure/property-missing-selection",
+        &[("pd-missing-selection-ok", "fail")],
+    ),
+    (
+        "cross-feature/property-query-and-filter",
+        &[("query-drops-filter", "warn")],
+    ),
+    (
+        "cross-feature/property-two-sessions",
+        &[("session-varying-results", "warn")],
+    ),
+];
+
+/// Seeds every catch must hold under (a few, to stay cheap; the examples of
+/// each scenario put the decisive inputs in every seed's early cases).
+const SEEDS: [u64; 3] = [0, 3, 7];
+
+/// Each property scenario, in-process against the reference with `faults`
+/// under `seed` (protocol 2025-11-25): its outcome.
+fn outcome_under(catalog: &[Scenario], id: &str, faults: &[&str], seed: u64) -> String {
+    use mcp_conform::run::scheduler::run_all;
+    let scenarios: Vec<Scenario> = catalog.iter().filter(|s| s.id == id).cloned().collect();
+    assert_eq!(scenarios.len(), 1, "no built-in scenario {id}");
+    let mut cfg = (*common::config(common::reference_server(faults), Some("2025-11-25"))).clone();
+    cfg.property.seed = seed;
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let results = common::runtime().block_on(run_all(scenarios, std::sync::Arc::new(cfg), 1, tx));
+    results
+        .first()
+        .map(|r| format!("{:?}", r.outcome).to_lowercase())
+        .unwrap_or_default()
+}
+
+/// Every property scenario passes the clean reference and catches each of
+/// its faults under seeds 0, 3 and 7: no catch depends on a lucky draw.
+#[test]
+fn every_property_catch_holds_under_several_seeds() {
+    let catalog = mcp_conform::builtin::scenarios().unwrap_or_else(|e| panic!("{e}"));
+    let mut jobs: Vec<(&str, Option<Catch>, u64)> = Vec::new();
+    for (id, faults) in CATCHES {
+        for seed in SEEDS {
+            jobs.push((id, None, seed));
+            jobs.extend(faults.iter().map(|f| (*id, Some(*f), seed)));
+        }
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let misses = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..3 {
+            scope.spawn(|| loop {
+                // The verdicts are what this test checks (see fault_matrix).
+                mcp_conform::scenario::expr::verify_reads_on_this_thread(false);
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((id, fault, seed)) = jobs.get(i) else {
+                    break;
+                };
+                let (faults, want) = match fault {
+                    Some((f, want)) => (vec![*f], *want),
+                    None => (Vec::new(), "pass"),
+                };
+                let got = outcome_under(&catalog, id, &faults, *seed);
+                if got != want {
+                    if let Ok(mut m) = misses.lock() {
+                        m.push(format!(
+                            "{id} --fault {faults:?} --seed {seed}: {got}, expected {want}"
+                        ));
+                    }
+                }
+            });
+        }
+    });
+    let misses = misses.into_inner().unwrap_or_default();
+    assert!(misses.is_empty(), "{}", misses.join("\n"));
 }

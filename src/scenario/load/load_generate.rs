@@ -4,8 +4,10 @@
 use serde_json::{Map, Value};
 
 use super::{get_u64, Loader};
-use crate::scenario::generate::{Gen, Generate, TextKind, DEFAULT_CASES, DEFAULT_MAX_SHRINKS};
-use crate::scenario::model::Step;
+use crate::scenario::generate::{
+    Gen, Generate, TextKind, DEFAULT_CASES, DEFAULT_MAX_SHRINKS, FIRST_EXAMPLE,
+};
+use crate::scenario::model::{Expr, Step};
 
 const DEFAULT_MAX_LEN: usize = 64;
 
@@ -35,6 +37,8 @@ impl Loader<'_> {
                 vars.push((name.clone(), gen));
             }
         }
+        let cases = get_u64(&obj, "cases").map_or(DEFAULT_CASES, |n| n as usize);
+        let examples = self.build_examples(base, obj.get("examples"), &vars, cases);
         let mut steps: Vec<Step> = Vec::new();
         let mut seen: Vec<String> = ids.to_vec();
         for (i, step) in obj
@@ -66,13 +70,52 @@ impl Loader<'_> {
             );
         }
         Some(Box::new(Generate {
-            cases: get_u64(&obj, "cases").map_or(DEFAULT_CASES, |n| n as usize),
+            cases,
             max_shrinks: get_u64(&obj, "max_shrinks").map_or(DEFAULT_MAX_SHRINKS, |n| n as usize),
             vars,
+            examples,
             steps,
             asserts,
             position: self.doc.position(base),
         }))
+    }
+
+    /// `examples:`: a list of maps from a variable to a CEL expression; the
+    /// entries take cases 2, 3, … so each must fit in `cases`.
+    fn build_examples(
+        &mut self,
+        base: &str,
+        value: Option<&Value>,
+        vars: &[(String, Gen)],
+        cases: usize,
+    ) -> Vec<Vec<(String, Expr)>> {
+        let items = value.and_then(Value::as_array).cloned().unwrap_or_default();
+        if !items.is_empty() && FIRST_EXAMPLE + items.len() > cases {
+            self.error(
+                &format!("{base}/examples"),
+                format!(
+                    "{} examples take cases {FIRST_EXAMPLE} to {}, beyond the {cases} cases",
+                    items.len(),
+                    FIRST_EXAMPLE + items.len() - 1
+                ),
+            );
+        }
+        let mut out = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let mut example = Vec::new();
+            for (name, cel) in item.as_object().into_iter().flatten() {
+                let pointer = format!("{base}/examples/{i}/{name}");
+                if !vars.iter().any(|(v, _)| v == name) {
+                    self.error(&pointer, format!("'{name}' is not a variable of vars"));
+                    continue;
+                }
+                if let Some(cel) = cel.as_str() {
+                    example.push((name.clone(), self.expr(&pointer, cel)));
+                }
+            }
+            out.push(example);
+        }
+        out
     }
 
     fn build_gen(&mut self, pointer: &str, spec: &Map<String, Value>) -> Option<Gen> {
@@ -147,5 +190,47 @@ impl Loader<'_> {
             "a generator is one of subset, pick, text, int, one_of",
         );
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::load::load_str;
+
+    fn with_generate(block: &str) -> String {
+        format!(
+            "id: base/p\ntitle: t\nprofile: base\nlevel: MUST\nrequirements: [BASE-ERR-01]\n\
+             steps:\n  - id: all\n    request: tools/list\n{block}"
+        )
+    }
+
+    const VARS: &str =
+        "generate:\n  cases: 4\n  vars:\n    gs: { subset: \"[1, 2]\" }\n    n: { int: [0, 3] }\n";
+    const CHECK: &str = "  assert:\n    - \"true\"\n";
+
+    #[test]
+    fn examples_name_variables_and_fit_in_the_cases() {
+        let good = with_generate(&format!(
+            "{VARS}  examples:\n    - {{ gs: \"[2, 2]\" }}\n    - {{ gs: \"[]\", n: \"3\" }}\n{CHECK}"
+        ));
+        let s = load_str("t.yaml", &good).unwrap_or_else(|e| panic!("{e:?}"));
+        let g = s.generate.unwrap_or_else(|| panic!("no generate block"));
+        assert_eq!(g.examples.len(), 2);
+        assert_eq!(g.examples[1][1].0, "n");
+
+        let unknown = with_generate(&format!(
+            "{VARS}  examples:\n    - {{ nope: \"1\" }}\n{CHECK}"
+        ));
+        let e = format!(
+            "{:?}",
+            load_str("t.yaml", &unknown).expect_err("unknown var")
+        );
+        assert!(e.contains("'nope' is not a variable"), "{e}");
+
+        let too_many = with_generate(&format!(
+            "{VARS}  examples:\n    - {{ n: \"1\" }}\n    - {{ n: \"2\" }}\n    - {{ n: \"0\" }}\n{CHECK}"
+        ));
+        let e = format!("{:?}", load_str("t.yaml", &too_many).expect_err("too many"));
+        assert!(e.contains("beyond the 4 cases"), "{e}");
     }
 }
