@@ -24,6 +24,7 @@ mod cli;
 mod fault_matrix;
 mod fuzz_properties;
 mod gates;
+mod mutations_restore;
 mod packaging;
 #[cfg(unix)]
 mod probe_waits;
