@@ -37,6 +37,18 @@ impl Drop for Server {
     }
 }
 
+/// Waits (up to 30 s, a loaded machine) until the server accepts connections.
+fn wait_for_port(addr: &str) {
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect(addr).is_err() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "the reference server did not listen on {addr} within 30 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// The results the dump scenario received, without their cursors.
 fn dump(dir: &std::path::Path, url: &str, name: &str) -> Vec<Value> {
     let report = dir.join(format!("{name}.json"));
@@ -103,7 +115,7 @@ fn catalog_changing_scenarios_leave_the_server_as_they_found_it() {
             .spawn()
             .unwrap_or_else(|e| panic!("{e}")),
     );
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    wait_for_port(&addr);
     let before = dump(&dir, &url, "before");
 
     let mutating: Vec<String> = mcp_conform::builtin::scenarios()
