@@ -193,6 +193,10 @@ const CATCHES: &[(&str, &[Catch])] = &[
             ("category-limit-ignored", "fail"),
             ("category-duplicate-matches", "fail"),
             ("category-total-is-page", "fail"),
+            ("category-matches-tags", "fail"),
+            ("category-tags-all", "fail"),
+            ("category-filter-ignored-with-query", "fail"),
+            ("category-counts-hidden", "fail"),
         ],
     ),
     (
