@@ -216,6 +216,13 @@ const CATCHES: &[(&str, &[Catch])] = &[
         ],
     ),
     (
+        "search/property-missing-query",
+        &[
+            ("search-missing-query-ok", "warn"),
+            ("search-cursor-without-query-ok", "warn"),
+        ],
+    ),
+    (
         "progressive-disclosure/property-missing-selection",
         &[("pd-missing-selection-ok", "fail")],
     ),
