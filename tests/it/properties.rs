@@ -223,6 +223,14 @@ const CATCHES: &[(&str, &[Catch])] = &[
         ],
     ),
     (
+        "progressive-disclosure/property-auth-persists",
+        &[
+            ("pd-auth-replaced", "fail"),
+            ("pd-auth-filter-scoped", "fail"),
+            ("pd-first-name-only", "fail"),
+        ],
+    ),
+    (
         "progressive-disclosure/property-missing-selection",
         &[("pd-missing-selection-ok", "fail")],
     ),
