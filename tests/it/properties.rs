@@ -228,6 +228,7 @@ const CATCHES: &[(&str, &[Catch])] = &[
             ("pd-auth-replaced", "fail"),
             ("pd-auth-filter-scoped", "fail"),
             ("pd-first-name-only", "fail"),
+            ("pd-shared-auth", "fail"),
         ],
     ),
     (
