@@ -197,6 +197,7 @@ const CATCHES: &[(&str, &[Catch])] = &[
             ("category-tags-all", "fail"),
             ("category-filter-ignored-with-query", "fail"),
             ("category-counts-hidden", "fail"),
+            ("category-shape", "fail"),
         ],
     ),
     (
