@@ -193,6 +193,11 @@ const CATCHES: &[(&str, &[Catch])] = &[
             ("category-limit-ignored", "fail"),
             ("category-duplicate-matches", "fail"),
             ("category-total-is-page", "fail"),
+            ("category-matches-tags", "fail"),
+            ("category-tags-all", "fail"),
+            ("category-filter-ignored-with-query", "fail"),
+            ("category-counts-hidden", "fail"),
+            ("category-shape", "fail"),
         ],
     ),
     (
@@ -209,6 +214,22 @@ const CATCHES: &[(&str, &[Catch])] = &[
             ("pd-first-name-only", "fail"),
             ("pd-selection-capped", "fail"),
             ("pd-placeholder-schema", "fail"),
+        ],
+    ),
+    (
+        "search/property-missing-query",
+        &[
+            ("search-missing-query-ok", "warn"),
+            ("search-cursor-without-query-ok", "warn"),
+        ],
+    ),
+    (
+        "progressive-disclosure/property-auth-persists",
+        &[
+            ("pd-auth-replaced", "fail"),
+            ("pd-auth-filter-scoped", "fail"),
+            ("pd-first-name-only", "fail"),
+            ("pd-shared-auth", "fail"),
         ],
     ),
     (
