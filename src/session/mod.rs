@@ -197,6 +197,9 @@ pub struct Session {
     pub server: Value,
     abandoned_ids: Vec<Value>,
     answered_ids: std::collections::HashSet<String>,
+    /// Ids answered for the scenarios this warm session served before the
+    /// current one: a message with one of them is a second answer.
+    earlier_answered: std::collections::HashSet<String>,
     sent_ids: std::collections::HashSet<String>,
     /// Every request id sent over the server's session, kept across the
     /// scenarios a warm session serves, so the counter never repeats one.
@@ -232,6 +235,7 @@ impl Session {
             server: Value::Null,
             abandoned_ids: Vec::new(),
             answered_ids: std::collections::HashSet::new(),
+            earlier_answered: std::collections::HashSet::new(),
             sent_ids: std::collections::HashSet::new(),
             ids_ever_sent: std::collections::HashSet::new(),
             server_requests_answered: 0,
@@ -647,7 +651,11 @@ impl Session {
         if self.abandoned_ids.contains(got) {
             return Some(format!("late answer to earlier request {got} ignored"));
         }
-        if self.sent_ids.contains(&got.to_string()) && self.answered_ids.contains(&got.to_string())
+        let second_to_earlier = self.earlier_answered.contains(&got.to_string())
+            && !waiting_for.is_some_and(|w| same_digits(w, got));
+        if second_to_earlier
+            || (self.sent_ids.contains(&got.to_string())
+                && self.answered_ids.contains(&got.to_string()))
         {
             self.violation(WireViolation {
                 reason: format!("a second answer to request id {got}"),
@@ -835,13 +843,15 @@ impl Session {
         self.server_requests_answered = 0;
         // Ids keep counting: "the ID MUST NOT have been previously used by
         // the requestor within the same session" (MCP 2025-06-18, Basic,
-        // Requests), and the server's session is the same one. Which ids
-        // were sent and answered starts afresh, as on a fresh server: an
-        // answer to this scenario's string id "7" that comes back as the
-        // number 7 is that scenario's wrong id, not a second answer to the
-        // number 7 an earlier scenario sent.
+        // Requests), and the server's session is the same one. The ids
+        // answered so far are kept apart: one of them coming again is a
+        // second answer (a server may send it after the scenario that
+        // asked has ended), unless it reads like the id the scenario is
+        // waiting for (its string "7" answered as the number 7 is its own
+        // wrong id).
         self.sent_ids.clear();
-        self.answered_ids.clear();
+        let answered = std::mem::take(&mut self.answered_ids);
+        self.earlier_answered.extend(answered);
     }
 
     fn note_dropped(&mut self) {
@@ -884,6 +894,17 @@ fn normalise_discover(result: &Value, version: &str) -> Value {
     out
 }
 
+/// Whether two ids read the same once a string's quotes are dropped: a
+/// scenario's string id "7" answered as the number 7 is that scenario's
+/// answer (with a wrong id), not a second answer to an earlier request 7.
+fn same_digits(a: &Value, b: &Value) -> bool {
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    text(a) == text(b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -903,6 +924,22 @@ mod tests {
             Duration::from_secs(1),
             Transcript::new(),
         )
+    }
+
+    #[tokio::test]
+    async fn a_late_second_answer_to_an_earlier_scenario_is_seen_as_one() {
+        let mut s = session().await;
+        s.answered_ids.insert(json!(3).to_string());
+        s.answered_ids.insert(json!(7).to_string());
+        s.adopt("next", Transcript::new());
+        let late = json!({"jsonrpc": "2.0", "id": 3, "result": {}});
+        assert!(s.stray(Some(&json!(9)), &late).is_some());
+        assert_eq!(s.violations.len(), 1, "a second answer is a violation");
+        // The scenario's own string id "7" answered as the number 7 is its
+        // answer, to be judged by its expect.
+        let own = json!({"jsonrpc": "2.0", "id": 7, "result": {}});
+        assert!(s.stray(Some(&json!("7")), &own).is_none());
+        s.close().await;
     }
 
     #[tokio::test]
