@@ -203,17 +203,12 @@ async fn probe_era(target: &Target, mut era: Era, waits: Waits) -> Result<Probed
         stderr: String::new(),
     })?;
     let mut session = Session::new("probe", conn, era.clone(), waits.request, Transcript::new());
-    let mut start_cost = None;
-    let outcome = run_probe(&mut session, &mut era, waits.handshake, || {
-        start_cost = Some(started.elapsed());
-    })
-    .await;
-    let e = match outcome {
-        Ok(probe) => {
+    let e = match run_probe(&mut session, &mut era, waits.handshake, started).await {
+        Ok((probe, start_cost)) => {
             return Ok(ProbedEra {
                 probe,
                 session,
-                start_cost: start_cost.unwrap_or_else(|| started.elapsed()),
+                start_cost,
             })
         }
         Err(e) => e,
@@ -233,14 +228,16 @@ async fn probe_era(target: &Target, mut era: Era, waits: Waits) -> Result<Probed
     Err(ProbeError { message, stderr })
 }
 
+/// The probe, and how long the server took from `started` (before the
+/// connection) to its handshake answer: what starting one costs.
 async fn run_probe(
     session: &mut Session,
     era: &mut Era,
     handshake_wait: Duration,
-    handshake_done: impl FnOnce(),
-) -> Result<Probe, SessionError> {
+    started: Instant,
+) -> Result<(Probe, Duration), SessionError> {
     let server = session.handshake_within(Some(handshake_wait)).await?;
-    handshake_done();
+    let start_cost = started.elapsed();
     if !era.is_stateless() {
         let answered = server
             .get("protocolVersion")
@@ -275,12 +272,13 @@ async fn run_probe(
         "resources": resources,
         "prompts": prompts,
     });
-    Ok(Probe {
+    let probe = Probe {
         era: era.clone(),
         server,
         tool_names,
         facts,
-    })
+    };
+    Ok((probe, start_cost))
 }
 
 /// `key` of every item of a paginated list (bounded, stops at the first error).

@@ -10,16 +10,13 @@ use crate::common;
 /// A stdio server (sh) that answers the first line with an initialize
 /// result and never answers anything else.
 fn handshake_only_server(dir: &std::path::Path) -> String {
-    use std::os::unix::fs::PermissionsExt;
     let script = dir.join("handshake-only.sh");
     let body = r#"#!/bin/sh
 read -r _first
 echo '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"handshake-only","version":"1"}}}'
 while read -r _line; do :; done
 "#;
-    std::fs::write(&script, body).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
-        .unwrap_or_else(|e| panic!("{e}"));
+    common::write_script(&script, body);
     script.display().to_string()
 }
 

@@ -9,7 +9,6 @@ use crate::common;
 
 /// A script that records each start in `starts.log` and runs the reference.
 fn counting_server(dir: &std::path::Path) -> (PathBuf, PathBuf) {
-    use std::os::unix::fs::PermissionsExt;
     let log = dir.join("starts.log");
     let script = dir.join("server.sh");
     let body = format!(
@@ -17,9 +16,7 @@ fn counting_server(dir: &std::path::Path) -> (PathBuf, PathBuf) {
         log.display(),
         common::bin()
     );
-    std::fs::write(&script, body).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
-        .unwrap_or_else(|e| panic!("{e}"));
+    common::write_script(&script, &body);
     (script, log)
 }
 

@@ -115,10 +115,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    #[test]
-    fn a_case_depends_only_on_seed_scenario_index_and_listing() {
-        let g = Generate {
-            cases: 5,
+    /// `cases` cases of a subset `gs` of the listing and an int `n` in 0..=50.
+    fn subset_and_int(cases: usize) -> Generate {
+        Generate {
+            cases,
             max_shrinks: 10,
             vars: vec![
                 ("gs".into(), test_subset()),
@@ -128,7 +128,12 @@ mod tests {
             steps: Vec::new(),
             asserts: Vec::new(),
             position: Position::default(),
-        };
+        }
+    }
+
+    #[test]
+    fn a_case_depends_only_on_seed_scenario_index_and_listing() {
+        let g = subset_and_int(5);
         let listing = vec![vec![json!("a"), json!("b"), json!("c"), json!("d")], vec![]];
         let a = g.draw(0, "p/x", 3, &listing, &[]);
         assert_ne!(a, g.draw(1, "p/x", 3, &listing, &[]));
@@ -154,18 +159,7 @@ mod tests {
 
     #[test]
     fn examples_take_the_cases_after_the_edges_under_every_seed() {
-        let g = Generate {
-            cases: 6,
-            max_shrinks: 10,
-            vars: vec![
-                ("gs".into(), test_subset()),
-                ("n".into(), Gen::Int { min: 0, max: 50 }),
-            ],
-            examples: Vec::new(),
-            steps: Vec::new(),
-            asserts: Vec::new(),
-            position: Position::default(),
-        };
+        let g = subset_and_int(6);
         let listing = vec![vec![json!("a"), json!("b"), json!("c")], vec![]];
         let examples: Vec<Case> = vec![vec![("gs".into(), json!(["b", "b"]))]];
         for seed in 0..10 {
