@@ -36,6 +36,12 @@ pub enum SessionError {
         sentinel: String,
         grace_ms: u64,
     },
+    #[error("no answer to {method}: the server answered its HTTP POST with {status} and no JSON-RPC response{hint}")]
+    Unanswered {
+        method: String,
+        status: String,
+        hint: String,
+    },
     #[error("the server {exit} while {during}")]
     Closed { during: String, exit: String },
     #[error(transparent)]
@@ -103,6 +109,14 @@ impl Connection {
         match self {
             Connection::Stdio(c) => c.pending_bytes(),
             _ => 0,
+        }
+    }
+
+    /// HTTP: the number of the last POST (see `Incoming::Unanswered`).
+    fn last_exchange(&self) -> Option<u64> {
+        match self {
+            Connection::Http(c, _) => Some(c.last_exchange()),
+            _ => None,
         }
     }
 
@@ -483,7 +497,7 @@ impl Session {
                 Ok(Some(Incoming::Closed)) | Ok(None) => {
                     return Err(self.closed_error(&format!("waiting for {method}")).await)
                 }
-                Ok(Some(Incoming::Garbage { .. })) => {}
+                Ok(Some(Incoming::Garbage { .. } | Incoming::Unanswered { .. })) => {}
                 Err(_) => {}
             }
         }
@@ -506,7 +520,7 @@ impl Session {
                 });
             }
             Some(Incoming::Closed) | None => self.closed = true,
-            Some(Incoming::Message(_)) => {}
+            Some(Incoming::Message(_) | Incoming::Unanswered { .. }) => {}
         }
         item
     }
@@ -557,6 +571,8 @@ impl Session {
         let started = Instant::now();
         let mut deadline = started + timeout;
         let violations_before = self.violations.len();
+        // The message awaited is the last one sent (HTTP: its POST).
+        let exchange = self.conn.last_exchange();
         self.server_requests_answered = 0;
         let sentinel = self.send_sentinel().await?;
         let mut sentinel_answered = false;
@@ -605,7 +621,17 @@ impl Session {
                         return Ok(answer);
                     }
                 }
-                Some(Incoming::Garbage { .. }) => {}
+                Some(Incoming::Unanswered {
+                    exchange: e,
+                    status,
+                }) if Some(e) == exchange => {
+                    return Err(SessionError::Unanswered {
+                        method: method.to_string(),
+                        status,
+                        hint: self.body_hint(violations_before),
+                    });
+                }
+                Some(Incoming::Garbage { .. } | Incoming::Unanswered { .. }) => {}
                 Some(Incoming::Closed) | None => {
                     return Err(self
                         .closed_error(&format!("the harness waited for the answer to {method}"))
@@ -634,7 +660,7 @@ impl Session {
                     Ok(None) => {}
                     Err(_) => break,
                 },
-                Ok(Some(Incoming::Garbage { .. })) => {}
+                Ok(Some(Incoming::Garbage { .. } | Incoming::Unanswered { .. })) => {}
                 Ok(Some(Incoming::Closed) | None) | Err(_) => break,
             }
         }
@@ -674,6 +700,16 @@ impl Session {
     }
 
     /// What the server did instead of answering, for a timeout message.
+    /// What an unanswered POST's body said: the excerpt the transport
+    /// noted as its last wire violation.
+    fn body_hint(&self, violations_before: usize) -> String {
+        self.violations[violations_before.min(self.violations.len())..]
+            .last()
+            .filter(|v| !v.excerpt.is_empty())
+            .map(|v| format!("; the body: {:?}", v.excerpt))
+            .unwrap_or_default()
+    }
+
     async fn timeout_hint(&mut self, violations_before: usize) -> String {
         let mut hints = Vec::new();
         let new = &self.violations[violations_before.min(self.violations.len())..];
@@ -908,7 +944,7 @@ fn same_digits(a: &Value, b: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::StdioSpec;
+    use crate::transport::{HttpSpec, StdioSpec};
 
     fn note(size: usize) -> Value {
         json!({"jsonrpc": "2.0", "method": "notifications/message",
@@ -924,6 +960,54 @@ mod tests {
             Duration::from_secs(1),
             Transcript::new(),
         )
+    }
+
+    /// An HTTP server on loopback that answers every POST with `status` and
+    /// a plain-text `body`, the way many servers refuse an unparsable body.
+    async fn refusing_http_server(status: &'static str, body: &'static str) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a loopback port");
+        let addr = listener.local_addr().expect("its address");
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let mut request = vec![0u8; 4096];
+                let _ = socket.read(&mut request).await;
+                let answer = format!(
+                    "HTTP/1.1 {status}\r\ncontent-type: text/plain\r\ncontent-length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(answer.as_bytes()).await;
+            }
+        });
+        format!("http://{addr}/mcp")
+    }
+
+    #[tokio::test]
+    async fn a_post_refused_without_a_json_rpc_answer_ends_the_wait_at_once() {
+        let url = refusing_http_server("415 Unsupported Media Type", "cannot parse the body").await;
+        let conn = HttpConnection::new(&HttpSpec::new(url), false, "2025-11-25").expect("a client");
+        let mut s = Session::new(
+            "main",
+            Connection::Http(conn, None),
+            Era::new("2025-11-25"),
+            Duration::from_secs(5),
+            Transcript::new(),
+        );
+        let started = Instant::now();
+        let answer = s.send_raw("{\"jsonrpc\": ", true, None).await;
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "the wait went on after the POST's whole answer: {:?}",
+            started.elapsed()
+        );
+        let message = answer.expect_err("no answer").to_string();
+        assert!(
+            message.contains("415 Unsupported Media Type and no JSON-RPC response")
+                && message.contains("cannot parse the body"),
+            "{message}"
+        );
     }
 
     #[tokio::test]

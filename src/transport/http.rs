@@ -54,6 +54,9 @@ pub struct HttpConnection {
     readers: tokio::task::JoinSet<()>,
     /// The status of the last POST, for transport scenarios.
     pub last_status: Option<u16>,
+    /// POSTs sent so far; the number of the last one names its exchange
+    /// in [`Incoming::Unanswered`].
+    exchanges: u64,
 }
 
 /// Headers the stateless era puts on a POST, derived from the message.
@@ -93,6 +96,7 @@ impl HttpConnection {
             rx,
             readers: tokio::task::JoinSet::new(),
             last_status: None,
+            exchanges: 0,
         })
     }
 
@@ -162,13 +166,22 @@ impl HttpConnection {
         let is_notification = parsed
             .as_ref()
             .is_some_and(|m| m.get("id").is_none() && m.get("method").is_some());
+        self.exchanges += 1;
         self.readers.spawn(read_response(
             response,
-            self.tx.clone(),
+            Exchange {
+                number: self.exchanges,
+                tx: self.tx.clone(),
+                is_notification,
+            },
             self.spec.max_body,
-            is_notification,
         ));
         Ok(())
+    }
+
+    /// The number of the last POST (see [`Incoming::Unanswered`]).
+    pub fn last_exchange(&self) -> u64 {
+        self.exchanges
     }
 
     /// Opens the session's GET stream (stateful eras), where a server sends
@@ -415,14 +428,27 @@ fn sse_data(text: &str) -> Vec<Value> {
     out
 }
 
-/// Reads one POST's answer into the queue: JSON body, SSE events, or a note
-/// on an unexpected status.
-async fn read_response(
-    response: reqwest::Response,
+/// One POST: its number, where its answer goes, and what it carried.
+struct Exchange {
+    number: u64,
     tx: mpsc::UnboundedSender<Incoming>,
-    max_body: usize,
     is_notification: bool,
-) {
+}
+
+impl Exchange {
+    fn deliver(&self, item: Incoming) {
+        let _ = self.tx.send(item);
+    }
+}
+
+fn is_response(v: &Value) -> bool {
+    v.get("id").is_some() && (v.get("result").is_some() || v.get("error").is_some())
+}
+
+/// Reads one POST's answer into the queue: JSON body, SSE events, or a note
+/// on an unexpected status. A plain body that held no JSON-RPC response
+/// ends with [`Incoming::Unanswered`], so a wait for the answer ends then.
+async fn read_response(response: reqwest::Response, exchange: Exchange, max_body: usize) {
     let status = response.status();
     let content_type = response
         .headers()
@@ -430,39 +456,59 @@ async fn read_response(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_ascii_lowercase();
-    if status.as_u16() == 202 || (is_notification && status.is_success()) {
+    if status.as_u16() == 202 || (exchange.is_notification && status.is_success()) {
         return;
     }
     if content_type.starts_with("text/event-stream") {
-        read_sse(response, &tx).await;
+        read_sse(response, &exchange.tx).await;
         return;
     }
-    let body = match read_body(response, max_body).await {
-        Ok(b) => b,
+    let answered = match read_body(response, max_body).await {
+        Ok(body) => deliver_body(&exchange, &body, status, &content_type),
         Err(reason) => {
-            let _ = tx.send(Incoming::Garbage {
+            exchange.deliver(Incoming::Garbage {
                 reason,
                 excerpt: String::new(),
             });
-            return;
+            false
         }
     };
-    match serde_json::from_slice::<Value>(&body) {
+    if !answered && !exchange.is_notification {
+        exchange.deliver(Incoming::Unanswered {
+            exchange: exchange.number,
+            status: status.to_string(),
+        });
+    }
+}
+
+/// Queues the messages of a plain body; true if one was a response.
+fn deliver_body(
+    exchange: &Exchange,
+    body: &[u8],
+    status: reqwest::StatusCode,
+    content_type: &str,
+) -> bool {
+    match serde_json::from_slice::<Value>(body) {
         Ok(Value::Array(items)) => {
+            let answered = items.iter().any(is_response);
             for item in items {
-                let _ = tx.send(Incoming::Message(item));
+                exchange.deliver(Incoming::Message(item));
             }
+            answered
         }
         Ok(v) if v.is_object() => {
-            let _ = tx.send(Incoming::Message(v));
+            let answered = is_response(&v);
+            exchange.deliver(Incoming::Message(v));
+            answered
         }
         _ => {
-            let _ = tx.send(Incoming::Garbage {
+            exchange.deliver(Incoming::Garbage {
                 reason: format!(
                     "HTTP {status} with a body that is not a JSON-RPC message ({content_type})"
                 ),
-                excerpt: excerpt(&body),
+                excerpt: excerpt(body),
             });
+            false
         }
     }
 }

@@ -25,6 +25,15 @@ pub enum Incoming {
     },
     /// The server closed its output.
     Closed,
+    /// HTTP: the POST numbered `exchange` got its whole answer, a plain
+    /// body (not an SSE stream) with no JSON-RPC response in it. A
+    /// response to the message it carried can no longer come: Streamable
+    /// HTTP answers a request on its own POST, and only an SSE stream can be
+    /// resumed elsewhere.
+    Unanswered {
+        exchange: u64,
+        status: String,
+    },
 }
 
 /// Why talking to the server failed.
