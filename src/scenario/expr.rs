@@ -355,6 +355,7 @@ fn register_helpers(ctx: &mut Context) {
         // caught by the unit tests below.
         let _ = ctx.add_function(name, f);
     }
+    let _ = ctx.add_function("matches", super::expr_regex::matches);
 }
 
 fn args_json(

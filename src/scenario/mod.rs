@@ -6,6 +6,7 @@ mod cel_value;
 pub mod diff;
 pub mod expr;
 mod expr_reads;
+mod expr_regex;
 pub mod generate;
 pub mod interpolate;
 pub mod load;
