@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::{Arc, Mutex};
 
 macro_rules! faults {
     ($($variant:ident = $name:literal : $help:literal,)*) => {
@@ -147,9 +148,21 @@ impl FromStr for Fault {
     }
 }
 
-/// The faults enabled in one server.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Faults(BTreeSet<Fault>);
+/// The faults enabled in one server, and where to note each one its code
+/// asks about.
+#[derive(Debug, Clone, Default)]
+pub struct Faults {
+    on: BTreeSet<Fault>,
+    trace: Option<FaultTrace>,
+}
+
+impl PartialEq for Faults {
+    fn eq(&self, other: &Self) -> bool {
+        self.on == other.on
+    }
+}
+
+impl Eq for Faults {}
 
 impl Faults {
     pub fn none() -> Self {
@@ -161,21 +174,62 @@ impl Faults {
             .iter()
             .map(|n| n.as_ref().parse())
             .collect::<Result<BTreeSet<_>, _>>()
-            .map(Faults)
+            .map(|on| Faults { on, trace: None })
     }
 
+    /// These faults, with every [`Faults::has`] noted in `trace`.
+    pub fn traced(self, trace: FaultTrace) -> Self {
+        Faults {
+            trace: Some(trace),
+            ..self
+        }
+    }
+
+    /// Whether `fault` is on. Every fault acts only where the server's code
+    /// asks this, which is what makes a [`FaultTrace`] complete.
     pub fn has(&self, fault: Fault) -> bool {
-        self.0.contains(&fault)
+        if let Some(trace) = &self.trace {
+            trace.note(fault);
+        }
+        self.on.contains(&fault)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = Fault> + '_ {
-        self.0.iter().copied()
+        self.on.iter().copied()
     }
 }
 
 impl FromIterator<Fault> for Faults {
     fn from_iter<I: IntoIterator<Item = Fault>>(iter: I) -> Self {
-        Faults(iter.into_iter().collect())
+        Faults {
+            on: iter.into_iter().collect(),
+            trace: None,
+        }
+    }
+}
+
+/// The faults a server's code asked about ([`Faults::has`]), on or not.
+/// A conversation during which the server never asked about a fault goes
+/// the same way with that fault on: the fault matrix runs a scenario
+/// against a faulty server only when its conversation with the clean one
+/// asked about that fault.
+#[derive(Debug, Clone, Default)]
+pub struct FaultTrace(Arc<Mutex<BTreeSet<Fault>>>);
+
+impl FaultTrace {
+    pub fn new() -> Self {
+        FaultTrace::default()
+    }
+
+    fn note(&self, fault: Fault) {
+        if let Ok(mut seen) = self.0.lock() {
+            seen.insert(fault);
+        }
+    }
+
+    /// The faults asked about so far.
+    pub fn consulted(&self) -> BTreeSet<Fault> {
+        self.0.lock().map(|seen| seen.clone()).unwrap_or_default()
     }
 }
 
@@ -192,6 +246,20 @@ pub fn help_text() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_trace_notes_every_fault_asked_about_on_or_off() {
+        let trace = FaultTrace::new();
+        let faults = Faults::parse(&["ignore-query"])
+            .expect("a known fault")
+            .traced(trace.clone());
+        assert!(faults.has(Fault::IgnoreQuery));
+        assert!(!faults.has(Fault::TagsAny));
+        assert_eq!(
+            trace.consulted(),
+            BTreeSet::from([Fault::IgnoreQuery, Fault::TagsAny])
+        );
+    }
 
     #[test]
     fn names_round_trip_and_are_unique() {

@@ -1,6 +1,9 @@
-//! The reference server in the same process, for unit tests: its stdio
-//! loop runs on a task, reads from an in-memory pipe and writes to a
-//! channel, so a test talks to it in microseconds and leaves no process.
+//! The reference server in the same process, for tests and library users
+//! ([`crate::run::Target::InProcess`]): its stdio loop runs on a task,
+//! reads from an in-memory pipe and writes to a channel, so a test talks to
+//! it in microseconds and leaves no process. The command line never uses
+//! it: a run against the reference starts real processes, as it would any
+//! server.
 
 use std::io::Write;
 use std::pin::Pin;
@@ -12,7 +15,7 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use super::{load_catalog, stdio, Catalog, Config, Server};
 
-/// The embedded reference catalog, parsed once for every test.
+/// The embedded reference catalog, parsed once per process.
 fn reference_catalog() -> Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
     CATALOG

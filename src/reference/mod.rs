@@ -20,7 +20,6 @@ pub mod filter;
 pub mod fuzzing;
 pub mod handlers;
 pub mod http;
-#[cfg(test)]
 pub mod in_process;
 pub mod index;
 pub mod live;
@@ -34,7 +33,7 @@ pub mod store;
 pub mod text;
 
 pub use catalog::{Catalog, CatalogError};
-pub use faults::{Fault, Faults};
+pub use faults::{Fault, FaultTrace, Faults};
 pub use server::{Config, Server};
 pub use session::{Change, SessionState};
 

@@ -18,8 +18,7 @@ pub enum Target {
     },
     /// The reference server in the same process, spoken to with the stdio
     /// framing: a fresh server per session, as a stdio command would be
-    /// (unit tests only).
-    #[cfg(test)]
+    /// (tests and library users; the command line always starts processes).
     InProcess(crate::reference::Config),
 }
 
@@ -40,7 +39,6 @@ impl Target {
                 ..
             } => format!("{} ({c})", spec.url),
             Target::Http { spec, .. } => spec.url.clone(),
-            #[cfg(test)]
             Target::InProcess(_) => "the in-process reference server".to_string(),
         }
     }
@@ -49,7 +47,6 @@ impl Target {
         match self {
             Target::Stdio(_) => "stdio",
             Target::Http { .. } => "http",
-            #[cfg(test)]
             Target::InProcess(_) => "stdio",
         }
     }
@@ -59,7 +56,6 @@ impl Target {
         match self {
             Target::Stdio(spec) => format!("-- {}", spec.display()),
             Target::Http { spec, .. } => format!("--url {}", spec.url),
-            #[cfg(test)]
             Target::InProcess(_) => "-- mcp-conform serve-reference".to_string(),
         }
     }
@@ -74,7 +70,6 @@ impl Target {
                 HttpConnection::new(spec, era.is_stateless(), &era.version)
                     .map(|c| Connection::Http(c, process.clone()))
             }
-            #[cfg(test)]
             Target::InProcess(config) => {
                 let (input, output) = crate::reference::in_process::spawn(config.clone());
                 let pipe = crate::transport::PipeConnection::new(input, output);

@@ -59,8 +59,7 @@ pub type SharedProcess = Arc<tokio::sync::Mutex<StdioConnection>>;
 pub enum Connection {
     Stdio(Box<StdioConnection>),
     Http(HttpConnection, Option<SharedProcess>),
-    /// The reference server in the same process (unit tests).
-    #[cfg(test)]
+    /// The reference server in the same process (`Target::InProcess`).
     Pipe(Box<crate::transport::PipeConnection>),
 }
 
@@ -69,7 +68,6 @@ impl Connection {
         match self {
             Connection::Stdio(c) => c.send(bytes).await,
             Connection::Http(c, _) => c.send(bytes).await,
-            #[cfg(test)]
             Connection::Pipe(c) => c.send(bytes).await,
         }
     }
@@ -78,7 +76,6 @@ impl Connection {
         match self {
             Connection::Stdio(c) => c.recv().await,
             Connection::Http(c, _) => c.recv().await,
-            #[cfg(test)]
             Connection::Pipe(c) => c.recv().await,
         }
     }
@@ -90,7 +87,6 @@ impl Connection {
                 p.try_lock().map(|c| c.stderr_tail()).unwrap_or_default()
             }
             Connection::Http(_, None) => String::new(),
-            #[cfg(test)]
             Connection::Pipe(_) => String::new(),
         }
     }
@@ -100,7 +96,6 @@ impl Connection {
             Connection::Stdio(c) => c.exit_state().await,
             Connection::Http(_, Some(p)) => p.lock().await.exit_state().await,
             Connection::Http(_, None) => ExitState::Disconnected,
-            #[cfg(test)]
             Connection::Pipe(c) => c.exit_state(),
         }
     }
@@ -126,7 +121,6 @@ impl Connection {
         match self {
             Connection::Stdio(_) => true,
             Connection::Http(..) => false,
-            #[cfg(test)]
             Connection::Pipe(_) => true,
         }
     }
@@ -153,7 +147,6 @@ impl Connection {
         match self {
             Connection::Stdio(c) => c.shutdown(grace).await,
             Connection::Http(c, _) => c.shutdown().await,
-            #[cfg(test)]
             Connection::Pipe(c) => c.shutdown(),
         }
     }
@@ -164,7 +157,6 @@ impl Connection {
         match self {
             Connection::Stdio(c) => c.shutdown_in_background(grace),
             Connection::Http(c, _) => c.shutdown().await,
-            #[cfg(test)]
             Connection::Pipe(c) => c.shutdown(),
         }
     }

@@ -2,7 +2,6 @@
 //! items and knows how to stop its server; no scenario logic lives here.
 
 pub mod http;
-#[cfg(test)]
 pub mod pipe;
 pub mod process_group;
 pub mod stdio;
@@ -10,7 +9,6 @@ pub mod stdio;
 use serde_json::Value;
 
 pub use http::{HttpConnection, HttpSpec, RawAnswer, RawRequest};
-#[cfg(test)]
 pub use pipe::PipeConnection;
 pub use stdio::{StdioConnection, StdioSpec};
 

@@ -1,6 +1,7 @@
-//! A server reached over in-memory pipes with the stdio framing, for unit
-//! tests: the session and executor tests talk to the reference server
-//! running in the same process, with no child process to start or stop.
+//! A server reached over in-memory pipes with the stdio framing: the
+//! reference server running in the same process, with no child process to
+//! start or stop (session and executor unit tests, the fault matrix's
+//! trace of which faults each scenario meets).
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 

@@ -4,6 +4,18 @@
 //! least one scenario whose requirement matches the fault, and no fault makes
 //! any scenario error out). Prints the matrix and stores it as
 //! reports/fault-matrix.md.
+//!
+//! A fault acts only where the reference server's code asks whether it is
+//! on (`Faults::has`). Each scenario's conversation with the clean server
+//! is first traced in the same process, noting every fault its server
+//! asked about: a scenario whose clean conversation never asked about a
+//! fault has the same conversation, so the same result, against the server
+//! with that fault on, and keeps its clean result. Under each fault only the
+//! scenarios that met it run again (all of them when the probe met it),
+//! against real server processes as before. `MCP_CONFORM_FULL_FAULT_MATRIX=1`
+//! runs every scenario under every fault instead, and writes each
+//! (fault, scenario) outcome to target/tmp/fault-outcomes-full.json beside
+//! the traced run's fault-outcomes-traced.json, so the two can be compared.
 
 use crate::common;
 
@@ -12,9 +24,10 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use mcp_conform::reference::{Config, FaultTrace, Faults};
 use mcp_conform::run::pool::SessionPool;
 use mcp_conform::run::scheduler::run_all;
-use mcp_conform::run::{Outcome, ScenarioResult};
+use mcp_conform::run::{Outcome, ScenarioResult, Target};
 use mcp_conform::scenario::model::{Level, Scenario};
 use std::time::Duration;
 
@@ -237,10 +250,16 @@ fn catches(r: &ScenarioResult, prefixes: &[&str]) -> bool {
 #[test]
 fn every_fault_is_caught_and_the_clean_server_passes() {
     let scenarios = mcp_conform::builtin::scenarios().unwrap_or_else(|e| panic!("{e}"));
-    let mut clean = run_catalog(&scenarios, &[], None);
-    clean.extend(run_catalog(&scenarios, &[], Some(STATEFUL)));
+    let clean = Clean {
+        stateless: run_catalog(&scenarios, &[], None),
+        stateful: run_catalog(&scenarios, &[], Some(STATEFUL)),
+        traced_stateless: Met::tracing(&scenarios, None),
+        traced_stateful: Met::tracing(&scenarios, Some(STATEFUL)),
+    };
     let bad: Vec<String> = clean
+        .stateless
         .iter()
+        .chain(&clean.stateful)
         .filter(|r| !matches!(r.outcome, Outcome::Pass | Outcome::Skip | Outcome::Info))
         .map(|r| format!("{} {}: {}", r.id, r.outcome, r.message))
         .collect();
@@ -268,7 +287,9 @@ fn every_fault_is_caught_and_the_clean_server_passes() {
     let mut matrix: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut problems = Vec::new();
     let mut catching: BTreeSet<String> = BTreeSet::new();
-    for (fault, results) in faults.iter().zip(each_fault(&faults, &scenarios, &mapping)) {
+    let all_results = each_fault(&faults, &scenarios, &mapping, &clean);
+    write_outcomes(&faults, &all_results);
+    for (fault, results) in faults.iter().zip(all_results) {
         record(
             fault,
             &results,
@@ -301,6 +322,7 @@ fn each_fault(
     faults: &[String],
     scenarios: &[Scenario],
     mapping: &BTreeMap<&str, &[&str]>,
+    clean: &Clean,
 ) -> Vec<Vec<ScenarioResult>> {
     let next = AtomicUsize::new(0);
     let done = Mutex::new(BTreeMap::new());
@@ -316,7 +338,7 @@ fn each_fault(
                 let Some(fault) = faults.get(i) else {
                     break;
                 };
-                let results = fault_results(fault, scenarios, mapping);
+                let results = fault_results(fault, scenarios, mapping, clean);
                 if let Ok(mut d) = done.lock() {
                     d.insert(i, results);
                 }
@@ -334,6 +356,7 @@ fn fault_results(
     fault: &str,
     scenarios: &[Scenario],
     mapping: &BTreeMap<&str, &[&str]>,
+    clean: &Clean,
 ) -> Vec<ScenarioResult> {
     // Each fault runs in the stateless era (what auto picks); faults of
     // per-session requirements, of the initialize handshake and of
@@ -366,13 +389,27 @@ fn fault_results(
             .cloned()
             .collect()
     };
-    let mut results = run_with(&own, &[fault], options, None);
+    let mut results = if options.is_empty() {
+        rerun_what_met(fault, &own, &clean.stateless, &clean.traced_stateless, None)
+    } else {
+        run_with(&own, &[fault], options, None)
+    };
     let per_session = ["PD-AUTH", "X-05", "BASE-INIT", "SEARCH-REQ-01"];
     if prefixes
         .iter()
         .any(|q| per_session.iter().any(|s| q.starts_with(s)))
     {
-        results.extend(run_with(&own, &[fault], options, Some(STATEFUL)));
+        results.extend(if options.is_empty() {
+            rerun_what_met(
+                fault,
+                &own,
+                &clean.stateful,
+                &clean.traced_stateful,
+                Some(STATEFUL),
+            )
+        } else {
+            run_with(&own, &[fault], options, Some(STATEFUL))
+        });
     }
     // Scenarios that need HTTP (a second session on the same server)
     // and check this fault's requirements run over HTTP too.
@@ -395,6 +432,128 @@ fn fault_results(
         ));
     }
     results
+}
+
+/// The clean server's results in the two eras the faults run in, and what
+/// each scenario's conversation with it asked about.
+struct Clean {
+    stateless: Vec<ScenarioResult>,
+    stateful: Vec<ScenarioResult>,
+    traced_stateless: Met,
+    traced_stateful: Met,
+}
+
+/// The faults the clean server's code asked about, during the probe and
+/// during each scenario (each on a fresh in-process server).
+struct Met {
+    probe: BTreeSet<String>,
+    by_scenario: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl Met {
+    fn tracing(scenarios: &[Scenario], version: Option<&str>) -> Met {
+        let probe_trace = FaultTrace::new();
+        let probed = common::config(in_process(&probe_trace), version);
+        let rt = common::runtime();
+        let by_scenario = scenarios
+            .iter()
+            .map(|s| {
+                let trace = FaultTrace::new();
+                let mut one = (*probed).clone();
+                one.target = in_process(&trace);
+                let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+                rt.block_on(run_all(vec![s.clone()], Arc::new(one), 1, tx));
+                (s.id.clone(), names(&trace))
+            })
+            .collect();
+        Met {
+            probe: names(&probe_trace),
+            by_scenario,
+        }
+    }
+
+    /// Whether `scenario`'s conversation under `fault` may differ from its
+    /// clean one.
+    fn may_change(&self, fault: &str, scenario: &str) -> bool {
+        full_matrix()
+            || self.probe.contains(fault)
+            || self
+                .by_scenario
+                .get(scenario)
+                .is_none_or(|met| met.contains(fault))
+    }
+}
+
+fn full_matrix() -> bool {
+    std::env::var_os("MCP_CONFORM_FULL_FAULT_MATRIX").is_some_and(|v| v == "1")
+}
+
+/// The reference server as `common::reference_server` starts it, in this
+/// process, noting the faults its code asks about in `trace`.
+fn in_process(trace: &FaultTrace) -> Target {
+    Target::InProcess(Config {
+        faults: Faults::none().traced(trace.clone()),
+        control: true,
+        ..Config::default()
+    })
+}
+
+fn names(trace: &FaultTrace) -> BTreeSet<String> {
+    trace
+        .consulted()
+        .into_iter()
+        .map(|f| f.name().to_string())
+        .collect()
+}
+
+/// `scenarios` under `fault`: those whose clean conversation met it run
+/// again, the others keep their clean result.
+fn rerun_what_met(
+    fault: &str,
+    scenarios: &[Scenario],
+    clean: &[ScenarioResult],
+    met: &Met,
+    version: Option<&str>,
+) -> Vec<ScenarioResult> {
+    let (again, same): (Vec<Scenario>, Vec<Scenario>) = scenarios
+        .iter()
+        .cloned()
+        .partition(|s| met.may_change(fault, &s.id));
+    let mut results = if again.is_empty() {
+        Vec::new()
+    } else {
+        run_with(&again, &[fault], &[], version)
+    };
+    let kept: BTreeSet<&str> = same.iter().map(|s| s.id.as_str()).collect();
+    results.extend(
+        clean
+            .iter()
+            .filter(|r| kept.contains(r.id.as_str()))
+            .cloned(),
+    );
+    results
+}
+
+/// Every (fault, scenario, era) outcome, for comparing a traced matrix
+/// with a full one (`MCP_CONFORM_FULL_FAULT_MATRIX=1`).
+fn write_outcomes(faults: &[String], results: &[Vec<ScenarioResult>]) {
+    let outcomes: BTreeMap<String, String> = faults
+        .iter()
+        .zip(results)
+        .flat_map(|(fault, rs)| {
+            rs.iter().map(move |r| {
+                (
+                    format!("{fault} {} {}", r.id, r.era),
+                    format!("{}: {}", r.outcome, r.message),
+                )
+            })
+        })
+        .collect();
+    let name = if full_matrix() { "full" } else { "traced" };
+    let dir = common::root().join("target/tmp");
+    let _ = std::fs::create_dir_all(&dir);
+    let text = serde_json::to_string_pretty(&outcomes).unwrap_or_default();
+    let _ = std::fs::write(dir.join(format!("fault-outcomes-{name}.json")), text);
 }
 
 /// Files one fault's results: what caught it, and any scenario it made error out.
