@@ -158,6 +158,8 @@ const CATCHES: &[(&str, &[Catch])] = &[
             ("filter-reveals-hidden", "fail"),
             ("filter-entries-stripped", "fail"),
             ("filter-groups-repeat-drops-next", "fail"),
+            ("groups-list-duplicates", "fail"),
+            ("tags-list-duplicates", "fail"),
         ],
     ),
     (
@@ -214,7 +216,25 @@ const CATCHES: &[(&str, &[Catch])] = &[
             ("pd-first-name-only", "fail"),
             ("pd-selection-capped", "fail"),
             ("pd-placeholder-schema", "fail"),
+            ("pd-full-schemas-in-list", "fail"),
+            ("pd-terse-resource", "fail"),
         ],
+    ),
+    (
+        "progressive-disclosure/property-refusal-uri",
+        &[("pd-resource-uri-bare", "fail")],
+    ),
+    (
+        "progressive-disclosure/property-hidden-tools",
+        &[("pd-describes-hidden", "fail")],
+    ),
+    (
+        "sep-1821/property-undeclared-query",
+        &[("query-capability-missing", "fail")],
+    ),
+    (
+        "search/property-undeclared-search",
+        &[("search-capability-missing", "fail")],
     ),
     (
         "search/property-missing-query",
@@ -246,6 +266,22 @@ const CATCHES: &[(&str, &[Catch])] = &[
     ),
 ];
 
+/// Property scenarios that run only where a capability is left undeclared:
+/// they skip on the clean reference, which declares every capability.
+const CLEAN_SKIPS: &[&str] = &[
+    "sep-1821/property-undeclared-query",
+    "search/property-undeclared-search",
+];
+
+/// Property scenarios, and reference faults under which they must pass: a
+/// server that leaves the capability undeclared and behaves accordingly
+/// (`query-capability-missing` with `ignore-query`: no filtering declared,
+/// the query ignored).
+const PASSES_UNDER: &[(&str, &[&str])] = &[(
+    "sep-1821/property-undeclared-query",
+    &["query-capability-missing", "ignore-query"],
+)];
+
 /// Seeds every catch must hold under (a few, to stay cheap; the examples of
 /// each scenario put the decisive inputs in every seed's early cases).
 const SEEDS: [u64; 3] = [0, 3, 7];
@@ -266,17 +302,28 @@ fn outcome_under(catalog: &[Scenario], id: &str, faults: &[&str], seed: u64) -> 
         .unwrap_or_default()
 }
 
-/// Every property scenario passes the clean reference and catches each of
-/// its faults under seeds 0, 3 and 7: no catch depends on a lucky draw.
+/// Every property scenario passes the clean reference (or skips there, the
+/// ones for undeclared capabilities, and passes a server that leaves the
+/// capability undeclared and ignores it) and catches each of its faults
+/// under seeds 0, 3 and 7: no catch depends on a lucky draw.
 #[test]
 fn every_property_catch_holds_under_several_seeds() {
     let catalog = mcp_conform::builtin::scenarios().unwrap_or_else(|e| panic!("{e}"));
-    let mut jobs: Vec<(&str, Option<Catch>, u64)> = Vec::new();
+    // (scenario, faults, expected outcome, seed)
+    let mut jobs: Vec<(&str, Vec<&str>, &str, u64)> = Vec::new();
     for (id, faults) in CATCHES {
+        let clean = if CLEAN_SKIPS.contains(id) {
+            "skip"
+        } else {
+            "pass"
+        };
         for seed in SEEDS {
-            jobs.push((id, None, seed));
-            jobs.extend(faults.iter().map(|f| (*id, Some(*f), seed)));
+            jobs.push((id, Vec::new(), clean, seed));
+            jobs.extend(faults.iter().map(|(f, want)| (*id, vec![*f], *want, seed)));
         }
+    }
+    for (id, faults) in PASSES_UNDER {
+        jobs.extend(SEEDS.map(|seed| (*id, faults.to_vec(), "pass", seed)));
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
     let misses = std::sync::Mutex::new(Vec::new());
@@ -286,15 +333,11 @@ fn every_property_catch_holds_under_several_seeds() {
                 // The verdicts are what this test checks (see fault_matrix).
                 mcp_conform::scenario::expr::verify_reads_on_this_thread(false);
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some((id, fault, seed)) = jobs.get(i) else {
+                let Some((id, faults, want, seed)) = jobs.get(i) else {
                     break;
                 };
-                let (faults, want) = match fault {
-                    Some((f, want)) => (vec![*f], *want),
-                    None => (Vec::new(), "pass"),
-                };
-                let got = outcome_under(&catalog, id, &faults, *seed);
-                if got != want {
+                let got = outcome_under(&catalog, id, faults, *seed);
+                if got != *want {
                     if let Ok(mut m) = misses.lock() {
                         m.push(format!(
                             "{id} --fault {faults:?} --seed {seed}: {got}, expected {want}"
