@@ -350,3 +350,65 @@ fn every_property_catch_holds_under_several_seeds() {
     let misses = misses.into_inner().unwrap_or_default();
     assert!(misses.is_empty(), "{}", misses.join("\n"));
 }
+
+/// A plain server: two tools, neither `tools.filtering` nor any `search`
+/// declared, every method beyond the handshake, ping and tools/list unknown.
+#[cfg(unix)]
+const PLAIN_SERVER: &str = r#"#!/bin/sh
+tools='[{"name":"alpha_read","description":"Reads alpha records.","inputSchema":{"type":"object"}},{"name":"beta_write","description":"Writes beta records.","inputSchema":{"type":"object"}}]'
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/^.*"id":\([0-9][0-9]*\).*$/\1/p')
+  [ -n "$id" ] || continue
+  method=$(printf '%s' "$line" | sed -n 's/^.*"method":"\([^"]*\)".*$/\1/p')
+  case "$method" in
+    initialize) echo '{"jsonrpc":"2.0","id":'"$id"',"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"plain","version":"1"}}}' ;;
+    ping) echo '{"jsonrpc":"2.0","id":'"$id"',"result":{}}' ;;
+    tools/list) echo '{"jsonrpc":"2.0","id":'"$id"',"result":{"tools":'"$tools"'}}' ;;
+    *) echo '{"jsonrpc":"2.0","id":'"$id"',"error":{"code":-32601,"message":"Method not found"}}' ;;
+  esac
+done
+"#;
+
+/// The properties for undeclared capabilities run (not skip) on a server
+/// that declares neither filtering nor search, and pass it: its tools/list
+/// ignores the query and its */search methods are unknown.
+#[cfg(unix)]
+#[test]
+fn the_undeclared_capability_properties_pass_a_server_that_declares_and_serves_neither() {
+    let dir = common::output_dir("properties-plain");
+    let server = dir.join("plain.sh");
+    common::write_script(&server, PLAIN_SERVER);
+    let report = dir.join("r.json");
+    let report_arg = report.display().to_string();
+    let server_arg = server.display().to_string();
+    let out = common::run_cli(&[
+        "-k",
+        "sep-1821/property-undeclared-query",
+        "-k",
+        "search/property-undeclared-search",
+        "--protocol-version",
+        "2025-11-25",
+        "--report-json",
+        &report_arg,
+        "--",
+        &server_arg,
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let json = common::assert_valid_report(&report);
+    let outcomes: Vec<(String, String)> = json["scenarios"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| {
+            (
+                s["id"].as_str().unwrap_or_default().to_string(),
+                s["outcome"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(outcomes.len(), 2, "{stdout}");
+    assert!(
+        outcomes.iter().all(|(_, o)| o == "pass"),
+        "{outcomes:?}\n{stdout}"
+    );
+}
