@@ -237,6 +237,10 @@ const CATCHES: &[(&str, &[Catch])] = &[
         &[("search-capability-missing", "fail")],
     ),
     (
+        "sep-1300/property-undeclared-filter",
+        &[("filtering-capability-missing", "fail")],
+    ),
+    (
         "search/property-missing-query",
         &[
             ("search-missing-query-ok", "warn"),
@@ -271,6 +275,7 @@ const CATCHES: &[(&str, &[Catch])] = &[
 const CLEAN_SKIPS: &[&str] = &[
     "sep-1821/property-undeclared-query",
     "search/property-undeclared-search",
+    "sep-1300/property-undeclared-filter",
 ];
 
 /// Property scenarios, and reference faults under which they must pass: a
@@ -351,8 +356,8 @@ fn every_property_catch_holds_under_several_seeds() {
     assert!(misses.is_empty(), "{}", misses.join("\n"));
 }
 
-/// A plain server: two tools, neither `tools.filtering` nor any `search`
-/// declared, every method beyond the handshake, ping and tools/list unknown.
+/// A plain server: two tools, neither `tools.filtering`, `filtering` nor
+/// any `search` declared, every method beyond the handshake, ping and tools/list unknown.
 #[cfg(unix)]
 const PLAIN_SERVER: &str = r#"#!/bin/sh
 tools='[{"name":"alpha_read","description":"Reads alpha records.","inputSchema":{"type":"object"}},{"name":"beta_write","description":"Writes beta records.","inputSchema":{"type":"object"}}]'
@@ -371,7 +376,8 @@ done
 
 /// The properties for undeclared capabilities run (not skip) on a server
 /// that declares neither filtering nor search, and pass it: its tools/list
-/// ignores the query and its */search methods are unknown.
+/// ignores the query and the filter, and its */search, groups/list and
+/// tags/list methods are unknown.
 #[cfg(unix)]
 #[test]
 fn the_undeclared_capability_properties_pass_a_server_that_declares_and_serves_neither() {
@@ -386,6 +392,8 @@ fn the_undeclared_capability_properties_pass_a_server_that_declares_and_serves_n
         "sep-1821/property-undeclared-query",
         "-k",
         "search/property-undeclared-search",
+        "-k",
+        "sep-1300/property-undeclared-filter",
         "--protocol-version",
         "2025-11-25",
         "--report-json",
@@ -406,7 +414,7 @@ fn the_undeclared_capability_properties_pass_a_server_that_declares_and_serves_n
             )
         })
         .collect();
-    assert_eq!(outcomes.len(), 2, "{stdout}");
+    assert_eq!(outcomes.len(), 3, "{stdout}");
     assert!(
         outcomes.iter().all(|(_, o)| o == "pass"),
         "{outcomes:?}\n{stdout}"
