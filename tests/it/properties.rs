@@ -158,6 +158,8 @@ const CATCHES: &[(&str, &[Catch])] = &[
             ("filter-reveals-hidden", "fail"),
             ("filter-entries-stripped", "fail"),
             ("filter-groups-repeat-drops-next", "fail"),
+            ("groups-list-duplicates", "fail"),
+            ("tags-list-duplicates", "fail"),
         ],
     ),
     (
@@ -214,7 +216,29 @@ const CATCHES: &[(&str, &[Catch])] = &[
             ("pd-first-name-only", "fail"),
             ("pd-selection-capped", "fail"),
             ("pd-placeholder-schema", "fail"),
+            ("pd-full-schemas-in-list", "fail"),
+            ("pd-terse-resource", "fail"),
         ],
+    ),
+    (
+        "progressive-disclosure/property-refusal-uri",
+        &[("pd-resource-uri-bare", "fail")],
+    ),
+    (
+        "progressive-disclosure/property-hidden-tools",
+        &[("pd-describes-hidden", "fail")],
+    ),
+    (
+        "sep-1821/property-undeclared-query",
+        &[("query-capability-missing", "fail")],
+    ),
+    (
+        "search/property-undeclared-search",
+        &[("search-capability-missing", "fail")],
+    ),
+    (
+        "sep-1300/property-undeclared-filter",
+        &[("filtering-capability-missing", "fail")],
     ),
     (
         "search/property-missing-query",
@@ -246,6 +270,23 @@ const CATCHES: &[(&str, &[Catch])] = &[
     ),
 ];
 
+/// Property scenarios that run only where a capability is left undeclared:
+/// they skip on the clean reference, which declares every capability.
+const CLEAN_SKIPS: &[&str] = &[
+    "sep-1821/property-undeclared-query",
+    "search/property-undeclared-search",
+    "sep-1300/property-undeclared-filter",
+];
+
+/// Property scenarios, and reference faults under which they must pass: a
+/// server that leaves the capability undeclared and behaves accordingly
+/// (`query-capability-missing` with `ignore-query`: no filtering declared,
+/// the query ignored).
+const PASSES_UNDER: &[(&str, &[&str])] = &[(
+    "sep-1821/property-undeclared-query",
+    &["query-capability-missing", "ignore-query"],
+)];
+
 /// Seeds every catch must hold under (a few, to stay cheap; the examples of
 /// each scenario put the decisive inputs in every seed's early cases).
 const SEEDS: [u64; 3] = [0, 3, 7];
@@ -266,17 +307,28 @@ fn outcome_under(catalog: &[Scenario], id: &str, faults: &[&str], seed: u64) -> 
         .unwrap_or_default()
 }
 
-/// Every property scenario passes the clean reference and catches each of
-/// its faults under seeds 0, 3 and 7: no catch depends on a lucky draw.
+/// Every property scenario passes the clean reference (or skips there, the
+/// ones for undeclared capabilities, and passes a server that leaves the
+/// capability undeclared and ignores it) and catches each of its faults
+/// under seeds 0, 3 and 7: no catch depends on a lucky draw.
 #[test]
 fn every_property_catch_holds_under_several_seeds() {
     let catalog = mcp_conform::builtin::scenarios().unwrap_or_else(|e| panic!("{e}"));
-    let mut jobs: Vec<(&str, Option<Catch>, u64)> = Vec::new();
+    // (scenario, faults, expected outcome, seed)
+    let mut jobs: Vec<(&str, Vec<&str>, &str, u64)> = Vec::new();
     for (id, faults) in CATCHES {
+        let clean = if CLEAN_SKIPS.contains(id) {
+            "skip"
+        } else {
+            "pass"
+        };
         for seed in SEEDS {
-            jobs.push((id, None, seed));
-            jobs.extend(faults.iter().map(|f| (*id, Some(*f), seed)));
+            jobs.push((id, Vec::new(), clean, seed));
+            jobs.extend(faults.iter().map(|(f, want)| (*id, vec![*f], *want, seed)));
         }
+    }
+    for (id, faults) in PASSES_UNDER {
+        jobs.extend(SEEDS.map(|seed| (*id, faults.to_vec(), "pass", seed)));
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
     let misses = std::sync::Mutex::new(Vec::new());
@@ -286,15 +338,11 @@ fn every_property_catch_holds_under_several_seeds() {
                 // The verdicts are what this test checks (see fault_matrix).
                 mcp_conform::scenario::expr::verify_reads_on_this_thread(false);
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some((id, fault, seed)) = jobs.get(i) else {
+                let Some((id, faults, want, seed)) = jobs.get(i) else {
                     break;
                 };
-                let (faults, want) = match fault {
-                    Some((f, want)) => (vec![*f], *want),
-                    None => (Vec::new(), "pass"),
-                };
-                let got = outcome_under(&catalog, id, &faults, *seed);
-                if got != want {
+                let got = outcome_under(&catalog, id, faults, *seed);
+                if got != *want {
                     if let Ok(mut m) = misses.lock() {
                         m.push(format!(
                             "{id} --fault {faults:?} --seed {seed}: {got}, expected {want}"
@@ -306,4 +354,69 @@ fn every_property_catch_holds_under_several_seeds() {
     });
     let misses = misses.into_inner().unwrap_or_default();
     assert!(misses.is_empty(), "{}", misses.join("\n"));
+}
+
+/// A plain server: two tools, neither `tools.filtering`, `filtering` nor
+/// any `search` declared, every method beyond the handshake, ping and tools/list unknown.
+#[cfg(unix)]
+const PLAIN_SERVER: &str = r#"#!/bin/sh
+tools='[{"name":"alpha_read","description":"Reads alpha records.","inputSchema":{"type":"object"}},{"name":"beta_write","description":"Writes beta records.","inputSchema":{"type":"object"}}]'
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/^.*"id":\([0-9][0-9]*\).*$/\1/p')
+  [ -n "$id" ] || continue
+  method=$(printf '%s' "$line" | sed -n 's/^.*"method":"\([^"]*\)".*$/\1/p')
+  case "$method" in
+    initialize) echo '{"jsonrpc":"2.0","id":'"$id"',"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"plain","version":"1"}}}' ;;
+    ping) echo '{"jsonrpc":"2.0","id":'"$id"',"result":{}}' ;;
+    tools/list) echo '{"jsonrpc":"2.0","id":'"$id"',"result":{"tools":'"$tools"'}}' ;;
+    *) echo '{"jsonrpc":"2.0","id":'"$id"',"error":{"code":-32601,"message":"Method not found"}}' ;;
+  esac
+done
+"#;
+
+/// The properties for undeclared capabilities run (not skip) on a server
+/// that declares neither filtering nor search, and pass it: its tools/list
+/// ignores the query and the filter, and its */search, groups/list and
+/// tags/list methods are unknown.
+#[cfg(unix)]
+#[test]
+fn the_undeclared_capability_properties_pass_a_server_that_declares_and_serves_neither() {
+    let dir = common::output_dir("properties-plain");
+    let server = dir.join("plain.sh");
+    common::write_script(&server, PLAIN_SERVER);
+    let report = dir.join("r.json");
+    let report_arg = report.display().to_string();
+    let server_arg = server.display().to_string();
+    let out = common::run_cli(&[
+        "-k",
+        "sep-1821/property-undeclared-query",
+        "-k",
+        "search/property-undeclared-search",
+        "-k",
+        "sep-1300/property-undeclared-filter",
+        "--protocol-version",
+        "2025-11-25",
+        "--report-json",
+        &report_arg,
+        "--",
+        &server_arg,
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let json = common::assert_valid_report(&report);
+    let outcomes: Vec<(String, String)> = json["scenarios"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| {
+            (
+                s["id"].as_str().unwrap_or_default().to_string(),
+                s["outcome"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(outcomes.len(), 3, "{stdout}");
+    assert!(
+        outcomes.iter().all(|(_, o)| o == "pass"),
+        "{outcomes:?}\n{stdout}"
+    );
 }
