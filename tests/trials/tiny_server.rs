@@ -11,7 +11,9 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use libtest_mimic::Trial;
-use mcp_conform::run::{run_scenario, Outcome};
+use mcp_conform::run::pool::SessionPool;
+use mcp_conform::run::scheduler::run_all;
+use mcp_conform::run::Outcome;
 
 use crate::common;
 use crate::prereq::{self, Prereq};
@@ -70,18 +72,23 @@ fn redact(s: &str) -> String {
     common::redact_request_ids(&re.replace_all(&s, "finished in [TIME]"))
 }
 
+/// The requirements the base scenarios fail against the tiny server with
+/// `breaks`, run as a default CLI run would: shared scenarios on warm
+/// servers (a Python start each otherwise, most of this trial's time).
 fn failing_requirements(breaks: &[&str], version: Option<&str>) -> BTreeSet<String> {
-    let cfg = common::config(common::tiny_server(breaks), version);
+    let mut cfg = (*common::config(common::tiny_server(breaks), version)).clone();
+    cfg.pool = Some(std::sync::Arc::new(SessionPool::new(Duration::from_millis(100))));
     let scenarios = mcp_conform::builtin::scenarios().unwrap_or_else(|e| panic!("{e}"));
-    let rt = common::runtime();
+    let base: Vec<_> = scenarios.into_iter().filter(|s| s.profile == "base").collect();
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let results = common::runtime().block_on(run_all(base, std::sync::Arc::new(cfg), 2, tx));
     let mut failing = BTreeSet::new();
-    for s in scenarios.iter().filter(|s| s.profile == "base") {
-        let r = rt.block_on(run_scenario(s, &cfg));
+    for r in results {
         assert_ne!(
             r.outcome,
             Outcome::Error,
             "{breaks:?} made {} error out: {}",
-            s.id,
+            r.id,
             r.message
         );
         if r.outcome == Outcome::Fail {
