@@ -77,9 +77,14 @@ fn redact(s: &str) -> String {
 /// servers (a Python start each otherwise, most of this trial's time).
 fn failing_requirements(breaks: &[&str], version: Option<&str>) -> BTreeSet<String> {
     let mut cfg = (*common::config(common::tiny_server(breaks), version)).clone();
-    cfg.pool = Some(std::sync::Arc::new(SessionPool::new(Duration::from_millis(100))));
+    cfg.pool = Some(std::sync::Arc::new(SessionPool::new(
+        Duration::from_millis(100),
+    )));
     let scenarios = mcp_conform::builtin::scenarios().unwrap_or_else(|e| panic!("{e}"));
-    let base: Vec<_> = scenarios.into_iter().filter(|s| s.profile == "base").collect();
+    let base: Vec<_> = scenarios
+        .into_iter()
+        .filter(|s| s.profile == "base")
+        .collect();
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let results = common::runtime().block_on(run_all(base, std::sync::Arc::new(cfg), 2, tx));
     let mut failing = BTreeSet::new();
