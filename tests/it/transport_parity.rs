@@ -12,17 +12,21 @@ use crate::common;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use mcp_conform::run::pool::SessionPool;
 use mcp_conform::run::scheduler::run_all;
 use mcp_conform::run::{Outcome, ScenarioResult};
 use mcp_conform::scenario::model::Scenario;
+use std::time::Duration;
 
 const STATEFUL: &str = "2025-11-25";
 const STATELESS: &str = "2026-07-28";
 
+/// Over stdio as a default CLI run goes: shared scenarios on warm servers.
 fn over_stdio(scenarios: &[Scenario], faults: &[&str], version: &str) -> Vec<ScenarioResult> {
-    let cfg = common::config(common::reference_server(faults), Some(version));
+    let mut cfg = (*common::config(common::reference_server(faults), Some(version))).clone();
+    cfg.pool = Some(Arc::new(SessionPool::new(Duration::from_millis(100))));
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-    common::runtime().block_on(run_all(scenarios.to_vec(), Arc::clone(&cfg), 4, tx))
+    common::runtime().block_on(run_all(scenarios.to_vec(), Arc::new(cfg), 4, tx))
 }
 
 fn opens_a_second_session(s: &Scenario) -> bool {
