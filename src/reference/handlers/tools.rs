@@ -73,15 +73,17 @@ pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     let raw_query = p.query()?;
     let mut filter = ToolFilter::parse(p.opt_object("filter")?)?;
     let cursor_arg = p.cursor()?;
-    if ctx.has(Fault::QueryNulInternalError)
-        && raw_query.is_some_and(|q| q.contains('\0') || q.contains("%00"))
+    // Each fault is asked about only where it can act, so a fault trace
+    // (`FaultTrace`) names just the conversations it can change.
+    if raw_query.is_some_and(|q| q.contains('\0') || q.contains("%00"))
+        && ctx.has(Fault::QueryNulInternalError)
     {
         return Err(RpcError::internal(
             "Internal error: nul byte found in provided data",
         ));
     }
-    if ctx.has(Fault::QueryAstralInternalError)
-        && raw_query.is_some_and(|q| q.chars().any(|c| u32::from(c) > 0xFFFF))
+    if raw_query.is_some_and(|q| q.chars().any(|c| u32::from(c) > 0xFFFF))
+        && ctx.has(Fault::QueryAstralInternalError)
     {
         // A UTF-16 tokenizer that does not pair surrogates.
         return Err(RpcError::internal(
@@ -89,7 +91,7 @@ pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
         ));
     }
     let mut query = raw_query.filter(|q| !q.trim().is_empty());
-    if ctx.has(Fault::IgnoreQuery) {
+    if query.is_some() && ctx.has(Fault::IgnoreQuery) {
         query = None;
     }
     if query.is_some() && ctx.has(Fault::QueryDropsFilter) {
@@ -98,7 +100,9 @@ pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     let (groups, tags) = filter.canonical();
     let scope = cursor::scope(&[query.unwrap_or(""), &groups, &tags]);
     let dropped = cursor::scope(&["", "", ""]);
-    let (query, filter, scope, issue_scope) = if ctx.has(Fault::CursorDropsQuery) {
+    // With neither query nor filter, both scopes are the dropped one.
+    let narrowed = query.is_some() || !filter.is_empty();
+    let (query, filter, scope, issue_scope) = if narrowed && ctx.has(Fault::CursorDropsQuery) {
         // The defect: cursors are issued without the query, and a page
         // fetched with one is served from the unfiltered list.
         if cursor_arg.is_some() {
@@ -155,7 +159,9 @@ pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     {
         tools.extend(hidden_entries(ctx, query, &filter));
     }
-    if ctx.has(Fault::PdAuthFilterScoped) {
+    // An unfiltered list clears a view only this fault keeps.
+    let view_changes = !filter.is_empty() || ctx.session.view.is_some();
+    if view_changes && ctx.has(Fault::PdAuthFilterScoped) {
         if filter.is_empty() {
             ctx.session.view = None;
         } else {
