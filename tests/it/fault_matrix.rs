@@ -11,8 +11,10 @@
 //! asked about: a scenario whose clean conversation never asked about a
 //! fault has the same conversation, so the same result, against the server
 //! with that fault on, and keeps its clean result. Under each fault only the
-//! scenarios that met it run again (all of them when the probe met it),
-//! against real server processes as before. `MCP_CONFORM_FULL_FAULT_MATRIX=1`
+//! scenarios that met it run again, against real server processes as
+//! before; all of them when the faulty server's probe finds other facts or
+//! another handshake answer than the clean one's (scenarios start from
+//! those). `MCP_CONFORM_FULL_FAULT_MATRIX=1`
 //! runs every scenario under every fault instead, and writes each
 //! (fault, scenario) outcome to target/tmp/fault-outcomes-full.json beside
 //! the traced run's fault-outcomes-traced.json, so the two can be compared.
@@ -27,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use mcp_conform::reference::{Config, FaultTrace, Faults};
 use mcp_conform::run::pool::SessionPool;
 use mcp_conform::run::scheduler::run_all;
-use mcp_conform::run::{Outcome, ScenarioResult, Target};
+use mcp_conform::run::{Outcome, RunConfig, ScenarioResult, Target};
 use mcp_conform::scenario::model::{Level, Scenario};
 use std::time::Duration;
 
@@ -228,13 +230,22 @@ fn run_with(
     options: &[&str],
     version: Option<&str>,
 ) -> Vec<ScenarioResult> {
+    run_on(scenarios, pooled_config(faults, options, version))
+}
+
+/// The reference server with `faults` and `options`, probed; shared
+/// scenarios reuse warm servers, as in a default CLI run.
+fn pooled_config(faults: &[&str], options: &[&str], version: Option<&str>) -> RunConfig {
     let mut target = common::reference_server(faults);
-    if let mcp_conform::run::Target::Stdio(spec) = &mut target {
+    if let Target::Stdio(spec) = &mut target {
         spec.args.extend(options.iter().map(|o| o.to_string()));
     }
-    // Shared scenarios reuse warm servers here, as in a default CLI run.
     let mut cfg = (*common::config(target, version)).clone();
     cfg.pool = Some(Arc::new(SessionPool::new(Duration::from_millis(100))));
+    cfg
+}
+
+fn run_on(scenarios: &[Scenario], cfg: RunConfig) -> Vec<ScenarioResult> {
     let rt = common::runtime();
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     rt.block_on(run_all(scenarios.to_vec(), Arc::new(cfg), 4, tx))
@@ -443,23 +454,29 @@ struct Clean {
     traced_stateful: Met,
 }
 
-/// The faults the clean server's code asked about, during the probe and
-/// during each scenario (each on a fresh in-process server).
+/// What the clean server's probe found, and the faults its code asked
+/// about during each scenario (each on a fresh in-process server).
 struct Met {
-    probe: BTreeSet<String>,
+    probed: Probed,
     by_scenario: BTreeMap<String, BTreeSet<String>>,
+}
+
+/// What scenarios start from: the probe's facts and handshake answer.
+type Probed = (Option<serde_json::Value>, serde_json::Value);
+
+fn probed(cfg: &RunConfig) -> Probed {
+    (cfg.probe.clone(), cfg.server.clone())
 }
 
 impl Met {
     fn tracing(scenarios: &[Scenario], version: Option<&str>) -> Met {
-        let probe_trace = FaultTrace::new();
-        let probed = common::config(in_process(&probe_trace), version);
+        let clean = common::config(in_process(&FaultTrace::new()), version);
         let rt = common::runtime();
         let by_scenario = scenarios
             .iter()
             .map(|s| {
                 let trace = FaultTrace::new();
-                let mut one = (*probed).clone();
+                let mut one = (*clean).clone();
                 one.target = in_process(&trace);
                 let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
                 rt.block_on(run_all(vec![s.clone()], Arc::new(one), 1, tx));
@@ -467,16 +484,17 @@ impl Met {
             })
             .collect();
         Met {
-            probe: names(&probe_trace),
+            probed: probed(&clean),
             by_scenario,
         }
     }
 
     /// Whether `scenario`'s conversation under `fault` may differ from its
-    /// clean one.
-    fn may_change(&self, fault: &str, scenario: &str) -> bool {
+    /// clean one, given what the probe of the faulty server found: when
+    /// that differs, every scenario starts from something else.
+    fn may_change(&self, fault: &str, scenario: &str, faulty: &Probed) -> bool {
         full_matrix()
-            || self.probe.contains(fault)
+            || *faulty != self.probed
             || self
                 .by_scenario
                 .get(scenario)
@@ -507,7 +525,8 @@ fn names(trace: &FaultTrace) -> BTreeSet<String> {
 }
 
 /// `scenarios` under `fault`: those whose clean conversation met it run
-/// again, the others keep their clean result.
+/// again, the others keep their clean result; all of them when the faulty
+/// server's probe found something else than the clean one's.
 fn rerun_what_met(
     fault: &str,
     scenarios: &[Scenario],
@@ -515,14 +534,16 @@ fn rerun_what_met(
     met: &Met,
     version: Option<&str>,
 ) -> Vec<ScenarioResult> {
+    let faulty = pooled_config(&[fault], &[], version);
+    let found = probed(&faulty);
     let (again, same): (Vec<Scenario>, Vec<Scenario>) = scenarios
         .iter()
         .cloned()
-        .partition(|s| met.may_change(fault, &s.id));
+        .partition(|s| met.may_change(fault, &s.id, &found));
     let mut results = if again.is_empty() {
         Vec::new()
     } else {
-        run_with(&again, &[fault], &[], version)
+        run_on(&again, faulty)
     };
     let kept: BTreeSet<&str> = same.iter().map(|s| s.id.as_str()).collect();
     results.extend(
