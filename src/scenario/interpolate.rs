@@ -151,10 +151,13 @@ impl Template {
     /// keeps its JSON type.
     pub fn render(&self, bindings: &Bindings) -> Result<Value, InterpolateError> {
         let eval = |source: &str, program: &Compiled| {
-            program.eval(bindings).map_err(|e| InterpolateError {
-                expr: source.to_string(),
-                source: e,
-            })
+            program
+                .eval(bindings)
+                .map(keys_in_order)
+                .map_err(|e| InterpolateError {
+                    expr: source.to_string(),
+                    source: e,
+                })
         };
         match self.pieces.as_slice() {
             [Hole::Expr { source, program }] => return eval(source, program),
@@ -180,6 +183,25 @@ impl Template {
             Value::String(s) => s,
             other => other.to_string(),
         })
+    }
+}
+
+/// `value` with the keys of every object in sorted order. A map built or
+/// passed through by CEL comes out in hash order, which differs from run to
+/// run; a message or a request must read the same under the same seed.
+fn keys_in_order(mut value: Value) -> Value {
+    sort_keys(&mut value);
+    value
+}
+
+fn sort_keys(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.sort_keys();
+            map.values_mut().for_each(sort_keys);
+        }
+        Value::Array(items) => items.iter_mut().for_each(sort_keys),
+        _ => {}
     }
 }
 
@@ -291,6 +313,19 @@ mod tests {
         );
         assert_eq!(render(json!({"${g}": 1})), Ok(json!({"pages": 1})));
         assert!(ValueTemplate::compile(&json!({"a": [1, "x"]})).is_ok_and(|t| t.is_literal()));
+    }
+
+    #[test]
+    fn a_map_reads_the_same_every_time() {
+        let t = Template::compile(
+            "got ${{'zeta': 1, 'alpha': {'y': 2, 'b': 3}, 'mid': [{'q': 1, 'a': 2}]}}",
+        )
+        .expect("compiles");
+        let text = t.render_text(&bindings()).expect("renders");
+        assert_eq!(
+            text,
+            r#"got {"alpha":{"b":3,"y":2},"mid":[{"a":2,"q":1}],"zeta":1}"#
+        );
     }
 
     #[test]
