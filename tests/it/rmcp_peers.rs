@@ -16,6 +16,13 @@ use std::process::Command;
 
 use serde_json::Value;
 
+/// The rmcp peer's executable, built once for the four tests (each cargo
+/// call takes its lock and reads the whole build plan, even as a no-op).
+fn rmcp_peer() -> PathBuf {
+    static EXE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    EXE.get_or_init(|| example("rmcp_peer")).clone()
+}
+
 /// Builds one example server with the cargo running these tests and returns
 /// its executable. `cargo test` builds examples already (then this is a
 /// no-op), `cargo test --test it rmcp_peers::` does not.
@@ -54,7 +61,7 @@ enum Via {
 /// Runs the whole catalog against `server` with its baseline and returns the
 /// JSON report after checking the exit code.
 fn run(server: &str, via: Via) -> Value {
-    let exe = example("rmcp_peer").display().to_string();
+    let exe = rmcp_peer().display().to_string();
     let flavor = server.trim_start_matches("rmcp-").to_string();
     let label = match via {
         Via::Stdio => "stdio",
