@@ -149,7 +149,8 @@ impl FromStr for Fault {
 }
 
 /// The faults enabled in one server, and where to note each one its code
-/// asks about.
+/// asks about. [`Faults::has`] is the only way to read them, so a trace
+/// misses no fault that acts.
 #[derive(Debug, Clone, Default)]
 pub struct Faults {
     on: BTreeSet<Fault>,
@@ -192,10 +193,6 @@ impl Faults {
             trace.note(fault);
         }
         self.on.contains(&fault)
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = Fault> + '_ {
-        self.on.iter().copied()
     }
 }
 
