@@ -355,6 +355,8 @@ fn register_helpers(ctx: &mut Context) {
         // caught by the unit tests below.
         let _ = ctx.add_function(name, f);
     }
+    // CEL's own `matches`, with its patterns kept: a method as well as a
+    // function, so not an `Arguments` helper.
     let _ = ctx.add_function("matches", super::expr_regex::matches);
 }
 

@@ -691,20 +691,25 @@ impl Session {
         }
     }
 
-    /// What the server did instead of answering, for a timeout message.
+    /// The wire violations seen since `before` of them were.
+    fn violations_since(&self, before: usize) -> &[WireViolation] {
+        &self.violations[before.min(self.violations.len())..]
+    }
+
     /// What an unanswered POST's body said: the excerpt the transport
     /// noted as its last wire violation.
     fn body_hint(&self, violations_before: usize) -> String {
-        self.violations[violations_before.min(self.violations.len())..]
+        self.violations_since(violations_before)
             .last()
             .filter(|v| !v.excerpt.is_empty())
             .map(|v| format!("; the body: {:?}", v.excerpt))
             .unwrap_or_default()
     }
 
+    /// What the server did instead of answering, for a timeout message.
     async fn timeout_hint(&mut self, violations_before: usize) -> String {
         let mut hints = Vec::new();
-        let new = &self.violations[violations_before.min(self.violations.len())..];
+        let new = self.violations_since(violations_before);
         if let Some(last) = new.last() {
             // What the server wrote is the clue (an HTTP error page, a log line…).
             let wrote = if last.excerpt.is_empty() {

@@ -262,15 +262,14 @@ fn catches(r: &ScenarioResult, prefixes: &[&str]) -> bool {
 fn every_fault_is_caught_and_the_clean_server_passes() {
     let scenarios = mcp_conform::builtin::scenarios().unwrap_or_else(|e| panic!("{e}"));
     let clean = Clean {
-        stateless: run_catalog(&scenarios, &[], None),
-        stateful: run_catalog(&scenarios, &[], Some(STATEFUL)),
-        traced_stateless: Met::tracing(&scenarios, None),
-        traced_stateful: Met::tracing(&scenarios, Some(STATEFUL)),
+        stateless: CleanEra::of(&scenarios, None),
+        stateful: CleanEra::of(&scenarios, Some(STATEFUL)),
     };
     let bad: Vec<String> = clean
         .stateless
+        .results
         .iter()
-        .chain(&clean.stateful)
+        .chain(&clean.stateful.results)
         .filter(|r| !matches!(r.outcome, Outcome::Pass | Outcome::Skip | Outcome::Info))
         .map(|r| format!("{} {}: {}", r.id, r.outcome, r.message))
         .collect();
@@ -400,27 +399,20 @@ fn fault_results(
             .cloned()
             .collect()
     };
-    let mut results = if options.is_empty() {
-        rerun_what_met(fault, &own, &clean.stateless, &clean.traced_stateless, None)
-    } else {
-        run_with(&own, &[fault], options, None)
+    let in_era = |era: &CleanEra| {
+        if options.is_empty() {
+            rerun_what_met(fault, &own, era)
+        } else {
+            run_with(&own, &[fault], options, era.version)
+        }
     };
+    let mut results = in_era(&clean.stateless);
     let per_session = ["PD-AUTH", "X-05", "BASE-INIT", "SEARCH-REQ-01"];
     if prefixes
         .iter()
         .any(|q| per_session.iter().any(|s| q.starts_with(s)))
     {
-        results.extend(if options.is_empty() {
-            rerun_what_met(
-                fault,
-                &own,
-                &clean.stateful,
-                &clean.traced_stateful,
-                Some(STATEFUL),
-            )
-        } else {
-            run_with(&own, &[fault], options, Some(STATEFUL))
-        });
+        results.extend(in_era(&clean.stateful));
     }
     // Scenarios that need HTTP (a second session on the same server)
     // and check this fault's requirements run over HTTP too.
@@ -445,13 +437,28 @@ fn fault_results(
     results
 }
 
-/// The clean server's results in the two eras the faults run in, and what
-/// each scenario's conversation with it asked about.
+/// The clean server in the two eras the faults run in.
 struct Clean {
-    stateless: Vec<ScenarioResult>,
-    stateful: Vec<ScenarioResult>,
-    traced_stateless: Met,
-    traced_stateful: Met,
+    stateless: CleanEra,
+    stateful: CleanEra,
+}
+
+/// The clean server's results in one era (`version`; None: what auto
+/// picks), and what each scenario's conversation with it asked about.
+struct CleanEra {
+    version: Option<&'static str>,
+    results: Vec<ScenarioResult>,
+    met: Met,
+}
+
+impl CleanEra {
+    fn of(scenarios: &[Scenario], version: Option<&'static str>) -> CleanEra {
+        CleanEra {
+            version,
+            results: run_catalog(scenarios, &[], version),
+            met: Met::tracing(scenarios, version),
+        }
+    }
 }
 
 /// What the clean server's probe found, and the faults its code asked
@@ -530,19 +537,13 @@ fn names(trace: &FaultTrace) -> BTreeSet<String> {
 /// `scenarios` under `fault`: those whose clean conversation met it run
 /// again, the others keep their clean result; all of them when the faulty
 /// server's probe found something else than the clean one's.
-fn rerun_what_met(
-    fault: &str,
-    scenarios: &[Scenario],
-    clean: &[ScenarioResult],
-    met: &Met,
-    version: Option<&str>,
-) -> Vec<ScenarioResult> {
-    let faulty = pooled_config(&[fault], &[], version);
+fn rerun_what_met(fault: &str, scenarios: &[Scenario], clean: &CleanEra) -> Vec<ScenarioResult> {
+    let faulty = pooled_config(&[fault], &[], clean.version);
     let found = probed(&faulty);
     let (again, same): (Vec<Scenario>, Vec<Scenario>) = scenarios
         .iter()
         .cloned()
-        .partition(|s| met.may_change(fault, &s.id, &found));
+        .partition(|s| clean.met.may_change(fault, &s.id, &found));
     let mut results = if again.is_empty() {
         Vec::new()
     } else {
@@ -551,6 +552,7 @@ fn rerun_what_met(
     let kept: BTreeSet<&str> = same.iter().map(|s| s.id.as_str()).collect();
     results.extend(
         clean
+            .results
             .iter()
             .filter(|r| kept.contains(r.id.as_str()))
             .cloned(),
