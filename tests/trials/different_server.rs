@@ -39,7 +39,11 @@ fn run_catalog() -> Vec<Value> {
         // Python starts slowly on a loaded machine.
         .args(["-q", "--timeout-ms", "10000", "--report-json"])
         .arg(&report)
-        .args(["--", "python3", "fixtures/servers/different_server.py"])
+        .args([
+            "--",
+            crate::common::python3(),
+            "fixtures/servers/different_server.py",
+        ])
         .output()
         .expect("the mcp-conform binary runs");
     let text = std::fs::read_to_string(&report).unwrap_or_else(|e| {

@@ -97,7 +97,7 @@ fn run_mode(
             "--report-json",
         ])
         .arg(&report)
-        .args(["--", "python3"])
+        .args(["--", common::python3()])
         .arg(&script)
         .args([mode, marker])
         .current_dir(common::root())

@@ -119,7 +119,7 @@ fn runs(cmd: &str) -> bool {
 /// python3 on PATH, asked once per run.
 pub fn python() -> Result<(), String> {
     static FOUND: OnceLock<bool> = OnceLock::new();
-    if *FOUND.get_or_init(|| runs("python3")) {
+    if *FOUND.get_or_init(|| runs(crate::common::python3())) {
         Ok(())
     } else {
         Err("python3 is not installed (the fixture servers are Python scripts)".into())

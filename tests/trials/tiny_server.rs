@@ -153,7 +153,7 @@ fn a_server_that_never_answers_gets_a_verdict_within_the_timeout_and_leaves_no_p
         "--protocol-version",
         "2025-11-25",
         "--",
-        "python3",
+        common::python3(),
         &script,
         "--break",
         "hang",
@@ -186,6 +186,7 @@ fn console_output_of_a_failing_run() {
         "--protocol-version",
         "2026-07-28",
         "--",
+        // PATH's name, not the resolved interpreter: the snapshot shows the command.
         "python3",
         "fixtures/servers/tiny_server.py",
         "--break",
