@@ -1,12 +1,11 @@
 //! JSON answers as the CEL interpreter's values: whole, or only the part an
-//! expression reads (see `expr_reads`); and as the older value enum that
-//! helper functions return.
+//! expression reads (see `expr_reads`); and the interpreter's values back
+//! as JSON.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use cel::common::types::{
-    CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt,
+    CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt, Kind,
 };
 use cel::common::value::Val;
 use cel::objects::Value as CelValue;
@@ -16,8 +15,7 @@ use super::expr_reads::ReadTree;
 
 /// JSON to a CEL value. Integers become `int` (not `uint`) when they fit, so
 /// `type(x) == int` and comparisons with negative literals work on any JSON
-/// integer; larger ones `uint`, the rest `double`. (`json_to_cel` maps
-/// numbers the same way.)
+/// integer; larger ones `uint`, the rest `double`.
 pub fn json_to_val(value: &Value) -> Box<dyn Val> {
     match value {
         Value::Null => Box::new(CelNull),
@@ -71,32 +69,59 @@ pub fn json_to_val_read(value: &Value, read: &ReadTree) -> Box<dyn Val> {
     }
 }
 
-/// JSON to the interpreter's older value enum, which helper functions
-/// return; numbers as in [`json_to_val`].
-pub fn json_to_cel(value: &Value) -> CelValue {
-    match value {
-        Value::Null => CelValue::Null,
-        Value::Bool(b) => CelValue::Bool(*b),
-        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => CelValue::Int(i),
-            (None, Some(u)) => CelValue::UInt(u),
-            _ => CelValue::Float(n.as_f64().unwrap_or(f64::NAN)),
+/// A CEL value as JSON: numbers as themselves, maps with string keys as
+/// objects. Other values (bytes, timestamps, maps with other keys…) go
+/// through the interpreter's own conversion, which writes them as text.
+pub fn val_to_json(value: &dyn Val) -> Result<Value, String> {
+    let direct = match value.get_type().kind() {
+        Kind::NullType => Some(Value::Null),
+        Kind::Boolean => value
+            .downcast_ref::<CelBool>()
+            .map(|b| Value::Bool(*b.inner())),
+        Kind::Int => value
+            .downcast_ref::<CelInt>()
+            .map(|i| Value::from(*i.inner())),
+        Kind::UInt => value
+            .downcast_ref::<CelUInt>()
+            .map(|u| Value::from(*u.inner())),
+        Kind::Double => value
+            .downcast_ref::<CelDouble>()
+            .map(|d| Value::from(*d.inner())),
+        Kind::String => value
+            .downcast_ref::<CelString>()
+            .map(|s| Value::String(s.inner().to_string())),
+        Kind::List => match value.downcast_ref::<CelList>() {
+            Some(list) => Some(Value::Array(
+                list.inner()
+                    .iter()
+                    .map(|item| val_to_json(item.as_ref()))
+                    .collect::<Result<_, _>>()?,
+            )),
+            None => None,
         },
-        Value::String(s) => CelValue::String(Arc::new(s.clone())),
-        Value::Array(items) => CelValue::List(Arc::new(items.iter().map(json_to_cel).collect())),
-        Value::Object(map) => {
-            let entries: HashMap<cel::objects::Key, CelValue> = map
-                .iter()
-                .map(|(k, v)| {
-                    (
-                        cel::objects::Key::String(Arc::new(k.clone())),
-                        json_to_cel(v),
-                    )
-                })
-                .collect();
-            CelValue::Map(cel::objects::Map {
-                map: Arc::new(entries),
-            })
+        Kind::Map => match value.downcast_ref::<CelMap>() {
+            Some(map) => object_of(map)?,
+            None => None,
+        },
+        _ => None,
+    };
+    match direct {
+        Some(json) => Ok(json),
+        None => {
+            let converted = CelValue::try_from(value).map_err(|e| e.to_string())?;
+            converted.json().map_err(|e| e.to_string())
         }
     }
+}
+
+/// A map whose keys are all strings as a JSON object; None for other keys.
+fn object_of(map: &CelMap<'_>) -> Result<Option<Value>, String> {
+    let mut object = serde_json::Map::with_capacity(map.inner().len());
+    for (key, item) in map.inner() {
+        let CelMapKey::String(key) = key else {
+            return Ok(None);
+        };
+        object.insert(key.inner().to_string(), val_to_json(item.as_ref())?);
+    }
+    Ok(Some(Value::Object(object)))
 }

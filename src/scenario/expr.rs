@@ -5,14 +5,15 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use cel::common::functions::Function;
+use cel::common::types::DYN_TYPE;
 use cel::common::value::{CowVal, Val};
 use cel::context::VariableResolver;
-use cel::extractors::Arguments;
 use cel::objects::Value as CelValue;
 use cel::{Context, Env, ExecutionError, Program};
 use serde_json::{Map, Value};
 
-use super::cel_value::{json_to_cel, json_to_val_read};
+use super::cel_value::{json_to_val, json_to_val_read, val_to_json};
 use super::expr_reads::{ReadTree, Reads};
 
 /// A CEL error, with the expression's own position inside its text.
@@ -38,6 +39,7 @@ fn env() -> Arc<Env> {
         let _ = env.add_extension(cel::extensions::strings);
         let _ = env.add_extension(cel::extensions::lists);
         let _ = env.add_extension(cel::extensions::math);
+        add_helpers(&mut env);
         Arc::new(env)
     })
     .clone()
@@ -262,13 +264,11 @@ fn execute(compiled: &Compiled, bindings: &Bindings, whole: bool) -> Result<Valu
             .collect(),
     );
     let mut ctx = Context::with_env(env());
-    register_helpers(&mut ctx);
     ctx.set_variable_resolver(&lent);
-    let out = compiled
-        .program
-        .execute(&ctx)
+    let out = CelValue::resolve_val(compiled.program.expression(), &ctx)
         .map_err(|e| ExprError::Eval(e.to_string()))?;
-    to_json(&out)
+    val_to_json(out.as_ref())
+        .map_err(|e| ExprError::Eval(format!("result cannot be shown as JSON: {e}")))
 }
 
 static VERIFY_READS: AtomicBool = AtomicBool::new(false);
@@ -309,74 +309,68 @@ pub fn eval_bool(source: &str, bindings: &Bindings) -> Result<bool, ExprError> {
     compile(source)?.eval_bool(bindings)
 }
 
-fn to_json(value: &CelValue) -> Result<Value, ExprError> {
-    value
-        .json()
-        .map_err(|e| ExprError::Eval(format!("result cannot be shown as JSON: {e}")))
+type HelperResult = Result<Value, ExecutionError>;
+
+/// A helper's body: its arguments as JSON, as many as it takes; its answer
+/// as JSON.
+type Helper = fn(&[Value]) -> HelperResult;
+
+macro_rules! helpers {
+    ($($name:ident: $arity:literal),* $(,)?) => {
+        /// The helper functions documented in scenarios/README.md: each one's
+        /// name, and its entry point for the interpreter.
+        const HELPERS: &[(&str, Function)] = &[
+            $((stringify!($name), |args| call(stringify!($name), $arity, $name, args))),*
+        ];
+    };
 }
 
-fn from_json(value: &Value) -> Result<CelValue, ExecutionError> {
-    Ok(json_to_cel(value))
+helpers! {
+    same_set: 2, subset: 2, unique: 1, sorted: 1, non_increasing: 1, marker: 2, carrier: 2,
+    parse_json: 1, keys: 1, tokens: 1, lower: 1, json_equal: 2, count: 2, distinctive_word: 2,
+    tool_result: 1, schema_errors: 2, url_encode: 1, sum: 1, reachable: 2, common_words: 2,
+    groups_of: 1, field_is: 3, has_path: 2, is_true: 2,
 }
 
-type HelperResult = Result<CelValue, ExecutionError>;
-type Helper = (&'static str, fn(Arguments) -> HelperResult);
+/// Calls with up to this many arguments reach a helper whatever its own
+/// count, so a wrong count is explained by the helper ("takes 2
+/// argument(s), got 1"), not as a missing overload.
+const MOST_ARGUMENTS: usize = 4;
 
-/// The helper functions documented in scenarios/README.md.
-fn register_helpers(ctx: &mut Context) {
-    let helpers: [Helper; 24] = [
-        ("same_set", same_set),
-        ("subset", subset),
-        ("unique", unique),
-        ("sorted", sorted),
-        ("non_increasing", non_increasing),
-        ("marker", marker),
-        ("carrier", carrier),
-        ("parse_json", parse_json),
-        ("keys", keys),
-        ("tokens", tokens),
-        ("lower", lower),
-        ("json_equal", json_equal),
-        ("count", count),
-        ("distinctive_word", distinctive_word),
-        ("tool_result", tool_result),
-        ("schema_errors", schema_errors),
-        ("url_encode", url_encode),
-        ("sum", sum),
-        ("reachable", reachable),
-        ("common_words", common_words),
-        ("groups_of", groups_of),
-        ("field_is", field_is),
-        ("has_path", has_path),
-        ("is_true", is_true),
-    ];
-    for (name, f) in helpers {
-        // A name clash with the standard library would be a programming error
-        // caught by the unit tests below.
-        let _ = ctx.add_function(name, f);
+/// Declares every helper in the environment, for any argument types. The
+/// interpreter hands an environment's overloads its own values; a context's
+/// functions get them converted to the older value enum first, which cost
+/// more than most helpers' work (a tool list converted twice per call).
+fn add_helpers(env: &mut Env) {
+    for &(name, entry) in HELPERS {
+        for n in 0..=MOST_ARGUMENTS {
+            let any = (0..n).map(|_| DYN_TYPE).collect();
+            // A clash would be a programming error the unit tests catch.
+            let _ = env.add_overload(name, &format!("{name}_{n}"), any, entry);
+        }
     }
-    // CEL's own `matches`, with its patterns kept: a method as well as a
-    // function, so not an `Arguments` helper.
-    let _ = ctx.add_function("matches", super::expr_regex::matches);
+    super::expr_regex::declare(env);
 }
 
-fn args_json(
+/// Runs helper `name` on the interpreter's values: checks the count,
+/// converts the arguments to JSON and the answer back.
+fn call<'b, 'v>(
     name: &str,
-    Arguments(args): &Arguments,
-    n: usize,
-) -> Result<Vec<Value>, ExecutionError> {
-    if args.len() != n {
+    arity: usize,
+    body: Helper,
+    args: Vec<CowVal<'b, 'v>>,
+) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    if args.len() != arity {
         return Err(ExecutionError::function_error(
             name,
-            format!("takes {n} argument(s), got {}", args.len()),
+            format!("takes {arity} argument(s), got {}", args.len()),
         ));
     }
-    args.iter()
-        .map(|a| {
-            a.json()
-                .map_err(|e| ExecutionError::function_error(name, e.to_string()))
-        })
-        .collect()
+    let json = args
+        .iter()
+        .map(|a| val_to_json(a.as_ref()).map_err(|e| ExecutionError::function_error(name, e)))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(CowVal::Owned(json_to_val(&body(&json)?)))
 }
 
 fn list_arg<'a>(name: &str, v: &'a Value) -> Result<&'a Vec<Value>, ExecutionError> {
@@ -449,34 +443,30 @@ fn set_of(items: &[Value]) -> BTreeSet<String> {
     items.iter().map(canonical).collect()
 }
 
-fn same_set(args: Arguments) -> HelperResult {
-    let a = args_json("same_set", &args, 2)?;
-    Ok(CelValue::Bool(
+fn same_set(a: &[Value]) -> HelperResult {
+    Ok(Value::Bool(
         set_of(list_arg("same_set", &a[0])?) == set_of(list_arg("same_set", &a[1])?),
     ))
 }
 
-fn subset(args: Arguments) -> HelperResult {
-    let a = args_json("subset", &args, 2)?;
+fn subset(a: &[Value]) -> HelperResult {
     let whole = set_of(list_arg("subset", &a[1])?);
-    Ok(CelValue::Bool(
+    Ok(Value::Bool(
         list_arg("subset", &a[0])?
             .iter()
             .all(|x| whole.contains(&canonical(x))),
     ))
 }
 
-fn unique(args: Arguments) -> HelperResult {
-    let a = args_json("unique", &args, 1)?;
+fn unique(a: &[Value]) -> HelperResult {
     let items = list_arg("unique", &a[0])?;
-    Ok(CelValue::Bool(set_of(items).len() == items.len()))
+    Ok(Value::Bool(set_of(items).len() == items.len()))
 }
 
-fn sorted(args: Arguments) -> HelperResult {
-    let a = args_json("sorted", &args, 1)?;
+fn sorted(a: &[Value]) -> HelperResult {
     let mut items = list_arg("sorted", &a[0])?.clone();
     items.sort_by(compare_json);
-    from_json(&Value::Array(items))
+    Ok(Value::Array(items))
 }
 
 fn compare_json(a: &Value, b: &Value) -> std::cmp::Ordering {
@@ -486,10 +476,9 @@ fn compare_json(a: &Value, b: &Value) -> std::cmp::Ordering {
     }
 }
 
-fn non_increasing(args: Arguments) -> HelperResult {
-    let a = args_json("non_increasing", &args, 1)?;
+fn non_increasing(a: &[Value]) -> HelperResult {
     let items = list_arg("non_increasing", &a[0])?;
-    Ok(CelValue::Bool(items.windows(2).all(|w| {
+    Ok(Value::Bool(items.windows(2).all(|w| {
         compare_json(&w[0], &w[1]) != std::cmp::Ordering::Less
     })))
 }
@@ -536,31 +525,27 @@ pub fn find_carrier(response: &Value, code: &str) -> Option<&'static str> {
         .then_some("result.content text (isError)")
 }
 
-fn marker(args: Arguments) -> HelperResult {
-    let a = args_json("marker", &args, 2)?;
+fn marker(a: &[Value]) -> HelperResult {
     let code = str_arg("marker", &a[1])?;
-    Ok(CelValue::Bool(find_carrier(&a[0], code).is_some()))
+    Ok(Value::Bool(find_carrier(&a[0], code).is_some()))
 }
 
-fn carrier(args: Arguments) -> HelperResult {
-    let a = args_json("carrier", &args, 2)?;
+fn carrier(a: &[Value]) -> HelperResult {
     let code = str_arg("carrier", &a[1])?;
-    Ok(CelValue::String(Arc::new(
+    Ok(Value::String(
         find_carrier(&a[0], code).unwrap_or("").to_string(),
-    )))
+    ))
 }
 
-fn parse_json(args: Arguments) -> HelperResult {
-    let a = args_json("parse_json", &args, 1)?;
+fn parse_json(a: &[Value]) -> HelperResult {
     let text = str_arg("parse_json", &a[0])?;
     let v: Value = serde_json::from_str(text).map_err(|e| {
         ExecutionError::function_error("parse_json", format!("text is not JSON: {e}"))
     })?;
-    from_json(&v)
+    Ok(v)
 }
 
-fn keys(args: Arguments) -> HelperResult {
-    let a = args_json("keys", &args, 1)?;
+fn keys(a: &[Value]) -> HelperResult {
     let obj = a[0]
         .as_object()
         .ok_or_else(|| ExecutionError::function_error("keys", "expects a map"))?;
@@ -568,7 +553,7 @@ fn keys(args: Arguments) -> HelperResult {
     // gives the same list.
     let mut names: Vec<&String> = obj.keys().collect();
     names.sort();
-    from_json(&Value::Array(
+    Ok(Value::Array(
         names
             .into_iter()
             .map(|k| Value::String(k.clone()))
@@ -584,40 +569,33 @@ pub fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
-fn tokens(args: Arguments) -> HelperResult {
-    let a = args_json("tokens", &args, 1)?;
+fn tokens(a: &[Value]) -> HelperResult {
     let text = str_arg("tokens", &a[0])?;
-    from_json(&Value::Array(
+    Ok(Value::Array(
         words(text).into_iter().map(Value::String).collect(),
     ))
 }
 
-fn lower(args: Arguments) -> HelperResult {
-    let a = args_json("lower", &args, 1)?;
-    Ok(CelValue::String(Arc::new(
-        str_arg("lower", &a[0])?.to_lowercase(),
-    )))
+fn lower(a: &[Value]) -> HelperResult {
+    Ok(Value::String(str_arg("lower", &a[0])?.to_lowercase()))
 }
 
-fn json_equal(args: Arguments) -> HelperResult {
-    let a = args_json("json_equal", &args, 2)?;
-    Ok(CelValue::Bool(super::pattern::json_eq(&a[0], &a[1])))
+fn json_equal(a: &[Value]) -> HelperResult {
+    Ok(Value::Bool(super::pattern::json_eq(&a[0], &a[1])))
 }
 
-fn count(args: Arguments) -> HelperResult {
-    let a = args_json("count", &args, 2)?;
+fn count(a: &[Value]) -> HelperResult {
     let needle = canonical(&a[1]);
     let n = list_arg("count", &a[0])?
         .iter()
         .filter(|x| canonical(x) == needle)
         .count();
-    Ok(CelValue::Int(n as i64))
+    Ok(Value::from(n as i64))
 }
 
 /// A word (5+ letters) of the named tool's description that no other tool's
 /// description contains, or "" when there is none.
-fn distinctive_word(args: Arguments) -> HelperResult {
-    let a = args_json("distinctive_word", &args, 2)?;
+fn distinctive_word(a: &[Value]) -> HelperResult {
     let tools = list_arg("distinctive_word", &a[0])?;
     let name = str_arg("distinctive_word", &a[1])?;
     let description = |t: &Value| {
@@ -630,7 +608,7 @@ fn distinctive_word(args: Arguments) -> HelperResult {
         .iter()
         .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
     else {
-        return Ok(CelValue::String(Arc::new(String::new())));
+        return Ok(Value::String(String::new()));
     };
     let others: BTreeSet<String> = tools
         .iter()
@@ -644,16 +622,15 @@ fn distinctive_word(args: Arguments) -> HelperResult {
         })
         .max_by_key(|w| (w.len(), std::cmp::Reverse(w.clone())))
         .unwrap_or_default();
-    Ok(CelValue::String(Arc::new(word)))
+    Ok(Value::String(word))
 }
 
 /// The structured payload of a `tools/call` answer: `structuredContent`, or the
 /// first text content parsed as JSON, or null.
-fn tool_result(args: Arguments) -> HelperResult {
-    let a = args_json("tool_result", &args, 1)?;
+fn tool_result(a: &[Value]) -> HelperResult {
     let result = a[0].get("result").unwrap_or(&a[0]);
     if let Some(sc) = result.get("structuredContent") {
-        return from_json(sc);
+        return Ok(sc.clone());
     }
     let parsed = result
         .get("content")
@@ -661,7 +638,7 @@ fn tool_result(args: Arguments) -> HelperResult {
         .and_then(|c| c.iter().find_map(|c| c.get("text").and_then(Value::as_str)))
         .and_then(|t| serde_json::from_str::<Value>(t).ok())
         .unwrap_or(Value::Null);
-    from_json(&parsed)
+    Ok(parsed)
 }
 
 /// Words too common in English to make a search query of their own.
@@ -676,8 +653,7 @@ const STOP_WORDS: &[&str] = &[
 /// order); words of fewer than 3 letters, numbers and English stop words are
 /// left out. Broad search queries built from a server's own vocabulary: a
 /// query made of one of them matches many items on a precise search too.
-fn common_words(args: Arguments) -> HelperResult {
-    let a = args_json("common_words", &args, 2)?;
+fn common_words(a: &[Value]) -> HelperResult {
     let items = list_arg("common_words", &a[0])?;
     let n = a[1].as_u64().ok_or_else(|| {
         ExecutionError::function_error("common_words", "expects a non-negative count")
@@ -717,7 +693,7 @@ fn common_words(args: Arguments) -> HelperResult {
     let mut ranked: Vec<(String, usize)> = counts.into_iter().collect();
     // Stable sort over word order: equal counts stay alphabetical.
     ranked.sort_by_key(|w| std::cmp::Reverse(w.1));
-    from_json(&Value::Array(
+    Ok(Value::Array(
         ranked
             .into_iter()
             .take(n)
@@ -728,75 +704,54 @@ fn common_words(args: Arguments) -> HelperResult {
 
 /// The value at a dotted path of map keys (`'capabilities.tools.search'`),
 /// if every step is a map that has the next key.
-fn at_path<'v>(name: &str, args: &'v [CelValue]) -> Result<Option<&'v CelValue>, ExecutionError> {
-    let [x, CelValue::String(path)] = args else {
+fn at_path<'v>(name: &str, args: &'v [Value]) -> Result<Option<&'v Value>, ExecutionError> {
+    let [x, Value::String(path)] = args else {
         return Err(ExecutionError::function_error(
             name,
             "takes a value and a dotted path of keys, e.g. 'capabilities.tools.search'",
         ));
     };
-    let mut here = x;
-    for key in path.split('.') {
-        let CelValue::Map(map) = here else {
-            return Ok(None);
-        };
-        match map
-            .map
-            .get(&cel::objects::Key::String(Arc::new(key.to_string())))
-        {
-            Some(next) => here = next,
-            None => return Ok(None),
-        }
-    }
-    Ok(Some(here))
+    Ok(path
+        .split('.')
+        .try_fold(x, |here, key| here.as_object()?.get(key)))
 }
 
 /// `has_path(server, 'capabilities.filtering.groups')`: the chain of
 /// `has(...)` guards for a nested key in one call; false, never an error,
 /// when a step is missing or is not a map.
-fn has_path(Arguments(args): Arguments) -> HelperResult {
-    Ok(CelValue::Bool(at_path("has_path", &args)?.is_some()))
+fn has_path(a: &[Value]) -> HelperResult {
+    Ok(Value::Bool(at_path("has_path", a)?.is_some()))
 }
 
 /// `is_true(server, 'capabilities.tools.search')`: the nested value is the
 /// boolean `true` (a capability flag); false when it is absent, false, or
 /// not a boolean.
-fn is_true(Arguments(args): Arguments) -> HelperResult {
-    Ok(CelValue::Bool(matches!(
-        at_path("is_true", &args)?,
-        Some(CelValue::Bool(true))
-    )))
+fn is_true(a: &[Value]) -> HelperResult {
+    Ok(Value::Bool(
+        at_path("is_true", a)? == Some(&Value::Bool(true)),
+    ))
 }
 
 /// `field_is(x, 'key', 'string')`: `x` is a map whose `key` holds a value of
 /// that JSON type (`string`, `list`, `map`, `bool`, `number`, `null`); the
 /// type guard `type(x) == map && has(x.key) && type(x.key) == string` in one
 /// call, false (never an error) whatever `x` is.
-fn field_is(Arguments(args): Arguments) -> HelperResult {
-    let [x, key, kind] = args.as_slice() else {
-        return Err(ExecutionError::function_error(
-            "field_is",
-            format!("takes 3 arguments, got {}", args.len()),
-        ));
-    };
-    let (CelValue::String(key), CelValue::String(kind)) = (key, kind) else {
+fn field_is(a: &[Value]) -> HelperResult {
+    let [x, Value::String(key), Value::String(kind)] = a else {
         return Err(ExecutionError::function_error(
             "field_is",
             "takes a value, a key name and a type name",
         ));
     };
-    let CelValue::Map(map) = x else {
-        return Ok(CelValue::Bool(false));
-    };
-    let value = map.map.get(&cel::objects::Key::String(Arc::clone(key)));
+    let value = x.as_object().and_then(|map| map.get(key));
     let holds = match (kind.as_str(), value) {
         (_, None) => false,
-        ("string", Some(CelValue::String(_)))
-        | ("list", Some(CelValue::List(_)))
-        | ("map", Some(CelValue::Map(_)))
-        | ("bool", Some(CelValue::Bool(_)))
-        | ("null", Some(CelValue::Null))
-        | ("number", Some(CelValue::Int(_) | CelValue::UInt(_) | CelValue::Float(_))) => true,
+        ("string", Some(Value::String(_)))
+        | ("list", Some(Value::Array(_)))
+        | ("map", Some(Value::Object(_)))
+        | ("bool", Some(Value::Bool(_)))
+        | ("null", Some(Value::Null))
+        | ("number", Some(Value::Number(_))) => true,
         ("string" | "list" | "map" | "bool" | "null" | "number", Some(_)) => false,
         (other, _) => {
             return Err(ExecutionError::function_error(
@@ -805,7 +760,7 @@ fn field_is(Arguments(args): Arguments) -> HelperResult {
             ))
         }
     };
-    Ok(CelValue::Bool(holds))
+    Ok(Value::Bool(holds))
 }
 
 /// The groups an entry says it belongs to: SEP-1300's `groups` field, or,
@@ -813,8 +768,7 @@ fn field_is(Arguments(args): Arguments) -> HelperResult {
 /// `_meta["io.modelcontextprotocol/groups"]`; `[]` when it states neither.
 /// Filter checks compare against this, so a server that states membership
 /// only the extension's way is held to what it states.
-fn groups_of(args: Arguments) -> HelperResult {
-    let a = args_json("groups_of", &args, 1)?;
+fn groups_of(a: &[Value]) -> HelperResult {
     let strings = |v: &Value| -> Option<Vec<Value>> {
         v.as_array()
             .map(|l| l.iter().filter(|x| x.is_string()).cloned().collect())
@@ -828,15 +782,14 @@ fn groups_of(args: Arguments) -> HelperResult {
                 .and_then(strings)
         })
         .unwrap_or_default();
-    from_json(&Value::Array(stated))
+    Ok(Value::Array(stated))
 }
 
 /// The grouping extension's membership key in `_meta`.
 const GROUPS_META_KEY: &str = "io.modelcontextprotocol/groups";
 
 /// Percent-encodes a text for use in a URI query (RFC 3986 unreserved kept).
-fn url_encode(args: Arguments) -> HelperResult {
-    let a = args_json("url_encode", &args, 1)?;
+fn url_encode(a: &[Value]) -> HelperResult {
     let text = str_arg("url_encode", &a[0])?;
     let mut out = String::new();
     for b in text.bytes() {
@@ -846,15 +799,16 @@ fn url_encode(args: Arguments) -> HelperResult {
             out.push_str(&format!("%{b:02X}"));
         }
     }
-    Ok(CelValue::String(Arc::new(out)))
+    Ok(Value::String(out))
 }
 
 /// The sum of a list of numbers (an int when every item is an integer).
-fn sum(args: Arguments) -> HelperResult {
-    let a = args_json("sum", &args, 1)?;
+fn sum(a: &[Value]) -> HelperResult {
     let items = list_arg("sum", &a[0])?;
     if items.iter().all(|v| v.as_i64().is_some()) {
-        return Ok(CelValue::Int(items.iter().filter_map(Value::as_i64).sum()));
+        return Ok(Value::from(
+            items.iter().filter_map(Value::as_i64).sum::<i64>(),
+        ));
     }
     let total = items
         .iter()
@@ -863,15 +817,14 @@ fn sum(args: Arguments) -> HelperResult {
                 .ok_or_else(|| ExecutionError::function_error("sum", "expects a list of numbers"))
         })
         .sum::<Result<f64, _>>()?;
-    Ok(CelValue::Float(total))
+    Ok(Value::from(total))
 }
 
 /// The nodes reachable from `start` in one or more steps along `edges`, a
 /// list of `[from, to]` pairs, in the order they are first reached; `start`
 /// is in it only when it lies on a cycle. CEL has no recursion, so a
 /// transitive walk (nested groups, their cycles) needs this helper.
-fn reachable(args: Arguments) -> HelperResult {
-    let a = args_json("reachable", &args, 2)?;
+fn reachable(a: &[Value]) -> HelperResult {
     let mut next: std::collections::HashMap<String, Vec<&Value>> = Default::default();
     for edge in list_arg("reachable", &a[0])? {
         match edge.as_array().map(Vec::as_slice) {
@@ -896,15 +849,14 @@ fn reachable(args: Arguments) -> HelperResult {
             }
         }
     }
-    from_json(&Value::Array(found))
+    Ok(Value::Array(found))
 }
 
 /// Violations of a schema definition (`schema_errors(init, 'InitializeResult')`).
-fn schema_errors(args: Arguments) -> HelperResult {
-    let a = args_json("schema_errors", &args, 2)?;
+fn schema_errors(a: &[Value]) -> HelperResult {
     let def = str_arg("schema_errors", &a[1])?;
     let errors = crate::schema::errors(&a[0], def);
-    from_json(&Value::Array(
+    Ok(Value::Array(
         errors.into_iter().map(Value::String).collect(),
     ))
 }
@@ -1077,6 +1029,28 @@ mod tests {
         ] {
             assert_eq!(eval_bool(expr, &bindings), Ok(true), "{expr}");
         }
+    }
+
+    #[test]
+    fn a_helper_called_with_the_wrong_count_says_what_it_takes() {
+        let e = eval("same_set([1])", &Bindings::default()).expect_err("one argument of two");
+        assert!(e.to_string().contains("takes 2 argument(s), got 1"), "{e}");
+    }
+
+    #[test]
+    fn helpers_see_and_give_json_values_unchanged() {
+        let b = b(
+            json!({"v": {"i": -3, "u": 18446744073709551615u64, "f": 2.5, "s": "x",
+                               "n": null, "l": [true, {"k": []}]}}),
+        );
+        assert_eq!(
+            eval("sorted([v])[0]", &b),
+            Ok(b.get("v").cloned().unwrap_or_default())
+        );
+        assert_eq!(
+            eval("keys(v)", &b),
+            Ok(json!(["f", "i", "l", "n", "s", "u"]))
+        );
     }
 
     #[test]

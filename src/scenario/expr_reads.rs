@@ -182,6 +182,19 @@ impl Reads {
                 };
                 self.walk(value, read);
             }
+            // `has_path(x, 'a.b')` and `is_true(x, 'a.b')` observe the value
+            // at the end of the path: its presence, or whether it is `true`.
+            ("has_path" | "is_true", None, [value, path]) => {
+                self.walk(path, ReadTree::whole());
+                let read = match &path.expr {
+                    Expr::Literal(LiteralValue::String(p)) => p
+                        .inner()
+                        .rsplit('.')
+                        .fold(ReadTree::default(), |leaf, key| ReadTree::field(key, leaf)),
+                    _ => ReadTree::whole(),
+                };
+                self.walk(value, read);
+            }
             // The length of a list (each item present, none read); a map's
             // or a string's size needs all of it, as the conversion gives.
             ("size", None, [value]) => self.walk(value, ReadTree::items(ReadTree::default())),
@@ -322,6 +335,28 @@ mod tests {
         assert_eq!(
             r["xs"],
             ReadTree::items(fields(&[("uri", ReadTree::default())]))
+        );
+    }
+
+    #[test]
+    fn a_path_guard_reads_only_its_path() {
+        assert_eq!(
+            reads("has_path(server, 'capabilities.tools.search') || is_true(server, 'a.b')"),
+            BTreeMap::from([(
+                "server".to_string(),
+                fields(&[
+                    (
+                        "capabilities",
+                        fields(&[("tools", fields(&[("search", ReadTree::default())]))])
+                    ),
+                    ("a", fields(&[("b", ReadTree::default())])),
+                ])
+            )])
+        );
+        assert_eq!(
+            reads("has_path(server, path)")["server"],
+            whole(),
+            "a path that is not a literal reads the whole value"
         );
     }
 

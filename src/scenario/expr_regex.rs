@@ -6,11 +6,10 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::Arc;
 
-use cel::extractors::This;
-use cel::objects::Value as CelValue;
-use cel::ExecutionError;
+use cel::common::types::{CelBool, CelString, STRING_TYPE};
+use cel::common::value::CowVal;
+use cel::{Env, ExecutionError};
 use regex::Regex;
 
 /// Patterns kept per thread; a catalog uses a few dozen, so the bound only
@@ -21,14 +20,37 @@ thread_local! {
     static COMPILED: RefCell<HashMap<String, Regex>> = RefCell::new(HashMap::new());
 }
 
-/// `text.matches(pattern)` and `matches(text, pattern)`: RE2 syntax, true
-/// when the pattern matches anywhere in the text.
-pub fn matches(
-    This(text): This<Arc<String>>,
-    pattern: Arc<String>,
-) -> Result<CelValue, ExecutionError> {
-    let regex = compiled(&pattern)?;
-    Ok(CelValue::Bool(regex.is_match(&text)))
+/// Declares `text.matches(pattern)` and `matches(text, pattern)` on strings:
+/// RE2 syntax, true when the pattern matches anywhere in the text.
+pub fn declare(env: &mut Env) {
+    // A clash would be a programming error the unit tests catch.
+    let _ = env.add_overload(
+        "matches",
+        "matches_string_string",
+        vec![STRING_TYPE, STRING_TYPE],
+        matches,
+    );
+    let _ = env.add_member_overload(
+        "matches",
+        "string_matches_string",
+        STRING_TYPE,
+        vec![STRING_TYPE],
+        matches,
+    );
+}
+
+fn matches<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let text = |i: usize| args.get(i).and_then(|a| a.downcast_ref::<CelString>());
+    let (Some(text), Some(pattern)) = (text(0), text(1)) else {
+        return Err(ExecutionError::function_error(
+            "matches",
+            "takes a text and a pattern",
+        ));
+    };
+    let regex = compiled(pattern.inner())?;
+    Ok(CowVal::Owned(Box::new(CelBool::from(
+        regex.is_match(text.inner()),
+    ))))
 }
 
 fn compiled(pattern: &str) -> Result<Regex, ExecutionError> {
