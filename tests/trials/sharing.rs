@@ -7,6 +7,13 @@
 //! (stdio and HTTP) and, in one era, against the npm and PyPI peers when installed
 //! (scripts/install-peers.sh); a peer that is missing shows as ignored with
 //! the reason, and fails the trial when the `peers` prerequisite is required.
+//!
+//! The npm peer runs over stdio, where `--isolate` starts a process per
+//! scenario; the PyPI peer over Streamable HTTP, where it opens a session per
+//! scenario on one server process. Between them a server nobody here wrote
+//! is checked on both transports' sharing; and a Python interpreter per
+//! scenario (half a second of CPU each, importing the `mcp` package) made
+//! the PyPI peer's stdio comparison the suite's costliest test.
 
 use std::collections::BTreeMap;
 use std::net::TcpListener;
@@ -114,10 +121,11 @@ fn same_verdicts(name: &str, options: &[&str], command: &[String]) {
     );
 }
 
-/// A peer server installed by scripts/install-peers.sh, or why it can't run.
-fn peer(name: &str) -> Result<Vec<String>, String> {
+/// A peer server installed by scripts/install-peers.sh (its command, and
+/// the options that reach it), or why it can't run.
+fn peer(name: &str) -> Result<(Vec<String>, Vec<String>), String> {
     let target = root().join("target/peers");
-    let (command, installed) = match name {
+    let (command, options, installed) = match name {
         "server-everything" => {
             let entry = target
                 .join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
@@ -127,6 +135,7 @@ fn peer(name: &str) -> Result<Vec<String>, String> {
                     entry.display().to_string(),
                     "stdio".into(),
                 ],
+                vec![],
                 entry,
             )
         }
@@ -134,13 +143,19 @@ fn peer(name: &str) -> Result<Vec<String>, String> {
             let python = target.join("python/bin/python");
             let script = root().join("fixtures/peers/python_mcp_server.py");
             (
-                vec![python.display().to_string(), script.display().to_string()],
+                vec![
+                    python.display().to_string(),
+                    script.display().to_string(),
+                    "--http".into(),
+                    "{addr}".into(),
+                ],
+                vec!["--url".to_string(), "http://{addr}/mcp".into()],
                 python,
             )
         }
     };
     if installed.exists() {
-        Ok(command)
+        Ok((command, options))
     } else {
         Err(format!(
             "{name} is not installed (run scripts/install-peers.sh; it needs node/npm or python3)"
@@ -148,23 +163,20 @@ fn peer(name: &str) -> Result<Vec<String>, String> {
     }
 }
 
-fn peer_trial(name: &'static str) -> Trial {
+fn peer_trial(name: &'static str, transport: &str) -> Trial {
     prereq::trial(
-        format!("sharing::{name}-stdio"),
+        format!("sharing::{name}-{transport}"),
         Prereq::Peers,
         move || peer(name).map(|_| ()),
         move || {
-            let command = peer(name).unwrap_or_else(|e| panic!("{e}"));
+            let (command, mut options) = peer(name).unwrap_or_else(|e| panic!("{e}"));
             // Two at a time: a peer that starts slowly must not time out its
             // handshake because the machine is busy starting many of it. One
             // era: what sharing could change does not depend on the era (the
-            // reference runs compare every era), and an --isolate run of the
-            // PyPI server starts an interpreter per scenario.
-            same_verdicts(
-                name,
-                &["-j", "2", "--protocol-version", "2025-11-25"],
-                &command,
-            );
+            // reference runs compare every era).
+            options.extend(["-j", "2", "--protocol-version", "2025-11-25"].map(String::from));
+            let options: Vec<&str> = options.iter().map(String::as_str).collect();
+            same_verdicts(name, &options, &command);
         },
     )
 }
@@ -191,7 +203,7 @@ pub fn trials() -> Vec<Trial> {
             same_verdicts("reference-http", &["--url", "http://{addr}/mcp"], &http);
             Ok(())
         }),
-        peer_trial("server-everything"),
-        peer_trial("python-mcp"),
+        peer_trial("server-everything", "stdio"),
+        peer_trial("python-mcp", "http"),
     ]
 }
