@@ -6,7 +6,7 @@
 //! shows as ignored with its reason.
 //!
 //! Run one module with `cargo test --test it MODULE::`, e.g.
-//! `cargo test --test it fault_matrix:: -- --nocapture`.
+//! `cargo test --test it gates:: -- --nocapture`.
 
 /// The harness runs in this process here: the allocator the binary uses
 /// (see src/main.rs), for the same reason.
@@ -21,7 +21,6 @@ mod reference_common;
 
 mod bad_scenarios;
 mod cli;
-mod fault_matrix;
 mod fuzz_properties;
 mod gates;
 mod mutations_restore;

@@ -1,8 +1,11 @@
 //! The libtest-mimic trials, as one test binary: every built-in scenario
 //! against every test server (`scenarios::<server>::<scenario-id>`), every
-//! quote against its draft (`quotes::<source>`), and every test that needs
+//! quote against its draft (`quotes::<source>`), every test that needs
 //! something from outside the repository (python3, the peer servers,
-//! Chromium, the official MCP schemas, xmllint, the drafts' texts).
+//! Chromium, the official MCP schemas, xmllint, the drafts' texts), and the
+//! fault matrix: the longest test, started first here, where the trials'
+//! threads fill the cores around it (cargo runs test binaries one after
+//! another, and the other binary's threads idled beside it).
 //!
 //! A trial whose prerequisite is missing is reported as *ignored* with the
 //! reason, and a line per missing prerequisite follows the result line; set
@@ -24,6 +27,7 @@ mod reference_common;
 
 mod browser;
 mod different_server;
+mod fault_matrix;
 mod hostile;
 mod junit_xsd;
 mod peers;
@@ -49,6 +53,7 @@ fn main() {
     // The slowest first: the trials are taken in this order by the test
     // threads, so the long ones start while the short ones fill the gaps.
     let mut trials = Vec::new();
+    trials.extend(fault_matrix::trials());
     trials.extend(hostile::trials());
     trials.extend(sharing::trials());
     trials.extend(different_server::trials());

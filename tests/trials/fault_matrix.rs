@@ -2,8 +2,7 @@
 //! server (every applicable scenario passes, zero warnings) and against each
 //! `--fault` of it (each fault is caught — fail, or warn for a SHOULD — by at
 //! least one scenario whose requirement matches the fault, and no fault makes
-//! any scenario error out). Prints the matrix and stores it as
-//! reports/fault-matrix.md.
+//! any scenario error out). Writes the matrix to reports/fault-matrix.md.
 //!
 //! A fault acts only where the reference server's code asks whether it is
 //! on (`Faults::has`). Each scenario's conversation with the clean server
@@ -20,6 +19,8 @@
 //! the traced run's fault-outcomes-traced.json, so the two can be compared.
 
 use crate::common;
+
+use libtest_mimic::Trial;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -258,7 +259,16 @@ fn catches(r: &ScenarioResult, prefixes: &[&str]) -> bool {
             .any(|q| prefixes.iter().any(|p| q.starts_with(p)))
 }
 
-#[test]
+pub fn trials() -> Vec<Trial> {
+    vec![Trial::test(
+        "fault_matrix::every_fault_is_caught_and_the_clean_server_passes",
+        || {
+            every_fault_is_caught_and_the_clean_server_passes();
+            Ok(())
+        },
+    )]
+}
+
 fn every_fault_is_caught_and_the_clean_server_passes() {
     let scenarios = mcp_conform::builtin::scenarios().unwrap_or_else(|e| panic!("{e}"));
     let clean = Clean {
@@ -314,7 +324,6 @@ fn every_fault_is_caught_and_the_clean_server_passes() {
         .filter(|s| s.level == Level::Must && !catching.contains(&s.id))
         .collect();
     let text = render(&matrix, &uncaught_must, scenarios.len());
-    println!("{text}");
     let path = common::root().join("reports/fault-matrix.md");
     let _ = std::fs::create_dir_all(common::root().join("reports"));
     let _ = std::fs::write(&path, &text);
@@ -641,7 +650,7 @@ fn render(
     let mut md = format!(
         "# Fault matrix\n\nEvery `--fault` of the reference server, and the built-in scenarios (of {total}) \
          whose requirement matches the fault and that caught it (fail, or warn for a SHOULD). \
-         Regenerate with `cargo test --test it fault_matrix:: -- --nocapture`.\n\n| fault | caught by |\n|---|---|\n"
+         Regenerate with `cargo test --test trials fault_matrix::`.\n\n| fault | caught by |\n|---|---|\n"
     );
     for (fault, caught) in matrix {
         let _ = writeln!(
