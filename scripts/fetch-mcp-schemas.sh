@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fetches the official MCP JSON schemas that the `schemas` trials of
-# tests/trials/ cross-check against (schema_crosscheck, reference_schema)
+# tests/it/ cross-check against (schema_crosscheck, reference_schema)
 # into target/mcp-schema/<era>/schema.json. They come from the specification
 # repository, https://github.com/modelcontextprotocol/modelcontextprotocol,
 # path schema/<era>/schema.json at a pinned commit, and each file must have

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the peer MCP servers that tests/trials/peers.rs runs the catalog against,
+# Installs the peer MCP servers that tests/it/peers.rs runs the catalog against,
 # from the npm registry and PyPI, at the versions pinned under fixtures/peers/:
 #   target/peers/node    @modelcontextprotocol/server-everything (npm ci from the lock file)
 #   target/peers/python  a virtualenv with the `mcp` SDK, for fixtures/peers/python_mcp_server.py

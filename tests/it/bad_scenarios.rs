@@ -16,7 +16,6 @@ fn errors_of(name: &str) -> String {
     }
 }
 
-#[test]
 fn each_broken_file_gives_its_exact_error() {
     let dir = common::root().join("fixtures/bad-scenarios");
     let mut names: Vec<String> = std::fs::read_dir(&dir)
@@ -40,7 +39,6 @@ fn each_broken_file_gives_its_exact_error() {
     insta::assert_snapshot!("bad_scenario_errors", all);
 }
 
-#[test]
 fn the_cli_exits_2_and_runs_nothing() {
     let out = common::run_cli(&[
         "--scenarios",
@@ -64,7 +62,6 @@ fn the_cli_exits_2_and_runs_nothing() {
     );
 }
 
-#[test]
 fn a_broken_baseline_exits_2_with_its_position() {
     let out = common::run_cli(&[
         "--baseline",
@@ -78,4 +75,13 @@ fn a_broken_baseline_exits_2_with_its_position() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     insta::assert_snapshot!("bad_baseline_error", stderr.trim());
+}
+
+/// This module's tests, as trials named `module::function`.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    trials![
+        each_broken_file_gives_its_exact_error,
+        the_cli_exits_2_and_runs_nothing,
+        a_broken_baseline_exits_2_with_its_position
+    ]
 }

@@ -26,7 +26,6 @@ fn redact(s: &str) -> String {
     common::redact_request_ids(&re.replace_all(&s, "finished in [TIME]"))
 }
 
-#[test]
 fn a_malformed_scenario_file_exits_2_with_file_line_col() {
     let out = mcp_conform(&[
         "--no-builtin",
@@ -44,14 +43,12 @@ fn a_malformed_scenario_file_exits_2_with_file_line_col() {
     assert!(err.contains("nothing was run"), "{err}");
 }
 
-#[test]
 fn list_needs_no_server() {
     let out = mcp_conform(&["--list", "-p", "base"]);
     assert_eq!(out.status.code(), Some(0));
     insta::assert_snapshot!("list_base", text(&out.stdout));
 }
 
-#[test]
 fn glued_short_options_are_options_and_server_flags_stay_the_servers() {
     // `-j4` was once taken as the server command.
     let out = mcp_conform(&["-q", "-j4", "--list", "-p", "base"]);
@@ -72,7 +69,6 @@ fn glued_short_options_are_options_and_server_flags_stay_the_servers() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
 }
 
-#[test]
 fn a_command_that_cannot_start_exits_3() {
     let out = mcp_conform(&["--", "/nonexistent/mcp-server-binary"]);
     assert_eq!(out.status.code(), Some(3));
@@ -85,7 +81,6 @@ fn a_command_that_cannot_start_exits_3() {
 
 /// `skip_unless`: a false condition skips with its interpolated reason, but a
 /// check that already failed keeps the scenario failed.
-#[test]
 fn skip_unless_skips_with_its_reason_unless_something_failed() {
     let dir = common::output_dir("skip-unless");
     let scenario = |id: &str, failing_first: bool| {
@@ -143,7 +138,6 @@ fn redact_port(s: &str) -> String {
 
 /// A one-line `$contains` against the reference server's 106 tools: the diff
 /// names a couple of tools and counts the rest, instead of printing the list.
-#[test]
 fn console_bounded_diff_of_a_big_list() {
     let dir = common::output_dir("big-list");
     let file = dir.join("has-echo.yaml");
@@ -186,7 +180,6 @@ fn console_bounded_diff_of_a_big_list() {
 /// Over HTTP, the error object the server sent is shown (not only the code
 /// the pattern looked at), and the HTTP-only HeaderMismatchError rule is
 /// quoted because it applies here; over stdio it is not quoted.
-#[test]
 fn console_shows_the_error_answer_over_http_and_quotes_what_applies() {
     let port = common::free_port();
     let url = format!("http://127.0.0.1:{port}/mcp");
@@ -240,7 +233,6 @@ fn console_shows_the_error_answer_over_http_and_quotes_what_applies() {
 
 /// A SHOULD-level problem: a warning with the words it rests on, and the
 /// answer the server gave instead of an error, bounded.
-#[test]
 fn console_warning_with_its_quote() {
     let out = mcp_conform(&[
         "-k",
@@ -261,7 +253,6 @@ fn console_warning_with_its_quote() {
     insta::assert_snapshot!("console_warning_with_quote", console);
 }
 
-#[test]
 fn explain_is_case_insensitive_and_names_whose_rule_and_where_to_read_it() {
     let out = mcp_conform(&["explain", "sep1300-neg-01"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -271,7 +262,6 @@ fn explain_is_case_insensitive_and_names_whose_rule_and_where_to_read_it() {
     insta::assert_snapshot!("explain_scenario", text(&out.stdout));
 }
 
-#[test]
 fn explain_and_show_suggest_the_closest_id_on_a_miss() {
     let out = mcp_conform(&["explain", "SEP1300-FLT-1"]);
     assert_eq!(out.status.code(), Some(2));
@@ -288,7 +278,6 @@ fn explain_and_show_suggest_the_closest_id_on_a_miss() {
     assert!(text(&out.stderr).contains("is a requirement, not a scenario"));
 }
 
-#[test]
 fn show_prints_a_built_in_scenario_with_its_requirement_level_and_sources() {
     let out = mcp_conform(&["show", "sep-1300/empty-groups-no-constraint"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -302,7 +291,6 @@ fn show_prints_a_built_in_scenario_with_its_requirement_level_and_sources() {
     assert!(shown.ends_with(&file), "{shown}");
 }
 
-#[test]
 fn drafts_only_reports_project_rules_as_info() {
     let out = mcp_conform(&["--list", "--drafts-only", "-k", "sep-1300/empty-"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -331,7 +319,6 @@ fn drafts_only_reports_project_rules_as_info() {
 /// A finding points at the line that found it, like a compiler: the console
 /// and JUnit print `path:line:col:`, the JSON report carries `step_id` and
 /// `location`, and a baseline entry naming the step id expects the failure.
-#[test]
 fn a_failing_check_points_at_its_line_and_a_baseline_names_its_step_id() {
     let dir = common::output_dir("places");
     let (json, junit) = (dir.join("report.json"), dir.join("junit.xml"));
@@ -391,4 +378,23 @@ fn a_failing_check_points_at_its_line_and_a_baseline_names_its_step_id() {
             text(&out.stdout)
         );
     }
+}
+
+/// This module's tests, as trials named `module::function`.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    trials![
+        a_malformed_scenario_file_exits_2_with_file_line_col,
+        list_needs_no_server,
+        glued_short_options_are_options_and_server_flags_stay_the_servers,
+        a_command_that_cannot_start_exits_3,
+        skip_unless_skips_with_its_reason_unless_something_failed,
+        console_bounded_diff_of_a_big_list,
+        console_shows_the_error_answer_over_http_and_quotes_what_applies,
+        console_warning_with_its_quote,
+        explain_is_case_insensitive_and_names_whose_rule_and_where_to_read_it,
+        explain_and_show_suggest_the_closest_id_on_a_miss,
+        show_prints_a_built_in_scenario_with_its_requirement_level_and_sources,
+        drafts_only_reports_project_rules_as_info,
+        a_failing_check_points_at_its_line_and_a_baseline_names_its_step_id
+    ]
 }

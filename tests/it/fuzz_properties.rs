@@ -139,8 +139,7 @@ fn line() -> impl Strategy<Value = Vec<u8>> {
 proptest! {
     #![proptest_config(config())]
 
-    #[test]
-    fn rpc_lines(mode in any::<u8>(), lines in prop::collection::vec(line(), 1..8)) {
+        fn rpc_lines(mode in any::<u8>(), lines in prop::collection::vec(line(), 1..8)) {
         let mut input = vec![mode];
         for l in &lines {
             input.extend_from_slice(l);
@@ -151,15 +150,13 @@ proptest! {
         }
     }
 
-    #[test]
-    fn query_and_filter(query in text(), filter in filter()) {
+        fn query_and_filter(query in text(), filter in filter()) {
         if let Err(broken) = check_query_filter(&query, &filter) {
             prop_assert!(false, "{}", broken);
         }
     }
 
-    #[test]
-    fn cursors(bytes in prop_oneof![
+        fn cursors(bytes in prop_oneof![
         prop::collection::vec(any::<u8>(), 0..64),
         "[A-Za-z0-9_-]{0,80}".prop_map(String::into_bytes),
     ]) {
@@ -168,8 +165,7 @@ proptest! {
         }
     }
 
-    #[test]
-    fn resource_uris(
+        fn resource_uris(
         base in prop::sample::select(vec![
             "resource:///tool_descriptions",
             "resource:///tool_descriptions/",
@@ -195,4 +191,9 @@ proptest! {
             prop_assert!(false, "{}", broken);
         }
     }
+}
+
+/// This module's tests, as trials named `module::function`.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    trials![rpc_lines, query_and_filter, cursors, resource_uris]
 }

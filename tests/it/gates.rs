@@ -43,7 +43,6 @@ fn redact(s: &str) -> String {
 
 // 1. Nothing selected is not a pass.
 
-#[test]
 fn an_unknown_profile_is_a_usage_error_naming_the_valid_ones() {
     let out = mcp_conform(&["-p", "nosuchprofile"]);
     assert_eq!(out.status.code(), Some(2));
@@ -57,7 +56,6 @@ fn an_unknown_profile_is_a_usage_error_naming_the_valid_ones() {
     );
 }
 
-#[test]
 fn a_filter_that_matches_nothing_is_a_usage_error() {
     let out = mcp_conform(&["-k", "sep-1300/*-any"]);
     assert_eq!(out.status.code(), Some(2));
@@ -67,7 +65,6 @@ fn a_filter_that_matches_nothing_is_a_usage_error() {
     assert!(text(&out.stderr).contains("--skip base/ excludes every selected scenario"));
 }
 
-#[test]
 fn filters_take_requirement_ids_and_skip_excludes() {
     let out = mcp_conform(&["--list", "-k", "BASE-ERR-02"]);
     assert_eq!(out.status.code(), Some(0));
@@ -87,7 +84,6 @@ fn filters_take_requirement_ids_and_skip_excludes() {
     assert_eq!(count(&skipped), count(&all) - count(&ids));
 }
 
-#[test]
 fn list_json_and_list_profiles_describe_the_catalog() {
     let out = mcp_conform(&["--list", "--json"]);
     assert_eq!(out.status.code(), Some(0));
@@ -120,7 +116,6 @@ fn list_json_and_list_profiles_describe_the_catalog() {
 
 // 2. The launched server is the one answering.
 
-#[test]
 fn a_url_that_already_answers_is_refused_when_a_command_is_given() {
     let port = common::free_port();
     let url = format!("http://127.0.0.1:{port}/mcp");
@@ -158,7 +153,6 @@ fn a_url_that_already_answers_is_refused_when_a_command_is_given() {
     assert_eq!(last_line(&out), "conformance result: NOT RUN");
 }
 
-#[test]
 fn a_launched_server_that_exits_is_not_waited_for() {
     let url = format!("http://127.0.0.1:{}/mcp", common::free_port());
     let started = Instant::now();
@@ -184,7 +178,6 @@ fn a_launched_server_that_exits_is_not_waited_for() {
 
 // 3. Every era the server speaks.
 
-#[test]
 fn a_default_run_tests_every_era_and_reports_each() {
     let dir = common::scratch_dir("gates-eras");
     let report = dir.join("r.json");
@@ -230,7 +223,6 @@ const SESSION_BOUND_FAULTS: &[&str] = &[
     "pd-auth-filter-scoped",
 ];
 
-#[test]
 fn every_session_bound_fault_is_caught_by_a_default_run() {
     for fault in SESSION_BOUND_FAULTS {
         let out = mcp_conform(&[
@@ -255,7 +247,6 @@ fn every_session_bound_fault_is_caught_by_a_default_run() {
     }
 }
 
-#[test]
 fn the_shipped_matrix_example_catches_every_fault_it_lists() {
     let dir = common::scratch_dir("gates-matrix");
     let out_dir = dir.display().to_string();
@@ -298,7 +289,6 @@ fn the_shipped_matrix_example_catches_every_fault_it_lists() {
 
 // 4. A server that cannot start is one message.
 
-#[test]
 fn a_server_that_cannot_start_is_one_block_and_exit_3() {
     let out = mcp_conform(&["--", "false"]);
     assert_eq!(out.status.code(), Some(3));
@@ -320,7 +310,6 @@ fn a_server_that_cannot_start_is_one_block_and_exit_3() {
 
 // 5. Usage errors are usage errors.
 
-#[test]
 fn usage_errors_exit_2_with_the_reason() {
     let cases: &[(&[&str], &str)] = &[
         (&["--url", "notaurl"], "not a URL"),
@@ -365,7 +354,6 @@ fn usage_errors_exit_2_with_the_reason() {
     }
 }
 
-#[test]
 fn scenario_ids_name_their_profile_and_are_unique() {
     let dir = common::scratch_dir("gates-ids");
     let body = |id: &str| {
@@ -398,7 +386,6 @@ fn scenario_ids_name_their_profile_and_are_unique() {
 
 // 6. One result line that agrees with the exit code.
 
-#[test]
 fn the_last_line_states_what_the_exit_code_encodes() {
     let bin = common::bin();
     // A warning under --strict fails the run, and says so.
@@ -470,4 +457,23 @@ fn the_last_line_states_what_the_exit_code_encodes() {
     let out = mcp_conform(&["-p", "base", "--", "false"]);
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(last_line(&out), "conformance result: NOT RUN");
+}
+
+/// This module's tests, as trials named `module::function`.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    trials![
+        an_unknown_profile_is_a_usage_error_naming_the_valid_ones,
+        a_filter_that_matches_nothing_is_a_usage_error,
+        filters_take_requirement_ids_and_skip_excludes,
+        list_json_and_list_profiles_describe_the_catalog,
+        a_url_that_already_answers_is_refused_when_a_command_is_given,
+        a_launched_server_that_exits_is_not_waited_for,
+        a_default_run_tests_every_era_and_reports_each,
+        every_session_bound_fault_is_caught_by_a_default_run,
+        the_shipped_matrix_example_catches_every_fault_it_lists,
+        a_server_that_cannot_start_is_one_block_and_exit_3,
+        usage_errors_exit_2_with_the_reason,
+        scenario_ids_name_their_profile_and_are_unique,
+        the_last_line_states_what_the_exit_code_encodes
+    ]
 }

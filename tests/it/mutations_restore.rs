@@ -100,7 +100,6 @@ fn dump(dir: &std::path::Path, url: &str, name: &str) -> Vec<Value> {
     received
 }
 
-#[test]
 fn catalog_changing_scenarios_leave_the_server_as_they_found_it() {
     let dir = common::scratch_dir("mutations-restore");
     std::fs::create_dir_all(dir.join("dump")).unwrap_or_else(|e| panic!("{e}"));
@@ -159,4 +158,9 @@ fn catalog_changing_scenarios_leave_the_server_as_they_found_it() {
         mutating,
         changed.join("\n")
     );
+}
+
+/// This module's tests, as trials named `module::function`.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    trials![catalog_changing_scenarios_leave_the_server_as_they_found_it]
 }

@@ -65,7 +65,6 @@ fn matrix_values(key: &str) -> BTreeSet<String> {
         .collect()
 }
 
-#[test]
 fn pyproject_takes_the_version_from_cargo_toml() {
     let text = read("pyproject.toml");
     let project = toml_table(&text, "project");
@@ -93,7 +92,6 @@ fn pyproject_takes_the_version_from_cargo_toml() {
     );
 }
 
-#[test]
 fn npm_launcher_has_the_cargo_version_and_pins_its_platform_packages() {
     let manifest = launcher();
     assert_eq!(
@@ -117,7 +115,6 @@ fn npm_launcher_has_the_cargo_version_and_pins_its_platform_packages() {
     );
 }
 
-#[test]
 fn release_workflow_builds_every_npm_platform() {
     assert_eq!(
         matrix_values("npm"),
@@ -126,7 +123,6 @@ fn release_workflow_builds_every_npm_platform() {
     );
 }
 
-#[test]
 fn action_downloads_the_targets_the_release_builds() {
     let targets = matrix_values("target");
     assert!(
@@ -144,4 +140,14 @@ fn action_downloads_the_targets_the_release_builds() {
         known, targets,
         "the targets scripts/action-install.sh maps runners to (left) and those release.yml builds (right) differ"
     );
+}
+
+/// This module's tests, as trials named `module::function`.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    trials![
+        pyproject_takes_the_version_from_cargo_toml,
+        npm_launcher_has_the_cargo_version_and_pins_its_platform_packages,
+        release_workflow_builds_every_npm_platform,
+        action_downloads_the_targets_the_release_builds
+    ]
 }

@@ -20,7 +20,6 @@ while read -r _line; do :; done
     script.display().to_string()
 }
 
-#[test]
 fn the_startup_allowance_does_not_stretch_the_probes_lists() {
     let dir = common::output_dir("probe-waits");
     let server = handshake_only_server(&dir);
@@ -44,4 +43,9 @@ fn the_startup_allowance_does_not_stretch_the_probes_lists() {
         "the probe's tools/list waited the 30 s startup allowance ({took:?}):\n{}",
         String::from_utf8_lossy(&out.stdout)
     );
+}
+
+/// This module's tests, as trials named `module::function`.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    trials![the_startup_allowance_does_not_stretch_the_probes_lists]
 }

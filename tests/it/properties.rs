@@ -49,7 +49,6 @@ fn property(report: &Value) -> Value {
         .unwrap_or(Value::Null)
 }
 
-#[test]
 fn a_failure_prints_its_seed_and_replays_to_the_same_minimal_case() {
     let id = "sep-1300/property-filter";
     let fault = ["filter-groups-repeat-drops-next"];
@@ -106,7 +105,6 @@ fn a_failure_prints_its_seed_and_replays_to_the_same_minimal_case() {
 /// Each property scenario, against the clean reference and against the
 /// fault added for it, which no hand-written scenario catches (the fault
 /// matrix shows that).
-#[test]
 fn each_property_scenario_passes_clean_and_catches_its_fault() {
     let cases = [
         (
@@ -312,7 +310,6 @@ fn outcome_under(catalog: &[Scenario], id: &str, faults: &[&str], seed: u64) -> 
 /// ones for undeclared capabilities, and passes a server that leaves the
 /// capability undeclared and ignores it) and catches each of its faults
 /// under seeds 0, 3 and 7: no catch depends on a lucky draw.
-#[test]
 fn every_property_catch_holds_under_several_seeds() {
     let catalog = mcp_conform::builtin::scenarios().unwrap_or_else(|e| panic!("{e}"));
     // (scenario, faults, expected outcome, seed)
@@ -336,7 +333,7 @@ fn every_property_catch_holds_under_several_seeds() {
     std::thread::scope(|scope| {
         for _ in 0..3 {
             scope.spawn(|| loop {
-                // The verdicts are what this test checks (see tests/trials/fault_matrix.rs).
+                // The verdicts are what this test checks (see fault_matrix.rs).
                 mcp_conform::scenario::expr::verify_reads_on_this_thread(false);
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some((id, faults, want, seed)) = jobs.get(i) else {
@@ -380,7 +377,6 @@ done
 /// ignores the query and the filter, and its */search, groups/list and
 /// tags/list methods are unknown.
 #[cfg(unix)]
-#[test]
 fn the_undeclared_capability_properties_pass_a_server_that_declares_and_serves_neither() {
     let dir = common::output_dir("properties-plain");
     let server = dir.join("plain.sh");
@@ -420,4 +416,14 @@ fn the_undeclared_capability_properties_pass_a_server_that_declares_and_serves_n
         outcomes.iter().all(|(_, o)| o == "pass"),
         "{outcomes:?}\n{stdout}"
     );
+}
+
+/// This module's tests, as trials named `module::function`.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    trials![
+        a_failure_prints_its_seed_and_replays_to_the_same_minimal_case,
+        each_property_scenario_passes_clean_and_catches_its_fault,
+        every_property_catch_holds_under_several_seeds,
+        the_undeclared_capability_properties_pass_a_server_that_declares_and_serves_neither
+    ]
 }

@@ -33,7 +33,6 @@ fn run(args: &[&str], version: Option<&str>) -> ScenarioResult {
         .unwrap_or_else(|| panic!("no result for {SCENARIO}"))
 }
 
-#[test]
 fn passes_when_the_advertised_limit_is_kept() {
     for version in [None, Some("2025-11-25")] {
         let r = run(&["--rate-limit", "5/s"], version);
@@ -48,7 +47,6 @@ fn passes_when_the_advertised_limit_is_kept() {
     }
 }
 
-#[test]
 fn skips_with_a_reason_without_a_limit() {
     let r = run(&[], None);
     assert_eq!(r.outcome, Outcome::Skip);
@@ -59,7 +57,6 @@ fn skips_with_a_reason_without_a_limit() {
     );
 }
 
-#[test]
 fn warns_when_the_limit_never_recovers() {
     let r = run(
         &["--rate-limit", "5/s", "--fault", "rate-limit-no-recovery"],
@@ -70,7 +67,6 @@ fn warns_when_the_limit_never_recovers() {
     assert!(r.message.contains("after"), "{}", r.message);
 }
 
-#[test]
 fn warns_when_the_refusal_does_not_say_why() {
     let r = run(
         &[
@@ -83,4 +79,14 @@ fn warns_when_the_refusal_does_not_say_why() {
     );
     assert_eq!(r.outcome, Outcome::Warn, "{}", r.message);
     assert!(r.message.contains("flood"), "{}", r.message);
+}
+
+/// This module's tests, as trials named `module::function`.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    trials![
+        passes_when_the_advertised_limit_is_kept,
+        skips_with_a_reason_without_a_limit,
+        warns_when_the_limit_never_recovers,
+        warns_when_the_refusal_does_not_say_why
+    ]
 }

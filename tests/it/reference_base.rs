@@ -5,7 +5,6 @@ use crate::reference_common::*;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
-#[test]
 fn stateful_handshakes_negotiate_versions() {
     for (asked, answered) in [
         (V0618, V0618),
@@ -51,7 +50,6 @@ fn stateful_handshakes_negotiate_versions() {
     }
 }
 
-#[test]
 fn stateless_discover_and_meta() {
     let mut s = Server::start(&["--control"]);
     let r = s.ok("server/discover", json!({}));
@@ -94,7 +92,6 @@ fn stateless_discover_and_meta() {
     assert_eq!(r["cacheScope"], "public");
 }
 
-#[test]
 fn unsupported_version_is_32022() {
     let mut s = Server::start(&[]);
     let r = s.exchange(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
@@ -106,7 +103,6 @@ fn unsupported_version_is_32022() {
         .is_some_and(|v| v.contains(&json!(V0728))));
 }
 
-#[test]
 fn requests_before_initialize_are_refused_but_ping_works() {
     let mut s = Server::start(&[]);
     let e = s.err("tools/list", json!({}));
@@ -117,7 +113,6 @@ fn requests_before_initialize_are_refused_but_ping_works() {
     assert_eq!(s.ok("ping", json!({})), json!({}));
 }
 
-#[test]
 fn ids_are_echoed_exactly() {
     for era in ERAS {
         let mut s = Server::open(era, &[]);
@@ -144,7 +139,6 @@ fn ids_are_echoed_exactly() {
     }
 }
 
-#[test]
 fn unknown_methods_and_bad_params() {
     for era in ERAS {
         let mut s = Server::open(era, &[]);
@@ -219,7 +213,6 @@ fn unknown_methods_and_bad_params() {
     }
 }
 
-#[test]
 fn malformed_input_is_answered_and_serving_continues() {
     let mut s = Server::open(V1125, &[]);
     s.send_raw(b"{not json\n");
@@ -264,7 +257,6 @@ fn malformed_input_is_answered_and_serving_continues() {
     assert!(s.alive());
 }
 
-#[test]
 fn notifications_and_client_responses_get_no_answer() {
     let mut s = Server::open(V1125, &[]);
     s.notify("notifications/whatever", Some(json!({"x": 1})));
@@ -274,7 +266,6 @@ fn notifications_and_client_responses_get_no_answer() {
     assert!(s.recv_within(Duration::from_millis(100)).is_none());
 }
 
-#[test]
 fn exits_promptly_when_stdin_closes() {
     let mut s = Server::open(V1125, &[]);
     s.ok("tools/list", json!({}));
@@ -283,7 +274,6 @@ fn exits_promptly_when_stdin_closes() {
     assert!(took < Duration::from_millis(500), "took {took:?}");
 }
 
-#[test]
 fn starts_fast_with_the_embedded_catalog() {
     let mut best = Duration::MAX;
     for _ in 0..5 {
@@ -296,7 +286,6 @@ fn starts_fast_with_the_embedded_catalog() {
     assert!(best < Duration::from_millis(500));
 }
 
-#[test]
 fn long_queries_are_refused_and_limits_named() {
     let mut s = Server::open(V1125, &[]);
     let e = s.err("tools/list", json!({"query": "a".repeat(4097)}));
@@ -320,7 +309,6 @@ fn long_queries_are_refused_and_limits_named() {
     );
 }
 
-#[test]
 fn rate_limit_refuses_then_refills() {
     let mut s = Server::start(&["--rate-limit", "5/s"]);
     let mut limited = None;
@@ -343,7 +331,6 @@ fn rate_limit_refuses_then_refills() {
     assert!(s.request("ping", json!({})).get("result").is_some());
 }
 
-#[test]
 fn fault_help_and_bad_arguments() {
     let out = std::process::Command::new(BIN)
         .args(["serve-reference", "--fault", "help"])
@@ -369,4 +356,23 @@ fn fault_help_and_bad_arguments() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("names group \"g\""));
     let _ = std::fs::remove_file(bad);
+}
+
+/// This module's tests, as trials named `module::function`.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    trials![
+        stateful_handshakes_negotiate_versions,
+        stateless_discover_and_meta,
+        unsupported_version_is_32022,
+        requests_before_initialize_are_refused_but_ping_works,
+        ids_are_echoed_exactly,
+        unknown_methods_and_bad_params,
+        malformed_input_is_answered_and_serving_continues,
+        notifications_and_client_responses_get_no_answer,
+        exits_promptly_when_stdin_closes,
+        starts_fast_with_the_embedded_catalog,
+        long_queries_are_refused_and_limits_named,
+        rate_limit_refuses_then_refills,
+        fault_help_and_bad_arguments
+    ]
 }

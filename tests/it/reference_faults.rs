@@ -39,7 +39,6 @@ fn names(s: &mut Server, params: Value) -> Vec<String> {
     s.list_names(params)
 }
 
-#[test]
 fn every_fault_is_listed_by_help() {
     let out = std::process::Command::new(BIN)
         .args(["serve-reference", "--fault", "help"])
@@ -59,14 +58,12 @@ fn every_fault_is_listed_by_help() {
     assert!(all.len() >= 79, "{} faults", all.len());
 }
 
-#[test]
 fn ignore_query() {
     let (clean, bad) = both("ignore-query", |s| names(s, json!({"query": "task"})).len());
     assert!(clean < 14);
     assert_eq!(bad, 14);
 }
 
-#[test]
 fn query_as_regex() {
     let (clean, bad) = both("query-as-regex", |s| names(s, json!({"query": ".*"})).len());
     assert_eq!((clean, bad), (0, 14));
@@ -77,7 +74,6 @@ fn query_as_regex() {
     assert_eq!(bad["error"]["code"], -32603);
 }
 
-#[test]
 fn groups_all() {
     let (clean, bad) = both("groups-all", |s| {
         names(s, json!({"filter": {"groups": ["pages", "discovery"]}}))
@@ -86,7 +82,6 @@ fn groups_all() {
     assert_eq!(bad, ["page_search"]);
 }
 
-#[test]
 fn tags_any() {
     let (clean, bad) = both("tags-any", |s| {
         names(s, json!({"filter": {"tags": ["delete", "search"]}}))
@@ -95,7 +90,6 @@ fn tags_any() {
     assert!(bad.len() >= 3);
 }
 
-#[test]
 fn tags_ignore_groups() {
     let (clean, bad) = both("tags-ignore-groups", |s| {
         names(
@@ -107,7 +101,6 @@ fn tags_ignore_groups() {
     assert!(bad.contains(&"page_update".to_string()));
 }
 
-#[test]
 fn empty_groups_match_none() {
     let (clean, bad) = both("empty-groups-match-none", |s| {
         names(s, json!({"filter": {"groups": []}})).len()
@@ -115,7 +108,6 @@ fn empty_groups_match_none() {
     assert_eq!((clean, bad), (14, 0));
 }
 
-#[test]
 fn cursor_drops_query() {
     // "a" appears in most generated descriptions: more than one page, not all.
     let probe = |s: &mut Server| -> BTreeSet<String> {
@@ -128,7 +120,6 @@ fn cursor_drops_query() {
     assert!(!bad.is_subset(&clean));
 }
 
-#[test]
 fn cursor_duplicates() {
     let probe = |s: &mut Server| {
         let all = s.list_names(json!({}));
@@ -140,7 +131,6 @@ fn cursor_duplicates() {
     assert!(n > unique, "{n} {unique}");
 }
 
-#[test]
 fn search_page_overflow() {
     let probe = |s: &mut Server| {
         tool_names(
@@ -155,7 +145,6 @@ fn search_page_overflow() {
     assert!(probe(&mut open_gen(Some("search-page-overflow"))) > 10);
 }
 
-#[test]
 fn search_unranked() {
     let (clean, bad) = both("search-unranked", |s| {
         tool_names(&s.ok("tools/search", json!({"query": "task_assign"}))["tools"])
@@ -164,7 +153,6 @@ fn search_unranked() {
     assert_ne!(bad[0], "task_assign");
 }
 
-#[test]
 fn search_missing_query_ok() {
     let (clean, bad) = both("search-missing-query-ok", |s| {
         s.request("tools/search", json!({}))
@@ -173,7 +161,6 @@ fn search_missing_query_ok() {
     assert_eq!(bad["result"]["tools"].as_array().map(Vec::len), Some(10));
 }
 
-#[test]
 fn search_not_identical() {
     let (clean, bad) = both("search-not-identical", |s| {
         s.ok("tools/search", json!({"query": "page"}))["tools"][0].clone()
@@ -182,7 +169,6 @@ fn search_not_identical() {
     assert!(bad.get("groups").is_none());
 }
 
-#[test]
 fn unknown_method_internal_error() {
     let (clean, bad) = both("unknown-method-internal-error", |s| {
         s.err("nope/nope", json!({}))["code"].clone()
@@ -190,7 +176,6 @@ fn unknown_method_internal_error() {
     assert_eq!((clean, bad), (json!(-32601), json!(-32603)));
 }
 
-#[test]
 fn bad_params_internal_error() {
     let (clean, bad) = both("bad-params-internal-error", |s| {
         s.err("tools/list", json!({"query": 123}))["code"].clone()
@@ -198,7 +183,6 @@ fn bad_params_internal_error() {
     assert_eq!((clean, bad), (json!(-32602), json!(-32603)));
 }
 
-#[test]
 fn parse_error_exit() {
     let probe = |s: &mut Server| {
         s.send_raw(b"{broken\n");
@@ -210,7 +194,6 @@ fn parse_error_exit() {
     assert!(!probe(&mut open(Some("parse-error-exit"), &[])));
 }
 
-#[test]
 fn wrong_id() {
     let (clean, bad) = both("wrong-id", |s| {
         s.send(&json!({"jsonrpc": "2.0", "id": "7", "method": "ping"}));
@@ -219,7 +202,6 @@ fn wrong_id() {
     assert_eq!((clean, bad), (json!("7"), json!(7)));
 }
 
-#[test]
 fn tags_list_duplicates() {
     let (clean, bad) = both("tags-list-duplicates", |s| {
         let tags = tool_names(&s.ok("tags/list", json!({}))["tags"]);
@@ -229,7 +211,6 @@ fn tags_list_duplicates() {
     assert_eq!(bad.0, bad.1 + 1);
 }
 
-#[test]
 fn pd_no_auth() {
     let (clean, bad) = both("pd-no-auth", |s| {
         s.call("page_list", json!({"space_id": "s"}))
@@ -238,7 +219,6 @@ fn pd_no_auth() {
     assert_eq!(bad["result"]["isError"], false);
 }
 
-#[test]
 fn pd_shared_auth() {
     // A catalog name of its own, so no other run shares the file.
     let mut cat: Value =
@@ -289,7 +269,6 @@ fn pd_shared_auth() {
         std::fs::remove_file(std::env::temp_dir().join(format!("mcp-conform-pd-auth-{safe}.txt")));
 }
 
-#[test]
 fn pd_authorize_any() {
     let (clean, bad) = both("pd-authorize-any", |s| {
         s.fetch("page_get");
@@ -299,7 +278,6 @@ fn pd_authorize_any() {
     assert_eq!(bad["result"]["isError"], false);
 }
 
-#[test]
 fn pd_missing_selection_ok() {
     let (clean, bad) = both("pd-missing-selection-ok", |s| {
         s.request(
@@ -314,7 +292,6 @@ fn pd_missing_selection_ok() {
     assert_eq!(text.as_object().map(|o| o.len()), Some(14));
 }
 
-#[test]
 fn pd_extra_tools() {
     let (clean, bad) = both("pd-extra-tools", |s| {
         s.fetch("page_get").as_object().map(|o| o.len())
@@ -322,7 +299,6 @@ fn pd_extra_tools() {
     assert_eq!((clean, bad), (Some(1), Some(2)));
 }
 
-#[test]
 fn pd_case_insensitive() {
     let (clean, bad) = both("pd-case-insensitive", |s| {
         s.fetch("PAGE_GET")["PAGE_GET"].clone()
@@ -331,7 +307,6 @@ fn pd_case_insensitive() {
     assert_eq!(bad["name"], "page_get");
 }
 
-#[test]
 fn pd_full_schemas_in_list() {
     let (clean, bad) = both("pd-full-schemas-in-list", |s| {
         s.ok("tools/list", json!({}))["tools"][0].clone()
@@ -341,7 +316,6 @@ fn pd_full_schemas_in_list() {
     assert!(bad["inputSchema"]["properties"].is_object());
 }
 
-#[test]
 fn category_unsorted() {
     let (clean, bad) = both("category-unsorted", |s| {
         s.fetch("tool_search");
@@ -357,7 +331,6 @@ fn category_unsorted() {
     assert!(!bad.windows(2).all(|w| w[0] >= w[1]), "{bad:?}");
 }
 
-#[test]
 fn category_limit_ignored() {
     let (clean, bad) = both("category-limit-ignored", |s| {
         s.fetch("tool_search");
@@ -368,7 +341,6 @@ fn category_limit_ignored() {
     assert_eq!((clean, bad), (Some(2), Some(14)));
 }
 
-#[test]
 fn category_counts_hidden() {
     let (clean, bad) = both("category-counts-hidden", |s| {
         s.fetch("list_categories");
@@ -383,7 +355,6 @@ fn category_counts_hidden() {
     assert_eq!((clean, bad), (14, 15));
 }
 
-#[test]
 fn list_changed_missing() {
     let probe = |fault: Option<&str>| {
         let mut s = open(fault, &["--control"]);
@@ -399,4 +370,39 @@ fn list_changed_missing() {
     };
     assert_eq!(probe(None), 1);
     assert_eq!(probe(Some("list-changed-missing")), 0);
+}
+
+/// This module's tests, as trials named `module::function`.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    trials![
+        every_fault_is_listed_by_help,
+        ignore_query,
+        query_as_regex,
+        groups_all,
+        tags_any,
+        tags_ignore_groups,
+        empty_groups_match_none,
+        cursor_drops_query,
+        cursor_duplicates,
+        search_page_overflow,
+        search_unranked,
+        search_missing_query_ok,
+        search_not_identical,
+        unknown_method_internal_error,
+        bad_params_internal_error,
+        parse_error_exit,
+        wrong_id,
+        tags_list_duplicates,
+        pd_no_auth,
+        pd_shared_auth,
+        pd_authorize_any,
+        pd_missing_selection_ok,
+        pd_extra_tools,
+        pd_case_insensitive,
+        pd_full_schemas_in_list,
+        category_unsorted,
+        category_limit_ignored,
+        category_counts_hidden,
+        list_changed_missing
+    ]
 }

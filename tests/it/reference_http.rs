@@ -320,7 +320,6 @@ fn new_tool(name: &str) -> Value {
     json!({"name": name, "description": "Added by a test.", "inputSchema": {"type": "object"}})
 }
 
-#[tokio::test]
 async fn initialize_issues_a_session_that_later_requests_need() {
     let s = Served::start(&[]);
     let mut c = Client::new(&s.url, V1125);
@@ -372,7 +371,6 @@ async fn initialize_issues_a_session_that_later_requests_need() {
     assert!(bad.session().is_none());
 }
 
-#[tokio::test]
 async fn delete_ends_the_session_and_unknown_ids_are_404() {
     let s = Served::start(&[]);
     let mut c = Client::open(&s.url, V0618).await;
@@ -393,7 +391,6 @@ async fn delete_ends_the_session_and_unknown_ids_are_404() {
     assert_eq!(c.delete().await, StatusCode::BAD_REQUEST);
 }
 
-#[tokio::test]
 async fn idle_sessions_expire() {
     let s = Served::start(&["--session-ttl", "1"]);
     let mut idle = Client::open(&s.url, V1125).await;
@@ -416,7 +413,6 @@ async fn idle_sessions_expire() {
     );
 }
 
-#[tokio::test]
 async fn foreign_origins_are_forbidden() {
     let s = Served::start(&["--allowed-origin", "https://app.example"]);
     let c = Client::new(&s.url, V0728);
@@ -483,7 +479,6 @@ async fn foreign_origins_are_forbidden() {
     assert!(allow(pre.headers(), "access-control-allow-methods").contains("DELETE"));
 }
 
-#[tokio::test]
 async fn notifications_and_responses_get_202() {
     let s = Served::start(&[]);
     let c = Client::open(&s.url, V1125).await;
@@ -506,7 +501,6 @@ async fn notifications_and_responses_get_202() {
     assert_eq!(r.status, StatusCode::ACCEPTED);
 }
 
-#[tokio::test]
 async fn malformed_oversized_and_unacceptable_posts() {
     let s = Served::start(&["--max-line", "2000"]);
     let c = Client::open(&s.url, V1125).await;
@@ -540,7 +534,6 @@ async fn malformed_oversized_and_unacceptable_posts() {
     assert_eq!(error_code(r.body()), Some(-32601));
 }
 
-#[tokio::test]
 async fn protocol_version_header_is_checked() {
     let s = Served::start(&[]);
     let mut c = Client::open(&s.url, V0618).await;
@@ -565,7 +558,6 @@ async fn protocol_version_header_is_checked() {
     assert_eq!(r.status, StatusCode::OK);
 }
 
-#[tokio::test]
 async fn a_mutation_answers_as_a_stream_and_reaches_other_sessions() {
     let s = Served::start(&["--control"]);
     let mut a = Client::open(&s.url, V1125).await;
@@ -616,7 +608,6 @@ async fn a_mutation_answers_as_a_stream_and_reaches_other_sessions() {
     idle.ok("ping", json!({})).await;
 }
 
-#[tokio::test]
 async fn concurrent_mutations_are_all_applied() {
     let s = Served::start(&["--control"]);
     let mut tasks = Vec::new();
@@ -674,7 +665,6 @@ async fn authorize(c: &mut Client, tools: &str) {
     .await;
 }
 
-#[tokio::test]
 async fn progressive_disclosure_authorization_is_per_session() {
     let s = Served::start(&[]);
     let mut a = Client::open(&s.url, V1125).await;
@@ -692,7 +682,6 @@ async fn progressive_disclosure_authorization_is_per_session() {
     assert_eq!(call_code(&mut a, "task_get").await, Some(-32010));
 }
 
-#[tokio::test]
 async fn the_shared_auth_fault_still_leaks_across_http_sessions() {
     let s = Served::start(&["--fault", "pd-shared-auth"]);
     let mut a = Client::open(&s.url, V1125).await;
@@ -714,7 +703,6 @@ async fn rest(s: &Served, endpoint: &str, body: &str) -> (StatusCode, Value) {
     (status, serde_json::from_slice(&bytes).expect("JSON body"))
 }
 
-#[tokio::test]
 async fn rest_endpoints_equal_the_category_tools() {
     let s = Served::start(&[]);
     let mut c = Client::open(&s.url, V1125).await;
@@ -766,7 +754,6 @@ async fn rest_endpoints_equal_the_category_tools() {
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
-#[tokio::test]
 async fn stateless_requests_need_no_session_and_headers_must_match() {
     let s = Served::start(&[]);
     let mut c = Client::new(&s.url, V0728);
@@ -816,7 +803,6 @@ async fn stateless_requests_need_no_session_and_headers_must_match() {
     assert_eq!(get.status(), StatusCode::METHOD_NOT_ALLOWED);
 }
 
-#[tokio::test]
 async fn listen_streams_hear_every_change() {
     let s = Served::start(&["--control"]);
     let mut listener = Client::new(&s.url, V0728);
@@ -864,7 +850,6 @@ async fn listen_streams_hear_every_change() {
         .is_some());
 }
 
-#[tokio::test]
 async fn sigterm_ends_listen_streams_with_their_result() {
     let mut s = Served::start(&[]);
     let mut listener = Client::new(&s.url, V0728);
@@ -903,7 +888,6 @@ async fn sigterm_ends_listen_streams_with_their_result() {
     }
 }
 
-#[tokio::test]
 async fn the_session_cap_answers_503() {
     let s = Served::start(&["--max-sessions", "2"]);
     let a = Client::open(&s.url, V1125).await;
@@ -933,7 +917,6 @@ fn harness(args: &[&str]) -> std::process::Output {
         .expect("run the harness")
 }
 
-#[test]
 fn the_harness_passes_against_a_running_http_server() {
     let s = Served::start(&["--control"]);
     for version in ["auto", V1125, V0618] {
@@ -956,7 +939,6 @@ fn the_harness_passes_against_a_running_http_server() {
     }
 }
 
-#[test]
 fn the_harness_launches_the_http_server_itself() {
     let port = free_port();
     let url = format!("http://127.0.0.1:{port}/mcp");
@@ -984,4 +966,9 @@ fn the_harness_launches_the_http_server_itself() {
     // The launched server was stopped: the port is free again.
     std::thread::sleep(Duration::from_millis(300));
     assert!(std::net::TcpListener::bind(&addr).is_ok());
+}
+
+/// This module's tests, as trials named `module::function`.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    trials![the_harness_passes_against_a_running_http_server, the_harness_launches_the_http_server_itself; async initialize_issues_a_session_that_later_requests_need, delete_ends_the_session_and_unknown_ids_are_404, idle_sessions_expire, foreign_origins_are_forbidden, notifications_and_responses_get_202, malformed_oversized_and_unacceptable_posts, protocol_version_header_is_checked, a_mutation_answers_as_a_stream_and_reaches_other_sessions, concurrent_mutations_are_all_applied, progressive_disclosure_authorization_is_per_session, the_shared_auth_fault_still_leaks_across_http_sessions, rest_endpoints_equal_the_category_tools, stateless_requests_need_no_session_and_headers_must_match, listen_streams_hear_every_change, sigterm_ends_listen_streams_with_their_result, the_session_cap_answers_503]
 }

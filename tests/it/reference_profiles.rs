@@ -26,7 +26,6 @@ fn all_entries(s: &mut Server) -> HashMap<String, Value> {
 
 // ---------------------------------------------------------------- sep-1821
 
-#[test]
 fn sep1821_query_filters_and_ranks() {
     for era in ERAS {
         let mut s = Server::open(era, &[]);
@@ -73,7 +72,6 @@ fn sep1821_query_filters_and_ranks() {
     }
 }
 
-#[test]
 fn sep1821_query_is_plain_text() {
     for era in ERAS {
         let mut s = Server::open(era, &[]);
@@ -99,7 +97,6 @@ fn sep1821_query_is_plain_text() {
 
 // -------------------------------------------------------------- pagination
 
-#[test]
 fn pagination_with_and_without_query_and_filter() {
     let path = generated(120);
     for era in ERAS {
@@ -180,7 +177,6 @@ fn pagination_with_and_without_query_and_filter() {
 
 // ------------------------------------------------------------------ search
 
-#[test]
 fn search_requires_a_string_query() {
     for era in ERAS {
         let mut s = Server::open(era, &[]);
@@ -201,7 +197,6 @@ fn search_requires_a_string_query() {
     }
 }
 
-#[test]
 fn search_results_are_ranked_list_entries() {
     for era in ERAS {
         let mut s = Server::open(era, &[]);
@@ -242,7 +237,6 @@ fn search_results_are_ranked_list_entries() {
     }
 }
 
-#[test]
 fn search_pages_are_bound_to_their_query() {
     let path = generated(120);
     for era in ERAS {
@@ -286,7 +280,6 @@ fn search_pages_are_bound_to_their_query() {
 
 // ---------------------------------------------------------------- sep-1300
 
-#[test]
 fn sep1300_groups_tags_and_filters() {
     let cat = catalog();
     for era in ERAS {
@@ -389,7 +382,6 @@ fn sep1300_groups_tags_and_filters() {
 
 // -------------------------------------------------- progressive disclosure
 
-#[test]
 fn pd_lists_are_minimal_and_the_resource_is_documented() {
     for era in ERAS {
         let mut s = Server::open(era, &[]);
@@ -441,7 +433,6 @@ fn pd_lists_are_minimal_and_the_resource_is_documented() {
     }
 }
 
-#[test]
 fn pd_reads_return_exactly_the_named_tools() {
     let cat = catalog();
     let full: HashMap<&str, &Value> = cat["tools"]
@@ -521,7 +512,6 @@ fn pd_reads_return_exactly_the_named_tools() {
     }
 }
 
-#[test]
 fn pd_authorization_is_per_session_and_per_tool() {
     for era in [V0618, V1125] {
         let mut a = Server::open(era, &[]);
@@ -573,7 +563,6 @@ fn pd_authorization_is_per_session_and_per_tool() {
     }
 }
 
-#[test]
 fn pd_is_not_enforced_without_a_session() {
     let mut s = Server::open(V0728, &[]);
     let r = s.call("task_create", json!({"title": "Write notes"}));
@@ -582,7 +571,6 @@ fn pd_is_not_enforced_without_a_session() {
     assert_eq!(r["result"]["resultType"], "complete");
 }
 
-#[test]
 fn tool_calls_run_against_the_store_and_validate_arguments() {
     for era in ERAS {
         let mut s = Server::open(era, &[]);
@@ -627,7 +615,6 @@ fn tool_calls_run_against_the_store_and_validate_arguments() {
     }
 }
 
-#[test]
 fn prompts_render_with_arguments() {
     for era in ERAS {
         let mut s = Server::open(era, &[]);
@@ -668,7 +655,6 @@ fn search(s: &mut Server, args: Value) -> Value {
     s.call("tool_search", args)
 }
 
-#[test]
 fn category_search_scores_and_filters() {
     for era in ERAS {
         let mut s = Server::open(era, &[]);
@@ -760,7 +746,6 @@ fn category_search_scores_and_filters() {
     }
 }
 
-#[test]
 fn category_tools_need_their_descriptions_in_stateful_eras() {
     let mut s = Server::open(V1125, &[]);
     assert_eq!(
@@ -777,7 +762,6 @@ fn new_tool() -> Value {
         "category": "page", "groups": ["pages", "spaces"], "tags": ["write", "renames"]})
 }
 
-#[test]
 fn control_mutations_notify_stateful_sessions() {
     for era in [V0618, V1125] {
         let mut s = Server::open(era, &["--control"]);
@@ -872,7 +856,6 @@ fn control_mutations_notify_stateful_sessions() {
     }
 }
 
-#[test]
 fn control_mutation_invalidates_cursors() {
     let path = generated(120);
     let mut s = Server::start_raw(&[
@@ -892,7 +875,6 @@ fn control_mutation_invalidates_cursors() {
     );
 }
 
-#[test]
 fn stateless_listen_streams_get_tagged_notifications() {
     let mut s = Server::open(V0728, &["--control"]);
     let params = s.params(json!({"notifications": {"toolsListChanged": true, "tagsListChanged": true, "promptsListChanged": false}}));
@@ -950,7 +932,6 @@ fn stateless_listen_streams_get_tagged_notifications() {
 
 /// fixtures/catalogs/reference.json is part of the repository (the
 /// reference server embeds it), so it is required here, never skipped.
-#[test]
 fn the_reference_catalog_loads() {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/catalogs/reference.json");
@@ -997,7 +978,6 @@ fn walk(s: &mut Server, method: &str, key: &str) -> (Vec<Value>, usize) {
     panic!("{method}: pagination did not terminate");
 }
 
-#[test]
 fn grouping_extension_beside_sep1300_in_every_era() {
     for era in ERAS {
         // The embedded reference catalog: nested groups, grouped prompts and resources.
@@ -1111,4 +1091,30 @@ fn grouping_extension_beside_sep1300_in_every_era() {
             }
         }
     }
+}
+
+/// This module's tests, as trials named `module::function`.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    trials![
+        sep1821_query_filters_and_ranks,
+        sep1821_query_is_plain_text,
+        pagination_with_and_without_query_and_filter,
+        search_requires_a_string_query,
+        search_results_are_ranked_list_entries,
+        search_pages_are_bound_to_their_query,
+        sep1300_groups_tags_and_filters,
+        pd_lists_are_minimal_and_the_resource_is_documented,
+        pd_reads_return_exactly_the_named_tools,
+        pd_authorization_is_per_session_and_per_tool,
+        pd_is_not_enforced_without_a_session,
+        tool_calls_run_against_the_store_and_validate_arguments,
+        prompts_render_with_arguments,
+        category_search_scores_and_filters,
+        category_tools_need_their_descriptions_in_stateful_eras,
+        control_mutations_notify_stateful_sessions,
+        control_mutation_invalidates_cursors,
+        stateless_listen_streams_get_tagged_notifications,
+        the_reference_catalog_loads,
+        grouping_extension_beside_sep1300_in_every_era
+    ]
 }

@@ -195,8 +195,7 @@ fn check_message(m: &Value) {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 600, .. ProptestConfig::default() })]
 
-    #[test]
-    fn dispatch_never_panics_and_always_answers(inputs in prop::collection::vec(input(), 1..12), control in any::<bool>(), init in any::<bool>()) {
+        fn dispatch_never_panics_and_always_answers(inputs in prop::collection::vec(input(), 1..12), control in any::<bool>(), init in any::<bool>()) {
         let server = server(control);
         let mut session = server.new_session();
         if init {
@@ -231,4 +230,9 @@ proptest! {
             }
         }
     }
+}
+
+/// This module's tests, as trials named `module::function`.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    trials![dispatch_never_panics_and_always_answers]
 }

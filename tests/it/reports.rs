@@ -1,5 +1,5 @@
 //! Reports and CI gating end to end: JSON (schema-valid), JUnit (parsed; its
-//! XSD check is a trial of tests/trials/), Markdown and console snapshots,
+//! XSD check is `junit_xsd`, which needs xmllint), Markdown and console snapshots,
 //! baselines, shards and merge, matrix.
 
 use crate::common;
@@ -39,7 +39,6 @@ fn fixed_run(dir: &Path, extra: &[&str]) -> std::process::Output {
     run_cli(&args)
 }
 
-#[test]
 fn every_format_is_written_and_valid() {
     let dir = output_dir("reports-fixed");
     let out = fixed_run(&dir, &[]);
@@ -84,7 +83,7 @@ fn every_format_is_written_and_valid() {
         .filter(|s| s.profile == "base")
         .count();
     check_junit_structure(&junit, base, 2, 1);
-    // Its validity against junit.xsd is a trial of tests/trials/ (it needs xmllint).
+    // Its validity against junit.xsd is checked by junit_xsd.rs (it needs xmllint).
     insta::assert_snapshot!("junit_fixed_run", redact(&junit));
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap_or_default();
     insta::assert_snapshot!("markdown_fixed_run", redact(&md));
@@ -123,7 +122,6 @@ fn check_junit_structure(xml: &str, cases: usize, failures: usize, skipped: usiz
     );
 }
 
-#[test]
 fn console_output_of_the_fixed_run() {
     let dir = output_dir("reports-console");
     let out = fixed_run(&dir, &[]);
@@ -133,7 +131,6 @@ fn console_output_of_the_fixed_run() {
     );
 }
 
-#[test]
 fn baselines_gate_on_regressions_and_stale_entries() {
     let dir = output_dir("reports-baseline");
     let baseline = dir.join("baseline.yaml");
@@ -193,7 +190,6 @@ fn baselines_gate_on_regressions_and_stale_entries() {
     );
 }
 
-#[test]
 fn shards_merge_into_the_whole_run() {
     let dir = output_dir("reports-shards");
     let whole = dir.join("whole.json").display().to_string();
@@ -252,7 +248,6 @@ fn shards_merge_into_the_whole_run() {
     assert_eq!(out.status.code(), Some(2), "a scenario twice is refused");
 }
 
-#[test]
 fn matrix_compares_servers() {
     let dir = output_dir("reports-matrix");
     let out_dir = dir.display().to_string();
@@ -286,4 +281,15 @@ fn matrix_compares_servers() {
     for name in ["reference", "reference---fault-groups-all"] {
         assert_valid_report(&dir.join(format!("{name}.json")));
     }
+}
+
+/// This module's tests, as trials named `module::function`.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    trials![
+        every_format_is_written_and_valid,
+        console_output_of_the_fixed_run,
+        baselines_gate_on_regressions_and_stale_entries,
+        shards_merge_into_the_whole_run,
+        matrix_compares_servers
+    ]
 }

@@ -6,7 +6,6 @@ use crate::common;
 
 use std::collections::BTreeMap;
 
-#[test]
 fn committed_reference_reports_match_the_catalog() {
     let path = common::root().join("reports/reference.json");
     let report = common::assert_valid_report(&path);
@@ -63,4 +62,9 @@ fn committed_reference_reports_match_the_catalog() {
     for other in ["reports/reference.md", "reports/reference.html"] {
         assert!(common::root().join(other).is_file(), "{other} is missing");
     }
+}
+
+/// This module's tests, as trials named `module::function`.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    trials![committed_reference_reports_match_the_catalog]
 }

@@ -6,7 +6,6 @@ use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-#[test]
 fn every_requirement_has_a_scenario_and_every_scenario_a_known_requirement() {
     let registry = mcp_conform::requirements::all().unwrap_or_else(|e| panic!("{e}"));
     assert!(
@@ -54,7 +53,6 @@ fn every_requirement_has_a_scenario_and_every_scenario_a_known_requirement() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
-#[test]
 fn every_profile_of_the_registry_has_scenarios_of_that_profile() {
     let registry = mcp_conform::requirements::all().unwrap_or_else(|e| panic!("{e}"));
     let scenarios = mcp_conform::builtin::scenarios().unwrap_or_else(|e| panic!("{e}"));
@@ -74,7 +72,6 @@ fn every_profile_of_the_registry_has_scenarios_of_that_profile() {
 /// A scenario never grades above the strongest of its requirements, each
 /// requirement's level is reached by one of its scenarios, and a rule of this
 /// project is never graded above SHOULD (docs/interpretations.md#grading).
-#[test]
 fn levels_of_requirements_and_scenarios_agree_and_project_rules_stay_at_should() {
     use mcp_conform::requirements::Provenance;
     use mcp_conform::scenario::model::Level;
@@ -122,7 +119,6 @@ fn levels_of_requirements_and_scenarios_agree_and_project_rules_stay_at_should()
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
-#[test]
 fn explain_prints_the_requirement_its_quote_and_scenarios() {
     let out = common::run_cli(&["explain", "SEP1300-FLT-01"]);
     assert_eq!(out.status.code(), Some(0));
@@ -142,4 +138,14 @@ fn explain_prints_the_requirement_its_quote_and_scenarios() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr)
         .contains("no requirement or scenario named \"NO-SUCH-ID\""));
+}
+
+/// This module's tests, as trials named `module::function`.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    trials![
+        every_requirement_has_a_scenario_and_every_scenario_a_known_requirement,
+        every_profile_of_the_registry_has_scenarios_of_that_profile,
+        levels_of_requirements_and_scenarios_agree_and_project_rules_stay_at_should,
+        explain_prints_the_requirement_its_quote_and_scenarios
+    ]
 }

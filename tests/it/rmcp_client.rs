@@ -318,7 +318,6 @@ fn reference() -> Command {
     command
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rmcp_client_over_stdio() {
     for era in &ERAS {
         let transport = TokioChildProcess::new(
@@ -379,7 +378,6 @@ impl Drop for HttpReference {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rmcp_client_over_streamable_http() {
     let server = HttpReference::start();
     for era in &ERAS {
@@ -391,4 +389,29 @@ async fn rmcp_client_over_streamable_http() {
             .await
             .unwrap_or_else(|e| panic!("close the HTTP client: {e}"));
     }
+}
+
+/// This module's tests, as trials named `module::function`. rmcp's client
+/// runs its transport on tasks of its own: a runtime with two workers.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    let on_workers =
+        |name: &str, test: fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>| {
+            libtest_mimic::Trial::test(format!("rmcp_client::{name}"), move || {
+                tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()
+                    .map_err(|e| format!("tokio runtime: {e}"))?
+                    .block_on(test());
+                Ok(())
+            })
+        };
+    vec![
+        on_workers("rmcp_client_over_stdio", || {
+            Box::pin(rmcp_client_over_stdio())
+        }),
+        on_workers("rmcp_client_over_streamable_http", || {
+            Box::pin(rmcp_client_over_streamable_http())
+        }),
+    ]
 }

@@ -97,7 +97,6 @@ fn outcome<'a>(report: &'a Value, id: &str) -> &'a str {
         .unwrap_or_else(|| panic!("scenario {id} is not in the report"))
 }
 
-#[test]
 fn rmcp_plain_over_stdio() {
     let report = run("rmcp-plain", Via::Stdio);
     // No extension is declared: their profiles skip, never fail.
@@ -108,13 +107,11 @@ fn rmcp_plain_over_stdio() {
     );
 }
 
-#[test]
 fn rmcp_plain_over_http() {
     let report = run("rmcp-plain", Via::Http(None));
     assert_eq!(outcome(&report, "sep-1300/groups-list"), "skip");
 }
 
-#[test]
 fn rmcp_ext_over_stdio() {
     let report = run("rmcp-ext", Via::Stdio);
     // The capabilities added to the serialized answer are seen: the search
@@ -125,7 +122,6 @@ fn rmcp_ext_over_stdio() {
     );
 }
 
-#[test]
 fn rmcp_ext_over_http() {
     // 2025-11-25: rmcp answers a stateless (2026-07-28) server/discover over
     // HTTP from the handler's typed DiscoverResult, on no transport the
@@ -139,9 +135,19 @@ fn rmcp_ext_over_http() {
     );
 }
 
-#[test]
 fn every_baseline_exists() {
     for server in ["rmcp-plain", "rmcp-ext"] {
         assert!(baseline_path(server).is_file(), "{server} has no baseline");
     }
+}
+
+/// This module's tests, as trials named `module::function`.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    trials![
+        rmcp_plain_over_stdio,
+        rmcp_plain_over_http,
+        rmcp_ext_over_stdio,
+        rmcp_ext_over_http,
+        every_baseline_exists
+    ]
 }

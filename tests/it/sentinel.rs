@@ -38,7 +38,6 @@ fn run(name: &str, faults: &[&str]) -> (Option<i32>, Vec<Value>) {
     (out.status.code(), scenarios)
 }
 
-#[test]
 fn a_dropped_message_fails_when_the_sentinel_is_answered_not_at_the_timeout() {
     let (code, scenarios) = run("dropped", &["parse-error-silent", "id-large-dropped"]);
     assert_eq!(code, Some(1));
@@ -58,7 +57,6 @@ fn a_dropped_message_fails_when_the_sentinel_is_answered_not_at_the_timeout() {
     }
 }
 
-#[test]
 fn a_correct_server_answers_the_message_then_its_sentinel_and_nothing_is_left_over() {
     let (code, scenarios) = run("clean", &[]);
     assert_eq!(code, Some(0));
@@ -77,4 +75,12 @@ fn a_correct_server_answers_the_message_then_its_sentinel_and_nothing_is_left_ov
             s["id"]
         );
     }
+}
+
+/// This module's tests, as trials named `module::function`.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    trials![
+        a_dropped_message_fails_when_the_sentinel_is_answered_not_at_the_timeout,
+        a_correct_server_answers_the_message_then_its_sentinel_and_nothing_is_left_over
+    ]
 }

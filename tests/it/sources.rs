@@ -64,7 +64,6 @@ fn citation_problems(
     problems
 }
 
-#[test]
 fn every_spec_entry_and_requirement_points_at_a_document_a_reader_can_open() {
     let scenarios = mcp_conform::builtin::scenarios().unwrap_or_else(|e| panic!("{e}"));
     let mut problems = Vec::new();
@@ -96,7 +95,6 @@ fn every_spec_entry_and_requirement_points_at_a_document_a_reader_can_open() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
-#[test]
 fn a_citation_that_points_at_nothing_is_caught() {
     assert!(!citation_problems("x", "NOTES.md", None, None).is_empty());
     assert!(!citation_problems("x", INTERPRETATIONS, Some("no-such-anchor"), Some("q")).is_empty());
@@ -116,14 +114,12 @@ fn a_citation_that_points_at_nothing_is_caught() {
     .is_empty());
 }
 
-#[test]
 fn the_shipped_interpretations_are_the_repository_file() {
     let text = std::fs::read_to_string(root().join("docs/interpretations.md"))
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(text, sources::INTERPRETATIONS_TEXT);
 }
 
-#[test]
 fn no_citation_names_a_file_outside_the_repository() {
     let scenarios = mcp_conform::builtin::scenarios().unwrap_or_else(|e| panic!("{e}"));
     let registry = mcp_conform::requirements::all().unwrap_or_else(|e| panic!("{e}"));
@@ -147,7 +143,6 @@ fn no_citation_names_a_file_outside_the_repository() {
 
 /// The requirements whose quote is this project's own words (docs/interpretations.md),
 /// not a draft's or the specification's; a change to this list is deliberate.
-#[test]
 fn requirements_quoting_this_projects_words_are_named() {
     let registry = mcp_conform::requirements::all().unwrap_or_else(|e| panic!("{e}"));
     let own: Vec<&str> = registry
@@ -177,4 +172,15 @@ fn requirements_quoting_this_projects_words_are_named() {
             r.id
         );
     }
+}
+
+/// This module's tests, as trials named `module::function`.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    trials![
+        every_spec_entry_and_requirement_points_at_a_document_a_reader_can_open,
+        a_citation_that_points_at_nothing_is_caught,
+        the_shipped_interpretations_are_the_repository_file,
+        no_citation_names_a_file_outside_the_repository,
+        requirements_quoting_this_projects_words_are_named
+    ]
 }

@@ -81,7 +81,6 @@ fn compare(faults: &[&str], version: &str, neutral: &[Scenario]) -> Vec<String> 
     differences
 }
 
-#[test]
 fn stdio_and_http_give_the_same_verdicts() {
     let scenarios = mcp_conform::builtin::scenarios().unwrap_or_else(|e| panic!("{e}"));
     let neutral: Vec<Scenario> = scenarios
@@ -115,4 +114,9 @@ fn stdio_and_http_give_the_same_verdicts() {
         })
         .collect();
     assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
+/// This module's tests, as trials named `module::function`.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    trials![stdio_and_http_give_the_same_verdicts]
 }

@@ -49,16 +49,22 @@ const SHARED: [&str; 4] = [
     "base/id-number",
 ];
 
-#[test]
 fn the_probes_server_serves_every_shared_scenario_of_its_era() {
     let (code, count) = starts("clean", &SHARED, &[]);
     assert_eq!(code, Some(0));
     assert_eq!(count, 1, "the probe's server only, reused by all four");
 }
 
-#[test]
 fn a_server_that_warned_is_stopped_and_the_next_scenario_gets_another() {
     let (code, count) = starts("warned", &SHARED, &["invalid-cursor-ok"]);
     assert_eq!(code, Some(0), "a SHOULD warns and the run passes");
     assert_eq!(count, 2, "the probe's server, then one after the warning");
+}
+
+/// This module's tests, as trials named `module::function`.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    trials![
+        the_probes_server_serves_every_shared_scenario_of_its_era,
+        a_server_that_warned_is_stopped_and_the_next_scenario_gets_another
+    ]
 }

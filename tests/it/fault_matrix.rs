@@ -486,6 +486,17 @@ fn probed(cfg: &RunConfig) -> Probed {
 
 impl Met {
     fn tracing(scenarios: &[Scenario], version: Option<&str>) -> Met {
+        // On a thread of its own: the choice below is the thread's, and a
+        // test thread goes on to run other trials.
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| Met::tracing_here(scenarios, version))
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e))
+        })
+    }
+
+    fn tracing_here(scenarios: &[Scenario], version: Option<&str>) -> Met {
         let clean = common::config(in_process(&FaultTrace::new()), version);
         // What the server asks about is what this run is for; the clean
         // runs before it checked the read analysis on these scenarios.
@@ -650,7 +661,7 @@ fn render(
     let mut md = format!(
         "# Fault matrix\n\nEvery `--fault` of the reference server, and the built-in scenarios (of {total}) \
          whose requirement matches the fault and that caught it (fail, or warn for a SHOULD). \
-         Regenerate with `cargo test --test trials fault_matrix::`.\n\n| fault | caught by |\n|---|---|\n"
+         Regenerate with `cargo test --test it fault_matrix::`.\n\n| fault | caught by |\n|---|---|\n"
     );
     for (fault, caught) in matrix {
         let _ = writeln!(

@@ -1,6 +1,6 @@
 //! Every built-in scenario against every test server, as `cargo test` trials
 //! named `scenarios::<server>::<scenario-id>`: filter with
-//! `cargo test --test trials -- NAME`. A trial fails when a correct server
+//! `cargo test --test it -- NAME`. A trial fails when a correct server
 //! gets fail, warn or error; the Python servers' trials are ignored, with the
 //! reason, where python3 is missing.
 
