@@ -104,7 +104,17 @@ fn stdio_and_http_give_the_same_verdicts() {
             std::thread::scope(|scope| {
                 let handles: Vec<_> = batch
                     .iter()
-                    .map(|(faults, version)| scope.spawn(|| compare(faults, version, &neutral)))
+                    .map(|(faults, version)| {
+                        scope.spawn(|| {
+                            // Verdicts are what this test compares; the read
+                            // analysis is checked where each scenario meets
+                            // each test server (scenarios.rs); evaluating
+                            // every expression twice here took this test
+                            // from 12 to 18 s of CPU.
+                            mcp_conform::scenario::expr::verify_reads_on_this_thread(false);
+                            compare(faults, version, &neutral)
+                        })
+                    })
                     .collect();
                 handles
                     .into_iter()
