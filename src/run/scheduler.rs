@@ -41,33 +41,37 @@ pub async fn run_jobs(
     let shared_server = Arc::new(RwLock::new(()));
     let mut set = JoinSet::new();
     for (index, (scenario, cfg)) in work.into_iter().enumerate() {
-        let permits = permits.clone();
+        // Taken here, in input order, so scenarios start in that order
+        // (`-j 1` runs them as listed): tasks spawned at once took their
+        // permits in whatever order the runtime first polled them.
+        let permit = Arc::clone(&permits).acquire_owned().await.ok();
         let shared_server = shared_server.clone();
         let server_is_shared = matches!(cfg.target, Target::Http { .. });
         let alone = server_is_shared && scenario.mutates_server();
-        let started = events.clone();
+        let events = events.clone();
         set.spawn(async move {
-            let _permit = permits.acquire_owned().await.ok();
-            let _ = started.send(Event::ScenarioStarted(scenario.id.clone()));
-            let result = if alone {
+            let _permit = permit;
+            let _ = events.send(Event::ScenarioStarted(scenario.id.clone()));
+            let mut result = if alone {
                 let _only_one = shared_server.write().await;
                 run_guarded(&scenario, &cfg).await
             } else {
                 let _one_of_many = shared_server.read().await;
                 run_guarded(&scenario, &cfg).await
             };
-            (index, result)
-        });
-    }
-    let mut results: Vec<(usize, ScenarioResult)> = Vec::new();
-    while let Some(joined) = set.join_next().await {
-        if let Ok((index, mut result)) = joined {
-            // The transcript is most of a result: copy everything else.
+            // The transcript is most of a result: the event takes it, the
+            // returned copy has everything else.
             let transcript = std::mem::take(&mut result.transcript);
             let kept = result.clone();
             result.transcript = transcript;
             let _ = events.send(Event::Finished(Box::new(result)));
-            results.push((index, kept));
+            (index, kept)
+        });
+    }
+    let mut results: Vec<(usize, ScenarioResult)> = Vec::new();
+    while let Some(joined) = set.join_next().await {
+        if let Ok(done) = joined {
+            results.push(done);
         }
     }
     results.sort_by_key(|(i, _)| *i);
@@ -99,5 +103,47 @@ async fn run_guarded(scenario: &Scenario, cfg: &RunConfig) -> ScenarioResult {
             r.era = cfg.era.version.clone();
             r
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::reference::Config;
+    use crate::scenario::load::load_str;
+    use crate::session::Era;
+
+    fn scenario(n: usize) -> Scenario {
+        let text = format!(
+            "id: base/order-{n}\ntitle: order {n}\nprofile: base\nlevel: MUST\nsteps:\n  - request: ping\n    expect:\n      result: {{}}\n"
+        );
+        load_str("unit.yaml", &text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn one_job_at_a_time_runs_the_scenarios_in_their_order() {
+        let cfg = Arc::new(RunConfig::isolated(
+            Target::InProcess(Config::default()),
+            Era::new("2025-11-25"),
+            json!({"capabilities": {}}),
+            Duration::from_secs(5),
+            true,
+        ));
+        let scenarios: Vec<Scenario> = (0..40).map(scenario).collect();
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let results = run_all(scenarios, cfg, 1, tx).await;
+        assert!(results.iter().all(|r| r.outcome == Outcome::Pass));
+        let mut started = Vec::new();
+        while let Ok(event) = rx.try_recv() {
+            if let Event::ScenarioStarted(id) = event {
+                started.push(id);
+            }
+        }
+        let listed: Vec<String> = (0..40).map(|n| format!("base/order-{n}")).collect();
+        assert_eq!(started, listed);
     }
 }

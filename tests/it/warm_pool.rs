@@ -42,11 +42,13 @@ fn starts(name: &str, scenarios: &[&str], faults: &[&str]) -> (Option<i32>, usiz
     (out.status.code(), count)
 }
 
+/// Run in the catalog's order (`--jobs 1`): the one that warns under
+/// `invalid-cursor-ok` is not the last, so a scenario comes after it.
 const SHARED: [&str; 4] = [
-    "base/handshake",
     "base/error-shape",
+    "base/handshake",
     "base/invalid-cursor",
-    "base/id-number",
+    "base/unknown-method",
 ];
 
 fn the_probes_server_serves_every_shared_scenario_of_its_era() {
