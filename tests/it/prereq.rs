@@ -71,8 +71,8 @@ static IGNORED: Mutex<BTreeMap<(Prereq, String), usize>> = Mutex::new(BTreeMap::
 
 /// A trial that runs `body` when `check` finds what it needs; otherwise it
 /// is ignored with the reason `check` gives, or fails when the
-/// prerequisite is required. `body` fails the trial by panicking, as a
-/// `#[test]` does.
+/// prerequisite is required. `body` fails the trial by panicking, as
+/// every test function here does.
 pub fn trial(
     name: impl Into<String>,
     prereq: Prereq,
