@@ -42,6 +42,7 @@ fn run_catalog() -> Vec<Value> {
         .args([
             "--",
             crate::common::python3(),
+            crate::common::FIXTURE_PYTHON_FLAGS,
             "fixtures/servers/different_server.py",
         ])
         .output()

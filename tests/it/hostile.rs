@@ -97,7 +97,7 @@ fn run_mode(
             "--report-json",
         ])
         .arg(&report)
-        .args(["--", common::python3()])
+        .args(["--", common::python3(), common::FIXTURE_PYTHON_FLAGS])
         .arg(&script)
         .args([mode, marker])
         .current_dir(common::root())

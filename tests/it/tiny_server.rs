@@ -154,6 +154,7 @@ fn a_server_that_never_answers_gets_a_verdict_within_the_timeout_and_leaves_no_p
         "2025-11-25",
         "--",
         common::python3(),
+        common::FIXTURE_PYTHON_FLAGS,
         &script,
         "--break",
         "hang",
