@@ -14,13 +14,6 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-pub fn has_python() -> bool {
-    Command::new(python3())
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 /// The interpreter `python3` on PATH runs, by its own path, asked once; or
 /// `python3` itself when that cannot be asked. PATH's `python3` may be a
 /// version manager's shim (pyenv's is a shell script costing about 45 ms of
