@@ -90,19 +90,12 @@ pub fn val_to_json(value: &dyn Val) -> Result<Value, String> {
         Kind::String => value
             .downcast_ref::<CelString>()
             .map(|s| Value::String(s.inner().to_string())),
-        Kind::List => match value.downcast_ref::<CelList>() {
-            Some(list) => Some(Value::Array(
-                list.inner()
-                    .iter()
-                    .map(|item| val_to_json(item.as_ref()))
-                    .collect::<Result<_, _>>()?,
-            )),
-            None => None,
-        },
-        Kind::Map => match value.downcast_ref::<CelMap>() {
-            Some(map) => object_of(map)?,
-            None => None,
-        },
+        Kind::List => value.downcast_ref::<CelList>().map(array_of).transpose()?,
+        Kind::Map => value
+            .downcast_ref::<CelMap>()
+            .map(object_of)
+            .transpose()?
+            .flatten(),
         _ => None,
     };
     match direct {
@@ -112,6 +105,14 @@ pub fn val_to_json(value: &dyn Val) -> Result<Value, String> {
             converted.json().map_err(|e| e.to_string())
         }
     }
+}
+
+fn array_of(list: &CelList<'_>) -> Result<Value, String> {
+    list.inner()
+        .iter()
+        .map(|item| val_to_json(item.as_ref()))
+        .collect::<Result<_, _>>()
+        .map(Value::Array)
 }
 
 /// A map whose keys are all strings as a JSON object; None for other keys.

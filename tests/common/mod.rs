@@ -94,15 +94,44 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_mcp-conform")
 }
 
-/// Runs the binary with `args` from the repository root (NO_COLOR set).
-pub fn run_cli(args: &[&str]) -> std::process::Output {
-    Command::new(bin())
-        .args(args)
-        .current_dir(root())
-        .env("NO_COLOR", "1")
-        .env("MCP_CONFORM_VERIFY_READS", "1")
+/// The binary with `args`, from the repository root, colours off.
+fn cli_command(args: &[&str]) -> Command {
+    let mut command = Command::new(bin());
+    command.args(args).current_dir(root()).env("NO_COLOR", "1");
+    command
+}
+
+fn output_of(mut command: Command) -> std::process::Output {
+    command
         .output()
         .unwrap_or_else(|e| panic!("cannot run mcp-conform: {e}"))
+}
+
+/// Runs the binary with `args` from the repository root (NO_COLOR set).
+pub fn cli(args: &[&str]) -> std::process::Output {
+    output_of(cli_command(args))
+}
+
+/// [`cli`], with every expression also checking the read analysis.
+pub fn run_cli(args: &[&str]) -> std::process::Output {
+    let mut command = cli_command(args);
+    command.env("MCP_CONFORM_VERIFY_READS", "1");
+    output_of(command)
+}
+
+/// Bytes a process wrote, as text.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Console output without what changes from run to run: durations,
+/// absolute paths and request ids.
+pub fn redact_console(s: &str) -> String {
+    let s = s
+        .replace(bin(), "[BIN]")
+        .replace(&root().display().to_string(), "[ROOT]");
+    let re = regex::Regex::new(r"finished in [0-9.]+s").unwrap_or_else(|e| panic!("{e}"));
+    redact_request_ids(&re.replace_all(&s, "finished in [TIME]"))
 }
 
 /// A fresh directory for one test's output, under target/test-output/.

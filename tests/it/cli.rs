@@ -2,29 +2,7 @@
 //! and console output (insta snapshots, volatile fields redacted).
 
 use crate::common;
-
-use std::process::{Command, Output};
-
-fn mcp_conform(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mcp-conform"))
-        .args(args)
-        .current_dir(common::root())
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run mcp-conform: {e}"))
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Removes what changes from run to run: durations and absolute paths.
-fn redact(s: &str) -> String {
-    let root = common::root().display().to_string();
-    let s = s.replace(common::bin(), "[BIN]").replace(&root, "[ROOT]");
-    let re = regex::Regex::new(r"finished in [0-9.]+s").unwrap_or_else(|e| panic!("{e}"));
-    common::redact_request_ids(&re.replace_all(&s, "finished in [TIME]"))
-}
+use crate::common::{cli as mcp_conform, redact_console as redact, text};
 
 fn a_malformed_scenario_file_exits_2_with_file_line_col() {
     let out = mcp_conform(&[

@@ -5,25 +5,13 @@
 //! drives the real binary.
 
 use crate::common;
+use crate::common::{cli as mcp_conform, text};
 
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-fn mcp_conform(args: &[&str]) -> Output {
-    Command::new(common::bin())
-        .args(args)
-        .current_dir(common::root())
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run mcp-conform: {e}"))
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 fn last_line(out: &Output) -> String {
     let all = format!("{}{}", text(&out.stdout), text(&out.stderr));

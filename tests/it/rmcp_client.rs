@@ -391,27 +391,27 @@ async fn rmcp_client_over_streamable_http() {
     }
 }
 
-/// This module's tests, as trials named `module::function`. rmcp's client
-/// runs its transport on tasks of its own: a runtime with two workers.
+/// Runs `test` on a runtime with two workers: rmcp's client runs its
+/// transport on tasks of its own.
+fn on_two_workers(test: impl std::future::Future<Output = ()>) {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("tokio runtime: {e}"))
+        .block_on(test);
+}
+
+/// This module's tests, as trials named `module::function`.
 pub fn trials() -> Vec<libtest_mimic::Trial> {
-    let on_workers =
-        |name: &str, test: fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>| {
-            libtest_mimic::Trial::test(format!("rmcp_client::{name}"), move || {
-                tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(2)
-                    .enable_all()
-                    .build()
-                    .map_err(|e| format!("tokio runtime: {e}"))?
-                    .block_on(test());
-                Ok(())
-            })
-        };
     vec![
-        on_workers("rmcp_client_over_stdio", || {
-            Box::pin(rmcp_client_over_stdio())
+        libtest_mimic::Trial::test("rmcp_client::rmcp_client_over_stdio", || {
+            on_two_workers(rmcp_client_over_stdio());
+            Ok(())
         }),
-        on_workers("rmcp_client_over_streamable_http", || {
-            Box::pin(rmcp_client_over_streamable_http())
+        libtest_mimic::Trial::test("rmcp_client::rmcp_client_over_streamable_http", || {
+            on_two_workers(rmcp_client_over_streamable_http());
+            Ok(())
         }),
     ]
 }

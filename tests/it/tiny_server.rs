@@ -7,7 +7,7 @@
 //! required).
 
 use std::collections::BTreeSet;
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use libtest_mimic::Trial;
@@ -16,6 +16,7 @@ use mcp_conform::run::scheduler::run_all;
 use mcp_conform::run::Outcome;
 
 use crate::common;
+use crate::common::{cli as mcp_conform, redact_console as redact, text};
 use crate::prereq::{self, Prereq};
 
 pub fn trials() -> Vec<Trial> {
@@ -48,28 +49,6 @@ pub fn trials() -> Vec<Trial> {
             )
         })
         .collect()
-}
-
-/// The CLI from the repository root, colours off.
-fn mcp_conform(args: &[&str]) -> Output {
-    Command::new(common::bin())
-        .args(args)
-        .current_dir(common::root())
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run mcp-conform: {e}"))
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Removes what changes from run to run: durations and absolute paths.
-fn redact(s: &str) -> String {
-    let root = common::root().display().to_string();
-    let s = s.replace(common::bin(), "[BIN]").replace(&root, "[ROOT]");
-    let re = regex::Regex::new(r"finished in [0-9.]+s").unwrap_or_else(|e| panic!("{e}"));
-    common::redact_request_ids(&re.replace_all(&s, "finished in [TIME]"))
 }
 
 /// The requirements the base scenarios fail against the tiny server with
