@@ -144,6 +144,12 @@ pub struct RunArgs {
     /// fresh one (printed, and recorded in the JSON report as run.seed). Default 0.
     #[arg(long, value_name = "N|random", value_parser = parse_seed, conflicts_with = "replay")]
     pub seed: Option<u64>,
+    /// Which tools scenarios may call: `read-only` (default) only tools whose
+    /// annotations say readOnlyHint: true and not destructiveHint: true, so a
+    /// run changes no data; `none` calls no tool; `all` calls every tool.
+    /// Reading resources and getting prompts always run.
+    #[arg(long, value_enum, value_name = "none|read-only|all", default_value = "read-only")]
+    pub call_tools: mcp_conform::run::executor::CallTools,
     /// Replay a property failure: `SEED` draws that run's cases again, `SEED:CASE`
     /// runs only that case of each property scenario (both print on every failure).
     #[arg(long, value_name = "SEED[:CASE]", value_parser = parse_replay)]

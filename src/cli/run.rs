@@ -376,6 +376,7 @@ async fn run_and_report(
     opts.shutdown_grace = Duration::from_millis(args.shutdown_grace_ms);
     opts.isolate = args.isolate;
     opts.startup = Duration::from_millis(args.startup_timeout_ms);
+    opts.call_tools = args.call_tools;
     opts.property = args.replay.unwrap_or(PropertyRun {
         seed: args.seed.unwrap_or(0),
         case: None,

@@ -47,6 +47,16 @@ const METHODS: &[(&str, Handler, Gate)] = &[
     ("groups/list", handlers::groups::groups, Gate::Session),
     ("tags/list", handlers::groups::tags, Gate::Session),
     ("conform/mutate", handlers::control::mutate, Gate::Session),
+    (
+        "logging/setLevel",
+        handlers::utility::set_level,
+        Gate::Session,
+    ),
+    (
+        "completion/complete",
+        handlers::utility::complete,
+        Gate::Session,
+    ),
 ];
 
 /// Every request method the server knows (for tests and fuzzing).
@@ -104,8 +114,7 @@ impl Server {
                 self.request(session, id, &method, params.as_ref())
             }
             Message::Notification { method, params } => {
-                self.notification(session, &method, params.as_ref());
-                Vec::new()
+                self.notification(session, &method, params.as_ref())
             }
             // The server sends no requests, so a response is never awaited.
             Message::Response { .. } | Message::Error { .. } => Vec::new(),
@@ -156,6 +165,7 @@ impl Server {
         let mut out = Vec::new();
         match self.route(&mut ctx, &id, method, params) {
             Ok(Some(mut result)) => {
+                out = progress(self.faults(), method, params);
                 if ctx.era == Era::Stateless {
                     era::decorate_stateless(method, &mut result, self.list_ttl_ms());
                     if self.faults().has(Fault::NoServerInfo) {
@@ -239,14 +249,53 @@ impl Server {
         e
     }
 
-    fn notification(&self, session: &mut SessionState, method: &str, params: Option<&Value>) {
-        if method == "notifications/cancelled" {
-            // Cancelling a subscriptions/listen request closes that stream.
-            if let Some(request_id) = params.and_then(|p| p.get("requestId")) {
-                session.subscriptions.retain(|s| &s.id != request_id);
-            }
+    /// A notification gets no answer (JSON-RPC 2.0 section 4.1), except
+    /// under the `cancel-answered` fault.
+    fn notification(
+        &self,
+        session: &mut SessionState,
+        method: &str,
+        params: Option<&Value>,
+    ) -> Vec<Value> {
+        if method != "notifications/cancelled" {
+            return Vec::new();
         }
+        // Cancelling a subscriptions/listen request closes that stream.
+        let Some(request_id) = params.and_then(|p| p.get("requestId")) else {
+            return Vec::new();
+        };
+        let known = session.subscriptions.iter().any(|s| &s.id == request_id);
+        session.subscriptions.retain(|s| &s.id != request_id);
+        if !known && self.faults().has(Fault::CancelAnswered) {
+            return vec![error_response(
+                Value::Null,
+                codes::INVALID_PARAMS,
+                &format!("no request with id {request_id} is in progress"),
+                None,
+            )];
+        }
+        Vec::new()
     }
+}
+
+/// The progress a `tools/call` with `_meta.progressToken` reports before
+/// its answer: half done, then done (the same value twice under the
+/// `progress-not-increasing` fault).
+fn progress(faults: &super::faults::Faults, method: &str, params: Option<&Value>) -> Vec<Value> {
+    let token = params.and_then(|p| p.pointer("/_meta/progressToken"));
+    let (Some(token), "tools/call") = (token, method) else {
+        return Vec::new();
+    };
+    let last = if faults.has(Fault::ProgressNotIncreasing) { 1 } else { 2 };
+    [1, last]
+        .into_iter()
+        .map(|n| {
+            crate::jsonrpc::notification(
+                "notifications/progress",
+                Some(json!({"progressToken": token, "progress": n, "total": 2})),
+            )
+        })
+        .collect()
 }
 
 fn invalid_request(id: Value, reason: &str) -> Value {

@@ -15,6 +15,8 @@ pub const RATE_LIMITED: i64 = -32000;
 pub const NOT_INITIALIZED: i64 = crate::jsonrpc::codes::INVALID_REQUEST;
 /// The 2026-07-28 `UnsupportedProtocolVersionError`.
 pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+/// MCP's "Resource not found" before 2026-07-28.
+pub const RESOURCE_NOT_FOUND: i64 = -32002;
 
 /// What kind of failure an error reports; faults rewrite some kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,9 +86,18 @@ impl RpcError {
         RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({"name": name}))
     }
 
-    pub fn resource_not_found(uri: &str) -> Self {
-        RpcError::invalid_params(format!("Resource not found: {uri}"))
-            .with_data(json!({"uri": uri}))
+    /// A URI that names no resource: -32002 in the stateful eras (MCP
+    /// 2025-11-25 "Resource not found: -32002"), -32602 in 2026-07-28.
+    pub fn resource_not_found(uri: &str, era: crate::reference::era::Era) -> Self {
+        let e = match era {
+            crate::reference::era::Era::Stateful => {
+                RpcError::new(RESOURCE_NOT_FOUND, format!("Resource not found: {uri}"))
+            }
+            crate::reference::era::Era::Stateless => {
+                RpcError::invalid_params(format!("Resource not found: {uri}"))
+            }
+        };
+        e.with_data(json!({"uri": uri}))
     }
 
     pub fn to_response(&self, id: Value) -> Value {

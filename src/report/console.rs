@@ -154,6 +154,9 @@ impl<W: Write> ConsoleReporter<W> {
                 "\nrunning {} scenarios against {name} {version} ({}, protocol {eras}, {}{seed})",
                 info.scenarios, info.transport, info.target
             ));
+            if let Some(line) = info.tool_calls.as_ref().and_then(|t| t.line()) {
+                self.emit(&line);
+            }
         }
         if self.opts.progress {
             let bar = indicatif::ProgressBar::new(info.scenarios as u64);

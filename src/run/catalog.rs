@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use super::events::{Event, RunInfo, Summary};
-use super::executor::RunConfig;
+use super::events::ToolCalls;
+use super::executor::{CallTools, RunConfig};
 use super::outcome::ScenarioResult;
 use super::policy::{RunPolicy, Verdict};
 use super::pool::SessionPool;
@@ -34,6 +35,8 @@ pub struct RunOptions {
     pub startup: Duration,
     /// The seed of generated cases (`--seed`, `--replay`).
     pub property: PropertyRun,
+    /// Which tools scenarios may call (`--call-tools`).
+    pub call_tools: CallTools,
 }
 
 impl RunOptions {
@@ -54,12 +57,14 @@ impl RunOptions {
             isolate: false,
             startup: Duration::from_secs(10),
             property: PropertyRun::default(),
+            call_tools: CallTools::default(),
         }
     }
 }
 
-fn run_info(target: &Target, probes: &[Probe], scenarios: usize, seed: u64) -> RunInfo {
+fn run_info(target: &Target, probes: &[Probe], scenarios: usize, opts: &RunOptions) -> RunInfo {
     let newest = probes.last();
+    let seed = opts.property.seed;
     RunInfo {
         target: target.display(),
         transport: target.transport().to_string(),
@@ -76,6 +81,7 @@ fn run_info(target: &Target, probes: &[Probe], scenarios: usize, seed: u64) -> R
         fixture_match: newest
             .is_some_and(|p| crate::fixture::serves_reference_catalog(&p.tool_names)),
         seed,
+        tool_calls: newest.map(|p| ToolCalls::of(opts.call_tools, p)),
     }
 }
 
@@ -115,7 +121,7 @@ pub async fn run_catalog(
                 &target,
                 &[],
                 0,
-                opts.property.seed,
+                opts,
             ))));
             let mut summary = Summary::from_results(&[], started.elapsed().as_millis() as u64);
             summary.verdict = Some(Verdict::NotRun {
@@ -130,7 +136,7 @@ pub async fn run_catalog(
         &target,
         &probes,
         scenarios.len(),
-        opts.property.seed,
+        opts,
     ))));
     let fixture_match = probes
         .last()
@@ -151,6 +157,7 @@ pub async fn run_catalog(
             fixture_match,
             pool,
             property: opts.property,
+            call_tools: opts.call_tools,
         });
         work.extend(scenarios.iter().map(|s| (s.clone(), Arc::clone(&cfg))));
     }

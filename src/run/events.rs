@@ -33,6 +33,63 @@ pub struct RunInfo {
     /// `--replay SEED` draws the same cases again.
     #[serde(default)]
     pub seed: u64,
+    /// Which tools the run could call, and how many it left uncalled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<ToolCalls>,
+}
+
+/// `--call-tools` and the listed tools it leaves uncalled, by reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCalls {
+    pub policy: String,
+    pub listed: usize,
+    pub uncalled: usize,
+    /// Uncalled for lacking `readOnlyHint: true`.
+    pub not_read_only: usize,
+    /// Uncalled for `destructiveHint: true` (though marked read-only).
+    pub destructive: usize,
+}
+
+impl ToolCalls {
+    pub fn of(policy: super::executor::CallTools, probe: &super::probe::Probe) -> Self {
+        use super::executor::CallTools;
+        let listed = probe.tool_names.len();
+        let h = probe.hints;
+        let (not_read_only, destructive) = match policy {
+            CallTools::ReadOnly => (h.not_read_only, h.destructive),
+            _ => (0, 0),
+        };
+        let uncalled = match policy {
+            CallTools::None => listed,
+            CallTools::ReadOnly => not_read_only + destructive,
+            CallTools::All => 0,
+        };
+        Self {
+            policy: policy.as_str().to_string(),
+            listed,
+            uncalled,
+            not_read_only,
+            destructive,
+        }
+    }
+
+    /// One line for the console: how many tools went uncalled and why.
+    pub fn line(&self) -> Option<String> {
+        if self.uncalled == 0 {
+            return None;
+        }
+        let why = match self.policy.as_str() {
+            "none" => "--call-tools none".to_string(),
+            _ => format!(
+                "{} not marked readOnlyHint: true, {} marked destructiveHint: true; --call-tools all calls them",
+                self.not_read_only, self.destructive
+            ),
+        };
+        Some(format!(
+            "tools: {} of {} left uncalled ({why})",
+            self.uncalled, self.listed
+        ))
+    }
 }
 
 /// Counts per outcome.
@@ -124,4 +181,38 @@ pub enum Event {
     ScenarioStarted(String),
     Finished(Box<ScenarioResult>),
     Done(Summary),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ToolCalls;
+
+    fn calls(policy: &str, listed: usize, not_read_only: usize, destructive: usize) -> ToolCalls {
+        let uncalled = match policy {
+            "none" => listed,
+            "all" => 0,
+            _ => not_read_only + destructive,
+        };
+        ToolCalls {
+            policy: policy.into(),
+            listed,
+            uncalled,
+            not_read_only,
+            destructive,
+        }
+    }
+
+    #[test]
+    fn the_console_line_says_how_many_tools_went_uncalled_and_why() {
+        assert_eq!(
+            calls("read-only", 11, 7, 1).line().as_deref(),
+            Some("tools: 8 of 11 left uncalled (7 not marked readOnlyHint: true, 1 marked destructiveHint: true; --call-tools all calls them)")
+        );
+        assert_eq!(
+            calls("none", 3, 0, 0).line().as_deref(),
+            Some("tools: 3 of 3 left uncalled (--call-tools none)")
+        );
+        assert_eq!(calls("all", 3, 0, 0).line(), None);
+        assert_eq!(calls("read-only", 2, 0, 0).line(), None);
+    }
 }

@@ -22,6 +22,34 @@ pub struct Probe {
     /// each scenario: `probe.tools` (tool names), `probe.resources`
     /// (resource URIs), `probe.prompts` (prompt names). Also in the report.
     pub facts: Value,
+    /// What `--call-tools read-only` leaves uncalled: the listed tools not
+    /// marked `readOnlyHint: true`, and those marked read-only but also
+    /// `destructiveHint: true`.
+    pub hints: ToolHints,
+}
+
+/// How many listed tools lack the read-only hint, or carry the destructive one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ToolHints {
+    pub not_read_only: usize,
+    pub destructive: usize,
+}
+
+impl ToolHints {
+    fn of(tools: &[Value]) -> Self {
+        let flag = |t: &Value, k: &str| {
+            t.pointer(&format!("/annotations/{k}")) == Some(&Value::Bool(true))
+        };
+        let mut h = Self::default();
+        for t in tools {
+            if !flag(t, "readOnlyHint") {
+                h.not_read_only += 1;
+            } else if flag(t, "destructiveHint") {
+                h.destructive += 1;
+            }
+        }
+        h
+    }
 }
 
 /// An accepted era with the session that probed it, still open.
@@ -252,18 +280,19 @@ async fn run_probe(
             .pointer(&format!("/capabilities/{feature}"))
             .is_some()
     };
-    let tool_names = if declares("tools") {
-        list_keys(session, "tools/list", "tools", "name").await
+    let tools = if declares("tools") {
+        list_items(session, "tools/list", "tools").await
     } else {
         Vec::new()
     };
+    let tool_names = keys(&tools, "name");
     let resources = if declares("resources") {
-        list_keys(session, "resources/list", "resources", "uri").await
+        keys(&list_items(session, "resources/list", "resources").await, "uri")
     } else {
         Vec::new()
     };
     let prompts = if declares("prompts") {
-        list_keys(session, "prompts/list", "prompts", "name").await
+        keys(&list_items(session, "prompts/list", "prompts").await, "name")
     } else {
         Vec::new()
     };
@@ -277,13 +306,22 @@ async fn run_probe(
         server,
         tool_names,
         facts,
+        hints: ToolHints::of(&tools),
     };
     Ok((probe, start_cost))
 }
 
-/// `key` of every item of a paginated list (bounded, stops at the first error).
-async fn list_keys(session: &mut Session, method: &str, field: &str, key: &str) -> Vec<String> {
-    let mut keys = Vec::new();
+/// The string `key` of each item that has one.
+fn keys(items: &[Value], key: &str) -> Vec<String> {
+    items
+        .iter()
+        .filter_map(|i| i.get(key).and_then(Value::as_str).map(str::to_string))
+        .collect()
+}
+
+/// Every item of a paginated list (bounded, stops at the first error).
+async fn list_items(session: &mut Session, method: &str, field: &str) -> Vec<Value> {
+    let mut items = Vec::new();
     let mut cursor: Option<Value> = None;
     let mut seen_cursors = std::collections::HashSet::new();
     for _ in 0..1000 {
@@ -294,16 +332,14 @@ async fn list_keys(session: &mut Session, method: &str, field: &str, key: &str) 
         let Some(result) = answer.get("result") else {
             break;
         };
-        for item in result
-            .get(field)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(k) = item.get(key).and_then(Value::as_str) {
-                keys.push(k.to_string());
-            }
-        }
+        items.extend(
+            result
+                .get(field)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .cloned(),
+        );
         match result.get("nextCursor") {
             Some(c @ Value::String(text)) if seen_cursors.insert(text.clone()) => {
                 cursor = Some(c.clone())
@@ -311,5 +347,28 @@ async fn list_keys(session: &mut Session, method: &str, field: &str, key: &str) 
             _ => break,
         }
     }
-    keys
+    items
+}
+
+#[cfg(test)]
+mod hint_tests {
+    use super::ToolHints;
+    use serde_json::json;
+
+    #[test]
+    fn hints_count_tools_a_default_run_leaves_uncalled() {
+        let tools = [
+            json!({"name": "r", "annotations": {"readOnlyHint": true}}),
+            json!({"name": "d", "annotations": {"readOnlyHint": true, "destructiveHint": true}}),
+            json!({"name": "w", "annotations": {"destructiveHint": false}}),
+            json!({"name": "p"}),
+        ];
+        assert_eq!(
+            ToolHints::of(&tools),
+            ToolHints {
+                not_read_only: 2,
+                destructive: 1
+            }
+        );
+    }
 }

@@ -14,6 +14,7 @@ use cel::{Context, Env, ExecutionError, Program};
 use serde_json::{Map, Value};
 
 use super::cel_value::{json_to_val, json_to_val_read, val_to_json};
+use super::expr_core as core;
 use super::expr_reads::{ReadTree, Reads};
 
 /// A CEL error, with the expression's own position inside its text.
@@ -329,7 +330,9 @@ helpers! {
     same_set: 2, subset: 2, unique: 1, sorted: 1, non_increasing: 1, marker: 2, carrier: 2,
     parse_json: 1, keys: 1, tokens: 1, lower: 1, json_equal: 2, count: 2, distinctive_word: 2,
     tool_result: 1, schema_errors: 2, url_encode: 1, sum: 1, reachable: 2, common_words: 2,
-    groups_of: 1, field_is: 3, has_path: 2, is_true: 2,
+    groups_of: 1, field_is: 3, has_path: 2, is_true: 2, schema_problems: 1, instance_errors: 2,
+    base64_valid: 1, sample_args: 1, prompt_args: 1, expand_template: 1, may_call: 2,
+    template_vars: 1,
 }
 
 /// Calls with up to this many arguments reach a helper whatever its own
@@ -859,6 +862,47 @@ fn schema_errors(a: &[Value]) -> HelperResult {
     Ok(Value::Array(
         errors.into_iter().map(Value::String).collect(),
     ))
+}
+
+fn strings(list: Vec<String>) -> Value {
+    Value::Array(list.into_iter().map(Value::String).collect())
+}
+
+/// Why a value is not a valid JSON Schema (`schema_problems(t.inputSchema)`).
+fn schema_problems(a: &[Value]) -> HelperResult {
+    Ok(strings(core::schema_problems(&a[0])))
+}
+
+/// How a value breaks a schema (`instance_errors(r.structuredContent, t.outputSchema)`).
+fn instance_errors(a: &[Value]) -> HelperResult {
+    Ok(strings(core::instance_errors(&a[0], &a[1])))
+}
+
+fn base64_valid(a: &[Value]) -> HelperResult {
+    Ok(Value::Bool(core::base64_valid(&a[0])))
+}
+
+fn sample_args(a: &[Value]) -> HelperResult {
+    Ok(core::sample_args(&a[0]))
+}
+
+fn prompt_args(a: &[Value]) -> HelperResult {
+    Ok(core::prompt_args(&a[0]))
+}
+
+fn expand_template(a: &[Value]) -> HelperResult {
+    let template = str_arg("expand_template", &a[0])?;
+    Ok(Value::String(core::expand_template(template, "example")))
+}
+
+fn template_vars(a: &[Value]) -> HelperResult {
+    let template = str_arg("template_vars", &a[0])?;
+    Ok(strings(core::template_vars(template)))
+}
+
+fn may_call(a: &[Value]) -> HelperResult {
+    let policy = str_arg("may_call", &a[1])?;
+    Ok(Value::Bool(core::may_call(&a[0], policy)))
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 mod cel_value;
 pub mod diff;
 pub mod expr;
+mod expr_core;
 mod expr_reads;
 mod expr_regex;
 pub mod generate;

@@ -48,6 +48,8 @@ pub fn capabilities(server: &Server) -> Value {
         "prompts": {"listChanged": true, "search": true},
         "resources": {"listChanged": true, "search": true},
         "filtering": {"groups": {"listChanged": true}, "tags": {"listChanged": true}},
+        "logging": {},
+        "completions": {},
     });
     if let Some(extensions) = super::grouping::extensions(server) {
         caps["extensions"] = extensions;
@@ -124,6 +126,7 @@ pub fn initialize(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> 
 /// request, so a stateless `ping` is an unknown method there.
 pub fn ping(ctx: &mut Ctx<'_>, _p: &Params<'_>) -> Result<Value, RpcError> {
     match ctx.era {
+        Era::Stateful if ctx.has(Fault::PingNotEmpty) => Ok(json!({"status": "ok"})),
         Era::Stateful => Ok(json!({})),
         Era::Stateless => Err(RpcError::method_not_found("ping")),
     }

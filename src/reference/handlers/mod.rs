@@ -10,6 +10,7 @@ pub mod progressive;
 pub mod prompts;
 pub mod search;
 pub mod tools;
+pub mod utility;
 
 use super::cursor::{self, CursorError, Position};
 use super::era::Era;

@@ -103,6 +103,13 @@ pub fn templates(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     let groups = &ctx.snap.catalog.tool_descriptions_groups;
     grouping::attach(&mut template, groups.iter().map(String::as_str));
     grouping::serve(ctx, &mut template);
+    if ctx.has(Fault::TemplateNoUriTemplate) {
+        if let Value::Object(t) = &mut template {
+            if let Some(u) = t.remove("uriTemplate") {
+                t.insert("uri".into(), u);
+            }
+        }
+    }
     paged_list(ctx, "resourceTemplates", vec![template], cursor)
 }
 
@@ -118,10 +125,37 @@ pub fn read(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
         .resources
         .iter()
         .find(|r| r.uri == uri)
-        .ok_or_else(|| RpcError::resource_not_found(uri))?;
-    Ok(
-        json!({"contents": [{"uri": resource.uri, "mimeType": resource.mime_type, "text": resource.text}]}),
-    )
+        .ok_or_else(|| not_found(ctx, uri))?;
+    let mut contents =
+        json!({"uri": resource.uri, "mimeType": resource.mime_type, "text": resource.text});
+    read_faults(ctx, &mut contents);
+    Ok(json!({"contents": [contents]}))
+}
+
+fn not_found(ctx: &Ctx<'_>, uri: &str) -> RpcError {
+    if ctx.era == Era::Stateful && ctx.has(Fault::ResourceNotFoundInternal) {
+        return RpcError::internal(format!("Internal error: no such file {uri}"));
+    }
+    RpcError::resource_not_found(uri, ctx.era)
+}
+
+/// The `read-*` faults, on one contents entry of a catalog resource.
+fn read_faults(ctx: &Ctx<'_>, contents: &mut Value) {
+    let Value::Object(c) = contents else {
+        return;
+    };
+    if ctx.has(Fault::ReadWrongUri) {
+        let uri = c.get("uri").and_then(Value::as_str).unwrap_or_default();
+        c.insert("uri".into(), json!(format!("{uri}#contents")));
+    }
+    if ctx.has(Fault::ReadBadBlob) {
+        if let Some(text) = c.remove("text") {
+            c.insert("blob".into(), text);
+        }
+    }
+    if ctx.has(Fault::ReadNoText) {
+        c.remove("text");
+    }
 }
 
 /// The tool names in a `?tools=a,b` query (several `tools=` parameters

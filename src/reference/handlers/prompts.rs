@@ -49,7 +49,7 @@ pub fn get(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     let mut values: Vec<(&str, &str)> = Vec::new();
     for arg in &prompt.arguments {
         match args.and_then(|a| a.get(&arg.name)) {
-            None | Some(Value::Null) if arg.required => {
+            None | Some(Value::Null) if arg.required && !ctx.has(Fault::PromptMissingArgOk) => {
                 return Err(RpcError::invalid_params(format!(
                     "Missing required argument '{}' for prompt {name}",
                     arg.name
@@ -68,7 +68,10 @@ pub fn get(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     }
     Ok(json!({
         "description": prompt.description,
-        "messages": [{"role": "user", "content": {"type": "text", "text": render(&prompt.template, &values)}}],
+        "messages": [{
+            "role": if ctx.has(Fault::PromptBadRole) { "system" } else { "user" },
+            "content": {"type": "text", "text": render(&prompt.template, &values)},
+        }],
     }))
 }
 

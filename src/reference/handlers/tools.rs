@@ -66,7 +66,23 @@ pub fn entry(ctx: &Ctx<'_>, tool: &Tool) -> Value {
         grouping::set_names(&mut e, &names);
     }
     grouping::serve(ctx, &mut e);
+    core_faults(ctx, tool, &mut e);
     e
+}
+
+/// The faults of the core profile's tool checks, on one tools/list entry.
+fn core_faults(ctx: &Ctx<'_>, tool: &Tool, e: &mut Value) {
+    let first = || ctx.snap.tools().next().is_some_and(|t| t.name == tool.name);
+    if ctx.has(Fault::ToolNameSpace) && first() {
+        e["name"] = json!(tool.name.replace('_', " "));
+    }
+    if ctx.has(Fault::InputSchemaInvalid) && first() {
+        e["inputSchema"] = json!({"type": "objekt"});
+    }
+    let read_only = || tool.annotations.value().get("readOnlyHint") == Some(&Value::Bool(true));
+    if ctx.has(Fault::OutputSchemaUnmet) && read_only() {
+        e["outputSchema"] = json!({"type": "object", "required": ["summary"]});
+    }
 }
 
 pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
@@ -234,6 +250,9 @@ pub fn call(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     };
     let snap = std::sync::Arc::clone(&ctx.snap);
     let Some(doc) = snap.doc(name) else {
+        if ctx.has(Fault::UnknownToolResult) {
+            return Ok(error_result(&format!("Unknown tool: {name}")));
+        }
         return Err(RpcError::unknown_tool(name));
     };
     let tool = snap.tool(doc);

@@ -49,6 +49,30 @@ pub struct RunConfig {
     pub pool: Option<Arc<SessionPool>>,
     /// The seed of generated cases (`generate:` scenarios).
     pub property: PropertyRun,
+    /// Which tools scenarios may call (`call_tools` in CEL).
+    pub call_tools: CallTools,
+}
+
+/// Which tools a run may call (`--call-tools`): a conformance run must not
+/// change a user's data, so by default only tools their server marks
+/// read-only and not destructive.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum CallTools {
+    None,
+    #[default]
+    ReadOnly,
+    All,
+}
+
+impl CallTools {
+    /// The value of `call_tools` in CEL (and of the flag).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::ReadOnly => "read-only",
+            Self::All => "all",
+        }
+    }
 }
 
 impl RunConfig {
@@ -71,6 +95,7 @@ impl RunConfig {
             fixture_match,
             pool: None,
             property: PropertyRun::default(),
+            call_tools: CallTools::default(),
         }
     }
 }
@@ -137,6 +162,7 @@ fn base_bindings(cfg: &RunConfig) -> Bindings {
     b.insert("era", json!(cfg.era.version));
     b.insert("liveness_method", json!(cfg.era.liveness_method()));
     b.insert("transport", json!(cfg.target.transport()));
+    b.insert("call_tools", json!(cfg.call_tools.as_str()));
     if let Some(probe) = &cfg.probe {
         b.insert("probe", probe.clone());
     }
