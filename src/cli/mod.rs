@@ -148,7 +148,12 @@ pub struct RunArgs {
     /// annotations say readOnlyHint: true and not destructiveHint: true, so a
     /// run changes no data; `none` calls no tool; `all` calls every tool.
     /// Reading resources and getting prompts always run.
-    #[arg(long, value_enum, value_name = "none|read-only|all", default_value = "read-only")]
+    #[arg(
+        long,
+        value_enum,
+        value_name = "none|read-only|all",
+        default_value = "read-only"
+    )]
     pub call_tools: mcp_conform::run::executor::CallTools,
     /// Replay a property failure: `SEED` draws that run's cases again, `SEED:CASE`
     /// runs only that case of each property scenario (both print on every failure).

@@ -286,7 +286,11 @@ fn progress(faults: &super::faults::Faults, method: &str, params: Option<&Value>
     let (Some(token), "tools/call") = (token, method) else {
         return Vec::new();
     };
-    let last = if faults.has(Fault::ProgressNotIncreasing) { 1 } else { 2 };
+    let last = if faults.has(Fault::ProgressNotIncreasing) {
+        1
+    } else {
+        2
+    };
     [1, last]
         .into_iter()
         .map(|n| {

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use super::events::{Event, RunInfo, Summary};
 use super::events::ToolCalls;
+use super::events::{Event, RunInfo, Summary};
 use super::executor::{CallTools, RunConfig};
 use super::outcome::ScenarioResult;
 use super::policy::{RunPolicy, Verdict};
@@ -117,12 +117,7 @@ pub async fn run_catalog(
     let probed = match probe_eras(&target, &opts.eras, opts.timeout, opts.startup).await {
         Ok(p) => p,
         Err(e) => {
-            sink(Event::Started(Box::new(run_info(
-                &target,
-                &[],
-                0,
-                opts,
-            ))));
+            sink(Event::Started(Box::new(run_info(&target, &[], 0, opts))));
             let mut summary = Summary::from_results(&[], started.elapsed().as_millis() as u64);
             summary.verdict = Some(Verdict::NotRun {
                 reason: e.message.clone(),

@@ -287,12 +287,18 @@ async fn run_probe(
     };
     let tool_names = keys(&tools, "name");
     let resources = if declares("resources") {
-        keys(&list_items(session, "resources/list", "resources").await, "uri")
+        keys(
+            &list_items(session, "resources/list", "resources").await,
+            "uri",
+        )
     } else {
         Vec::new()
     };
     let prompts = if declares("prompts") {
-        keys(&list_items(session, "prompts/list", "prompts").await, "name")
+        keys(
+            &list_items(session, "prompts/list", "prompts").await,
+            "name",
+        )
     } else {
         Vec::new()
     };

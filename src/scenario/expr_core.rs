@@ -17,7 +17,11 @@ pub fn schema_problems(schema: &Value) -> Vec<String> {
         )];
     }
     if let Err(e) = jsonschema::meta::validate(schema) {
-        return vec![format!("{}: {}", path_or_root(e.instance_path().as_str()), e.masked())];
+        return vec![format!(
+            "{}: {}",
+            path_or_root(e.instance_path().as_str()),
+            e.masked()
+        )];
     }
     match jsonschema::validator_for(schema) {
         Ok(_) => Vec::new(),
@@ -32,7 +36,13 @@ pub fn instance_errors(instance: &Value, schema: &Value) -> Vec<String> {
         Err(e) => vec![format!("the schema does not compile: {}", e.masked())],
         Ok(v) => v
             .iter_errors(instance)
-            .map(|e| format!("{}: {}", path_or_root(e.instance_path().as_str()), e.masked()))
+            .map(|e| {
+                format!(
+                    "{}: {}",
+                    path_or_root(e.instance_path().as_str()),
+                    e.masked()
+                )
+            })
             .collect(),
     }
 }
@@ -110,7 +120,11 @@ fn sample_value(s: &Value, depth: usize) -> Value {
         "boolean" => json!(false),
         "integer" | "number" => number_within(s, ty == "integer"),
         "array" => {
-            let n = s.get("minItems").and_then(Value::as_u64).unwrap_or(0).min(3);
+            let n = s
+                .get("minItems")
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+                .min(3);
             let item = s.get("items").unwrap_or(&Value::Null);
             Value::Array((0..n).map(|_| sample_value(item, depth + 1)).collect())
         }
@@ -121,10 +135,11 @@ fn sample_value(s: &Value, depth: usize) -> Value {
 }
 
 fn number_within(s: &Value, integer: bool) -> Value {
-    let low = s
-        .get("minimum")
-        .and_then(Value::as_f64)
-        .or_else(|| s.get("exclusiveMinimum").and_then(Value::as_f64).map(|m| m + 1.0));
+    let low = s.get("minimum").and_then(Value::as_f64).or_else(|| {
+        s.get("exclusiveMinimum")
+            .and_then(Value::as_f64)
+            .map(|m| m + 1.0)
+    });
     let high = s.get("maximum").and_then(Value::as_f64);
     let n = match (low, high) {
         (Some(l), _) => l.ceil(),
@@ -198,7 +213,8 @@ pub fn template_vars(template: &str) -> Vec<String> {
         let Some(end) = rest[start..].find('}') else {
             break;
         };
-        let expr = rest[start + 1..start + end].trim_start_matches(['+', '#', '.', '/', ';', '?', '&']);
+        let expr =
+            rest[start + 1..start + end].trim_start_matches(['+', '#', '.', '/', ';', '?', '&']);
         for v in expr.split(',') {
             let name = v.split(':').next().unwrap_or(v).trim_end_matches('*');
             if !name.is_empty() {
@@ -230,7 +246,13 @@ fn expand_expression(expr: &str, value: &str) -> String {
     };
     let parts: Vec<String> = names
         .iter()
-        .map(|n| if named { format!("{n}={value}") } else { value.to_string() })
+        .map(|n| {
+            if named {
+                format!("{n}={value}")
+            } else {
+                value.to_string()
+            }
+        })
         .collect();
     format!("{first}{}", parts.join(sep))
 }
@@ -264,7 +286,8 @@ mod tests {
 
     #[test]
     fn instances_are_checked_against_a_schema() {
-        let s = json!({"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}});
+        let s =
+            json!({"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}});
         assert!(instance_errors(&json!({"n": 3}), &s).is_empty());
         let e = instance_errors(&json!({"n": "x"}), &s);
         assert!(e[0].starts_with("/n:"), "{e:?}");
@@ -328,7 +351,8 @@ mod tests {
     #[test]
     fn only_read_only_tools_are_called_by_default() {
         let ro = json!({"name": "r", "annotations": {"readOnlyHint": true}});
-        let both = json!({"name": "d", "annotations": {"readOnlyHint": true, "destructiveHint": true}});
+        let both =
+            json!({"name": "d", "annotations": {"readOnlyHint": true, "destructiveHint": true}});
         let plain = json!({"name": "p"});
         assert!(may_call(&ro, "read-only"));
         assert!(!may_call(&both, "read-only"));

@@ -198,7 +198,10 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("read-bad-blob", &["CORE-RES-02"][..]),
         ("read-no-text", &["CORE-RES-01", "BASE-SCHEMA-01"][..]),
         ("resource-not-found-internal", &["CORE-RES-04"][..]),
-        ("template-no-uri-template", &["CORE-RES-05", "BASE-SCHEMA-01"][..]),
+        (
+            "template-no-uri-template",
+            &["CORE-RES-05", "BASE-SCHEMA-01"][..],
+        ),
         ("prompt-bad-role", &["CORE-PROMPT-01"][..]),
         ("prompt-missing-arg-ok", &["CORE-PROMPT-03"][..]),
         ("tool-name-space", &["CORE-TOOL-01"][..]),

@@ -38,7 +38,11 @@ pub fn set_level(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
             LOG_LEVELS.join(", ")
         )));
     }
-    let sent = if ctx.has(Fault::LogBelowLevel) { "debug" } else { level };
+    let sent = if ctx.has(Fault::LogBelowLevel) {
+        "debug"
+    } else {
+        level
+    };
     ctx.after.push(notification(
         "notifications/message",
         Some(json!({"level": sent, "logger": "mcp-conform-reference", "data": format!("log level set to {level}")})),
