@@ -25,7 +25,7 @@ use crate::common;
 use crate::prereq::{self, Prereq};
 
 /// Profiles whose rules the peers are expected to follow.
-const BASE_PROFILES: &[&str] = &["base", "transport-http"];
+const BASE_PROFILES: &[&str] = &["base", "core", "transport-http"];
 
 #[derive(Clone)]
 enum Transport {
