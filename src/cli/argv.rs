@@ -85,7 +85,10 @@ pub fn check(raw: &[String]) -> Result<Vec<String>, String> {
         };
         let inline = token.contains('=');
         if opt.flag {
-            if let Some(next) = raw.get(i + 1).filter(|n| i + 1 < sep && !n.starts_with('-')) {
+            if let Some(next) = raw
+                .get(i + 1)
+                .filter(|n| i + 1 < sep && !n.starts_with('-'))
+            {
                 let hint = intended(opt, &opts)
                     .map(|o| format!("; did you mean `{o}`?"))
                     .unwrap_or_default();
@@ -141,7 +144,9 @@ mod tests {
     #[test]
     fn options_with_values_and_no_separator_pass() {
         assert_eq!(
-            check(&args("--report-json r.json -p base --timeout-ms=9 -q -- ./server")),
+            check(&args(
+                "--report-json r.json -p base --timeout-ms=9 -q -- ./server"
+            )),
             Ok(Vec::new())
         );
         assert_eq!(check(&args("--json out.json ./server")), Ok(Vec::new()));

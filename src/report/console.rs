@@ -307,11 +307,18 @@ impl<W: Write> ConsoleReporter<W> {
         } else {
             if view.eras.len() > 1 {
                 for (era, counts) in &view.eras {
-                    self.line(&format!("  protocol {era:<12} {}", overview::counted_line(counts)));
+                    self.line(&format!(
+                        "  protocol {era:<12} {}",
+                        overview::counted_line(counts)
+                    ));
                 }
             }
             // Profile counts run across every era: they add up to the same whole.
-            let across = if view.eras.len() > 1 { ", all eras" } else { "" };
+            let across = if view.eras.len() > 1 {
+                ", all eras"
+            } else {
+                ""
+            };
             for (profile, counts) in &view.profiles {
                 self.line(&format!(
                     "  profile {profile:<13} {}{across}",
@@ -645,7 +652,10 @@ mod tests {
         assert_eq!(problems.len(), 2);
         let console = ConsoleReporter::new(Vec::new(), ConsoleOptions::default());
         let first = console.details_in(problems[0].result, &problems[0].eras.join(", "));
-        assert!(first.contains("(protocol 2025-06-18, 2025-11-25)"), "{first}");
+        assert!(
+            first.contains("(protocol 2025-06-18, 2025-11-25)"),
+            "{first}"
+        );
         let mut quiet = ConsoleReporter::new(Vec::new(), ConsoleOptions::default());
         quiet.several_eras = true;
         assert_eq!(

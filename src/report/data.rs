@@ -54,8 +54,11 @@ impl ReportData {
 
     /// What applied to the server, the profiles it does not offer, and why.
     pub fn overview(&self) -> super::overview::Overview {
-        let briefs: Vec<super::overview::Brief> =
-            self.scenarios.iter().map(super::overview::Brief::of).collect();
+        let briefs: Vec<super::overview::Brief> = self
+            .scenarios
+            .iter()
+            .map(super::overview::Brief::of)
+            .collect();
         super::overview::Overview::of(&briefs, &self.run.eras)
     }
 

@@ -42,7 +42,8 @@ pub fn cap(diff: &str, max: Option<usize>) -> Capped<'_> {
 pub fn first_change(diff: &str, max: Option<usize>) -> Capped<'_> {
     let all: Vec<&str> = diff.lines().collect();
     let changed = |l: &&str| {
-        (l.starts_with('+') && !l.starts_with("+++")) || (l.starts_with('-') && !l.starts_with("---"))
+        (l.starts_with('+') && !l.starts_with("+++"))
+            || (l.starts_with('-') && !l.starts_with("---"))
     };
     let end = all
         .iter()

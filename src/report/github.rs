@@ -23,7 +23,11 @@ pub fn location(r: &ScenarioResult) -> (String, Option<u32>, Option<u32>) {
     };
     let mut parts = at.rsplitn(3, ':');
     let (col, line, path) = (parts.next(), parts.next(), parts.next());
-    match (path, line.and_then(|l| l.parse().ok()), col.and_then(|c| c.parse().ok())) {
+    match (
+        path,
+        line.and_then(|l| l.parse().ok()),
+        col.and_then(|c| c.parse().ok()),
+    ) {
         (Some(path), Some(line), Some(col)) => (path.to_string(), Some(line), Some(col)),
         _ => (source_path(&r.origin), None, None),
     }
@@ -193,6 +197,7 @@ mod tests {
             profile: "base".into(),
             level: Level::Must,
             requirements: vec!["BASE-ERR-01".into()],
+            bases: Vec::new(),
             spec: Vec::new(),
             origin: "test".into(),
             era: "2025-06-18".into(),

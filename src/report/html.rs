@@ -194,7 +194,11 @@ fn tables(data: &ReportData, view: &Overview) -> String {
             counts_table("eras", "protocol", rows)
         ));
     }
-    let across = if view.eras.len() > 1 { " (all eras)" } else { "" };
+    let across = if view.eras.len() > 1 {
+        " (all eras)"
+    } else {
+        ""
+    };
     let rows = count_rows(view.profiles.iter().map(|(p, c)| (p.clone(), c)));
     html.push_str(&format!(
         "<h2>Per profile{across}</h2>{}",

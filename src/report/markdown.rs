@@ -53,7 +53,11 @@ pub fn render(data: &ReportData) -> String {
         md.push_str(&counts_row("**all eras**", &s.overall));
         md.push('\n');
     }
-    let across = if view.eras.len() > 1 { " (all eras)" } else { "" };
+    let across = if view.eras.len() > 1 {
+        " (all eras)"
+    } else {
+        ""
+    };
     md.push_str(&format!("| profile{across} {HEAD}"));
     for (profile, c) in &view.profiles {
         md.push_str(&counts_row(profile, c));

@@ -90,7 +90,10 @@ impl Overview {
             counts.add(b.outcome);
             if !b.era.is_empty() {
                 let rank = eras.iter().position(|e| *e == b.era).unwrap_or(usize::MAX);
-                by_era.entry((rank, b.era.as_str())).or_default().add(b.outcome);
+                by_era
+                    .entry((rank, b.era.as_str()))
+                    .or_default()
+                    .add(b.outcome);
             }
             if b.outcome != Outcome::Skip {
                 o.runs.add(b.outcome);
@@ -231,7 +234,10 @@ pub fn problems<'a>(results: impl IntoIterator<Item = &'a ScenarioResult>) -> Ve
             }
             None => out.push(Problem {
                 result: r,
-                eras: [r.era.as_str()].into_iter().filter(|e| !e.is_empty()).collect(),
+                eras: [r.era.as_str()]
+                    .into_iter()
+                    .filter(|e| !e.is_empty())
+                    .collect(),
             }),
         }
     }
@@ -265,8 +271,20 @@ mod tests {
             all.push(brief("base/a", "base", era, Outcome::Pass, ""));
             all.push(brief("base/b", "base", era, Outcome::Fail, ""));
             all.push(brief("base/c", "base", era, Outcome::Skip, "needs tools"));
-            all.push(brief("sep-1/x", "sep-1", era, Outcome::Skip, "no x capability"));
-            all.push(brief("sep-1/y", "sep-1", era, Outcome::Skip, "no x capability"));
+            all.push(brief(
+                "sep-1/x",
+                "sep-1",
+                era,
+                Outcome::Skip,
+                "no x capability",
+            ));
+            all.push(brief(
+                "sep-1/y",
+                "sep-1",
+                era,
+                Outcome::Skip,
+                "no x capability",
+            ));
             all.push(brief("sep-1/z", "sep-1", era, Outcome::Skip, "needs tools"));
         }
         let o = Overview::of(&all, &eras);
@@ -277,7 +295,10 @@ mod tests {
             "2 scenarios applied to this server in 2 eras (4 runs): 2 passed, 2 failed, 0 warned"
         );
         assert_eq!(o.profiles.len(), 1);
-        assert_eq!(counted_line(&o.profiles[0].1), "6 runs: 2 passed, 2 failed, 0 warned; 2 skipped");
+        assert_eq!(
+            counted_line(&o.profiles[0].1),
+            "6 runs: 2 passed, 2 failed, 0 warned; 2 skipped"
+        );
         assert_eq!(
             o.not_offered,
             vec![NotOffered {

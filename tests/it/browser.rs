@@ -288,7 +288,10 @@ fn html_report_renders_and_expands_a_failure() {
         assert!(!added.is_empty(), "diff lines are coloured");
         let summaries = driver.find_all("details.skip-group > summary").await;
         driver.click(&summaries[0]).await;
-        assert!(driver.displayed(&ids[0]).await, "a click shows the skipped ids");
+        assert!(
+            driver.displayed(&ids[0]).await,
+            "a click shows the skipped ids"
+        );
         let shot = driver.call(reqwest::Method::GET, "/screenshot", None).await;
         let png = base64::engine::general_purpose::STANDARD
             .decode(shot.as_str().unwrap_or(""))

@@ -98,7 +98,10 @@ fn quiet_prints_one_line_per_distinct_problem() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
-    let problems: Vec<&&str> = lines.iter().filter(|l| l.starts_with("FAILED") || l.starts_with("warn")).collect();
+    let problems: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("FAILED") || l.starts_with("warn"))
+        .collect();
     assert!(!problems.is_empty(), "{stdout}");
     assert!(
         lines.len() <= problems.len() + 5,
@@ -106,17 +109,29 @@ fn quiet_prints_one_line_per_distinct_problem() {
         lines.len(),
         problems.len()
     );
-    let ids: Vec<&str> = problems.iter().filter_map(|l| l.split_whitespace().nth(2)).collect();
+    let ids: Vec<&str> = problems
+        .iter()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .collect();
     let mut distinct = ids.clone();
     distinct.dedup();
     assert_eq!(ids, distinct, "each problem once:\n{stdout}");
     assert!(
-        stdout.contains("FAILED [MUST] base/unknown-method BASE-ERR-01 (2025-06-18, 2025-11-25, 2026-07-28): "),
+        stdout.contains(
+            "FAILED [MUST] base/unknown-method BASE-ERR-01 (2025-06-18, 2025-11-25, 2026-07-28): "
+        ),
         "{stdout}"
     );
-    assert!(lines.iter().any(|l| l.starts_with("more: the scenario: `mcp-conform show ")), "{stdout}");
     assert!(
-        lines.last().is_some_and(|l| l.starts_with("conformance result: FAILED")),
+        lines
+            .iter()
+            .any(|l| l.starts_with("more: the scenario: `mcp-conform show ")),
+        "{stdout}"
+    );
+    assert!(
+        lines
+            .last()
+            .is_some_and(|l| l.starts_with("conformance result: FAILED")),
         "{stdout}"
     );
 }

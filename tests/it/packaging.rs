@@ -47,7 +47,9 @@ fn npm_platforms() -> BTreeSet<String> {
         .keys()
         .map(|k| {
             k.strip_prefix("@mcp-conform-harness/")
-                .unwrap_or_else(|| panic!("{k}: platform packages are @mcp-conform-harness/<os>-<cpu>"))
+                .unwrap_or_else(|| {
+                    panic!("{k}: platform packages are @mcp-conform-harness/<os>-<cpu>")
+                })
                 .to_string()
         })
         .collect()

@@ -305,8 +305,14 @@ fn sarif_and_annotations_of_the_fixed_run() {
         serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap_or_default())
             .unwrap_or_else(|e| panic!("SARIF is not JSON: {e}"));
     assert_eq!(log["version"], "2.1.0");
-    let results = log["runs"][0]["results"].as_array().cloned().unwrap_or_default();
-    let rules: Vec<&str> = results.iter().filter_map(|r| r["ruleId"].as_str()).collect();
+    let results = log["runs"][0]["results"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let rules: Vec<&str> = results
+        .iter()
+        .filter_map(|r| r["ruleId"].as_str())
+        .collect();
     assert_eq!(rules, ["BASE-ID-01", "BASE-ERR-01"]);
     assert_eq!(
         results[0]["locations"][0]["physicalLocation"]["region"]["startLine"],
@@ -328,12 +334,18 @@ fn sarif_log_is_valid_against_the_sarif_schema() {
     let log: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap_or_default())
             .unwrap_or_else(|e| panic!("SARIF is not JSON: {e}"));
-    let errors: Vec<String> = validator.iter_errors(&log).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    let errors: Vec<String> = validator
+        .iter_errors(&log)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
     assert!(errors.is_empty(), "{errors:#?}");
     // The validator does reject a log that breaks the schema.
     let mut broken = log.clone();
     broken["runs"][0]["results"][0]["level"] = serde_json::json!("fatal");
-    assert!(!validator.is_valid(&broken), "a bad level must not validate");
+    assert!(
+        !validator.is_valid(&broken),
+        "a bad level must not validate"
+    );
 }
 
 pub fn trials() -> Vec<libtest_mimic::Trial> {
