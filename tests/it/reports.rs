@@ -336,7 +336,7 @@ fn sarif_log_is_valid_against_the_sarif_schema() {
             .unwrap_or_else(|e| panic!("SARIF is not JSON: {e}"));
     let errors: Vec<String> = validator
         .iter_errors(&log)
-        .map(|e| format!("{e} at {}", e.instance_path))
+        .map(|e| format!("{e} at {}", e.instance_path()))
         .collect();
     assert!(errors.is_empty(), "{errors:#?}");
     // The validator does reject a log that breaks the schema.
@@ -350,6 +350,7 @@ fn sarif_log_is_valid_against_the_sarif_schema() {
 
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     let mut list = trials![
+        every_format_is_written_and_valid,
         sarif_and_annotations_of_the_fixed_run,
         console_output_of_the_fixed_run,
         baselines_gate_on_regressions_and_stale_entries,
