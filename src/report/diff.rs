@@ -138,7 +138,7 @@ mod tests {
         let diff = "--- expected\n+++ actual\n@@ -1,9 +1,9 @@\n {\n-  \"a\": 1,\n+  \"a\": 2,\n   \"b\": 3,\n-  \"c\": 4\n+  \"c\": 5\n }\n";
         let cut = first_change(diff, Some(40));
         assert_eq!(cut.lines.last(), Some(&"+  \"a\": 2,"));
-        assert_eq!((cut.lines.len(), cut.hidden), (6, 5));
+        assert_eq!((cut.lines.len(), cut.hidden), (6, 4));
         assert_eq!(first_change(diff, Some(2)).lines.len(), 2);
         assert_eq!(first_change("same\n", None).hidden, 0);
     }
