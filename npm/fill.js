@@ -2,14 +2,14 @@
 // Stages the npm packages of mcp-conform, each with Cargo.toml's version.
 //
 //   node npm/fill.js platform <os>-<cpu> <binary> <out-dir>
-//       <out-dir>/<os>-<cpu>/: the package @mcp-conform/<os>-<cpu> holding the
+//       <out-dir>/<os>-<cpu>/: the package @mcp-conform-harness/<os>-<cpu> holding the
 //       built binary (bin/mcp-conform, or bin/mcp-conform.exe on win32)
 //   node npm/fill.js main <out-dir> [<os>-<cpu> ...]
-//       <out-dir>/mcp-conform/: the launcher package npm/mcp-conform/; with
+//       <out-dir>/mcp-conform-harness/: the launcher package npm/mcp-conform-harness/; with
 //       platforms, its optionalDependencies keep only those (a release lists
 //       the platform packages it built, nothing it could not publish)
 //   node npm/fill.js sync
-//       writes Cargo.toml's version into npm/mcp-conform/package.json (after
+//       writes Cargo.toml's version into npm/mcp-conform-harness/package.json (after
 //       a version bump; tests/it/packaging.rs checks they agree)
 //
 // Then `npm pack` or `npm publish` in the staged directory. Plain Node, no
@@ -20,8 +20,8 @@ const fs = require("fs");
 const path = require("path");
 
 const root = path.resolve(__dirname, "..");
-const launcherDir = path.join(__dirname, "mcp-conform");
-const SCOPE = "@mcp-conform/";
+const launcherDir = path.join(__dirname, "mcp-conform-harness");
+const SCOPE = "@mcp-conform-harness/";
 
 function die(message) {
   process.stderr.write(`npm/fill.js: ${message}\n`);
@@ -54,7 +54,7 @@ function stamped(version, only = []) {
   const known = Object.keys(manifest.optionalDependencies);
   for (const name of only) {
     if (!known.includes(SCOPE + name)) {
-      die(`${SCOPE + name} is not among the optionalDependencies of npm/mcp-conform/package.json`);
+      die(`${SCOPE + name} is not among the optionalDependencies of npm/mcp-conform-harness/package.json`);
     }
   }
   manifest.version = version;
@@ -80,7 +80,7 @@ function platform(name, binary, outDir) {
   const pkg = SCOPE + name;
   const launcher = readLauncher();
   if (!(pkg in launcher.optionalDependencies)) {
-    die(`${pkg} is not among the optionalDependencies of npm/mcp-conform/package.json`);
+    die(`${pkg} is not among the optionalDependencies of npm/mcp-conform-harness/package.json`);
   }
   if (!fs.existsSync(binary)) die(`no binary at ${binary}`);
   const [os, cpu] = name.split("-");
@@ -94,7 +94,7 @@ function platform(name, binary, outDir) {
   writeJson(path.join(dir, "package.json"), {
     name: pkg,
     version,
-    description: `The ${os} ${cpu} binary of mcp-conform (installed by the mcp-conform package)`,
+    description: `The ${os} ${cpu} binary of mcp-conform (installed by the mcp-conform-harness package)`,
     license: launcher.license,
     os: [os],
     cpu: [cpu],
@@ -104,13 +104,13 @@ function platform(name, binary, outDir) {
   fs.writeFileSync(
     path.join(dir, "README.md"),
     `# ${pkg}\n\nThe ${os} ${cpu} binary of mcp-conform.\n` +
-      "Install `mcp-conform`, not this package: npm picks the platform package for you.\n"
+      "Install `mcp-conform-harness`, not this package: npm picks the platform package for you.\n"
   );
   process.stdout.write(`${dir}\n`);
 }
 
 function main(outDir, only) {
-  const dir = path.join(outDir, "mcp-conform");
+  const dir = path.join(outDir, "mcp-conform-harness");
   fresh(path.join(dir, "bin"));
   for (const file of ["bin/mcp-conform.js", "README.md"]) {
     fs.copyFileSync(path.join(launcherDir, file), path.join(dir, file));

@@ -3,10 +3,15 @@
 # Builds the PyPI wheel and the npm packages from this checkout, installs each
 # from the local files only (no registry) into a throwaway venv / npm project
 # under target/packaging/, and runs what a user would:
-#   venv:  pip install <wheel>; mcp-conform --version; -p base against the
+# Every package is installed by its distribution name, mcp-conform-harness,
+# and installs the command mcp-conform:
+#   venv:  pip install mcp-conform-harness (--find-links the local wheel);
+#          mcp-conform --version; -p base against the
 #          reference server and against the PyPI peer (fixtures/peers/)
-#   uvx:   uvx --from <wheel> mcp-conform --version; -p base (reference)
-#   npx:   npm install <launcher.tgz> <platform.tgz>; npx mcp-conform --version;
+#   uvx:   uvx --from mcp-conform-harness mcp-conform --version (--find-links
+#          the local wheel); -p base (reference)
+#   npx:   npm install <launcher.tgz> <platform.tgz>; npx mcp-conform-harness
+#          --version; npx mcp-conform --version;
 #          -p base against the reference server and the npm peer
 #          server-everything; the launcher without its platform package
 #          must fail with its message
@@ -117,7 +122,7 @@ t=$(now)
 # 2.36, the binary needs 2.34); the release builds in a manylinux_2_28
 # container instead (docs/packaging.md).
 "$tools/bin/maturin" build --release --locked --out "$work/dist" 2>&1 | tail -n 3
-wheels=("$work"/dist/mcp_conform-"$version"-*.whl)
+wheels=("$work"/dist/mcp_conform_harness-"$version"-*.whl)
 [ ${#wheels[@]} = 1 ] && [ -f "${wheels[0]}" ] || die "expected one wheel for $version in $work/dist, got: ${wheels[*]}"
 wheel=${wheels[0]}
 timings+=("build the wheel (cargo release build inside)|$(elapsed "$t") s")
@@ -131,8 +136,8 @@ launcher_dir=$(node npm/fill.js main "$work/stage/npm")
 mkdir -p "$work/npm-dist"
 (cd "$platform_dir" && npm pack --silent --pack-destination "$work/npm-dist" >/dev/null)
 (cd "$launcher_dir" && npm pack --silent --pack-destination "$work/npm-dist" >/dev/null)
-platform_tgz=$work/npm-dist/mcp-conform-$platform-$version.tgz
-launcher_tgz=$work/npm-dist/mcp-conform-$version.tgz
+platform_tgz=$work/npm-dist/mcp-conform-harness-$platform-$version.tgz
+launcher_tgz=$work/npm-dist/mcp-conform-harness-$version.tgz
 [ -f "$platform_tgz" ] && [ -f "$launcher_tgz" ] || die "npm pack did not give $platform_tgz and $launcher_tgz: $(ls "$work/npm-dist")"
 listing=$(tar -tvzf "$platform_tgz")
 grep -q -- '-rwxr-xr-x .*package/bin/mcp-conform$' <<<"$listing" || die "$platform_tgz: bin/mcp-conform is not executable"
@@ -142,7 +147,8 @@ step "venv: fresh venv, pip install the wheel, mcp-conform -p base (reference se
 t=$(now)
 python3 -m venv "$work/venv"
 t_venv=$(elapsed "$t")
-"$work/venv/bin/pip" install --quiet --disable-pip-version-check --no-index --only-binary :all: "$wheel"
+"$work/venv/bin/pip" install --quiet --disable-pip-version-check --no-index --only-binary :all: \
+  --find-links "$work/dist" "mcp-conform-harness==$version"
 t_pip=$(elapsed "$t")
 "$work/venv/bin/mcp-conform" -p base -q >/dev/null
 venv_time=$(elapsed "$t")
@@ -161,10 +167,11 @@ timings+=("venv \`-p base\` against the PyPI peer|$(elapsed "$t") s")
 step "uvx: uvx --from the wheel (offline)"
 export UV_CACHE_DIR=$work/uv-cache UV_PYTHON_DOWNLOADS=never UV_NO_CONFIG=1
 t=$(now)
-"$tools/bin/uvx" --offline --from "$wheel" mcp-conform -p base -q >/dev/null
-timings+=("uvx --from wheel (cold cache) + \`-p base\` (reference)|$(elapsed "$t") s")
-check_version uvx "$tools/bin/uvx" --offline --from "$wheel" mcp-conform
-conform uvx-reference "$tools/bin/uvx" --offline --from "$wheel" mcp-conform -p base -q
+uvx_by_name=("$tools/bin/uvx" --offline --find-links "$work/dist" --from "mcp-conform-harness==$version" mcp-conform)
+"${uvx_by_name[@]}" -p base -q >/dev/null
+timings+=("uvx --from mcp-conform-harness (local wheel, cold cache) + \`-p base\` (reference)|$(elapsed "$t") s")
+check_version uvx "${uvx_by_name[@]}"
+conform uvx-reference "${uvx_by_name[@]}" -p base -q
 
 # npx must run the local install and never fetch one (`--no` on the command
 # line would make npx parse the command's own options, such as -p).
@@ -178,6 +185,7 @@ t_npm=$(elapsed "$t")
 npx_time=$(elapsed "$t")
 timings+=("fresh npm project + npm install tarballs + \`npx mcp-conform -p base\` (reference)|$npx_time s (npm install $t_npm s)")
 (cd "$work/npx" && check_version npx npx mcp-conform)
+(cd "$work/npx" && check_version npx-by-name npx mcp-conform-harness)
 (cd "$work/npx" && conform npx-reference npx mcp-conform -p base -q)
 ok "npx: fresh project to verdict in $npx_time s"
 
@@ -193,7 +201,7 @@ mkdir -p "$work/npx-noplatform"
 (cd "$work/npx-noplatform" && npm install --offline --no-audit --no-fund --loglevel=error --omit=optional "$launcher_tgz" >/dev/null)
 code=0
 msg=$(cd "$work/npx-noplatform" && npx mcp-conform --version 2>&1) || code=$?
-[ "$code" = 1 ] && grep -q "@mcp-conform/$platform is not installed" <<<"$msg" ||
+[ "$code" = 1 ] && grep -q "@mcp-conform-harness/$platform is not installed" <<<"$msg" ||
   die "expected exit 1 and a 'not installed' message, got exit $code: $msg"
 ok "exit 1: $(grep -m1 '^mcp-conform:' <<<"$msg" | cut -c1-110)…"
 

@@ -1,5 +1,6 @@
 //! Arguments and subcommands; exit codes.
 
+mod argv;
 mod combine;
 mod explain;
 mod run;
@@ -206,6 +207,15 @@ pub struct RunArgs {
     /// Write a self-contained HTML report to FILE.
     #[arg(long, value_name = "FILE")]
     pub report_html: Option<PathBuf>,
+    /// Write a SARIF 2.1.0 log (for GitHub code scanning) to FILE: one result per
+    /// distinct failure or warning, one rule per requirement.
+    #[arg(long, value_name = "FILE")]
+    pub report_sarif: Option<PathBuf>,
+    /// Console format: `text`, or `github` (failures and warnings also as workflow
+    /// annotations on the scenario file and line). Default: github when
+    /// GITHUB_ACTIONS=true, else text.
+    #[arg(long, value_name = "text|github", value_enum)]
+    pub format: Option<Format>,
     /// Write all four reports into DIR (report.json, junit.xml, report.md, report.html).
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
@@ -218,6 +228,13 @@ pub struct RunArgs {
     /// The server command and its arguments (default: the built-in reference server).
     #[arg(trailing_var_arg = true, value_name = "SERVER_CMD")]
     pub command: Vec<String>,
+}
+
+/// How the console writes problems.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Github,
 }
 
 fn positive_usize(s: &str) -> Result<usize, String> {
@@ -280,8 +297,19 @@ fn parse_env(s: &str) -> Result<(String, String), String> {
     }
 }
 
-/// Runs the command and returns the process exit code.
-pub fn dispatch(cli: Cli) -> Result<u8> {
+/// Runs the command and returns the process exit code; `raw` are the
+/// arguments as given (without the program name), for the mistakes the
+/// parser cannot see.
+pub fn dispatch(cli: Cli, raw: &[String]) -> Result<u8> {
+    if cli.command.is_none() {
+        match argv::check(raw) {
+            Ok(warnings) => warnings.iter().for_each(|w| eprintln!("{w}")),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(EXIT_USAGE);
+            }
+        }
+    }
     match cli.command {
         Some(Command::Explain { id, document: true }) => explain::document(&id),
         Some(Command::Explain { id, .. }) => explain::explain(&id),

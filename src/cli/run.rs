@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use super::{select, RunArgs, EXIT_FAILURES, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE};
+use super::{select, Format, RunArgs, EXIT_FAILURES, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE};
 use mcp_conform::baseline::{self, Baseline};
 use mcp_conform::report::console::{ConsoleOptions, ConsoleReporter};
 use mcp_conform::report::data::{Collector, ReportData};
-use mcp_conform::report::{html, json, junit, markdown, Renderer};
+use mcp_conform::report::{github, html, json, junit, markdown, Renderer};
 use mcp_conform::run::catalog::{run_catalog, RunOptions};
 use mcp_conform::run::events::Event;
 use mcp_conform::run::probe::EraChoice;
@@ -356,9 +356,20 @@ fn console(args: &RunArgs) -> ConsoleReporter<std::io::Stdout> {
             color,
             verbose: args.verbose,
             quiet: args.quiet,
-            progress: std::io::stderr().is_terminal() && !args.quiet,
+            progress: std::io::stderr().is_terminal(),
+            heartbeat: Some(Duration::from_secs(10)),
+            github: args.format.unwrap_or_else(default_format) == Format::Github,
         },
     )
+}
+
+/// Workflow annotations inside GitHub Actions, plain text elsewhere.
+fn default_format() -> Format {
+    if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+        Format::Github
+    } else {
+        Format::Text
+    }
 }
 
 async fn run_and_report(
@@ -434,11 +445,12 @@ pub fn report_files(args: &RunArgs) -> Vec<(PathBuf, Renderer)> {
         files.push((dir.join("report.md"), markdown::render));
         files.push((dir.join("report.html"), html::render));
     }
-    let single: [(&Option<PathBuf>, Renderer); 4] = [
+    let single: [(&Option<PathBuf>, Renderer); 5] = [
         (&args.report_json, json::render),
         (&args.report_junit, junit::render),
         (&args.report_markdown, markdown::render),
         (&args.report_html, html::render),
+        (&args.report_sarif, github::sarif),
     ];
     for (path, render) in single {
         if let Some(p) = path {

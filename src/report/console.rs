@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::diff::{self, DEFAULT_DIFF_LINES, SENT_CHARS};
+use super::overview::{self, Brief, Overview, Problem};
 use crate::run::events::{Event, RunInfo, Summary};
 use crate::run::outcome::{Finding, Outcome, ScenarioResult};
 use crate::run::policy::Verdict;
@@ -28,6 +29,12 @@ pub struct ConsoleOptions {
     pub quiet: bool,
     /// A progress bar is drawn (on a terminal only).
     pub progress: bool,
+    /// Without a terminal: every this often, a line on stderr saying what
+    /// is still running (a CI log shows the run is alive).
+    pub heartbeat: Option<Duration>,
+    /// Problems also as GitHub workflow annotations (under -q: instead of
+    /// their line).
+    pub github: bool,
 }
 
 impl Default for ConsoleOptions {
@@ -38,6 +45,8 @@ impl Default for ConsoleOptions {
             verbose: false,
             quiet: false,
             progress: false,
+            heartbeat: None,
+            github: false,
         }
     }
 }
@@ -49,10 +58,16 @@ pub struct ConsoleReporter<W: Write> {
     /// Diff lines shown per finding (None: all).
     diff_lines: Option<usize>,
     results: Vec<ScenarioResult>,
+    /// Every result, in brief (for the summary).
+    briefs: Vec<Brief>,
+    /// The eras tested, oldest first.
+    eras: Vec<String>,
     bar: Option<indicatif::ProgressBar>,
     /// Results name their era (the run tests more than one).
     several_eras: bool,
     running: Running,
+    /// Dropped when the run is done, which ends the heartbeat thread.
+    heartbeat: Option<std::sync::mpsc::Sender<()>>,
 }
 
 const RED: &str = "\x1b[31m";
@@ -71,9 +86,12 @@ impl<W: Write> ConsoleReporter<W> {
             opts,
             diff_lines: (!opts.verbose && lines > 0).then_some(lines),
             results: Vec::new(),
+            briefs: Vec::new(),
+            eras: Vec::new(),
             bar: None,
             several_eras: false,
             running: Running::default(),
+            heartbeat: None,
         }
     }
 
@@ -138,6 +156,7 @@ impl<W: Write> ConsoleReporter<W> {
             .and_then(|v| v.as_str())
             .unwrap_or("?");
         self.several_eras = info.eras.len() > 1;
+        self.eras = info.eras.clone();
         let eras = if info.eras.is_empty() {
             info.era.clone()
         } else {
@@ -174,6 +193,8 @@ impl<W: Write> ConsoleReporter<W> {
             );
             bar.enable_steady_tick(Duration::from_millis(250));
             self.bar = Some(bar);
+        } else if let Some(every) = self.opts.heartbeat {
+            self.heartbeat = Some(heartbeat(self.running.clone(), every));
         }
     }
 
@@ -186,8 +207,9 @@ impl<W: Write> ConsoleReporter<W> {
         if let Some(bar) = &self.bar {
             bar.inc(1);
         }
-        let show = !self.opts.quiet || matches!(r.outcome, Outcome::Fail | Outcome::Error);
-        if show {
+        self.briefs.push(Brief::of(r));
+        // Under -q, problems are printed once each at the end.
+        if !self.opts.quiet {
             let era = if self.several_eras && !r.era.is_empty() {
                 format!(" [{}]", r.era)
             } else {
@@ -218,87 +240,127 @@ impl<W: Write> ConsoleReporter<W> {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
-        let mut problems: Vec<ScenarioResult> = self
-            .results
-            .iter()
-            .filter(|r| {
-                matches!(r.outcome, Outcome::Fail | Outcome::Error | Outcome::Warn)
-                    && !r.expected_failure
-            })
-            .cloned()
-            .collect();
-        problems.sort_by(|a, b| {
-            (a.outcome == Outcome::Warn)
-                .cmp(&(b.outcome == Outcome::Warn))
-                .then(a.id.cmp(&b.id))
-        });
-        if !problems.is_empty() {
-            let _ = writeln!(self.out, "\n{}", self.paint(BOLD, "failures and warnings:"));
-        }
-        for text in self.grouped_details(&problems) {
-            let _ = write!(self.out, "{text}");
-        }
-        let _ = writeln!(self.out);
-        if summary.profiles.len() > 1 {
-            for (profile, counts) in &summary.profiles {
-                let _ = writeln!(self.out, "  {profile:<24} {}", counts.line());
+        self.heartbeat = None;
+        let results = std::mem::take(&mut self.results);
+        let problems = overview::problems(&results);
+        let view = Overview::of(&self.briefs, &self.eras);
+        if self.opts.quiet {
+            for p in &problems {
+                let line = if self.opts.github {
+                    super::github::annotation(p)
+                } else {
+                    self.problem_line(p)
+                };
+                self.line(&line);
             }
-        }
-        if summary.eras.len() > 1 {
-            for (era, counts) in &summary.eras {
-                let _ = writeln!(self.out, "  protocol {era:<15} {}", counts.line());
+        } else {
+            if self.opts.github {
+                for p in &problems {
+                    self.line(&super::github::annotation(p));
+                }
             }
+            if !problems.is_empty() {
+                let head = self.paint(BOLD, "failures and warnings:");
+                self.line(&format!("\n{head}"));
+            }
+            for p in &problems {
+                let text = self.details_in(p.result, &p.eras.join(", "));
+                let _ = write!(self.out, "{text}");
+            }
+            self.line("");
         }
-        if summary.expected_failures > 0 {
-            let _ = writeln!(
-                self.out,
-                "{} of the failures are expected (baseline)",
-                summary.expected_failures
-            );
+        self.summary_lines(summary, &view);
+        if let Some(p) = problems.first().filter(|_| self.opts.quiet) {
+            self.line(&hints(p.result));
         }
         let verdict = summary.verdict.clone().unwrap_or(Verdict::Ok);
         for entry in verdict.stale() {
-            let _ = writeln!(
-                self.out,
+            self.line(&format!(
                 "stale baseline entry {entry}: the scenario no longer fails; remove it"
-            );
+            ));
         }
-        let _ = writeln!(
-            self.out,
-            "{}; finished in {:.2}s",
-            summary.overall.line(),
-            summary.duration_ms as f64 / 1000.0
-        );
         let color = if verdict.passes() { GREEN } else { RED };
-        let _ = writeln!(
-            self.out,
-            "conformance result: {}",
-            self.paint(color, &verdict.line())
-        );
+        let result = format!("conformance result: {}", self.paint(color, &verdict.line()));
+        self.line(&result);
         let _ = self.out.flush();
     }
 
-    /// The explanations of `problems` (sorted by id), where a scenario that
-    /// failed the same way in several eras is explained once, naming them all.
-    fn grouped_details(&self, problems: &[ScenarioResult]) -> Vec<String> {
-        let mut groups: Vec<(String, &ScenarioResult, Vec<&str>)> = Vec::new();
-        for r in problems {
-            let body = self.details_in(r, "");
-            match groups
-                .iter_mut()
-                .find(|(b, first, _)| first.id == r.id && *b == body)
-            {
-                Some((_, _, eras)) => eras.push(&r.era),
-                None => groups.push((body, r, vec![&r.era])),
+    fn line(&mut self, text: &str) {
+        let _ = writeln!(self.out, "{text}");
+    }
+
+    /// What applied and how it went, per era and per profile (without -q),
+    /// and the profiles the server does not offer.
+    fn summary_lines(&mut self, summary: &Summary, view: &Overview) {
+        let skipped = if view.skipped > 0 {
+            format!("; {} skipped as not applicable", view.skipped)
+        } else {
+            String::new()
+        };
+        let head = format!(
+            "{}{skipped}; finished in {:.2}s",
+            view.headline(),
+            summary.duration_ms as f64 / 1000.0
+        );
+        self.line(&head);
+        if self.opts.quiet {
+            if let Some(line) = view.not_offered_line() {
+                self.line(&line);
+            }
+        } else {
+            if view.eras.len() > 1 {
+                for (era, counts) in &view.eras {
+                    self.line(&format!(
+                        "  protocol {era:<12} {}",
+                        overview::counted_line(counts)
+                    ));
+                }
+            }
+            // Profile counts run across every era: they add up to the same whole.
+            let across = if view.eras.len() > 1 {
+                ", all eras"
+            } else {
+                ""
+            };
+            for (profile, counts) in &view.profiles {
+                self.line(&format!(
+                    "  profile {profile:<13} {}{across}",
+                    overview::counted_line(counts)
+                ));
+            }
+            for n in &view.not_offered {
+                self.line(&format!("  not offered: {}: {}", n.profile, n.reason));
             }
         }
-        groups
-            .into_iter()
-            .map(|(_, r, eras)| {
-                let eras: Vec<&str> = eras.into_iter().filter(|e| !e.is_empty()).collect();
-                self.details_in(r, &eras.join(", "))
-            })
-            .collect()
+        if summary.expected_failures > 0 {
+            self.line(&format!(
+                "{} of the failures are expected (baseline)",
+                summary.expected_failures
+            ));
+        }
+    }
+
+    /// One distinct problem on one line (`-q`): level, scenario,
+    /// requirement, the reason, and the eras it occurred in.
+    fn problem_line(&self, p: &Problem) -> String {
+        let r = p.result;
+        let word = self.outcome_word(r.outcome);
+        let reqs = if r.requirements.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", r.requirements.join(","))
+        };
+        let eras = if self.several_eras && !p.eras.is_empty() {
+            format!(" ({})", p.eras.join(", "))
+        } else {
+            String::new()
+        };
+        format!(
+            "{word} [{}] {}{reqs}{eras}: {}",
+            r.level,
+            r.id,
+            one_line(&r.message, 200)
+        )
     }
 
     /// The full explanation of one failing or warning scenario.
@@ -341,7 +403,7 @@ impl<W: Write> ConsoleReporter<W> {
             s.push_str(&format!("server chose: {}\n", r.alternatives.join(", ")));
         }
         if !r.stderr_tail.trim().is_empty() {
-            s.push_str("server stderr (tail):\n");
+            s.push_str("server stderr (may be unrelated):\n");
             for line in tail_lines(&r.stderr_tail, 20) {
                 s.push_str(&format!("  {}\n", self.paint(DIM, line)));
             }
@@ -400,7 +462,11 @@ impl<W: Write> ConsoleReporter<W> {
             s.push_str(&format!("  {label}: {sent}\n"));
         }
         if let Some(text) = &f.diff {
-            let capped = diff::cap(text, self.diff_lines);
+            let capped = if f.outcome == Outcome::Warn && !self.opts.verbose {
+                diff::first_change(text, self.diff_lines)
+            } else {
+                diff::cap(text, self.diff_lines)
+            };
             for line in capped.lines {
                 let painted = if line.starts_with('+') && !line.starts_with("+++") {
                     self.paint(GREEN, line)
@@ -468,6 +534,25 @@ fn escape_invisible(text: &str) -> String {
         .collect()
 }
 
+/// A thread that writes to stderr every `every` what is still running, until
+/// the returned sender is dropped.
+fn heartbeat(running: Running, every: Duration) -> std::sync::mpsc::Sender<()> {
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+    let started = Instant::now();
+    std::thread::spawn(move || {
+        while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
+            let line = running
+                .lock()
+                .map(|r| running_line(&r, Instant::now()))
+                .unwrap_or_default();
+            if !line.is_empty() {
+                eprintln!("[{:.0}s] still {line}", started.elapsed().as_secs_f64());
+            }
+        }
+    });
+    stop
+}
+
 /// The progress line's list of running scenarios, longest-running first:
 /// `running base/x 5.2s, base/y 0.4s (+3 more)`.
 fn running_line(running: &[(String, Instant)], now: Instant) -> String {
@@ -492,6 +577,19 @@ fn running_line(running: &[(String, Instant)], now: Instant) -> String {
         String::new()
     };
     format!("running {}{more}", names.join(", "))
+}
+
+/// Where to read more about the first problem (`-q`).
+fn hints(r: &ScenarioResult) -> String {
+    let explain = r
+        .requirements
+        .first()
+        .map(|req| format!(", the rule: `mcp-conform explain {req}`"))
+        .unwrap_or_default();
+    format!(
+        "more: the scenario: `mcp-conform show {}`{explain}; the evidence: run without -q",
+        r.id
+    )
 }
 
 fn tail_lines(text: &str, n: usize) -> Vec<&str> {
@@ -545,19 +643,28 @@ mod tests {
         let f = Finding::new(Outcome::Fail, Some("step 1".into()), "no answer");
         let mut a = result_with(f.clone());
         a.era = "2025-06-18".into();
+        a.message = "no answer".into();
         let mut b = result_with(f);
         b.era = "2025-11-25".into();
+        b.message = "no answer".into();
         let mut c = result_with(Finding::new(Outcome::Fail, Some("step 1".into()), "other"));
         c.era = "2026-07-28".into();
+        c.message = "other".into();
+        let results = [a, b, c];
+        let problems = overview::problems(&results);
+        assert_eq!(problems.len(), 2);
         let console = ConsoleReporter::new(Vec::new(), ConsoleOptions::default());
-        let texts = console.grouped_details(&[a, b, c]);
-        assert_eq!(texts.len(), 2, "{texts:?}");
+        let first = console.details_in(problems[0].result, &problems[0].eras.join(", "));
         assert!(
-            texts[0].contains("(protocol 2025-06-18, 2025-11-25)"),
-            "{}",
-            texts[0]
+            first.contains("(protocol 2025-06-18, 2025-11-25)"),
+            "{first}"
         );
-        assert!(texts[1].contains("(protocol 2026-07-28)"), "{}", texts[1]);
+        let mut quiet = ConsoleReporter::new(Vec::new(), ConsoleOptions::default());
+        quiet.several_eras = true;
+        assert_eq!(
+            quiet.problem_line(&problems[0]),
+            "FAILED [MUST] x/y (2025-06-18, 2025-11-25): no answer"
+        );
     }
 
     #[test]

@@ -52,6 +52,16 @@ impl ReportData {
         (icon, verdict.line())
     }
 
+    /// What applied to the server, the profiles it does not offer, and why.
+    pub fn overview(&self) -> super::overview::Overview {
+        let briefs: Vec<super::overview::Brief> = self
+            .scenarios
+            .iter()
+            .map(super::overview::Brief::of)
+            .collect();
+        super::overview::Overview::of(&briefs, &self.run.eras)
+    }
+
     /// The protocol versions tested, for a heading.
     pub fn eras_text(&self) -> String {
         if self.run.eras.is_empty() {

@@ -36,6 +36,36 @@ pub fn cap(diff: &str, max: Option<usize>) -> Capped<'_> {
     }
 }
 
+/// A diff cut after its first run of changed lines (the first mismatch),
+/// then to at most `max` lines: a warning is read at a glance, and its
+/// whole diff is in the JSON and HTML reports.
+pub fn first_change(diff: &str, max: Option<usize>) -> Capped<'_> {
+    let all: Vec<&str> = diff.lines().collect();
+    let changed = |l: &&str| {
+        (l.starts_with('+') && !l.starts_with("+++"))
+            || (l.starts_with('-') && !l.starts_with("---"))
+    };
+    let end = all
+        .iter()
+        .position(changed)
+        .map(|start| {
+            start
+                + all[start..]
+                    .iter()
+                    .position(|l| !changed(l))
+                    .unwrap_or(all.len() - start)
+        })
+        .unwrap_or(all.len());
+    let kept = match max {
+        Some(max) => end.min(max),
+        None => end,
+    };
+    Capped {
+        lines: all[..kept].to_vec(),
+        hidden: all.len() - kept,
+    }
+}
+
 /// What the server sent, on one line of at most `max` characters, with a
 /// label that says how the harness got it: `server sent`, `server sent
 /// (3 pages, joined)`, or for a raw HTTP exchange `server answered HTTP 400`.
@@ -101,6 +131,16 @@ mod tests {
         assert_eq!((whole.lines.len(), whole.hidden), (100, 0));
         let short = cap("a\nb\n", Some(40));
         assert_eq!((short.lines, short.hidden), (vec!["a", "b"], 0));
+    }
+
+    #[test]
+    fn a_warning_diff_ends_after_its_first_mismatch() {
+        let diff = "--- expected\n+++ actual\n@@ -1,9 +1,9 @@\n {\n-  \"a\": 1,\n+  \"a\": 2,\n   \"b\": 3,\n-  \"c\": 4\n+  \"c\": 5\n }\n";
+        let cut = first_change(diff, Some(40));
+        assert_eq!(cut.lines.last(), Some(&"+  \"a\": 2,"));
+        assert_eq!((cut.lines.len(), cut.hidden), (6, 4));
+        assert_eq!(first_change(diff, Some(2)).lines.len(), 2);
+        assert_eq!(first_change("same\n", None).hidden, 0);
     }
 
     #[test]

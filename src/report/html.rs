@@ -1,10 +1,16 @@
 //! A self-contained HTML report (`--report-html`): no network, no external
 //! assets. The run's data is embedded as JSON and rendered by a small script:
-//! summary, filters by outcome and profile, each scenario expandable to its
+//! what applied to the server, counts per era and per profile (separate
+//! tables), the profiles it does not offer, one row per result (identical
+//! results in several eras merged, the eras named), skipped scenarios folded
+//! into a count per reason, filters by outcome and profile, each row expandable to its
 //! requirement, what the server sent, coloured diff (its first lines, the
 //! whole of it one click further) and wire transcript.
 
 use super::data::ReportData;
+use super::overview::Overview;
+use crate::run::events::Counts;
+use crate::run::outcome::{Outcome, ScenarioResult};
 
 const STYLE: &str = r#"
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d1f23;background:#f6f7f9}
@@ -43,14 +49,21 @@ pre.diff .hunk{color:#6e40c9;display:block}
 details.whole-diff>summary{cursor:pointer;color:#0b5cad;font-size:13px}
 .transcript .sent{color:#0b5cad}.transcript .received{color:#1a7f37}.transcript .note{color:#7a808b}
 h3{margin:12px 0 4px;font-size:14px}
+h2{margin:16px 0 6px;font-size:16px}
+.scenario>.head .eras{color:#5a6270;font-size:12px;white-space:nowrap}
+.headline{font-size:15px;font-weight:600;margin:8px 0}
+ul.not-offered{margin:4px 0 12px;padding-left:20px}
+details.skip-group{background:#fff;border:1px solid #d8dce3;border-radius:4px;margin:4px 0;padding:4px 10px}
+details.skip-group>summary{cursor:pointer}
+.skip-ids{font-family:ui-monospace,Menlo,monospace;font-size:12px;color:#5a6270;margin-top:4px}
 "#;
 
 const SCRIPT: &str = r#"
 (function(){
 const data = JSON.parse(document.getElementById('report-data').textContent);
 const el = (tag, attrs, ...kids) => { const e = document.createElement(tag); for (const [k,v] of Object.entries(attrs||{})) { if (k === 'class') e.className = v; else e.setAttribute(k, v); } for (const k of kids) e.append(k); return e; };
-const outcomes = ['fail','error','warn','info','pass','skip'];
-const profiles = [...new Set(data.scenarios.map(s => s.profile))].sort();
+const outcomes = ['fail','error','warn','info','pass'];
+const profiles = [...new Set(data.rows.map(s => s.profile))].sort();
 const shown = {outcome: new Set(outcomes), profile: new Set(profiles)};
 const DIFF_LINES = 40, SENT_CHARS = 2000, HARNESS_KEYS = ['request','pages','page_count'];
 function diffBlock(lines){ const pre = el('pre',{class:'diff'}); for (const line of lines) { const cls = line.startsWith('@@') ? 'hunk' : (line.startsWith('+') && !line.startsWith('+++')) ? 'add' : (line.startsWith('-') && !line.startsWith('---')) ? 'del' : ''; pre.append(el('span',{class:cls}, line + '\n')); } return pre; }
@@ -74,29 +87,38 @@ function body(s){
   if (s.message && !s.findings.length) b.append(el('p',{}, el('strong',{}, s.message)));
   if (s.alternatives.length) b.append(el('div',{}, 'Server chose: ' + s.alternatives.join(', ')));
   for (const f of s.findings) { const d = el('div',{class:'finding'}, el('div',{}, (f.location ? f.location + ': ' : '') + f.outcome + ': ' + (f.step ? f.step + ': ' : '') + f.message)); if (f.path) d.append(el('div',{}, 'first mismatch at: ' + f.path)); if (f.other_paths && f.other_paths.length) d.append(el('div',{}, 'also at: ' + f.other_paths.join(', '))); if (f.actual !== undefined) d.append(sent(f.actual)); if (f.request !== undefined) d.append(el('div',{class:'request'}, 'mcp-conform sent: ', el('code',{}, JSON.stringify(f.request)))); if (f.diff) d.append(...diffs(f.diff)); else if (typeof f.expected === 'string') d.append(el('pre',{}, f.expected)); b.append(d); }
-  if (s.stderr_tail && s.stderr_tail.trim()) { b.append(el('h3',{}, 'Server stderr (tail)')); b.append(el('pre',{}, s.stderr_tail)); }
+  if (s.stderr_tail && s.stderr_tail.trim()) { b.append(el('h3',{}, 'Server stderr (may be unrelated)')); b.append(el('pre',{}, s.stderr_tail)); }
   if (s.transcript.length) { b.append(el('h3',{}, 'Wire transcript')); const pre = el('pre',{class:'transcript'}); for (const t of s.transcript) { const arrow = t.direction === 'sent' ? '→' : t.direction === 'received' ? '←' : '·'; pre.append(el('span',{class:t.direction}, `${String(t.at_ms).padStart(6)}ms ${t.session} ${arrow} ${typeof t.message === 'string' ? t.message : JSON.stringify(t.message)}\n`)); } b.append(pre); }
   return b;
 }
 function render(){
   const list = document.getElementById('scenarios'); list.textContent = '';
   let n = 0;
-  for (const s of data.scenarios) {
+  for (const s of data.rows) {
     if (!shown.outcome.has(s.outcome) || !shown.profile.has(s.profile)) continue;
     n++;
     const card = el('div',{class:'scenario o-' + s.outcome, 'data-id': s.id, 'data-outcome': s.outcome});
-    const head = el('div',{class:'head'}, el('span',{class:'badge'}, s.outcome), el('span',{class:'id'}, s.id), el('span',{class:'msg'}, s.message || s.title));
+    const eras = el('span',{class:'eras'}, s.eras.length ? 'protocol ' + s.eras.join(', ') : '');
+    const head = el('div',{class:'head'}, el('span',{class:'badge'}, s.outcome), el('span',{class:'id'}, s.id), eras, el('span',{class:'msg'}, s.message || s.title));
     head.addEventListener('click', () => card.classList.toggle('open'));
     card.append(head, body(s)); list.append(card);
   }
-  document.getElementById('shown').textContent = n + ' of ' + data.scenarios.length + ' scenarios shown';
+  document.getElementById('shown').textContent = n + ' of ' + data.rows.length + ' results shown (identical results in several eras are one row)';
 }
 function filters(){
   const box = document.getElementById('filters');
   const group = (name, values, set) => { const g = el('div',{}, el('strong',{}, name + ': ')); for (const v of values) { const cb = el('input',{type:'checkbox','data-filter':name,value:v}); cb.checked = true; cb.addEventListener('change', () => { cb.checked ? set.add(v) : set.delete(v); render(); }); g.append(el('label',{}, cb, ' ' + v + ' ')); } box.append(g); };
   group('outcome', outcomes, shown.outcome); group('profile', profiles, shown.profile);
 }
-filters(); render();
+function skips(){
+  const box = document.getElementById('skips');
+  for (const g of data.skips) {
+    const d = el('details',{class:'skip-group'}, el('summary',{}, g.runs + ' skipped: ' + g.reason + ' (' + g.ids.length + ' scenario' + (g.ids.length === 1 ? '' : 's') + ')'));
+    d.append(el('div',{class:'skip-ids'}, g.ids.join(', ')));
+    box.append(d);
+  }
+}
+filters(); render(); skips();
 })();
 "#;
 
@@ -107,9 +129,99 @@ fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// What the page's script renders: results that applied, identical ones in
+/// several eras merged into one row naming them; skipped ones folded into a
+/// count per reason.
+fn page_data(data: &ReportData, view: &Overview) -> serde_json::Value {
+    let mut rows: Vec<(ScenarioResult, Vec<String>)> = Vec::new();
+    for r in data.scenarios.iter().filter(|r| r.outcome != Outcome::Skip) {
+        let same = |(first, _): &&mut (ScenarioResult, Vec<String>)| {
+            first.id == r.id && first.outcome == r.outcome && first.message == r.message
+        };
+        match rows.iter_mut().find(same) {
+            Some((_, eras)) => eras.push(r.era.clone()),
+            None => rows.push((r.clone(), vec![r.era.clone()])),
+        }
+    }
+    let rows: Vec<serde_json::Value> = rows
+        .into_iter()
+        .map(|(r, eras)| {
+            let mut v = serde_json::to_value(&r).unwrap_or_default();
+            let eras: Vec<String> = eras.into_iter().filter(|e| !e.is_empty()).collect();
+            v["eras"] = serde_json::json!(eras);
+            v
+        })
+        .collect();
+    let skips: Vec<serde_json::Value> = view
+        .skips
+        .iter()
+        .map(|g| serde_json::json!({"reason": g.reason, "runs": g.runs, "ids": g.ids}))
+        .collect();
+    serde_json::json!({"rows": rows, "skips": skips})
+}
+
+/// Rows of a counts table that add up: runs, then each outcome.
+fn count_rows<'a>(rows: impl IntoIterator<Item = (String, &'a Counts)>) -> String {
+    rows.into_iter()
+        .map(|(label, c)| {
+            format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&label), c.total(), c.passed, c.failed, c.warned, c.info, c.errors, c.skipped
+            )
+        })
+        .collect()
+}
+
+fn counts_table(class: &str, first: &str, rows: String) -> String {
+    format!(
+        "<table class=\"profiles {class}\"><tr><th>{first}</th><th>runs</th><th>passed</th><th>failed</th><th>warned</th><th>info</th><th>errors</th><th>skipped</th></tr>{rows}</table>"
+    )
+}
+
+/// The tables: per era (when several), per profile that applied, and the
+/// profiles not offered with their reason.
+fn tables(data: &ReportData, view: &Overview) -> String {
+    let mut html = String::new();
+    if view.eras.len() > 1 {
+        let rows = count_rows(
+            view.eras
+                .iter()
+                .map(|(e, c)| (e.clone(), c))
+                .chain([("all eras".to_string(), &data.summary.overall)]),
+        );
+        html.push_str(&format!(
+            "<h2>Per protocol version</h2>{}",
+            counts_table("eras", "protocol", rows)
+        ));
+    }
+    let across = if view.eras.len() > 1 {
+        " (all eras)"
+    } else {
+        ""
+    };
+    let rows = count_rows(view.profiles.iter().map(|(p, c)| (p.clone(), c)));
+    html.push_str(&format!(
+        "<h2>Per profile{across}</h2>{}",
+        counts_table("by-profile", "profile", rows)
+    ));
+    if !view.not_offered.is_empty() {
+        html.push_str("<h2>Not offered by this server</h2><ul class=\"not-offered\">");
+        for n in &view.not_offered {
+            html.push_str(&format!(
+                "<li><strong>{}</strong>: {}</li>",
+                escape(&n.profile),
+                escape(&n.reason)
+            ));
+        }
+        html.push_str("</ul>");
+    }
+    html
+}
+
 /// The report as one HTML file.
 pub fn render(data: &ReportData) -> String {
-    let json = serde_json::to_string(data).unwrap_or_else(|_| "{}".into());
+    let view = data.overview();
+    let json = serde_json::to_string(&page_data(data, &view)).unwrap_or_else(|_| "{}".into());
     // Keep the embedded JSON from closing its <script> element early.
     let json = json.replace("</", "<\\/");
     let s = &data.summary.overall;
@@ -123,18 +235,7 @@ pub fn render(data: &ReportData) -> String {
         .and_then(|v| v.as_str())
         .unwrap_or("?");
     let (_, verdict) = data.verdict();
-    let mut profiles = String::new();
-    let several = data.summary.eras.len() > 1;
-    let by_era = data.summary.eras.iter().filter(|_| several);
-    for (p, c) in by_era
-        .map(|(e, c)| (format!("protocol {e}"), c))
-        .chain(data.summary.profiles.iter().map(|(p, c)| (p.clone(), c)))
-    {
-        profiles.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&p), c.passed, c.failed, c.warned, c.info, c.skipped, c.errors
-        ));
-    }
+    let tables = tables(data, &view);
     format!(
         r#"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -142,10 +243,14 @@ pub fn render(data: &ReportData) -> String {
 <body><header><h1>mcp-conform: {name} {version} — {verdict}</h1>
 <div class="meta">{target} · {transport} · protocol {era} · mcp-conform {harness} · started {started} · {secs:.2}s</div></header>
 <main>
-<div class="counts" id="counts"><span class="count" id="count-passed">{passed} passed</span><span class="count" id="count-failed">{failed} failed</span><span class="count" id="count-warned">{warned} warned</span><span class="count" id="count-info">{info} info</span><span class="count" id="count-skipped">{skipped} skipped</span><span class="count" id="count-errors">{errors} errors</span></div>
-<table class="profiles"><tr><th>profile</th><th>passed</th><th>failed</th><th>warned</th><th>info</th><th>skipped</th><th>errors</th></tr>{profiles}</table>
+<div class="headline" id="headline">{headline}</div>
+<div class="counts" id="counts"><span class="count" id="count-passed">{passed} passed</span><span class="count" id="count-failed">{failed} failed</span><span class="count" id="count-warned">{warned} warned</span><span class="count" id="count-info">{info} info</span><span class="count" id="count-errors">{errors} errors</span><span class="count" id="count-skipped">{skipped} skipped as not applicable</span></div>
+{tables}
+<h2>Results</h2>
 <div class="filters" id="filters"></div><div id="shown"></div>
 <div id="scenarios"></div>
+<h2>Skipped as not applicable</h2>
+<div id="skips"></div>
 </main>
 <script type="application/json" id="report-data">{json}</script>
 <script>{SCRIPT}</script>
@@ -159,6 +264,7 @@ pub fn render(data: &ReportData) -> String {
         harness = escape(&data.run.harness_version),
         started = escape(&data.run.started_at),
         secs = data.summary.duration_ms as f64 / 1000.0,
+        headline = escape(&view.headline()),
         passed = s.passed,
         failed = s.failed,
         warned = s.warned,

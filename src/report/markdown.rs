@@ -1,9 +1,12 @@
 //! A Markdown summary (`--report-markdown`) fit for a GitHub job summary or a
-//! pull-request comment: profiles × counts, then each failure with its quote
-//! and a collapsed diff.
+//! pull-request comment: what applied to the server, counts per era and per
+//! profile, the profiles it does not offer, then each distinct failure with
+//! its quote and a collapsed diff.
 
 use super::data::ReportData;
 use super::diff::{self, DEFAULT_DIFF_LINES, SENT_CHARS};
+use super::overview;
+use crate::run::events::Counts;
 use crate::run::outcome::{Outcome, ScenarioResult};
 
 fn escape_cell(s: &str) -> String {
@@ -27,61 +30,79 @@ fn server_name(data: &ReportData) -> String {
 pub fn render(data: &ReportData) -> String {
     let s = &data.summary;
     let (icon, words) = data.verdict();
-    let verdict = format!("{icon} {words}");
+    let view = data.overview();
+    let skipped = if view.skipped > 0 {
+        format!("; {} skipped as not applicable", view.skipped)
+    } else {
+        String::new()
+    };
     let mut md = format!(
-        "## mcp-conform: {} — {verdict}\n\n`{}` over {}, protocol {}; {}.\n\n",
+        "## mcp-conform: {} — {icon} {words}\n\n`{}` over {}, protocol {}.\n\n**{}**{skipped}.\n\n",
         escape_cell(&server_name(data)),
         escape_cell(&data.run.target),
         data.run.transport,
         data.eras_text(),
-        s.overall.line()
+        view.headline(),
     );
-    if s.eras.len() > 1 {
-        md.push_str("| protocol | passed | failed | warned | info | skipped | errors |\n|---|---:|---:|---:|---:|---:|---:|\n");
-        for (era, c) in &s.eras {
-            md.push_str(&format!(
-                "| {era} | {} | {} | {} | {} | {} | {} |\n",
-                c.passed, c.failed, c.warned, c.info, c.skipped, c.errors
-            ));
+    const HEAD: &str = "| runs | passed | failed | warned | info | errors | skipped |\n|---|---:|---:|---:|---:|---:|---:|---:|\n";
+    if view.eras.len() > 1 {
+        md.push_str(&format!("| protocol {HEAD}"));
+        for (era, c) in &view.eras {
+            md.push_str(&counts_row(era, c));
         }
+        md.push_str(&counts_row("**all eras**", &s.overall));
         md.push('\n');
     }
-    md.push_str("| profile | passed | failed | warned | info | skipped | errors |\n|---|---:|---:|---:|---:|---:|---:|\n");
-    for (profile, c) in &s.profiles {
-        md.push_str(&format!(
-            "| {profile} | {} | {} | {} | {} | {} | {} |\n",
-            c.passed, c.failed, c.warned, c.info, c.skipped, c.errors
-        ));
+    let across = if view.eras.len() > 1 {
+        " (all eras)"
+    } else {
+        ""
+    };
+    md.push_str(&format!("| profile{across} {HEAD}"));
+    for (profile, c) in &view.profiles {
+        md.push_str(&counts_row(profile, c));
     }
-    let o = &s.overall;
-    md.push_str(&format!(
-        "| **total** | **{}** | **{}** | **{}** | **{}** | **{}** | **{}** |\n",
-        o.passed, o.failed, o.warned, o.info, o.skipped, o.errors
-    ));
-    let problems: Vec<&ScenarioResult> = data
-        .scenarios
-        .iter()
-        .filter(|r| matches!(r.outcome, Outcome::Fail | Outcome::Error | Outcome::Warn))
-        .collect();
+    if !view.not_offered.is_empty() {
+        md.push_str("\nNot offered by this server (its scenarios were skipped):\n\n");
+        for n in &view.not_offered {
+            md.push_str(&format!("- {}: {}\n", n.profile, escape_cell(&n.reason)));
+        }
+    }
+    let problems = overview::problems(&data.scenarios);
     if !problems.is_empty() {
         md.push_str("\n### Failures and warnings\n");
     }
-    for r in problems {
-        md.push_str(&problem(r));
+    for p in problems {
+        md.push_str(&problem(p.result, &p.eras.join(", ")));
     }
     md.push_str(&format!("\nconformance result: {words}\n"));
     md
 }
 
-fn problem(r: &ScenarioResult) -> String {
+/// A table row of counts that add up: runs, then each outcome.
+fn counts_row(label: &str, c: &Counts) -> String {
+    format!(
+        "| {label} | {} | {} | {} | {} | {} | {} | {} |\n",
+        c.total(),
+        c.passed,
+        c.failed,
+        c.warned,
+        c.info,
+        c.errors,
+        c.skipped
+    )
+}
+
+/// One distinct problem, naming every era (comma-separated) it occurred in.
+fn problem(r: &ScenarioResult, eras: &str) -> String {
     let icon = match r.outcome {
         Outcome::Warn => "⚠️",
         _ => "❌",
     };
-    let era = if r.era.is_empty() {
+    let era = if eras.is_empty() {
         String::new()
     } else {
-        format!(" (protocol {})", r.era)
+        format!(" (protocol {eras})")
     };
     let mut md = format!(
         "\n#### {icon} `{}` [{}] {}{era}\n\n{}\n\n",

@@ -5,11 +5,13 @@ pub mod console;
 pub mod data;
 pub mod diff;
 pub mod drafts;
+pub mod github;
 pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod matrix;
+pub mod overview;
 
 /// A file format: renders a finished run as text.
 pub type Renderer = fn(&data::ReportData) -> String;

@@ -46,10 +46,12 @@ pub fn client_info() -> Value {
     json!({"name": "mcp-conform", "version": env!("CARGO_PKG_VERSION")})
 }
 
-/// What the harness declares it can do: enough for servers to send roots and
-/// sampling requests, which the session answers.
+/// What the harness declares it can do: nothing. No scenario exercises
+/// roots, sampling or elicitation, and declaring them provokes servers into
+/// asking (and complaining on stderr about an empty answer) during runs
+/// that are not about them. A server that asks anyway still gets an answer.
 pub fn client_capabilities() -> Value {
-    json!({"roots": {"listChanged": true}})
+    json!({})
 }
 
 /// Adds the stateless era's per-request `_meta` to params (which must be an
@@ -104,5 +106,15 @@ mod tests {
             "mcp-conform"
         );
         assert_eq!(with_meta(Some(json!(5)), &era), Some(json!(5)));
+    }
+}
+
+#[cfg(test)]
+mod capability_tests {
+    use super::*;
+
+    #[test]
+    fn no_client_capability_is_declared_that_no_scenario_exercises() {
+        assert_eq!(client_capabilities(), json!({}));
     }
 }

@@ -93,6 +93,24 @@ impl Connection {
         }
     }
 
+    /// Bytes the server process has written to stderr (0 without a process).
+    fn stderr_total(&self) -> u64 {
+        match self {
+            Connection::Stdio(c) => c.stderr_total(),
+            Connection::Http(_, Some(p)) => p.try_lock().map(|c| c.stderr_total()).unwrap_or(0),
+            Connection::Http(_, None) | Connection::Pipe(_) => 0,
+        }
+    }
+
+    /// Whether the server process has ended (without waiting).
+    fn has_exited(&mut self) -> bool {
+        match self {
+            Connection::Stdio(c) => c.try_exit().is_some(),
+            Connection::Http(_, Some(p)) => p.try_lock().is_ok_and(|mut c| c.try_exit().is_some()),
+            Connection::Http(_, None) | Connection::Pipe(_) => false,
+        }
+    }
+
     async fn exit_state(&mut self) -> ExitState {
         match self {
             Connection::Stdio(c) => c.exit_state().await,
@@ -256,6 +274,16 @@ impl Session {
 
     pub fn stderr_tail(&self) -> String {
         self.conn.stderr_tail()
+    }
+
+    /// Bytes the server has written to stderr so far.
+    pub fn stderr_total(&self) -> u64 {
+        self.conn.stderr_total()
+    }
+
+    /// Whether the server process has ended on its own (without waiting).
+    pub fn has_exited(&mut self) -> bool {
+        self.conn.has_exited()
     }
 
     /// Performs the era's handshake and remembers the server's answer.

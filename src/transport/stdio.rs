@@ -90,6 +90,11 @@ impl RingBuffer {
         self.data.extend(bytes);
     }
 
+    /// Bytes seen in total (kept or not).
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
     /// The kept tail as text (lossy), noting how much was dropped before it.
     pub fn tail(&self) -> String {
         let (a, b) = self.data.as_slices();
@@ -242,6 +247,11 @@ impl StdioConnection {
 
     pub fn stderr_tail(&self) -> String {
         self.stderr.lock().map(|b| b.tail()).unwrap_or_default()
+    }
+
+    /// Bytes the server has written to stderr so far.
+    pub fn stderr_total(&self) -> u64 {
+        self.stderr.lock().map(|b| b.total()).unwrap_or_default()
     }
 
     /// Bytes of an unfinished line on stdout (a server that stopped mid-line).

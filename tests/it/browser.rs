@@ -148,23 +148,40 @@ async fn start_driver(profile_dir: &std::path::Path) -> Driver {
 }
 
 struct OutcomeCounts {
-    total: usize,
-    passed: usize,
-    failed: usize,
+    /// Rows the page shows: results that applied, one per distinct
+    /// (scenario, outcome, message) over the eras.
+    rows: usize,
+    passed_rows: usize,
+    failed_rows: usize,
+    failed_runs: usize,
+    skipped_runs: usize,
 }
 
 fn outcome_counts(report: &Value) -> OutcomeCounts {
     let scenarios = report["scenarios"].as_array().cloned().unwrap_or_default();
-    let with = |o: &str| {
+    let mut rows: Vec<(String, String, String)> = Vec::new();
+    for s in &scenarios {
+        let key = (
+            s["id"].as_str().unwrap_or("").to_string(),
+            s["outcome"].as_str().unwrap_or("").to_string(),
+            s["message"].as_str().unwrap_or("").to_string(),
+        );
+        if key.1 != "skip" && !rows.contains(&key) {
+            rows.push(key);
+        }
+    }
+    let runs = |o: &str| {
         scenarios
             .iter()
             .filter(|s| s["outcome"].as_str() == Some(o))
             .count()
     };
     OutcomeCounts {
-        total: scenarios.len(),
-        passed: with("pass"),
-        failed: with("fail"),
+        rows: rows.len(),
+        passed_rows: rows.iter().filter(|r| r.1 == "pass").count(),
+        failed_rows: rows.iter().filter(|r| r.1 == "fail").count(),
+        failed_runs: runs("fail"),
+        skipped_runs: runs("skip"),
     }
 }
 
@@ -183,30 +200,36 @@ fn html_report_renders_and_expands_a_failure() {
     let r = report.display().to_string();
     let json_report = dir.join("report.json");
     let j = json_report.display().to_string();
-    // One era, as in the other fixed runs: every era the server speaks would
-    // count each failing scenario once per era.
+    // Every era: a failure in each of them is one row naming them all. A
+    // server that offers no draft: their scenarios fold into the skips.
+    let tiny = common::root().join("fixtures/servers/tiny_server.py");
+    let tiny = tiny.display().to_string();
     let out = common::run_cli(&[
         "-q",
         "-p",
         "base",
-        "--protocol-version",
-        "2026-07-28",
+        "-p",
+        "sep-1300",
         "--report-html",
         &r,
         "--report-json",
         &j,
         "--",
-        common::bin(),
-        "serve-reference",
-        "--fault",
+        common::python3(),
+        &tiny,
+        "--break",
         "wrong-id",
-        "--fault",
-        "unknown-method-internal-error",
+        "--break",
+        "unknown-method-ok",
     ]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(1), "{}", common::text(&out.stderr));
     // The page must show what the same run's JSON report holds.
     let expected = outcome_counts(&common::assert_valid_report(&json_report));
-    assert_eq!(expected.failed, 2, "the two faults fail two base scenarios");
+    assert!(
+        expected.failed_rows > 0 && expected.failed_runs > expected.failed_rows,
+        "the faults fail base scenarios in several eras"
+    );
+    assert!(expected.skipped_runs > 0, "sep-1300 is not offered");
     let rt = common::runtime();
     rt.block_on(async {
         let driver = start_driver(&dir.join("chrome-profile")).await;
@@ -218,14 +241,39 @@ fn html_report_renders_and_expands_a_failure() {
             )
             .await;
         let failed = driver.find_all("#count-failed").await;
-        assert_eq!(driver.text(&failed[0]).await, "2 failed");
+        assert_eq!(
+            driver.text(&failed[0]).await,
+            format!("{} failed", expected.failed_runs)
+        );
         assert_eq!(
             driver.find_all(".scenario").await.len(),
-            expected.total,
-            "every scenario is listed"
+            expected.rows,
+            "one row per distinct result that applied"
         );
         let heads = driver.find_all(".scenario.o-fail .head").await;
-        assert_eq!(heads.len(), 2);
+        assert_eq!(
+            heads.len(),
+            expected.failed_rows,
+            "a failure in three eras is one row"
+        );
+        let eras = driver.find_all(".scenario.o-fail .eras").await;
+        assert_eq!(
+            driver.text(&eras[0]).await,
+            "protocol 2025-06-18, 2025-11-25, 2026-07-28"
+        );
+        // Era and profile counts are separate tables; skips fold per reason.
+        assert_eq!(driver.find_all("table.eras").await.len(), 1);
+        let profile_rows = driver.find_all("table.by-profile tr").await;
+        assert_eq!(profile_rows.len(), 2, "a header and the base profile");
+        let not_offered = driver.find_all("ul.not-offered li").await;
+        assert!(
+            driver.text(&not_offered[0]).await.starts_with("sep-1300: "),
+            "the profile not offered, with its reason"
+        );
+        let groups = driver.find_all("details.skip-group").await;
+        assert!(!groups.is_empty(), "skips are folded per reason");
+        let ids = driver.find_all("details.skip-group .skip-ids").await;
+        assert!(!driver.displayed(&ids[0]).await, "skipped ids on demand");
         let diffs = driver.find_all(".scenario.o-fail pre.diff").await;
         assert!(
             !driver.displayed(&diffs[0]).await,
@@ -238,6 +286,12 @@ fn html_report_renders_and_expands_a_failure() {
         );
         let added = driver.find_all(".scenario.o-fail.open pre.diff .add").await;
         assert!(!added.is_empty(), "diff lines are coloured");
+        let summaries = driver.find_all("details.skip-group > summary").await;
+        driver.click(&summaries[0]).await;
+        assert!(
+            driver.displayed(&ids[0]).await,
+            "a click shows the skipped ids"
+        );
         let shot = driver.call(reqwest::Method::GET, "/screenshot", None).await;
         let png = base64::engine::general_purpose::STANDARD
             .decode(shot.as_str().unwrap_or(""))
@@ -252,8 +306,8 @@ fn html_report_renders_and_expands_a_failure() {
         let left = driver.find_all(".scenario").await.len();
         assert_eq!(
             left,
-            expected.total - expected.passed,
-            "only the scenarios that did not pass remain after hiding passes"
+            expected.rows - expected.passed_rows,
+            "only the results that did not pass remain after hiding passes"
         );
         driver.call(reqwest::Method::DELETE, "", None).await;
     });

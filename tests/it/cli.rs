@@ -47,6 +47,95 @@ fn glued_short_options_are_options_and_server_flags_stay_the_servers() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
 }
 
+/// `--json` (a flag of `--list`) with a value before `--` was once run as
+/// the server command `out.json -- ./server`.
+fn a_value_after_a_flag_is_a_usage_error_naming_the_intended_option() {
+    let out = mcp_conform(&["--json", "out.json", "--", "./server"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    let err = text(&out.stderr);
+    assert_eq!(
+        err.trim(),
+        "error: `--json` takes no value, but `out.json` follows it before `--`; did you mean `--report-json FILE`?"
+    );
+    assert!(text(&out.stdout).is_empty(), "nothing ran");
+}
+
+/// One of our options after `--` goes to the server: say so.
+fn our_option_after_the_separator_is_warned_about() {
+    let out = mcp_conform(&[
+        "-q",
+        "-p",
+        "base",
+        "-k",
+        "base/handshake",
+        "--protocol-version",
+        "2026-07-28",
+        "--",
+        common::bin(),
+        "serve-reference",
+        "--strict",
+    ]);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("warning: `--strict` comes after `--`, so it was passed to the server"),
+        "{err}"
+    );
+}
+
+/// `-q`: one line per distinct problem (with the eras it occurred in),
+/// then at most 5 fixed lines.
+fn quiet_prints_one_line_per_distinct_problem() {
+    let out = mcp_conform(&[
+        "-q",
+        "--",
+        common::bin(),
+        "serve-reference",
+        "--fault",
+        "wrong-id",
+        "--fault",
+        "unknown-method-internal-error",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    let problems: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("FAILED") || l.starts_with("warn"))
+        .collect();
+    assert!(!problems.is_empty(), "{stdout}");
+    assert!(
+        lines.len() <= problems.len() + 5,
+        "{} lines for {} problems:\n{stdout}",
+        lines.len(),
+        problems.len()
+    );
+    let ids: Vec<&str> = problems
+        .iter()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .collect();
+    let mut distinct = ids.clone();
+    distinct.dedup();
+    assert_eq!(ids, distinct, "each problem once:\n{stdout}");
+    assert!(
+        stdout.contains(
+            "FAILED [MUST] base/unknown-method BASE-ERR-01 (2025-06-18, 2025-11-25, 2026-07-28): "
+        ),
+        "{stdout}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("more: the scenario: `mcp-conform show ")),
+        "{stdout}"
+    );
+    assert!(
+        lines
+            .last()
+            .is_some_and(|l| l.starts_with("conformance result: FAILED")),
+        "{stdout}"
+    );
+}
+
 fn a_command_that_cannot_start_exits_3() {
     let out = mcp_conform(&["--", "/nonexistent/mcp-server-binary"]);
     assert_eq!(out.status.code(), Some(3));
@@ -364,6 +453,9 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         a_malformed_scenario_file_exits_2_with_file_line_col,
         list_needs_no_server,
         glued_short_options_are_options_and_server_flags_stay_the_servers,
+        a_value_after_a_flag_is_a_usage_error_naming_the_intended_option,
+        our_option_after_the_separator_is_warned_about,
+        quiet_prints_one_line_per_distinct_problem,
         a_command_that_cannot_start_exits_3,
         skip_unless_skips_with_its_reason_unless_something_failed,
         console_bounded_diff_of_a_big_list,

@@ -172,8 +172,8 @@ fn a_default_run_tests_every_era_and_reports_each() {
     let md = dir.join("r.md");
     let report_arg = report.display().to_string();
     let md_arg = md.display().to_string();
+    // Without -q: the summary has a line per era.
     let out = mcp_conform(&[
-        "-q",
         "-p",
         "base",
         "--report-json",

@@ -35,19 +35,21 @@ fn toml_table(text: &str, table: &str) -> Vec<(String, String)> {
 }
 
 fn launcher() -> Value {
-    serde_json::from_str(&read("npm/mcp-conform/package.json"))
-        .unwrap_or_else(|e| panic!("npm/mcp-conform/package.json: {e}"))
+    serde_json::from_str(&read("npm/mcp-conform-harness/package.json"))
+        .unwrap_or_else(|e| panic!("npm/mcp-conform-harness/package.json: {e}"))
 }
 
 /// The npm platforms (`linux-x64`, …) the launcher depends on.
 fn npm_platforms() -> BTreeSet<String> {
     launcher()["optionalDependencies"]
         .as_object()
-        .expect("npm/mcp-conform/package.json: optionalDependencies is an object")
+        .expect("npm/mcp-conform-harness/package.json: optionalDependencies is an object")
         .keys()
         .map(|k| {
-            k.strip_prefix("@mcp-conform/")
-                .unwrap_or_else(|| panic!("{k}: platform packages are @mcp-conform/<os>-<cpu>"))
+            k.strip_prefix("@mcp-conform-harness/")
+                .unwrap_or_else(|| {
+                    panic!("{k}: platform packages are @mcp-conform-harness/<os>-<cpu>")
+                })
                 .to_string()
         })
         .collect()
@@ -96,7 +98,7 @@ fn npm_launcher_has_the_cargo_version_and_pins_its_platform_packages() {
     let manifest = launcher();
     assert_eq!(
         manifest["version"], VERSION,
-        "npm/mcp-conform/package.json: version differs from Cargo.toml's (run `node npm/fill.js sync`)"
+        "npm/mcp-conform-harness/package.json: version differs from Cargo.toml's (run `node npm/fill.js sync`)"
     );
     let deps = manifest["optionalDependencies"].as_object().cloned();
     let deps = deps.unwrap_or_default();
@@ -104,13 +106,13 @@ fn npm_launcher_has_the_cargo_version_and_pins_its_platform_packages() {
     for (name, version) in &deps {
         assert_eq!(
             version, VERSION,
-            "npm/mcp-conform/package.json: {name} is pinned to {version}, Cargo.toml says {VERSION} (run `node npm/fill.js sync`)"
+            "npm/mcp-conform-harness/package.json: {name} is pinned to {version}, Cargo.toml says {VERSION} (run `node npm/fill.js sync`)"
         );
     }
-    assert_eq!(manifest["name"], "mcp-conform");
+    assert_eq!(manifest["name"], "mcp-conform-harness");
     assert_eq!(manifest["bin"]["mcp-conform"], "bin/mcp-conform.js");
     assert!(
-        !read("npm/mcp-conform/bin/mcp-conform.js").is_empty(),
+        !read("npm/mcp-conform-harness/bin/mcp-conform.js").is_empty(),
         "the launcher script is empty"
     );
 }
@@ -142,9 +144,40 @@ fn action_downloads_the_targets_the_release_builds() {
     );
 }
 
+/// The distribution name is one, ours, on crates.io, PyPI and npm (the
+/// platform packages in its scope), and every package installs the command
+/// `mcp-conform`; the README's install lines use it.
+fn every_package_has_the_one_distribution_name() {
+    const NAME: &str = "mcp-conform-harness";
+    let cargo = read("Cargo.toml");
+    let package = toml_table(&cargo, "package");
+    assert!(
+        package.contains(&("name".into(), format!("\"{NAME}\""))),
+        "Cargo.toml: [package] name must be {NAME} (got {package:?})"
+    );
+    let bin = toml_table(&cargo, "[bin]");
+    assert!(
+        bin.contains(&("name".into(), "\"mcp-conform\"".into())),
+        "Cargo.toml: the binary must be mcp-conform (got {bin:?})"
+    );
+    let project = toml_table(&read("pyproject.toml"), "project");
+    assert!(
+        project.contains(&("name".into(), format!("\"{NAME}\""))),
+        "pyproject.toml: [project] name must be {NAME} (got {project:?})"
+    );
+    assert_eq!(launcher()["name"], NAME);
+    let readme = read("README.md");
+    assert!(
+        readme.contains(&format!("uvx --from {NAME} mcp-conform"))
+            && readme.contains(&format!("npx {NAME} ")),
+        "README.md: the install lines must name {NAME}"
+    );
+}
+
 /// This module's tests, as trials named `module::function`.
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     trials![
+        every_package_has_the_one_distribution_name,
         pyproject_takes_the_version_from_cargo_toml,
         npm_launcher_has_the_cargo_version_and_pins_its_platform_packages,
         release_workflow_builds_every_npm_platform,

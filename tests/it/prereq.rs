@@ -154,6 +154,17 @@ pub const SCHEMA_ERAS: [&str; 3] = ["2025-06-18", "2025-11-25", "2026-07-28"];
 /// `MCP_CONFORM_SCHEMA_DIR`, else target/mcp-schema/ (where
 /// scripts/fetch-mcp-schemas.sh puts them), else ../shared/mcp-schema/
 /// beside the checkout. The schemas are never copied into the repository.
+/// The SARIF 2.1.0 schema that scripts/fetch-sarif-schema.sh puts in
+/// target/sarif-schema/ (a `schemas` prerequisite).
+pub fn sarif_schema() -> Result<std::path::PathBuf, String> {
+    let path = crate::common::root().join("target/sarif-schema/sarif-2.1.0.json");
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err("the SARIF 2.1.0 schema is not in target/sarif-schema/ (run scripts/fetch-sarif-schema.sh)".into())
+    }
+}
+
 pub fn official_schema_dir() -> Result<std::path::PathBuf, String> {
     let root = crate::common::root();
     let candidates = match std::env::var_os("MCP_CONFORM_SCHEMA_DIR") {

@@ -284,12 +284,89 @@ fn matrix_compares_servers() {
 }
 
 /// This module's tests, as trials named `module::function`.
+/// `--report-sarif` validated against the SARIF 2.1.0 schema, and the same
+/// problems as workflow annotations under `--format github -q`.
+fn sarif_and_annotations_of_the_fixed_run() {
+    let dir = output_dir("reports-sarif");
+    let sarif = dir.join("report.sarif");
+    let s = sarif.display().to_string();
+    let out = fixed_run(&dir, &["-q", "--format", "github", "--report-sarif", &s]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let annotations: Vec<&str> = stdout.lines().filter(|l| l.starts_with("::")).collect();
+    assert_eq!(annotations.len(), 2, "{stdout}");
+    assert!(
+        annotations[0].starts_with(
+            "::error file=scenarios/base/id-digit-string.yaml,line=15,col=19,title=base/id-digit-string [MUST] BASE-ID-01::"
+        ),
+        "{stdout}"
+    );
+    let log: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap_or_default())
+            .unwrap_or_else(|e| panic!("SARIF is not JSON: {e}"));
+    assert_eq!(log["version"], "2.1.0");
+    let results = log["runs"][0]["results"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let rules: Vec<&str> = results
+        .iter()
+        .filter_map(|r| r["ruleId"].as_str())
+        .collect();
+    assert_eq!(rules, ["BASE-ID-01", "BASE-ERR-01"]);
+    assert_eq!(
+        results[0]["locations"][0]["physicalLocation"]["region"]["startLine"],
+        15
+    );
+}
+
+fn sarif_log_is_valid_against_the_sarif_schema() {
+    let dir = output_dir("reports-sarif-schema");
+    let sarif = dir.join("report.sarif");
+    let s = sarif.display().to_string();
+    fixed_run(&dir, &["-q", "--report-sarif", &s]);
+    let schema_path = crate::prereq::sarif_schema().unwrap_or_else(|e| panic!("{e}"));
+    // The schema's language-tag pattern ends in a stray `]`, a literal in
+    // ECMA 262 regular expressions, which the Rust engine rejects: escaped
+    // here, it reads as ECMA 262 reads it.
+    let text = std::fs::read_to_string(schema_path)
+        .unwrap_or_default()
+        .replace("{2}]?$", "{2}\\\\]?$");
+    let schema: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("SARIF schema: {e}"));
+    let validator =
+        jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("SARIF schema: {e}"));
+    let log: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap_or_default())
+            .unwrap_or_else(|e| panic!("SARIF is not JSON: {e}"));
+    let errors: Vec<String> = validator
+        .iter_errors(&log)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    // The validator does reject a log that breaks the schema.
+    let mut broken = log.clone();
+    broken["runs"][0]["results"][0]["level"] = serde_json::json!("fatal");
+    assert!(
+        !validator.is_valid(&broken),
+        "a bad level must not validate"
+    );
+}
+
 pub fn trials() -> Vec<libtest_mimic::Trial> {
-    trials![
+    let mut list = trials![
         every_format_is_written_and_valid,
+        sarif_and_annotations_of_the_fixed_run,
         console_output_of_the_fixed_run,
         baselines_gate_on_regressions_and_stale_entries,
         shards_merge_into_the_whole_run,
         matrix_compares_servers
-    ]
+    ];
+    list.push(crate::prereq::trial(
+        "reports::sarif_log_is_valid_against_the_sarif_schema",
+        crate::prereq::Prereq::Schemas,
+        || crate::prereq::sarif_schema().map(|_| ()),
+        sarif_log_is_valid_against_the_sarif_schema,
+    ));
+    list
 }

@@ -234,6 +234,9 @@ pub(super) struct Execution<'a> {
     bound_logs: (usize, usize),
     /// The main session comes from (and may go back to) the warm pool.
     shared: bool,
+    /// Whether the server wrote to stderr during the step that first went
+    /// wrong (its stderr tail is then worth showing with the verdict).
+    pub(super) stderr_in_failure: Option<bool>,
     /// The pool counted this scenario's main session as one of its own.
     leased: bool,
 }
@@ -253,7 +256,13 @@ impl<'a> Execution<'a> {
             bound_logs: (0, 0),
             shared,
             leased: false,
+            stderr_in_failure: None,
         }
+    }
+
+    /// Bytes every session's server has written to stderr so far.
+    fn stderr_total(&self) -> u64 {
+        self.sessions.values().map(Session::stderr_total).sum()
     }
 
     fn timeout(&self, step: Option<&Step>) -> Duration {
@@ -309,10 +318,19 @@ impl<'a> Execution<'a> {
         if !self.condition_holds(step, &label)? {
             return Ok(());
         }
-        match &step.for_each {
+        let (stderr_before, findings_before) = (self.stderr_total(), self.findings.len());
+        let done = match &step.for_each {
             None => self.run_once(step, &label).await,
             Some(fe) => self.run_for_each(step, &label, fe).await,
+        };
+        let went_wrong = self.error.is_some()
+            || self.findings[findings_before..]
+                .iter()
+                .any(|f| matches!(f.outcome, Outcome::Fail | Outcome::Warn));
+        if went_wrong && self.stderr_in_failure.is_none() {
+            self.stderr_in_failure = Some(self.stderr_total() > stderr_before);
         }
+        done
     }
 
     /// The step's `if`: false binds its id to null and skips it; an `if`

@@ -51,6 +51,13 @@ impl Execution<'_> {
         // server's exit is waited for; otherwise it ends in the background.
         let wait_for_exit = matches!(outcome, Outcome::Fail | Outcome::Warn | Outcome::Error);
         let grace = self.cfg.shutdown_grace;
+        // A server's stderr is shown with a verdict only when it may explain
+        // it: the server ended on its own, or wrote to stderr during the step
+        // that went wrong (not, say, a start-up complaint of a warm server).
+        let mut stderr_relevant = self.stderr_in_failure == Some(true) || self.error.is_some();
+        for session in self.sessions.values_mut() {
+            stderr_relevant |= session.has_exited();
+        }
         if let Some(pool) = self.cfg.pool.clone().filter(|_| self.leased) {
             match self.sessions.remove(MAIN) {
                 // A server that warned or failed is not handed on: its exit
@@ -75,7 +82,7 @@ impl Execution<'_> {
             };
             exits.push(format!("{name}: server {how}"));
             let tail = session.stderr_tail();
-            if !tail.is_empty() {
+            if stderr_relevant && !tail.is_empty() {
                 if several {
                     stderr.push_str(&format!("--- session {name} ---\n"));
                 }

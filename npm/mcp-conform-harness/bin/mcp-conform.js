@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Runs the mcp-conform binary of this machine's platform package.
 //
-// The binary ships in one npm package per platform, `@mcp-conform/<os>-<cpu>`
-// (e.g. @mcp-conform/linux-x64), each listed in this package's
+// The binary ships in one npm package per platform, `@mcp-conform-harness/<os>-<cpu>`
+// (e.g. @mcp-conform-harness/linux-x64), each listed in this package's
 // optionalDependencies with `os`/`cpu` fields, so npm installs only the one
 // that fits (the pattern of esbuild and biome). This file finds it, runs it
 // with our arguments and standard streams, and exits as it did.
@@ -22,13 +22,13 @@ function fail(message) {
 /** Path of the native binary, or exits with a message saying what to do. */
 function binaryPath() {
   const platform = `${process.platform}-${process.arch}`;
-  const pkg = `@mcp-conform/${platform}`;
+  const pkg = `@mcp-conform-harness/${platform}`;
   const supported = Object.keys(self.optionalDependencies || {});
   if (!supported.includes(pkg)) {
     fail(
       `no prebuilt binary for ${platform} (there are: ${supported
-        .map((p) => p.replace("@mcp-conform/", ""))
-        .join(", ")}); install from source with \`cargo install mcp-conform\``
+        .map((p) => p.replace("@mcp-conform-harness/", ""))
+        .join(", ")}); install from source with \`cargo install --locked mcp-conform-harness\``
     );
   }
   let manifest;
@@ -45,7 +45,7 @@ function binaryPath() {
   const theirs = require(manifest).version;
   if (theirs !== self.version) {
     process.stderr.write(
-      `mcp-conform: warning: ${pkg} is ${theirs}, this launcher is ${self.version}; reinstall mcp-conform\n`
+      `mcp-conform: warning: ${pkg} is ${theirs}, this launcher is ${self.version}; reinstall mcp-conform-harness\n`
     );
   }
   const exe = process.platform === "win32" ? "mcp-conform.exe" : "mcp-conform";

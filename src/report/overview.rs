@@ -1,0 +1,317 @@
+//! What a run amounts to for the server under test, shared by the console,
+//! Markdown and HTML reports: which scenarios applied (and how they went),
+//! which profiles the server does not offer and the reason that decided it,
+//! and each distinct problem once with the eras it occurred in.
+//!
+//! A scenario that does not apply to a server (a draft it does not
+//! implement) is skipped; counting those next to the verdicts drowned them,
+//! so they are folded into one count per reason here.
+
+use std::collections::BTreeMap;
+
+use crate::run::events::Counts;
+use crate::run::outcome::{Outcome, ScenarioResult};
+
+/// The facts of one result an overview needs (the console keeps only these
+/// for passing and skipped scenarios).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Brief {
+    pub id: String,
+    pub profile: String,
+    pub era: String,
+    pub outcome: Outcome,
+    /// The skip reason (empty for other outcomes).
+    pub reason: String,
+}
+
+impl Brief {
+    pub fn of(r: &ScenarioResult) -> Self {
+        Self {
+            id: r.id.clone(),
+            profile: r.profile.clone(),
+            era: r.era.clone(),
+            outcome: r.outcome,
+            reason: if r.outcome == Outcome::Skip {
+                r.message.clone()
+            } else {
+                String::new()
+            },
+        }
+    }
+}
+
+/// A profile none of whose scenarios applied, with the skip reason most of
+/// them gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotOffered {
+    pub profile: String,
+    pub reason: String,
+}
+
+/// Skipped scenario runs sharing one reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkipGroup {
+    pub reason: String,
+    /// Distinct scenario ids, in order of first appearance.
+    pub ids: Vec<String>,
+    /// Runs (a scenario skipped in three eras counts three).
+    pub runs: usize,
+}
+
+/// A run, summed up for its reader.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overview {
+    /// Distinct scenarios that applied (ran to a verdict) in at least one era.
+    pub applied: usize,
+    /// Counts of the runs that applied (no skips).
+    pub runs: Counts,
+    /// Skipped runs.
+    pub skipped: usize,
+    /// Eras tested, each with its counts (skips included), in the run's order.
+    pub eras: Vec<(String, Counts)>,
+    /// Profiles with at least one run that applied, with their counts over
+    /// every era (skips included).
+    pub profiles: Vec<(String, Counts)>,
+    pub not_offered: Vec<NotOffered>,
+    /// Skip reasons, most runs first.
+    pub skips: Vec<SkipGroup>,
+}
+
+impl Overview {
+    /// The overview of `results`, eras in the order of `eras` (others after).
+    pub fn of<'a>(results: impl IntoIterator<Item = &'a Brief>, eras: &[String]) -> Self {
+        let mut o = Overview::default();
+        let mut applied_ids: Vec<&str> = Vec::new();
+        let mut by_era: BTreeMap<(usize, &str), Counts> = BTreeMap::new();
+        let mut by_profile: BTreeMap<&str, (Counts, BTreeMap<&str, usize>)> = BTreeMap::new();
+        let mut skips: Vec<SkipGroup> = Vec::new();
+        for b in results {
+            let (counts, reasons) = by_profile.entry(b.profile.as_str()).or_default();
+            counts.add(b.outcome);
+            if !b.era.is_empty() {
+                let rank = eras.iter().position(|e| *e == b.era).unwrap_or(usize::MAX);
+                by_era
+                    .entry((rank, b.era.as_str()))
+                    .or_default()
+                    .add(b.outcome);
+            }
+            if b.outcome != Outcome::Skip {
+                o.runs.add(b.outcome);
+                if !applied_ids.contains(&b.id.as_str()) {
+                    applied_ids.push(b.id.as_str());
+                }
+                continue;
+            }
+            o.skipped += 1;
+            *reasons.entry(b.reason.as_str()).or_default() += 1;
+            match skips.iter_mut().find(|g| g.reason == b.reason) {
+                Some(g) => {
+                    g.runs += 1;
+                    if !g.ids.contains(&b.id) {
+                        g.ids.push(b.id.clone());
+                    }
+                }
+                None => skips.push(SkipGroup {
+                    reason: b.reason.clone(),
+                    ids: vec![b.id.clone()],
+                    runs: 1,
+                }),
+            }
+        }
+        o.applied = applied_ids.len();
+        o.eras = by_era
+            .into_iter()
+            .map(|((_, era), c)| (era.to_string(), c))
+            .collect();
+        for (profile, (counts, reasons)) in by_profile {
+            if counts.skipped < counts.total() {
+                o.profiles.push((profile.to_string(), counts));
+                continue;
+            }
+            // The reason most of its scenarios gave; ties go to the first in order.
+            let reason = reasons
+                .iter()
+                .max_by(|x, y| x.1.cmp(y.1).then(y.0.cmp(x.0)))
+                .map(|(r, _)| r.to_string())
+                .unwrap_or_default();
+            o.not_offered.push(NotOffered {
+                profile: profile.to_string(),
+                reason,
+            });
+        }
+        skips.sort_by(|a, b| b.runs.cmp(&a.runs));
+        o.skips = skips;
+        o
+    }
+
+    /// "25 scenarios applied to this server in 3 eras (71 runs): 60 passed, 6 failed, 2 warned".
+    pub fn headline(&self) -> String {
+        let eras = match self.eras.len() {
+            0 | 1 => String::new(),
+            n => format!(" in {n} eras"),
+        };
+        let runs = if self.runs.total() == self.applied {
+            String::new()
+        } else {
+            format!(" ({} runs)", self.runs.total())
+        };
+        format!(
+            "{} scenario{} applied to this server{eras}{runs}: {}",
+            self.applied,
+            if self.applied == 1 { "" } else { "s" },
+            applied_line(&self.runs)
+        )
+    }
+
+    /// The profiles not offered on one line: "not offered: a (reason); b (reason)".
+    pub fn not_offered_line(&self) -> Option<String> {
+        if self.not_offered.is_empty() {
+            return None;
+        }
+        let items: Vec<String> = self
+            .not_offered
+            .iter()
+            .map(|n| format!("{} ({})", n.profile, n.reason))
+            .collect();
+        Some(format!("not offered: {}", items.join("; ")))
+    }
+}
+
+/// "60 passed, 6 failed, 2 warned" (+ info and errors when present): counts
+/// of runs that applied, without skips.
+pub fn applied_line(c: &Counts) -> String {
+    let mut line = format!(
+        "{} passed, {} failed, {} warned",
+        c.passed, c.failed, c.warned
+    );
+    if c.info > 0 {
+        line.push_str(&format!(", {} info", c.info));
+    }
+    if c.errors > 0 {
+        line.push_str(&format!(", {} errors", c.errors));
+    }
+    line
+}
+
+/// A line of counts that adds up: "71 runs: 60 passed, …; 140 skipped".
+pub fn counted_line(c: &Counts) -> String {
+    format!(
+        "{} runs: {}; {} skipped",
+        c.total(),
+        applied_line(c),
+        c.skipped
+    )
+}
+
+/// One distinct problem: results of one scenario with the same outcome and
+/// message, in every era it occurred in.
+#[derive(Debug, Clone)]
+pub struct Problem<'a> {
+    /// The first of them (the one shown).
+    pub result: &'a ScenarioResult,
+    pub eras: Vec<&'a str>,
+}
+
+/// Failures, errors and warnings (not those the baseline expects), each
+/// distinct (scenario, outcome, message) once: failures and errors first,
+/// then warnings, each by id.
+pub fn problems<'a>(results: impl IntoIterator<Item = &'a ScenarioResult>) -> Vec<Problem<'a>> {
+    let mut out: Vec<Problem<'a>> = Vec::new();
+    for r in results {
+        if !matches!(r.outcome, Outcome::Fail | Outcome::Error | Outcome::Warn)
+            || r.expected_failure
+        {
+            continue;
+        }
+        let same = |p: &&mut Problem<'a>| {
+            p.result.id == r.id && p.result.outcome == r.outcome && p.result.message == r.message
+        };
+        match out.iter_mut().find(same) {
+            Some(p) => {
+                if !r.era.is_empty() && !p.eras.contains(&r.era.as_str()) {
+                    p.eras.push(&r.era);
+                }
+            }
+            None => out.push(Problem {
+                result: r,
+                eras: [r.era.as_str()]
+                    .into_iter()
+                    .filter(|e| !e.is_empty())
+                    .collect(),
+            }),
+        }
+    }
+    out.sort_by(|a, b| {
+        (a.result.outcome == Outcome::Warn)
+            .cmp(&(b.result.outcome == Outcome::Warn))
+            .then(a.result.id.cmp(&b.result.id))
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn brief(id: &str, profile: &str, era: &str, outcome: Outcome, reason: &str) -> Brief {
+        Brief {
+            id: id.into(),
+            profile: profile.into(),
+            era: era.into(),
+            outcome,
+            reason: reason.into(),
+        }
+    }
+
+    #[test]
+    fn skips_fold_into_profiles_not_offered_with_their_reason() {
+        let eras = vec!["2025-06-18".to_string(), "2025-11-25".to_string()];
+        let mut all = Vec::new();
+        for era in &eras {
+            all.push(brief("base/a", "base", era, Outcome::Pass, ""));
+            all.push(brief("base/b", "base", era, Outcome::Fail, ""));
+            all.push(brief("base/c", "base", era, Outcome::Skip, "needs tools"));
+            all.push(brief(
+                "sep-1/x",
+                "sep-1",
+                era,
+                Outcome::Skip,
+                "no x capability",
+            ));
+            all.push(brief(
+                "sep-1/y",
+                "sep-1",
+                era,
+                Outcome::Skip,
+                "no x capability",
+            ));
+            all.push(brief("sep-1/z", "sep-1", era, Outcome::Skip, "needs tools"));
+        }
+        let o = Overview::of(&all, &eras);
+        assert_eq!(o.applied, 2);
+        assert_eq!((o.runs.passed, o.runs.failed, o.skipped), (2, 2, 8));
+        assert_eq!(
+            o.headline(),
+            "2 scenarios applied to this server in 2 eras (4 runs): 2 passed, 2 failed, 0 warned"
+        );
+        assert_eq!(o.profiles.len(), 1);
+        assert_eq!(
+            counted_line(&o.profiles[0].1),
+            "6 runs: 2 passed, 2 failed, 0 warned; 2 skipped"
+        );
+        assert_eq!(
+            o.not_offered,
+            vec![NotOffered {
+                profile: "sep-1".into(),
+                reason: "no x capability".into()
+            }]
+        );
+        // The era lines add up to the whole run.
+        let per_era: usize = o.eras.iter().map(|(_, c)| c.total()).sum();
+        assert_eq!(per_era, o.runs.total() + o.skipped);
+        // Two reasons, four runs each; one scenario per era counts once.
+        let x = o.skips.iter().find(|g| g.reason == "no x capability");
+        assert_eq!(x.map(|g| (g.runs, g.ids.len())), Some((4, 2)));
+        assert_eq!(o.skips.len(), 2);
+    }
+}
