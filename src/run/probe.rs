@@ -281,12 +281,15 @@ async fn run_probe(
     Ok((probe, start_cost))
 }
 
-/// `key` of every item of a paginated list (bounded, stops at the first error).
+/// `key` of every item of a paginated list, to its end whatever its
+/// length; stops at the first error, a cursor seen before, or a page that
+/// adds no key (a server going in circles).
 async fn list_keys(session: &mut Session, method: &str, field: &str, key: &str) -> Vec<String> {
     let mut keys = Vec::new();
     let mut cursor: Option<Value> = None;
     let mut seen_cursors = std::collections::HashSet::new();
-    for _ in 0..1000 {
+    let mut seen_keys = std::collections::HashSet::new();
+    loop {
         let params = cursor.take().map(|c| serde_json::json!({ "cursor": c }));
         let Ok(answer) = session.request(method, params, None, None).await else {
             break;
@@ -294,6 +297,7 @@ async fn list_keys(session: &mut Session, method: &str, field: &str, key: &str) 
         let Some(result) = answer.get("result") else {
             break;
         };
+        let before = keys.len();
         for item in result
             .get(field)
             .and_then(Value::as_array)
@@ -301,11 +305,15 @@ async fn list_keys(session: &mut Session, method: &str, field: &str, key: &str) 
             .flatten()
         {
             if let Some(k) = item.get(key).and_then(Value::as_str) {
-                keys.push(k.to_string());
+                if seen_keys.insert(k.to_string()) {
+                    keys.push(k.to_string());
+                }
             }
         }
         match result.get("nextCursor") {
-            Some(c @ Value::String(text)) if seen_cursors.insert(text.clone()) => {
+            Some(c @ Value::String(text))
+                if keys.len() > before && seen_cursors.insert(text.clone()) =>
+            {
                 cursor = Some(c.clone())
             }
             _ => break,
