@@ -39,7 +39,7 @@ fn five_thousand_tools_no_failure() {
     ]);
     assert!(gen.status.success(), "{}", text(&gen.stderr));
     let report = dir.join("report.json");
-    let report_arg = report.to_string_lossy();
+    let report_arg = report.to_string_lossy().into_owned();
     let mut args = vec![
         "-q",
         "-j",
@@ -47,12 +47,18 @@ fn five_thousand_tools_no_failure() {
         "--protocol-version",
         "2025-11-25",
         "--report-json",
-        &report_arg,
+        report_arg.as_str(),
     ];
-    for id in SAMPLE {
+    for id in SAMPLE.iter().copied() {
         args.extend(["-k", id]);
     }
-    args.extend(["--", bin(), "serve-reference", "--catalog", &catalog]);
+    args.extend([
+        "--",
+        bin(),
+        "serve-reference",
+        "--catalog",
+        catalog.as_str(),
+    ]);
     // Without the read verification: it evaluates every expression twice,
     // and this trial is about the harness's own limits, not the analysis.
     let out = crate::common::cli(&args);
