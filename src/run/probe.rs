@@ -325,12 +325,15 @@ fn keys(items: &[Value], key: &str) -> Vec<String> {
         .collect()
 }
 
-/// Every item of a paginated list (bounded, stops at the first error).
+/// Every item of a paginated list, to its end whatever its length; stops at
+/// the first error, a cursor seen before, or a page that adds no new item
+/// (by `name`, else `uri`: a server going in circles).
 async fn list_items(session: &mut Session, method: &str, field: &str) -> Vec<Value> {
     let mut items = Vec::new();
     let mut cursor: Option<Value> = None;
     let mut seen_cursors = std::collections::HashSet::new();
-    for _ in 0..1000 {
+    let mut seen_keys = std::collections::HashSet::new();
+    loop {
         let params = cursor.take().map(|c| serde_json::json!({ "cursor": c }));
         let Ok(answer) = session.request(method, params, None, None).await else {
             break;
@@ -338,16 +341,25 @@ async fn list_items(session: &mut Session, method: &str, field: &str) -> Vec<Val
         let Some(result) = answer.get("result") else {
             break;
         };
-        items.extend(
-            result
-                .get(field)
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .cloned(),
-        );
+        let before = seen_keys.len();
+        for item in result
+            .get(field)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let key = item
+                .get("name")
+                .or_else(|| item.get("uri"))
+                .and_then(Value::as_str);
+            if key.is_some_and(|k| seen_keys.insert(k.to_string())) {
+                items.push(item.clone());
+            }
+        }
         match result.get("nextCursor") {
-            Some(c @ Value::String(text)) if seen_cursors.insert(text.clone()) => {
+            Some(c @ Value::String(text))
+                if seen_keys.len() > before && seen_cursors.insert(text.clone()) =>
+            {
                 cursor = Some(c.clone())
             }
             _ => break,

@@ -327,7 +327,7 @@ macro_rules! helpers {
 }
 
 helpers! {
-    same_set: 2, subset: 2, unique: 1, sorted: 1, non_increasing: 1, marker: 2, carrier: 2,
+    same_set: 2, subset: 2, intersect: 2, minus: 2, unique: 1, sorted: 1, non_increasing: 1, marker: 2, carrier: 2,
     parse_json: 1, keys: 1, tokens: 1, lower: 1, json_equal: 2, count: 2, distinctive_word: 2,
     tool_result: 1, schema_errors: 2, url_encode: 1, sum: 1, reachable: 2, common_words: 2,
     groups_of: 1, field_is: 3, has_path: 2, is_true: 2, schema_problems: 1, instance_errors: 2,
@@ -459,6 +459,28 @@ fn subset(a: &[Value]) -> HelperResult {
             .iter()
             .all(|x| whole.contains(&canonical(x))),
     ))
+}
+
+/// The items of `a` that are (`keep`) or are not in `b`, in `a`'s order:
+/// one pass over each list, where `a.filter(x, x in b)` scans `b` for every
+/// item of `a` (quadratic on lists of thousands of tools).
+fn sift(name: &str, a: &[Value], keep: bool) -> HelperResult {
+    let other = set_of(list_arg(name, &a[1])?);
+    Ok(Value::Array(
+        list_arg(name, &a[0])?
+            .iter()
+            .filter(|x| other.contains(&canonical(x)) == keep)
+            .cloned()
+            .collect(),
+    ))
+}
+
+fn intersect(a: &[Value]) -> HelperResult {
+    sift("intersect", a, true)
+}
+
+fn minus(a: &[Value]) -> HelperResult {
+    sift("minus", a, false)
 }
 
 fn unique(a: &[Value]) -> HelperResult {
@@ -1045,6 +1067,8 @@ mod tests {
         for expr in [
             "same_set(x, y)",
             "subset([1, 2], x)",
+            "intersect([3, 'a', 1, {'k': 1}], [{'k': 1.0}, 1, 2]) == [1, {'k': 1}] && intersect([], x) == []",
+            "minus([3, 'a', 1, 3], x) == ['a'] && minus(x, []) == x",
             "!unique(y) && unique(x)",
             "sorted(x) == [1, 2, 3]",
             "keys({'b': 1, 'c': 2, 'a': 3}) == ['a', 'b', 'c']",

@@ -32,7 +32,6 @@ const ACTIONS: &[&str] = &[
     "sleep_ms",
     "http",
 ];
-const DEFAULT_MAX_PAGES: usize = 1000;
 const DEFAULT_MAX_ITEMS: usize = 50;
 
 /// One problem in one file.
@@ -611,7 +610,7 @@ impl Loader<'_> {
                     .map(|id| self.value_template(&format!("{pointer}/rpc_id"), id)),
                 no_wait: obj.get("no_wait").and_then(Value::as_bool).unwrap_or(false),
                 paginate: get_str(obj, "paginate"),
-                max_pages: get_u64(obj, "max_pages").map_or(DEFAULT_MAX_PAGES, |n| n as usize),
+                max_pages: get_u64(obj, "max_pages").map(|n| n as usize),
             },
             Some("notify") => Action::Notify {
                 method: self.template(

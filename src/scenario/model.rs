@@ -252,7 +252,9 @@ pub enum Action {
         no_wait: bool,
         /// Follow `nextCursor`, concatenating `result.<field>`.
         paginate: Option<String>,
-        max_pages: usize,
+        /// The most pages the walk reads (`max_pages:`); a walk stopped
+        /// there is not exercised, never a failure.
+        max_pages: Option<usize>,
     },
     Notify {
         method: Template,

@@ -18,7 +18,7 @@ use crate::transport::{
     HttpConnection, Incoming, RawAnswer, RawRequest, StdioConnection, TransportError,
 };
 pub use era::Era;
-pub use paginate::{PageWalk, PaginationError, Walked};
+pub use paginate::{PageWalk, PaginationError, Unfinished, Walked};
 pub use transcript::{Direction, Transcript};
 
 /// Why a session operation did not produce an answer.

@@ -1,29 +1,56 @@
 //! Walking a paginated list: follow `nextCursor` until it is absent and
 //! present the pages as one answer. A walk that goes wrong (a cursor that
-//! comes back, no end in sight, a page of the wrong shape) stops where it
-//! is and says why beside the answer, so the pages read so far can still be
-//! checked.
+//! comes back, pages that add nothing new, a page of the wrong shape) stops
+//! where it is and says why beside the answer, so the pages read so far can
+//! still be checked. No fixed page count ends a walk: a correct server of
+//! any size is walked to its end, unless the walk outgrows what the server
+//! said it has or its time budget; that walk is unfinished, which says
+//! nothing against the server.
 
-use std::time::Duration;
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
 use super::{Session, SessionError};
+
+/// Pages in a row that may add no new item (empty pages with a cursor)
+/// before the walk counts as going nowhere.
+const MAX_IDLE_PAGES: usize = 3;
 
 /// How to walk one list.
 #[derive(Debug, Clone, Copy)]
 pub struct PageWalk<'a> {
     /// The array of `result` the pages are made of (`tools`, `prompts`…).
     pub field: &'a str,
-    /// The walk stops (and says so) after this many pages.
-    pub max_pages: usize,
+    /// The scenario's own cap on pages (`max_pages:`), if it set one.
+    pub max_pages: Option<usize>,
+    /// How many items the list has, when the server said so (the probe's
+    /// listing): each page adds at least one new item, so a walk of more
+    /// pages than that (and a margin for empty pages) is not this list's.
+    pub known_items: Option<usize>,
+    /// How long the whole walk may take.
+    pub budget: Duration,
     /// How long each page may take.
     pub timeout: Duration,
     /// Add the stateless era's `_meta` to each request.
     pub meta: bool,
 }
 
-/// Why a walk stopped before the server said it was done.
+impl PageWalk<'_> {
+    /// The most pages this walk reads before it stops unfinished.
+    fn page_limit(&self) -> Option<usize> {
+        let derived = self.known_items.map(|n| 2 * n + 2 * MAX_IDLE_PAGES + 1);
+        match (self.max_pages, derived) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// Why a walk stopped before the server said it was done: a server that
+/// breaks pagination.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PaginationError {
     #[error("pagination of {method} does not terminate: cursor {cursor:?} came back after {pages} pages")]
@@ -32,8 +59,12 @@ pub enum PaginationError {
         cursor: String,
         pages: usize,
     },
-    #[error("pagination of {method} did not end within {max_pages} pages")]
-    TooManyPages { method: String, max_pages: usize },
+    #[error("pagination of {method} does not terminate: page {pages} adds no item the walk had not seen, yet gives a new nextCursor ({idle} such pages in a row)")]
+    NoProgress {
+        method: String,
+        pages: usize,
+        idle: usize,
+    },
     #[error("page {page} of {method} has no array result.{field}")]
     NotAList {
         method: String,
@@ -44,13 +75,87 @@ pub enum PaginationError {
     CursorNotAString { method: String, cursor: Value },
 }
 
+/// A walk the harness stopped although the server was still paging
+/// correctly: too long to test here, not a fault of the server.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("not exercised: the walk of {method} was stopped after {pages} pages ({items} items, {ms} ms) before its end: {limit}")]
+pub struct Unfinished {
+    pub method: String,
+    pub pages: usize,
+    pub items: usize,
+    pub ms: u128,
+    pub limit: String,
+}
+
 /// A walk's pages as one answer: the last page's envelope with every page's
 /// items under `result.<field>` and no `nextCursor`, plus `page_count` and
-/// the raw `pages`; and why the walk stopped early, if it did.
+/// the raw `pages`; why the walk stopped early, if the server broke it; or
+/// that the harness stopped it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Walked {
     pub answer: Value,
     pub broken: Option<PaginationError>,
+    pub unfinished: Option<Unfinished>,
+}
+
+/// Why a walk ended, other than its last page.
+enum End {
+    Broken(PaginationError),
+    Unfinished(String),
+}
+
+/// What a walk has seen so far: cursors, items (by a hash of each), and how
+/// many pages in a row added nothing.
+#[derive(Default)]
+struct Progress {
+    cursors: HashSet<String>,
+    items: HashSet<u64>,
+    idle: usize,
+}
+
+impl Progress {
+    /// Takes a page's items and its next cursor: an error when the walk
+    /// goes in circles.
+    fn page(
+        &mut self,
+        method: &str,
+        pages: usize,
+        page: &[Value],
+        next: &str,
+    ) -> Result<(), PaginationError> {
+        if !self.cursors.insert(next.to_string()) {
+            return Err(PaginationError::CursorRepeated {
+                method: method.to_string(),
+                cursor: next.to_string(),
+                pages,
+            });
+        }
+        let mut fresh = false;
+        for item in page {
+            fresh |= self.items.insert(item_key(item));
+        }
+        self.idle = if fresh { 0 } else { self.idle + 1 };
+        // A non-empty page of items seen before goes in circles at once;
+        // empty pages are let through a few times.
+        if self.idle > 0 && (!page.is_empty() || self.idle >= MAX_IDLE_PAGES) {
+            return Err(PaginationError::NoProgress {
+                method: method.to_string(),
+                pages,
+                idle: self.idle,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// An item's identity for "seen before": its name or URI, else its text.
+fn item_key(item: &Value) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    match ["uri", "name"].iter().find_map(|k| item.get(k)?.as_str()) {
+        Some(key) => key.hash(&mut h),
+        None => item.to_string().hash(&mut h),
+    }
+    h.finish()
 }
 
 impl Session {
@@ -66,11 +171,13 @@ impl Session {
             Some(Value::Object(m)) => m,
             _ => Map::new(),
         };
+        let started = Instant::now();
+        let limit = walk.page_limit();
         let mut items = Vec::new();
         let mut pages: Vec<Value> = Vec::new();
-        let mut seen_cursors: Vec<String> = Vec::new();
+        let mut progress = Progress::default();
         let mut cursor: Option<String> = None;
-        let broken = loop {
+        let end = loop {
             let mut p = base.clone();
             if let Some(c) = &cursor {
                 p.insert("cursor".into(), json!(c));
@@ -84,35 +191,61 @@ impl Session {
                     walk.meta,
                 )
                 .await?;
+            let before = items.len();
             let next = next_page(&answer, method, walk.field, pages.len() + 1, &mut items);
             pages.push(answer);
-            match next {
+            let next = match next {
                 Ok(None) => break None,
-                Ok(Some(next)) if seen_cursors.contains(&next) => {
-                    break Some(PaginationError::CursorRepeated {
-                        method: method.to_string(),
-                        cursor: next,
-                        pages: pages.len(),
-                    })
-                }
-                Ok(Some(_)) if pages.len() >= walk.max_pages => {
-                    break Some(PaginationError::TooManyPages {
-                        method: method.to_string(),
-                        max_pages: walk.max_pages,
-                    })
-                }
-                Ok(Some(next)) => {
-                    seen_cursors.push(next.clone());
-                    cursor = Some(next);
-                }
-                Err(why) => break Some(why),
+                Ok(Some(next)) => next,
+                Err(why) => break Some(End::Broken(why)),
+            };
+            if let Err(why) = progress.page(method, pages.len(), &items[before..], &next) {
+                break Some(End::Broken(why));
             }
+            if let Some(why) = over(&walk, limit, pages.len(), started.elapsed()) {
+                break Some(End::Unfinished(why));
+            }
+            cursor = Some(next);
+        };
+        let (broken, unfinished) = match end {
+            None => (None, None),
+            Some(End::Broken(b)) => (Some(b), None),
+            Some(End::Unfinished(limit)) => (
+                None,
+                Some(Unfinished {
+                    method: method.to_string(),
+                    pages: pages.len(),
+                    items: items.len(),
+                    ms: started.elapsed().as_millis(),
+                    limit,
+                }),
+            ),
         };
         Ok(Walked {
             answer: joined(pages, items, walk.field),
             broken,
+            unfinished,
         })
     }
+}
+
+/// Why a walk that still has a next page stops here, if it does.
+fn over(walk: &PageWalk<'_>, limit: Option<usize>, pages: usize, took: Duration) -> Option<String> {
+    if limit.is_some_and(|l| pages >= l) {
+        return Some(match (walk.max_pages, walk.known_items) {
+            (Some(m), _) if m == pages => format!("the scenario reads at most {m} pages"),
+            (_, Some(n)) => format!(
+                "{pages} pages is more than a list of {n} items (as the server listed them) can need"
+            ),
+            _ => format!("{pages} pages"),
+        });
+    }
+    (took >= walk.budget).then(|| {
+        format!(
+            "the walk's time budget of {} s ran out",
+            walk.budget.as_secs_f64()
+        )
+    })
 }
 
 /// Adds one page's `result.<field>` to `items`; gives its `nextCursor`
@@ -200,7 +333,9 @@ mod tests {
     fn walk(field: &str, max_pages: usize) -> PageWalk<'_> {
         PageWalk {
             field,
-            max_pages,
+            max_pages: Some(max_pages),
+            known_items: None,
+            budget: Duration::from_secs(60),
             timeout: Duration::from_secs(5),
             meta: true,
         }
@@ -210,8 +345,12 @@ mod tests {
     async fn joins_every_page_into_one_answer() {
         let mut s = session(&[]).await;
         let walked = s.paginate("tools/list", None, walk("tools", 50)).await;
-        let Walked { answer, broken } = walked.expect("answered");
-        assert_eq!(broken, None);
+        let Walked {
+            answer,
+            broken,
+            unfinished,
+        } = walked.expect("answered");
+        assert_eq!((broken, unfinished), (None, None));
         assert_eq!(answer["page_count"], json!(3));
         assert_eq!(
             answer["result"]["tools"].as_array().map(Vec::len),
@@ -226,7 +365,7 @@ mod tests {
     async fn a_cursor_that_comes_back_ends_the_walk() {
         let mut s = session(&[Fault::GroupingCursorIgnored]).await;
         let walked = s.paginate("groups/list", None, walk("groups", 50)).await;
-        let Walked { answer, broken } = walked.expect("answered");
+        let Walked { answer, broken, .. } = walked.expect("answered");
         assert!(
             matches!(
                 broken,
@@ -242,14 +381,95 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn stops_after_the_most_pages_allowed() {
+    async fn a_walk_past_its_limits_is_unfinished_not_broken() {
         let mut s = session(&[]).await;
         let walked = s.paginate("tools/list", None, walk("tools", 2)).await;
-        let broken = walked.expect("answered").broken;
-        assert_eq!(
-            broken.map(|b| b.to_string()).as_deref(),
-            Some("pagination of tools/list did not end within 2 pages")
+        let walked = walked.expect("answered");
+        assert_eq!(walked.broken, None);
+        let unfinished = walked.unfinished.expect("stopped after 2 pages");
+        assert_eq!((unfinished.pages, unfinished.items), (2, 100));
+        assert!(
+            unfinished.to_string().starts_with(
+                "not exercised: the walk of tools/list was stopped after 2 pages (100 items, "
+            ),
+            "{unfinished}"
         );
+        assert!(unfinished
+            .to_string()
+            .ends_with("the scenario reads at most 2 pages"));
+        // The list's size as the server gave it bounds the walk…
+        let known = PageWalk {
+            max_pages: None,
+            known_items: Some(0),
+            ..walk("tools", 0)
+        };
+        let walked = s
+            .paginate("tools/list", None, known)
+            .await
+            .expect("answered");
+        let unfinished = walked.unfinished.expect("more pages than 0 items can need");
+        assert!(
+            unfinished.limit.contains("a list of 0 items"),
+            "{unfinished}"
+        );
+        // …and so does the time budget.
+        let budget = PageWalk {
+            max_pages: None,
+            budget: Duration::ZERO,
+            ..walk("tools", 0)
+        };
+        let walked = s
+            .paginate("tools/list", None, budget)
+            .await
+            .expect("answered");
+        let unfinished = walked.unfinished.expect("out of time after page 1");
+        assert_eq!(unfinished.pages, 1);
+        assert!(unfinished.limit.contains("time budget"), "{unfinished}");
+        // A list of the size the server gave is walked to its end.
+        let exact = PageWalk {
+            max_pages: None,
+            known_items: Some(106),
+            ..walk("tools", 0)
+        };
+        let walked = s
+            .paginate("tools/list", None, exact)
+            .await
+            .expect("answered");
+        assert_eq!((walked.broken, walked.unfinished), (None, None));
+    }
+
+    #[test]
+    fn pages_that_add_nothing_new_go_in_circles() {
+        let mut p = Progress::default();
+        let a = [json!({"name": "a"}), json!({"name": "b"})];
+        assert_eq!(p.page("tools/list", 1, &a, "c1"), Ok(()));
+        // A page of items already seen: at once.
+        let again = [json!({"name": "b"})];
+        assert_eq!(
+            p.page("tools/list", 2, &again, "c2").map_err(|e| e.to_string()),
+            Err("pagination of tools/list does not terminate: page 2 adds no item the walk had not seen, yet gives a new nextCursor (1 such pages in a row)".to_string())
+        );
+        // Empty pages: a few are let through, not endlessly.
+        let mut p = Progress::default();
+        assert_eq!(p.page("groups/list", 1, &a, "c1"), Ok(()));
+        assert_eq!(p.page("groups/list", 2, &[], "c2"), Ok(()));
+        assert_eq!(p.page("groups/list", 3, &[], "c3"), Ok(()));
+        assert!(matches!(
+            p.page("groups/list", 4, &[], "c4"),
+            Err(PaginationError::NoProgress {
+                pages: 4,
+                idle: 3,
+                ..
+            })
+        ));
+        // A new item resets the count; a cursor seen before is caught too.
+        let mut p = Progress::default();
+        assert_eq!(p.page("t", 1, &[], "c1"), Ok(()));
+        assert_eq!(p.page("t", 2, &a, "c2"), Ok(()));
+        assert!(matches!(
+            p.page("t", 3, &[json!({"uri": "x"})], "c1"),
+            Err(PaginationError::CursorRepeated { pages: 3, .. })
+        ));
     }
 
     #[tokio::test]
@@ -259,7 +479,7 @@ mod tests {
         let walked = s
             .paginate("tools/list", Some(params), walk("tools", 50))
             .await;
-        let Walked { answer, broken } = walked.expect("answered");
+        let Walked { answer, broken, .. } = walked.expect("answered");
         assert_eq!(broken, None);
         assert_eq!(answer["error"]["code"], json!(-32602));
         assert_eq!(answer["page_count"], json!(1));

@@ -82,6 +82,7 @@ mod reports_fresh;
 mod requirements;
 mod rmcp_client;
 mod rmcp_peers;
+mod scale;
 mod scenarios;
 mod schema_crosscheck;
 mod sentinel;
@@ -109,6 +110,7 @@ fn main() {
     trials.extend(fault_matrix::trials());
     trials.extend(hostile::trials());
     trials.extend(sharing::trials());
+    trials.extend(scale::trials());
     trials.extend(transport_parity::trials());
     trials.extend(gates::trials());
     trials.extend(properties::trials());

@@ -1,0 +1,79 @@
+//! A large catalog: the reference server serving a generated catalog of
+//! 5,000 tools, one era, the scenarios whose walks and invariants grow with
+//! the server (pagination, search, filters, every group and tag). A correct
+//! server never fails for being large: no page cap, no "did not end within
+//! N pages" (a broad search of 5,000 tools at 10 a page is hundreds of pages).
+
+use crate::common::{assert_valid_report, bin, output_dir, run_cli, text};
+
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    trials![five_thousand_tools_no_failure]
+}
+
+/// The scenarios that walk whole lists, or loop over every group, tag or
+/// search result: the size-dependent ones, as a sample of the catalog.
+const SAMPLE: &[&str] = &[
+    "search/pagination-walk",
+    "search/cursor-other-query",
+    "search/property-search",
+    "search/tools-identical-to-list",
+    "cross-feature/pd-fetch-outside-filter",
+    "cross-feature/query-and-filter",
+    "cross-feature/query-filter-cursor-replay",
+    "sep-1300/filter-pagination",
+    "sep-1300/filter-each-tag",
+    "sep-1821/query-pagination",
+    "grouping/groups-list-pagination",
+];
+
+fn five_thousand_tools_no_failure() {
+    let dir = output_dir("scale");
+    let catalog = dir.join("catalog-5000.json");
+    let catalog = catalog.to_string_lossy();
+    let gen = run_cli(&[
+        "serve-reference",
+        "--catalog-gen",
+        "5000",
+        "--out",
+        &catalog,
+    ]);
+    assert!(gen.status.success(), "{}", text(&gen.stderr));
+    let report = dir.join("report.json");
+    let report_arg = report.to_string_lossy().into_owned();
+    let mut args = vec![
+        "-q",
+        "-j",
+        "2",
+        "--protocol-version",
+        "2025-11-25",
+        "--report-json",
+        report_arg.as_str(),
+    ];
+    for id in SAMPLE.iter().copied() {
+        args.extend(["-k", id]);
+    }
+    args.extend([
+        "--",
+        bin(),
+        "serve-reference",
+        "--catalog",
+        catalog.as_str(),
+    ]);
+    // Without the read verification: it evaluates every expression twice,
+    // and this trial is about the harness's own limits, not the analysis.
+    let out = crate::common::cli(&args);
+    let report = assert_valid_report(&report);
+    let scenarios = report["scenarios"].as_array().cloned().unwrap_or_default();
+    assert_eq!(scenarios.len(), SAMPLE.len(), "{}", text(&out.stdout));
+    let bad: Vec<String> = scenarios
+        .iter()
+        .filter(|s| matches!(s["outcome"].as_str(), Some("fail" | "warn" | "error")))
+        .map(|s| format!("{} {}: {}", s["outcome"], s["id"], s["message"]))
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "a correct 5,000-tool server failed:\n{}",
+        bad.join("\n")
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}
