@@ -46,10 +46,18 @@ pub fn client_info() -> Value {
     json!({"name": "mcp-conform", "version": env!("CARGO_PKG_VERSION")})
 }
 
-/// What the harness declares it can do: enough for servers to send roots and
-/// sampling requests, which the session answers.
-pub fn client_capabilities() -> Value {
-    json!({"roots": {"listChanged": true}})
+/// What the harness declares it can do. In the stateful eras: roots, whose
+/// `roots/list` requests the session answers. In 2026-07-28 nothing: the
+/// harness offers no optional capability ("an empty object means the client
+/// supports no optional capabilities", the 2026-07-28 schema's
+/// `RequestMetaObject`), and that era's `roots` capability is `{}`, without
+/// `listChanged`.
+pub fn client_capabilities(era: &Era) -> Value {
+    if era.is_stateless() {
+        json!({})
+    } else {
+        json!({"roots": {"listChanged": true}})
+    }
 }
 
 /// Adds the stateless era's per-request `_meta` to params (which must be an
@@ -57,7 +65,7 @@ pub fn client_capabilities() -> Value {
 pub fn with_meta(params: Option<Value>, era: &Era) -> Option<Value> {
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": era.version,
-        "io.modelcontextprotocol/clientCapabilities": client_capabilities(),
+        "io.modelcontextprotocol/clientCapabilities": client_capabilities(era),
         "io.modelcontextprotocol/clientInfo": client_info(),
     });
     match params {
@@ -104,5 +112,14 @@ mod tests {
             "mcp-conform"
         );
         assert_eq!(with_meta(Some(json!(5)), &era), Some(json!(5)));
+        assert_eq!(
+            p["_meta"]["io.modelcontextprotocol/clientCapabilities"],
+            json!({}),
+            "2026-07-28 declares no roots.listChanged"
+        );
+        assert_eq!(
+            client_capabilities(&Era::new(V2025_11_25)),
+            json!({"roots": {"listChanged": true}})
+        );
     }
 }

@@ -112,13 +112,13 @@ pub fn read(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     if path == TOOL_DESCRIPTIONS_URI {
         return read_descriptions(ctx, uri, query);
     }
-    let resource = ctx
-        .snap
-        .catalog
-        .resources
-        .iter()
-        .find(|r| r.uri == uri)
-        .ok_or_else(|| RpcError::resource_not_found(uri))?;
+    let found = ctx.snap.catalog.resources.iter().find(|r| r.uri == uri);
+    let Some(resource) = found else {
+        if ctx.has(Fault::ResourceMissingEmpty) {
+            return Ok(json!({"contents": []}));
+        }
+        return Err(RpcError::resource_not_found(uri));
+    };
     Ok(
         json!({"contents": [{"uri": resource.uri, "mimeType": resource.mime_type, "text": resource.text}]}),
     )
