@@ -1188,6 +1188,59 @@ mod tests {
         s.close().await;
     }
 
+    async fn session_2026() -> Session {
+        let conn = StdioConnection::spawn(&StdioSpec::new("cat", Vec::new())).expect("cat runs");
+        Session::new(
+            "main",
+            Connection::Stdio(Box::new(conn)),
+            Era::new(era::V2026_07_28),
+            Duration::from_secs(1),
+            Transcript::new(),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_2026_server_request_is_recorded_not_answered() {
+        let mut s = session_2026().await;
+        let ping = json!({"jsonrpc": "2.0", "id": "srv-1", "method": "ping"});
+        assert_eq!(s.dispatch(ping).await, Ok(None));
+        assert_eq!(s.violations.len(), 1);
+        assert!(s.violations[0].reason.starts_with(SERVER_REQUEST_2026));
+        let (entries, _) = s.transcript.entries();
+        assert!(
+            entries.iter().all(|e| e.direction != Direction::Sent),
+            "the harness answered the server's request"
+        );
+        // An error without an id is a valid 2026-07-28 answer, not a violation.
+        let idless = json!({"jsonrpc": "2.0", "error": {"code": -32700, "message": "x"}});
+        assert_eq!(s.dispatch(idless.clone()).await, Ok(Some(idless)));
+        assert_eq!(s.violations.len(), 1);
+        s.close().await;
+    }
+
+    #[test]
+    fn a_modern_discover_error_is_a_refusal_naming_the_offer() {
+        let r = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32022, "message": "no",
+            "data": {"supported": ["2030-01-01"], "requested": "2026-07-28"}}});
+        let Some(SessionError::ModernRefusal { code, supported, .. }) = modern_refusal(&r) else {
+            panic!("not a refusal");
+        };
+        assert_eq!((code, supported), (-32022, vec!["2030-01-01".to_string()]));
+        let text = modern_refusal(&r).map(|e| e.to_string()).unwrap_or_default();
+        assert!(text.contains("UnsupportedProtocolVersion (-32022)") && text.contains("2030-01-01"), "{text}");
+        let legacy = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "no"}});
+        assert!(modern_refusal(&legacy).is_none());
+    }
+
+    #[test]
+    fn discover_answers_are_not_given_a_protocol_version() {
+        let r = json!({"supportedVersions": ["2026-07-28"],
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}}});
+        let n = normalise_discover(&r);
+        assert!(n.get("protocolVersion").is_none());
+        assert_eq!(n["serverInfo"]["name"], "s");
+    }
+
     #[tokio::test]
     async fn small_notifications_are_bounded_by_count() {
         let mut s = session().await;

@@ -173,7 +173,9 @@ pub fn listen(ctx: &mut Ctx<'_>, id: &Value, p: &Params<'_>) -> Result<(), RpcEr
         "_meta": {META_SUBSCRIPTION: id.clone()},
     });
     if ctx.has(Fault::ListenAckNoSubscriptionId) {
-        ack.as_object_mut().map(|a| a.remove("_meta"));
+        if let Value::Object(a) = &mut ack {
+            a.remove("_meta");
+        }
     }
     ctx.after.push(notification(
         "notifications/subscriptions/acknowledged",
