@@ -275,12 +275,18 @@ mod tests {
 
     #[test]
     fn the_keyword_ceiling_is_the_strongest_keyword_on_servers() {
-        assert_eq!(keyword_ceiling("Servers MUST declare it."), Some(Level::Must));
+        assert_eq!(
+            keyword_ceiling("Servers MUST declare it."),
+            Some(Level::Must)
+        );
         assert_eq!(
             keyword_ceiling("Invalid cursors SHOULD result in -32602."),
             Some(Level::Should)
         );
-        assert_eq!(keyword_ceiling("Servers MAY omit it; they SHOULD not."), Some(Level::Should));
+        assert_eq!(
+            keyword_ceiling("Servers MAY omit it; they SHOULD not."),
+            Some(Level::Should)
+        );
         assert_eq!(keyword_ceiling("-32602 Invalid params"), None);
         // a must on the client binds no server
         assert_eq!(
@@ -288,7 +294,9 @@ mod tests {
             None
         );
         assert_eq!(
-            keyword_ceiling("When a server's tool definition includes it, conforming clients MUST mirror it"),
+            keyword_ceiling(
+                "When a server's tool definition includes it, conforming clients MUST mirror it"
+            ),
             None
         );
         assert_eq!(

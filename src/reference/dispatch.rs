@@ -287,7 +287,9 @@ impl Server {
             map.remove("cacheScope");
         }
         let later_page = params.and_then(|p| p.get("cursor")).is_some();
-        if later_page && map.contains_key("cacheScope") && self.faults().has(Fault::CacheScopeVaries)
+        if later_page
+            && map.contains_key("cacheScope")
+            && self.faults().has(Fault::CacheScopeVaries)
         {
             map.insert("cacheScope".into(), json!("private"));
         }

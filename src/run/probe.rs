@@ -218,7 +218,12 @@ async fn probe_auto(target: &Target, waits: Waits) -> Result<ProbedEra, ProbeErr
 /// The strings of a JSON array (anything else: none).
 fn strings(v: Option<&Value>) -> Vec<String> {
     v.and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).map(String::from).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
+        })
         .unwrap_or_default()
 }
 

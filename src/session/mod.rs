@@ -1231,12 +1231,20 @@ mod tests {
     fn a_modern_discover_error_is_a_refusal_naming_the_offer() {
         let r = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32022, "message": "no",
             "data": {"supported": ["2030-01-01"], "requested": "2026-07-28"}}});
-        let Some(SessionError::ModernRefusal { code, supported, .. }) = modern_refusal(&r) else {
+        let Some(SessionError::ModernRefusal {
+            code, supported, ..
+        }) = modern_refusal(&r)
+        else {
             panic!("not a refusal");
         };
         assert_eq!((code, supported), (-32022, vec!["2030-01-01".to_string()]));
-        let text = modern_refusal(&r).map(|e| e.to_string()).unwrap_or_default();
-        assert!(text.contains("UnsupportedProtocolVersion (-32022)") && text.contains("2030-01-01"), "{text}");
+        let text = modern_refusal(&r)
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            text.contains("UnsupportedProtocolVersion (-32022)") && text.contains("2030-01-01"),
+            "{text}"
+        );
         let legacy = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "no"}});
         assert!(modern_refusal(&legacy).is_none());
     }

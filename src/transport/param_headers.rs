@@ -41,7 +41,9 @@ pub fn decode_value(header: &str) -> Option<String> {
     else {
         return Some(header.to_string());
     };
-    let bytes = base64::engine::general_purpose::STANDARD.decode(inner).ok()?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(inner)
+        .ok()?;
     String::from_utf8(bytes).ok()
 }
 

@@ -138,12 +138,21 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 
 fn git(dir: &Path, args: &[&str]) {
     let out = std::process::Command::new("git")
-        .args(["-c", "user.name=mcp-conform", "-c", "user.email=test@mcp-conform.invalid"])
+        .args([
+            "-c",
+            "user.name=mcp-conform",
+            "-c",
+            "user.email=test@mcp-conform.invalid",
+        ])
         .args(args)
         .current_dir(dir)
         .output()
         .unwrap_or_else(|e| panic!("git {args:?}: {e}"));
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// The scratch data a server works on: a directory with two files, or a
@@ -239,7 +248,12 @@ fn check(server: Popular) {
     let report = common::run_peer(server.name, &dir, &options, &command);
     let got = verdicts(&report);
     let problems = graded_by_their_text(&report);
-    assert!(problems.is_empty(), "{}:\n{}", server.name, problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{}:\n{}",
+        server.name,
+        problems.join("\n")
+    );
     assert_eq!(
         snapshot(&data),
         before,

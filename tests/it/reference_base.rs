@@ -97,17 +97,24 @@ fn stateless_discover_and_meta() {
 
 fn missing_required_meta_is_32602() {
     let mut s = Server::start(&[]);
-    let r = s.exchange(&json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
-        "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": V0728}}}));
+    let r = s.exchange(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+        "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": V0728}}}),
+    );
     assert_eq!(r["error"]["code"], -32602, "{r}");
     assert_eq!(
         r["error"]["data"]["missing"],
         json!(["io.modelcontextprotocol/clientCapabilities"])
     );
-    let r = s.exchange(&json!({"jsonrpc": "2.0", "id": 2, "method": "server/discover",
+    let r = s.exchange(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "server/discover",
         "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2099-01-01",
-            "io.modelcontextprotocol/clientCapabilities": {}}}}));
-    assert_eq!(r["error"]["code"], -32022, "discover refuses an unknown version: {r}");
+            "io.modelcontextprotocol/clientCapabilities": {}}}}),
+    );
+    assert_eq!(
+        r["error"]["code"], -32022,
+        "discover refuses an unknown version: {r}"
+    );
 }
 
 fn unsupported_version_is_32022() {

@@ -140,7 +140,10 @@ fn levels_never_exceed_their_text() {
             ));
         }
         if r.basis.is_some() && r.level != "MUST" {
-            problems.push(format!("{} names a basis but is graded {} (a basis only lifts a level)", r.id, r.level));
+            problems.push(format!(
+                "{} names a basis but is graded {} (a basis only lifts a level)",
+                r.id, r.level
+            ));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));

@@ -43,11 +43,17 @@ fn a_dropped_message_fails_when_the_sentinel_is_answered_not_at_the_timeout() {
     assert_eq!(code, Some(1));
     for s in &scenarios {
         // an id beyond 2^53 is SHOULD (RFC 8259 section 6): its loss warns
-        let expected = if s["id"] == "base/id-large-integer" { "warn" } else { "fail" };
+        let expected = if s["id"] == "base/id-large-integer" {
+            "warn"
+        } else {
+            "fail"
+        };
         assert_eq!(s["outcome"], expected, "{s}");
         let message = s["message"].as_str().unwrap_or_default();
         assert!(
-            message.contains(", sent right after it, was answered, and nothing more came within 500 ms"),
+            message.contains(
+                ", sent right after it, was answered, and nothing more came within 500 ms"
+            ),
             "{}: {message}",
             s["id"]
         );

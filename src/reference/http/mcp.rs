@@ -619,7 +619,8 @@ fn status_for(reply: &Value) -> StatusCode {
     // A 2026-07-28 request without a required `_meta` field: "On HTTP, the
     // response status MUST be 400 Bad Request" (MCP 2026-07-28, Basic, `_meta`).
     let malformed = code == codes::INVALID_PARAMS && error.pointer("/data/missing").is_some();
-    if BAD_REQUEST_CODES.contains(&code) || malformed || reply.get("id").is_none_or(Value::is_null) {
+    if BAD_REQUEST_CODES.contains(&code) || malformed || reply.get("id").is_none_or(Value::is_null)
+    {
         StatusCode::BAD_REQUEST
     } else {
         StatusCode::OK
@@ -821,10 +822,10 @@ pub async fn delete(State(app): State<Shared>, headers: HeaderMap) -> Response {
     let version = header_str(&headers, VERSION_HEADER).ok().flatten();
     let key = match header_str(&headers, SESSION_HEADER) {
         Err(e) => return bad_request(Value::Null, &e),
-        Ok(None) if stateless_version(version) && !app.server.faults().has(Fault::HttpDelete400) => {
-            return method_not_allowed(
-                "Method Not Allowed: 2026-07-28 has no sessions to delete",
-            )
+        Ok(None)
+            if stateless_version(version) && !app.server.faults().has(Fault::HttpDelete400) =>
+        {
+            return method_not_allowed("Method Not Allowed: 2026-07-28 has no sessions to delete")
         }
         Ok(Some(key)) => session_key(&app, key),
         Ok(None) => return missing_session(Value::Null),
@@ -896,13 +897,18 @@ mod tests {
             check_stateless_headers(&good, Some("2026-07-28"), &msg, "tools/call", checks),
             Ok(())
         );
-        let wrong_version = check_stateless_headers(&good, Some("2025-11-25"), &msg, "tools/call", checks);
+        let wrong_version =
+            check_stateless_headers(&good, Some("2025-11-25"), &msg, "tools/call", checks);
         assert!(wrong_version.is_err_and(|e| e.contains("_meta")));
         let wrong_method = headers(&[("mcp-method", "tools/list"), ("mcp-name", "page_get")]);
-        assert!(
-            check_stateless_headers(&wrong_method, Some("2026-07-28"), &msg, "tools/call", checks)
-                .is_err_and(|e| e.contains("Mcp-Method"))
-        );
+        assert!(check_stateless_headers(
+            &wrong_method,
+            Some("2026-07-28"),
+            &msg,
+            "tools/call",
+            checks
+        )
+        .is_err_and(|e| e.contains("Mcp-Method")));
         let no_name = headers(&[("mcp-method", "tools/call")]);
         assert!(
             check_stateless_headers(&no_name, Some("2026-07-28"), &msg, "tools/call", checks)
@@ -910,7 +916,13 @@ mod tests {
         );
         let discover = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover"});
         assert_eq!(
-            check_stateless_headers(&HeaderMap::new(), None, &discover, "server/discover", checks),
+            check_stateless_headers(
+                &HeaderMap::new(),
+                None,
+                &discover,
+                "server/discover",
+                checks
+            ),
             Ok(())
         );
         // An encoded Mcp-Name is decoded; an Mcp-Param header must match.
