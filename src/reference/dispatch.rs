@@ -168,11 +168,22 @@ impl Server {
                 out = progress(self.faults(), method, params);
                 if ctx.era == Era::Stateless {
                     era::decorate_stateless(method, &mut result, self.list_ttl_ms());
+                    self.stateless_result_faults(method, params, &mut result);
                     if self.faults().has(Fault::NoServerInfo) {
                         if let Some(Value::Object(meta)) = result.get_mut("_meta") {
                             meta.remove(era::META_SERVER_INFO);
                         }
                     }
+                }
+                if ctx.era == Era::Stateless
+                    && method == "tools/list"
+                    && self.faults().has(Fault::ServerPing2026)
+                {
+                    out.push(crate::jsonrpc::request(
+                        json!(format!("reference-ping-{id}")),
+                        "ping",
+                        None,
+                    ));
                 }
                 out.push(response(reply_id, result));
             }
@@ -208,10 +219,20 @@ impl Server {
         let p = Params::new(params)?;
         ctx.era = match method {
             "initialize" => Era::Stateful,
-            // Discovery answers whatever version the client tries.
-            "server/discover" => Era::Stateless,
+            // Discovery is stateless whatever version it names, but one it
+            // does not speak is refused like any other request's: "If the
+            // server does not implement the requested version … it MUST
+            // respond with an UnsupportedProtocolVersionError" (MCP
+            // 2026-07-28, Versioning).
+            "server/discover" => match era::classify(params) {
+                Err(e) if !self.faults().has(Fault::DiscoverAnyVersion) => return Err(e),
+                _ => Era::Stateless,
+            },
             _ => era::classify(params)?,
         };
+        if ctx.era == Era::Stateless {
+            self.require_meta(params)?;
+        }
         let Some((_, handler, gate)) = entry else {
             // subscriptions/listen exists only in the stateless era.
             if ctx.era != Era::Stateless {
@@ -233,11 +254,54 @@ impl Server {
         handler(ctx, &p).map(Some)
     }
 
+    /// "A request missing any required field is malformed; the server MUST
+    /// reject it with JSON-RPC error code -32602" (MCP 2026-07-28, Basic,
+    /// `_meta`): the protocol version and the client capabilities.
+    fn require_meta(&self, params: Option<&Value>) -> Result<(), RpcError> {
+        let meta = params.and_then(|p| p.get("_meta"));
+        let missing: Vec<&str> = [era::META_VERSION, era::META_CAPABILITIES]
+            .into_iter()
+            .filter(|k| meta.and_then(|m| m.get(*k)).is_none_or(Value::is_null))
+            .collect();
+        if missing.is_empty() || self.faults().has(Fault::MetaUnchecked) {
+            return Ok(());
+        }
+        Err(RpcError::invalid_params(format!(
+            "Invalid params: _meta lacks the required {}",
+            missing.join(" and ")
+        ))
+        .with_data(json!({ "missing": missing })))
+    }
+
     fn method_not_found(&self, method: &str) -> RpcError {
         if self.faults().has(Fault::UnknownMethodInternalError) {
             RpcError::internal(format!("Internal error: no handler for {method}"))
         } else {
             RpcError::method_not_found(method)
+        }
+    }
+
+    /// The faults that break what 2026-07-28 asks of every result; each is
+    /// asked about only where it can act.
+    fn stateless_result_faults(&self, method: &str, params: Option<&Value>, result: &mut Value) {
+        let Value::Object(map) = result else {
+            return;
+        };
+        if !matches!(method, "tools/list" | "server/discover")
+            && self.faults().has(Fault::ResultTypeListsOnly)
+        {
+            map.remove("resultType");
+        }
+        if method == "resources/read" && self.faults().has(Fault::ReadNoCacheHints) {
+            map.remove("ttlMs");
+            map.remove("cacheScope");
+        }
+        let later_page = params.and_then(|p| p.get("cursor")).is_some();
+        if later_page
+            && map.contains_key("cacheScope")
+            && self.faults().has(Fault::CacheScopeVaries)
+        {
+            map.insert("cacheScope".into(), json!("private"));
         }
     }
 

@@ -14,6 +14,7 @@ pub const STATEFUL: &[&str] = &[V2025_11_25, V2025_06_18];
 pub const STATELESS: &[&str] = &[V2026_07_28];
 
 pub const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 pub const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
 

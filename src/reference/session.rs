@@ -40,6 +40,8 @@ pub struct Subscription {
     pub resources: bool,
     pub groups: bool,
     pub tags: bool,
+    /// The `listen-sends-unrequested` fault: every change is sent.
+    pub unfiltered: bool,
 }
 
 impl Subscription {
@@ -116,7 +118,7 @@ impl SessionState {
                     "notifications/groups/list_changed" => sub.groups,
                     _ => sub.tags,
                 };
-                if wanted {
+                if wanted || sub.unfiltered {
                     let params = json!({"_meta": {META_SUBSCRIPTION: sub.id.clone()}});
                     out.push(notification(method, Some(params)));
                 }

@@ -77,6 +77,9 @@ impl ProbedEra {
 pub struct ProbeError {
     pub message: String,
     pub stderr: String,
+    /// `server/discover` was refused with a recognised modern error: the
+    /// versions the server offered in it (possibly none).
+    pub refusal: Option<Vec<String>>,
 }
 
 /// Which eras a run tests.
@@ -179,6 +182,7 @@ async fn probe_all(target: &Target, waits: Waits) -> Result<Vec<ProbedEra>, Prob
                 era::KNOWN_VERSIONS.join(", ")
             ),
             stderr: String::new(),
+            refusal: None,
         }),
     }
 }
@@ -203,18 +207,62 @@ pub async fn probe(
     Ok(probed.close().await)
 }
 
-/// The newest era the server speaks: server/discover first, then initialize.
+/// The newest era the server speaks, negotiated as a dual-era client does
+/// on the released text (MCP 2026-07-28, Transports, stdio and Streamable
+/// HTTP, Backward Compatibility): `server/discover` first; a discover result
+/// or a recognised modern error (UnsupportedProtocolVersion and the other
+/// 2026-07-28 codes) means a modern server, whose advertised versions are
+/// chosen from and never bypassed by falling back to `initialize`; any other
+/// error, or silence, means a legacy server, probed with `initialize`.
 async fn probe_auto(target: &Target, waits: Waits) -> Result<ProbedEra, ProbeError> {
     let discover = waits.discover_at_most(Duration::from_secs(3));
-    match probe_era(target, Era::new(era::V2026_07_28), discover).await {
-        Ok(p) if supports_stateless(&p.probe.server) => Ok(p),
-        other => {
-            if let Ok(p) = other {
-                p.close().await;
-            }
-            probe_era(target, Era::new(era::NEWEST_STATEFUL), waits).await
+    let offered = match probe_era(target, Era::new(era::V2026_07_28), discover).await {
+        Ok(p) if supports_stateless(&p.probe.server) => return Ok(p),
+        Ok(p) => {
+            let offered = strings(p.probe.server.get("supportedVersions"));
+            p.close().await;
+            offered
         }
+        Err(e) => match e.refusal {
+            Some(offered) => offered,
+            None => return probe_era(target, Era::new(era::NEWEST_STATEFUL), waits).await,
+        },
+    };
+    match newest_known(&offered) {
+        Some(v) if !Era::new(v).is_stateless() => probe_era(target, Era::new(v), waits).await,
+        _ => Err(ProbeError {
+            message: format!(
+                "{} is a 2026-07-28-era (modern) server that offers {}, and mcp-conform speaks none of them ({}); it does not fall back to initialize with a modern server",
+                target.display(),
+                if offered.is_empty() { "no protocol version".to_string() } else { format!("only {}", offered.join(", ")) },
+                era::KNOWN_VERSIONS.join(", ")
+            ),
+            stderr: String::new(),
+            refusal: None,
+        }),
     }
+}
+
+/// The strings of a JSON array (anything else: none).
+fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The newest version of `offered` that the harness speaks, other than the
+/// modern one already refused or not listed.
+fn newest_known(offered: &[String]) -> Option<&'static str> {
+    era::KNOWN_VERSIONS
+        .iter()
+        .rev()
+        .find(|v| offered.iter().any(|o| o == *v))
+        .copied()
 }
 
 fn supports_stateless(server: &Value) -> bool {
@@ -229,6 +277,7 @@ async fn probe_era(target: &Target, mut era: Era, waits: Waits) -> Result<Probed
     let conn = target.connect(&era).await.map_err(|e| ProbeError {
         message: e.to_string(),
         stderr: String::new(),
+        refusal: None,
     })?;
     let mut session = Session::new("probe", conn, era.clone(), waits.request, Transcript::new());
     let e = match run_probe(&mut session, &mut era, waits.handshake, started).await {
@@ -253,7 +302,15 @@ async fn probe_era(target: &Target, mut era: Era, waits: Waits) -> Result<Probed
         ),
         None => format!("cannot talk to {}: {e}", target.display()),
     };
-    Err(ProbeError { message, stderr })
+    let refusal = match e {
+        SessionError::ModernRefusal { supported, .. } => Some(supported),
+        _ => None,
+    };
+    Err(ProbeError {
+        message,
+        stderr,
+        refusal,
+    })
 }
 
 /// The probe, and how long the server took from `started` (before the

@@ -46,11 +46,13 @@ pub fn client_info() -> Value {
     json!({"name": "mcp-conform", "version": env!("CARGO_PKG_VERSION")})
 }
 
-/// What the harness declares it can do: nothing. No scenario exercises
-/// roots, sampling or elicitation, and declaring them provokes servers into
-/// asking (and complaining on stderr about an empty answer) during runs
-/// that are not about them. A server that asks anyway still gets an answer.
-pub fn client_capabilities() -> Value {
+/// What the harness declares it can do: nothing, in every era. No scenario
+/// exercises roots, sampling or elicitation, and declaring them provokes
+/// servers into asking (and complaining on stderr about an empty answer)
+/// during runs that are not about them; in 2026-07-28 "an empty object means
+/// the client supports no optional capabilities" (the schema's
+/// `RequestMetaObject`). A stateful server that asks anyway still gets an answer.
+pub fn client_capabilities(_era: &Era) -> Value {
     json!({})
 }
 
@@ -59,7 +61,7 @@ pub fn client_capabilities() -> Value {
 pub fn with_meta(params: Option<Value>, era: &Era) -> Option<Value> {
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": era.version,
-        "io.modelcontextprotocol/clientCapabilities": client_capabilities(),
+        "io.modelcontextprotocol/clientCapabilities": client_capabilities(era),
         "io.modelcontextprotocol/clientInfo": client_info(),
     });
     match params {
@@ -106,6 +108,12 @@ mod tests {
             "mcp-conform"
         );
         assert_eq!(with_meta(Some(json!(5)), &era), Some(json!(5)));
+        assert_eq!(
+            p["_meta"]["io.modelcontextprotocol/clientCapabilities"],
+            json!({}),
+            "2026-07-28 declares no roots.listChanged"
+        );
+        assert_eq!(client_capabilities(&Era::new(V2025_11_25)), json!({}));
     }
 }
 
@@ -115,6 +123,6 @@ mod capability_tests {
 
     #[test]
     fn no_client_capability_is_declared_that_no_scenario_exercises() {
-        assert_eq!(client_capabilities(), json!({}));
+        assert_eq!(client_capabilities(&Era::new(V2025_06_18)), json!({}));
     }
 }

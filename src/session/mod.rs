@@ -50,6 +50,16 @@ pub enum SessionError {
     Transport(#[from] TransportError),
     #[error("handshake failed: {0}")]
     Handshake(String),
+    /// `server/discover` answered with an error only a 2026-07-28 server
+    /// gives: the server is modern, and a client must not fall back to
+    /// `initialize` (MCP 2026-07-28, Transports, stdio, Backward Compatibility).
+    #[error("handshake failed: server/discover was refused with {name} ({code}); the server offers {}: {error}", offered(.supported))]
+    ModernRefusal {
+        code: i64,
+        name: &'static str,
+        supported: Vec<String>,
+        error: String,
+    },
     #[error("an http step needs a Streamable HTTP target (--url)")]
     NotHttp,
 }
@@ -145,6 +155,17 @@ impl Connection {
         }
     }
 
+    /// HTTP: remembers the `x-mcp-header` annotations of the tools in a
+    /// result (`tools/list`, and any result listing tool definitions), so
+    /// later `tools/call`s mirror them into `Mcp-Param-{Name}` headers.
+    fn learn_tools(&self, answer: &Value) {
+        if let Connection::Http(c, _) = self {
+            if let Some(tools) = answer.pointer("/result/tools").and_then(Value::as_array) {
+                c.learn_tools(tools);
+            }
+        }
+    }
+
     /// Tells the transport the handshake settled on `version`.
     fn handshake_done(&mut self, version: &str) {
         if let Connection::Http(c, _) = self {
@@ -201,6 +222,11 @@ const MAX_VIOLATIONS: usize = 100;
 /// How long a sentinel's answer may precede the answer it follows before the
 /// message is taken as dropped (see `Session::arm_sentinel`).
 pub const SENTINEL_GRACE: Duration = Duration::from_millis(500);
+
+/// How a wire violation names a JSON-RPC request a 2026-07-28 server sent
+/// (scenarios look for it in `stdout_violations`).
+pub const SERVER_REQUEST_2026: &str =
+    "a JSON-RPC request from the server, which 2026-07-28 servers MUST NOT send";
 
 /// Server-to-client requests answered while waiting for one answer; a server
 /// that sends more (and may not read its stdin meanwhile) is not answered further.
@@ -302,12 +328,15 @@ impl Session {
         let wait = wait.filter(|_| self.conn.is_stream());
         let answer = if self.era.is_stateless() {
             let r = self.request("server/discover", None, None, wait).await?;
+            if let Some(refusal) = modern_refusal(&r) {
+                return Err(refusal);
+            }
             let result = handshake_result(&r)?;
-            normalise_discover(&result, &self.era.version)
+            normalise_discover(&result)
         } else {
             let params = json!({
                 "protocolVersion": self.era.version,
-                "capabilities": era::client_capabilities(),
+                "capabilities": era::client_capabilities(&self.era),
                 "clientInfo": era::client_info(),
             });
             let r = self.request("initialize", Some(params), None, wait).await?;
@@ -403,6 +432,10 @@ impl Session {
             Err(dropped @ SessionError::Dropped { .. }) => {
                 self.abandoned_ids.push(id);
                 Err(dropped)
+            }
+            Ok(answer) => {
+                self.conn.learn_tools(&answer);
+                Ok(answer)
             }
             other => other,
         }
@@ -811,6 +844,17 @@ impl Session {
                 }
                 Ok(None)
             }
+            Message::Request { method, .. } if self.era.is_stateless() => {
+                // "The server MUST NOT write JSON-RPC requests to stdout"
+                // (stdio) and "MUST NOT send independent JSON-RPC requests"
+                // on a stream (Streamable HTTP); the client "MUST NOT send
+                // JSON-RPC responses" (both, MCP 2026-07-28): not answered.
+                self.violation(WireViolation {
+                    reason: format!("{SERVER_REQUEST_2026} ({method}); not answered"),
+                    excerpt: crate::transport::stdio::excerpt(v.to_string().as_bytes()),
+                });
+                Ok(None)
+            }
             Message::Request { id, method, .. } => {
                 self.server_requests_answered += 1;
                 let answer = match method.as_str() {
@@ -827,6 +871,10 @@ impl Session {
                 Ok(None)
             }
             Message::Response { .. } | Message::Error { .. } => Ok(Some(v)),
+            // In 2026-07-28 an error response's id is optional: left out
+            // when the request's id could not be read (its schema's
+            // JSONRPCErrorResponse).
+            Message::Invalid { .. } if self.era.is_stateless() && idless_error(&v) => Ok(Some(v)),
             Message::Invalid { reason, .. } => {
                 self.violation(WireViolation {
                     reason: format!("not a JSON-RPC 2.0 message: {reason}"),
@@ -938,6 +986,47 @@ impl Session {
     }
 }
 
+/// The 2026-07-28 errors that identify a modern server ("a recognized modern
+/// JSON-RPC error", MCP 2026-07-28, Basic, Versioning, Backward
+/// Compatibility), by code.
+const MODERN_ERRORS: &[(i64, &str)] = &[
+    (-32020, "HeaderMismatch"),
+    (-32021, "MissingRequiredClientCapability"),
+    (-32022, "UnsupportedProtocolVersion"),
+];
+
+/// A `server/discover` error answer that only a modern server gives.
+fn modern_refusal(response: &Value) -> Option<SessionError> {
+    let error = response.get("error")?;
+    let code = error.get("code").and_then(Value::as_i64)?;
+    let (_, name) = MODERN_ERRORS.iter().find(|(c, _)| *c == code)?;
+    let supported = error
+        .pointer("/data/supported")
+        .and_then(Value::as_array)
+        .map(|v| {
+            v.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(SessionError::ModernRefusal {
+        code,
+        name,
+        supported,
+        error: error.to_string(),
+    })
+}
+
+/// The versions a refusal offered, for its message.
+fn offered(supported: &[String]) -> String {
+    if supported.is_empty() {
+        "no version list".to_string()
+    } else {
+        format!("the versions {}", supported.join(", "))
+    }
+}
+
 fn handshake_result(response: &Value) -> Result<Value, SessionError> {
     match (response.get("result"), response.get("error")) {
         (Some(result), _) if result.is_object() => Ok(result.clone()),
@@ -950,18 +1039,27 @@ fn handshake_result(response: &Value) -> Result<Value, SessionError> {
     }
 }
 
-/// Presents a `server/discover` answer with the same keys as an initialize
-/// result, so `requires` expressions work in every era.
-fn normalise_discover(result: &Value, version: &str) -> Value {
+/// Presents a `server/discover` answer with an initialize result's
+/// `serverInfo` (lifted from `_meta`), so `requires` expressions work in
+/// every era. Nothing the server did not send is added: a check of the
+/// answer (`base/handshake`) reads what the server said.
+fn normalise_discover(result: &Value) -> Value {
     let mut out = result.clone();
     if let Some(map) = out.as_object_mut() {
-        map.entry("protocolVersion")
-            .or_insert_with(|| json!(version));
         if let Some(info) = result.pointer("/_meta/io.modelcontextprotocol~1serverInfo") {
             map.entry("serverInfo").or_insert_with(|| info.clone());
         }
     }
     out
+}
+
+/// An error response without an id: `{"jsonrpc": "2.0", "error": {…}}`.
+fn idless_error(v: &Value) -> bool {
+    v["jsonrpc"] == "2.0"
+        && v.get("error").is_some_and(Value::is_object)
+        && v.get("id").is_none()
+        && v.get("method").is_none()
+        && v.get("result").is_none()
 }
 
 /// Whether two ids read the same once a string's quotes are dropped: a
@@ -1125,6 +1223,67 @@ mod tests {
             "{err}"
         );
         s.close().await;
+    }
+
+    async fn session_2026() -> Session {
+        let conn = StdioConnection::spawn(&StdioSpec::new("cat", Vec::new())).expect("cat runs");
+        Session::new(
+            "main",
+            Connection::Stdio(Box::new(conn)),
+            Era::new(era::V2026_07_28),
+            Duration::from_secs(1),
+            Transcript::new(),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_2026_server_request_is_recorded_not_answered() {
+        let mut s = session_2026().await;
+        let ping = json!({"jsonrpc": "2.0", "id": "srv-1", "method": "ping"});
+        assert_eq!(s.dispatch(ping).await, Ok(None));
+        assert_eq!(s.violations.len(), 1);
+        assert!(s.violations[0].reason.starts_with(SERVER_REQUEST_2026));
+        let (entries, _) = s.transcript.entries();
+        assert!(
+            entries.iter().all(|e| e.direction != Direction::Sent),
+            "the harness answered the server's request"
+        );
+        // An error without an id is a valid 2026-07-28 answer, not a violation.
+        let idless = json!({"jsonrpc": "2.0", "error": {"code": -32700, "message": "x"}});
+        assert_eq!(s.dispatch(idless.clone()).await, Ok(Some(idless)));
+        assert_eq!(s.violations.len(), 1);
+        s.close().await;
+    }
+
+    #[test]
+    fn a_modern_discover_error_is_a_refusal_naming_the_offer() {
+        let r = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32022, "message": "no",
+            "data": {"supported": ["2030-01-01"], "requested": "2026-07-28"}}});
+        let Some(SessionError::ModernRefusal {
+            code, supported, ..
+        }) = modern_refusal(&r)
+        else {
+            panic!("not a refusal");
+        };
+        assert_eq!((code, supported), (-32022, vec!["2030-01-01".to_string()]));
+        let text = modern_refusal(&r)
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            text.contains("UnsupportedProtocolVersion (-32022)") && text.contains("2030-01-01"),
+            "{text}"
+        );
+        let legacy = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "no"}});
+        assert!(modern_refusal(&legacy).is_none());
+    }
+
+    #[test]
+    fn discover_answers_are_not_given_a_protocol_version() {
+        let r = json!({"supportedVersions": ["2026-07-28"],
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}}});
+        let n = normalise_discover(&r);
+        assert!(n.get("protocolVersion").is_none());
+        assert_eq!(n["serverInfo"]["name"], "s");
     }
 
     #[tokio::test]

@@ -12,6 +12,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::param_headers::{encode_value, ToolHeaders};
 use super::stdio::{excerpt, human_size};
 use super::{Incoming, TransportError};
 
@@ -27,6 +28,9 @@ pub struct HttpSpec {
     /// Covers connect, response headers, and each wait for stream data.
     pub timeout: Duration,
     pub max_body: usize,
+    /// The `x-mcp-header` annotations learnt from the server's tool lists,
+    /// shared by every connection made from this spec.
+    pub tool_headers: ToolHeaders,
 }
 
 impl HttpSpec {
@@ -36,6 +40,7 @@ impl HttpSpec {
             headers: Vec::new(),
             timeout: Duration::from_secs(5),
             max_body: crate::jsonrpc::DEFAULT_MAX_LINE,
+            tool_headers: ToolHeaders::default(),
         }
     }
 }
@@ -59,18 +64,23 @@ pub struct HttpConnection {
     exchanges: u64,
 }
 
-/// Headers the stateless era puts on a POST, derived from the message.
-fn stateless_headers(msg: &Value) -> Vec<(&'static str, String)> {
+/// Headers the stateless era puts on a POST, derived from the message:
+/// `Mcp-Method`, `Mcp-Name` and a `tools/call`'s `Mcp-Param-{Name}`
+/// headers, values in the Base64 sentinel form where the text requires it.
+fn stateless_headers(msg: &Value, tools: &ToolHeaders) -> Vec<(String, String)> {
     let mut out = Vec::new();
     if let Some(method) = msg.get("method").and_then(Value::as_str) {
-        out.push(("mcp-method", method.to_string()));
+        out.push(("mcp-method".to_string(), method.to_string()));
         let name = match method {
             "tools/call" | "prompts/get" => msg.pointer("/params/name"),
             "resources/read" => msg.pointer("/params/uri"),
             _ => None,
         };
         if let Some(n) = name.and_then(Value::as_str) {
-            out.push(("mcp-name", n.to_string()));
+            out.push(("mcp-name".to_string(), encode_value(n)));
+            if method == "tools/call" {
+                out.extend(tools.for_call(n, msg.pointer("/params/arguments")));
+            }
         }
     }
     out
@@ -122,8 +132,9 @@ impl HttpConnection {
             add(VERSION_HEADER, v)?;
         }
         if self.stateless {
-            for (k, v) in msg.map(stateless_headers).unwrap_or_default() {
-                add(k, &v)?;
+            let derived = msg.map(|m| stateless_headers(m, &self.spec.tool_headers));
+            for (k, v) in derived.unwrap_or_default() {
+                add(&k, &v)?;
             }
         }
         for (k, v) in &self.spec.headers {
@@ -267,6 +278,11 @@ impl HttpConnection {
                 TransportError::Closed(format!("{} {} failed: {e}", request.method, self.spec.url))
             })?;
         Ok(read_raw_answer(response, request, self.spec.timeout, self.spec.max_body).await)
+    }
+
+    /// Learns the `x-mcp-header` annotations of the tools in a list result.
+    pub fn learn_tools(&self, tools: &[Value]) {
+        self.spec.tool_headers.learn(tools);
     }
 
     /// Marks the handshake done: later POSTs carry `MCP-Protocol-Version`.

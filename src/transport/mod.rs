@@ -2,6 +2,7 @@
 //! items and knows how to stop its server; no scenario logic lives here.
 
 pub mod http;
+pub mod param_headers;
 pub mod pipe;
 pub mod process_group;
 pub mod stdio;

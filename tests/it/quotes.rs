@@ -5,6 +5,12 @@
 //! `../shared/seeds` and `../shared/specs` beside the checkout (where CI keeps
 //! them), and reports a draft whose text is not there as ignored, with the reason.
 //! Each text is recognised by its content, not by its file name.
+//!
+//! Quotes of the released MCP 2026-07-28 revision are checked the same way
+//! against its pages (a directory of `.mdx` files, recognised by a phrase
+//! of the revision) and the descriptions of its schema (a `schema.json`
+//! that defines UnsupportedProtocolVersionError), found in the same places and in
+//! `../shared/mcp-schema`; without them the trial is ignored with the reason.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -59,6 +65,82 @@ fn texts() -> BTreeMap<&'static str, String> {
     found
 }
 
+/// The released revision whose pages and schema quotes are checked.
+const RELEASED: &str = "mcp-2026-07-28";
+/// A phrase only the released revision's pages contain.
+const RELEASED_MARKER: &str = "Revision 2026-07-28 changed the behavior of Streamable HTTP";
+
+/// A definition only the released revision's schema has.
+const RELEASED_SCHEMA_MARKER: &str = "UnsupportedProtocolVersionError";
+
+/// Every `.mdx` file under `dir`, read and joined (a revision's pages).
+fn pages_under(dir: &Path, out: &mut String) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    paths.sort();
+    for path in paths {
+        if path.is_dir() {
+            pages_under(&path, out);
+        } else if path.extension().is_some_and(|x| x == "mdx") {
+            if let Ok(text) = std::fs::read_to_string(&path) {
+                out.push_str(&text);
+                out.push('\n');
+            }
+        }
+    }
+}
+
+/// Every `description` in a JSON schema, joined.
+fn descriptions(v: &serde_json::Value, out: &mut String) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, x) in map {
+                if let (true, Some(text)) = (k == "description", x.as_str()) {
+                    out.push_str(text);
+                    out.push('\n');
+                } else {
+                    descriptions(x, out);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|x| descriptions(x, out)),
+        _ => {}
+    }
+}
+
+/// The released revision's pages and schema descriptions, when both are found.
+fn released_text() -> Option<String> {
+    let mut dirs = text_dirs();
+    if std::env::var_os("MCP_CONFORM_SEEDS_DIR").is_none() {
+        dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/mcp-schema"));
+    }
+    let (mut pages, mut schema) = (None, None);
+    for dir in &dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for path in entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()) {
+            let mut text = String::new();
+            pages_under(&path, &mut text);
+            if text.contains(RELEASED_MARKER) {
+                pages.get_or_insert(text);
+            }
+            let json = std::fs::read_to_string(path.join("schema.json")).ok();
+            let parsed = json.and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+            // Only the 2026-07-28 schema defines this error.
+            let released = |v: &serde_json::Value| v["$defs"].get(RELEASED_SCHEMA_MARKER).is_some();
+            if let Some(v) = parsed.filter(released) {
+                let mut text = String::new();
+                descriptions(&v, &mut text);
+                schema.get_or_insert(text);
+            }
+        }
+    }
+    Some(format!("{}\n{}", pages?, schema?))
+}
+
 /// (where, quote) of every built-in quote citing `source`.
 fn quotes_of(source: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
@@ -90,10 +172,13 @@ fn missing(source: &Source) -> String {
 
 /// Panics with every quote of `source` not found verbatim in `text`.
 fn check(source: &Source, text: &str) {
+    // Markdown's other emphasis mark (`_requests_` in the released pages)
+    // is ignored like `*`.
+    let text = text.replace('_', "");
     let problems: Vec<String> = quotes_of(&source.id)
         .into_iter()
         .filter_map(|(at, quote)| {
-            let missing = sources::missing_fragments(&quote, text);
+            let missing = sources::missing_fragments(&quote.replace('_', ""), &text);
             (!missing.is_empty()).then(|| {
                 format!(
                     "{at}: not verbatim in {}: {missing:?}\n  quote: {quote}",
@@ -108,8 +193,11 @@ fn check(source: &Source, text: &str) {
 pub fn trials() -> Vec<Trial> {
     let all = sources::all().unwrap_or_else(|e| panic!("{e}"));
     let mut texts = texts();
+    if let Some(text) = released_text() {
+        texts.insert(RELEASED, text);
+    }
     all.iter()
-        .filter(|s| s.provenance == Provenance::Draft)
+        .filter(|s| s.provenance == Provenance::Draft || s.id == RELEASED)
         .map(|s| {
             let text = texts.remove(s.id.as_str());
             let found = text.is_some();

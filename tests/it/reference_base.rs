@@ -52,7 +52,10 @@ fn stateful_handshakes_negotiate_versions() {
 
 fn stateless_discover_and_meta() {
     let mut s = Server::start(&["--control"]);
-    let r = s.ok("server/discover", json!({}));
+    // A 2026-07-28 request carries the required _meta fields.
+    let meta = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": V0728,
+        "io.modelcontextprotocol/clientCapabilities": {}}});
+    let r = s.ok("server/discover", meta);
     assert_eq!(r["supportedVersions"], json!([V0728, V1125, V0618]));
     assert_eq!(r["resultType"], "complete");
     assert!(r["ttlMs"].is_u64());
@@ -90,6 +93,28 @@ fn stateless_discover_and_meta() {
         json!({"uri": "docs:///policies/retention"}),
     );
     assert_eq!(r["cacheScope"], "public");
+}
+
+fn missing_required_meta_is_32602() {
+    let mut s = Server::start(&[]);
+    let r = s.exchange(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+        "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": V0728}}}),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert_eq!(
+        r["error"]["data"]["missing"],
+        json!(["io.modelcontextprotocol/clientCapabilities"])
+    );
+    let r = s.exchange(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "server/discover",
+        "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2099-01-01",
+            "io.modelcontextprotocol/clientCapabilities": {}}}}),
+    );
+    assert_eq!(
+        r["error"]["code"], -32022,
+        "discover refuses an unknown version: {r}"
+    );
 }
 
 fn unsupported_version_is_32022() {
@@ -362,6 +387,7 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         stateful_handshakes_negotiate_versions,
         stateless_discover_and_meta,
         unsupported_version_is_32022,
+        missing_required_meta_is_32602,
         requests_before_initialize_are_refused_but_ping_works,
         ids_are_echoed_exactly,
         unknown_methods_and_bad_params,

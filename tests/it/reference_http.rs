@@ -416,7 +416,9 @@ async fn idle_sessions_expire() {
 async fn foreign_origins_are_forbidden() {
     let s = Served::start(&["--allowed-origin", "https://app.example"]);
     let c = Client::new(&s.url, V0728);
-    let msg = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover"});
+    let msg = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+        "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": V0728,
+            "io.modelcontextprotocol/clientCapabilities": {}}}});
     for (origin, status) in [
         ("https://evil.example", StatusCode::FORBIDDEN),
         ("http://localhost.evil.example:3000", StatusCode::FORBIDDEN),

@@ -169,11 +169,17 @@ pub fn listen(ctx: &mut Ctx<'_>, id: &Value, p: &Params<'_>) -> Result<(), RpcEr
         resources: flag("resourcesListChanged")?,
         groups: flag("groupsListChanged")?,
         tags: flag("tagsListChanged")?,
+        unfiltered: ctx.has(Fault::ListenSendsUnrequested),
     };
-    let ack = json!({
+    let mut ack = json!({
         "notifications": sub.agreed(),
         "_meta": {META_SUBSCRIPTION: id.clone()},
     });
+    if ctx.has(Fault::ListenAckNoSubscriptionId) {
+        if let Value::Object(a) = &mut ack {
+            a.remove("_meta");
+        }
+    }
     ctx.after.push(notification(
         "notifications/subscriptions/acknowledged",
         Some(ack),

@@ -119,13 +119,13 @@ pub fn read(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     if path == TOOL_DESCRIPTIONS_URI {
         return read_descriptions(ctx, uri, query);
     }
-    let resource = ctx
-        .snap
-        .catalog
-        .resources
-        .iter()
-        .find(|r| r.uri == uri)
-        .ok_or_else(|| not_found(ctx, uri))?;
+    let found = ctx.snap.catalog.resources.iter().find(|r| r.uri == uri);
+    let Some(resource) = found else {
+        if ctx.has(Fault::ResourceMissingEmpty) {
+            return Ok(json!({"contents": []}));
+        }
+        return Err(not_found(ctx, uri));
+    };
     let mut contents =
         json!({"uri": resource.uri, "mimeType": resource.mime_type, "text": resource.text});
     read_faults(ctx, &mut contents);

@@ -53,6 +53,9 @@ pub fn list_entry(tool: &Tool, full: bool) -> Value {
 
 pub fn entry(ctx: &Ctx<'_>, tool: &Tool) -> Value {
     let mut e = list_entry(tool, ctx.has(Fault::PdFullSchemasInList));
+    if ctx.era == crate::reference::era::Era::Stateless {
+        show_header_parameters(&mut e, tool);
+    }
     if ctx.has(Fault::ListNoInputSchema) {
         if let Value::Object(m) = &mut e {
             m.remove("inputSchema");
@@ -82,6 +85,58 @@ fn core_faults(ctx: &Ctx<'_>, tool: &Tool, e: &mut Value) {
     let read_only = || tool.annotations.value().get("readOnlyHint") == Some(&Value::Bool(true));
     if ctx.has(Fault::OutputSchemaUnmet) && read_only() {
         e["outputSchema"] = json!({"type": "object", "required": ["summary"]});
+    }
+}
+
+/// In 2026-07-28 a tool whose schema marks parameters with `x-mcp-header`
+/// shows them in its listed schema too, even the minimal one: a client
+/// mirrors only what the listing tells it (MCP 2026-07-28, Streamable HTTP,
+/// Custom Headers from Tool Parameters). Only those properties are shown,
+/// so the listing stays minimal otherwise.
+fn show_header_parameters(entry: &mut Value, tool: &Tool) {
+    let schema = tool.input_schema();
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    let marked: Map<String, Value> = props
+        .iter()
+        .filter(|(_, p)| p.get("x-mcp-header").is_some())
+        .map(|(k, p)| (k.clone(), p.clone()))
+        .collect();
+    if marked.is_empty() {
+        return;
+    }
+    if let Some(Value::Object(listed)) = entry.get_mut("inputSchema") {
+        let shown = listed
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(shown) = shown {
+            for (k, p) in marked {
+                shown.entry(k).or_insert(p);
+            }
+        }
+    }
+}
+
+/// The faults that make a 2026-07-28 `tools/list` depend on the connection
+/// or on the walk: a per-process salt leaves some tools out, and every
+/// second walk serves its first page reversed.
+fn stateless_list_faults(ctx: &Ctx<'_>, first_page: bool, tools: &mut Vec<Value>) {
+    if ctx.era != crate::reference::era::Era::Stateless {
+        return;
+    }
+    if first_page && ctx.has(Fault::ToolsListOrderVaries) {
+        ctx.server.start_walk();
+        if ctx.server.even_walk() {
+            tools.reverse();
+        }
+    }
+    if ctx.has(Fault::ToolsListPerConnection) {
+        use std::hash::BuildHasher;
+        static SALT: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+            std::sync::OnceLock::new();
+        let salt = SALT.get_or_init(Default::default);
+        tools.retain(|t| salt.hash_one(t["name"].as_str().unwrap_or("")) % 2 == 0);
     }
 }
 
@@ -154,6 +209,7 @@ pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
         },
     };
     let mut tools: Vec<Value> = docs.iter().map(|&d| entry(ctx, ctx.snap.tool(d))).collect();
+    stateless_list_faults(ctx, cursor_arg.is_none(), &mut tools);
     if ctx.has(Fault::GroupingMembershipUnstable) {
         match cursor_arg {
             None => ctx.server.start_walk(),

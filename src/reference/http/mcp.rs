@@ -18,10 +18,14 @@
 //! | `MCP-Protocol-Version` unsupported | 400, UnsupportedProtocolVersionError (-32022) |
 //! | `MCP-Protocol-Version` ≠ the session's negotiated version | 400, JSON-RPC -32600 |
 //! | 2026-07-28: header ≠ body (`MCP-Protocol-Version` vs `_meta`, `Mcp-Method`, `Mcp-Name`) or missing | 400, HeaderMismatchError (-32020) |
+//! | 2026-07-28: a method the server does not implement | 404, JSON-RPC -32601 |
+//! | 2026-07-28: `tools/call` whose `Mcp-Param-{Name}` headers (the tool's `x-mcp-header` parameters) are missing or differ | 400, HeaderMismatchError (-32020) |
 //! | `initialize` when `--max-sessions` are open | 503 |
 //! | GET with a session | 200 `text/event-stream`: list_changed caused by other sessions |
 //! | GET in 2026-07-28 (no session, stateless version) | 405 (`subscriptions/listen` replaces it) |
 //! | DELETE with a session | 204; the id is 404 afterwards |
+//! | DELETE in 2026-07-28 (no session, stateless version) | 405 |
+//! | `Mcp-Session-Id` on a 2026-07-28 request (stateless version header) | ignored |
 //! | other methods | 405 |
 //!
 //! A stateful session is created by a successful `initialize` POSTed
@@ -39,6 +43,7 @@ use crate::reference::dispatch::{overlong_error, parse_error};
 use crate::reference::era::{self, META_SERVER_INFO, META_SUBSCRIPTION, META_VERSION};
 use crate::reference::faults::Fault;
 use crate::reference::session::{SessionState, Subscription};
+use crate::transport::param_headers::{annotated_values, decode_value};
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -282,7 +287,19 @@ async fn post_message(app: Shared, headers: HeaderMap, body: Body) -> Response {
             return r;
         }
     }
-    match header_str(&headers, SESSION_HEADER) {
+    let session = match header_str(&headers, SESSION_HEADER) {
+        // "An Mcp-Session-Id header on a request: ignore it" (MCP
+        // 2026-07-28, Streamable HTTP, Backward Compatibility).
+        Ok(Some(_)) if stateless_version(version) && !peek.is("initialize") => {
+            if app.server.faults().has(Fault::HttpSessionIdHonoured) {
+                header_str(&headers, SESSION_HEADER)
+            } else {
+                Ok(None)
+            }
+        }
+        other => other,
+    };
+    match session {
         Err(e) => bad_request(peek.reply_id(), &e),
         Ok(Some(key)) => in_session(&app, &session_key(&app, key), version, msg, &peek, wants),
         Ok(None) if peek.is("initialize") => initialize(&app, msg, &peek, wants),
@@ -305,6 +322,11 @@ fn session_key<'a>(app: &App, key: &'a str) -> std::borrow::Cow<'a, str> {
     } else {
         std::borrow::Cow::Borrowed(key)
     }
+}
+
+/// An `MCP-Protocol-Version` header naming a sessionless (2026-07-28) version.
+fn stateless_version(version: Option<&str>) -> bool {
+    version.is_some_and(|v| era::STATELESS.contains(&v))
 }
 
 fn is_stateless(version: Option<&str>, msg: &Value, peek: &Peek) -> bool {
@@ -406,7 +428,12 @@ fn stateless(
     wants: Wants,
 ) -> Response {
     if let Some(method) = &peek.method {
-        if let Err(why) = check_stateless_headers(headers, version, &msg, method) {
+        let checks = Checks {
+            params: expected_params(app, &msg, method),
+            decode: !app.server.faults().has(Fault::HttpNameNotDecoded),
+            versions: !app.server.faults().has(Fault::HttpVersionMismatchOk),
+        };
+        if let Err(why) = check_stateless_headers(headers, version, &msg, method, &checks) {
             let mut r = header_mismatch(peek.reply_id(), why);
             if app.server.faults().has(Fault::HttpHeaderMismatch500) {
                 *r.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
@@ -418,7 +445,19 @@ fn stateless(
     let out = handle_sessionless(app, &mut state, msg);
     match take_deferred_listen(&mut state, peek, &out) {
         Some(sub) => open_listen(app, None, sub, out),
-        None => answer(out, wants),
+        None => {
+            let unknown = out.iter().any(|m| {
+                m.pointer("/error/code").and_then(Value::as_i64) == Some(codes::METHOD_NOT_FOUND)
+            });
+            let mut r = answer(out, wants);
+            // "If the server does not implement the requested RPC method, it
+            // MUST respond with 404 Not Found and a JSON-RPC error with code
+            // -32601" (MCP 2026-07-28, Streamable HTTP).
+            if unknown && !app.server.faults().has(Fault::HttpUnknownMethod200) {
+                *r.status_mut() = StatusCode::NOT_FOUND;
+            }
+            r
+        }
     }
 }
 
@@ -436,6 +475,48 @@ fn handle_sessionless(app: &App, state: &mut SessionState, msg: Value) -> Vec<Va
     out
 }
 
+/// What a stateless POST's headers are checked against beyond the standard
+/// headers: the `Mcp-Param-{Name}` values its tool's schema asks for, and
+/// whether encoded values are decoded first (the `http-name-not-decoded`
+/// fault compares them as sent).
+struct Checks {
+    params: Vec<(String, String)>,
+    decode: bool,
+    /// Whether the header version is compared with `_meta`'s (the
+    /// `http-version-mismatch-ok` fault does not).
+    versions: bool,
+}
+
+/// The `Mcp-Param-{Name}` headers a `tools/call` must carry: the values of
+/// the parameters its tool's schema marks with `x-mcp-header`. The
+/// `http-param-header-unchecked` fault checks none.
+fn expected_params(app: &App, msg: &Value, method: &str) -> Vec<(String, String)> {
+    let name = msg.pointer("/params/name").and_then(Value::as_str);
+    let (Some(name), "tools/call") = (name, method) else {
+        return Vec::new();
+    };
+    let snap = app.server.snapshot();
+    let Some(doc) = snap.doc(name) else {
+        return Vec::new();
+    };
+    let schema = snap.tool(doc).input_schema();
+    let expected = annotated_values(&schema, msg.pointer("/params/arguments"));
+    if !expected.is_empty() && app.server.faults().has(Fault::HttpParamHeaderUnchecked) {
+        return Vec::new();
+    }
+    expected
+}
+
+/// A header value as the comparison reads it: decoded from the Base64
+/// sentinel form when `decode` (a bad sentinel is a mismatch).
+fn compared(header: &str, decode: bool) -> Option<String> {
+    if decode {
+        decode_value(header)
+    } else {
+        Some(header.to_string())
+    }
+}
+
 /// The 2026-07-28 header rules: `MCP-Protocol-Version` equals the body's
 /// `_meta` version, `Mcp-Method` the body's method, and `Mcp-Name` the
 /// tool or prompt name (or resource URI) where the method has one. A body
@@ -446,6 +527,7 @@ fn check_stateless_headers(
     version: Option<&str>,
     msg: &Value,
     method: &str,
+    checks: &Checks,
 ) -> Result<(), String> {
     let body = body_version(msg);
     match version {
@@ -453,7 +535,7 @@ fn check_stateless_headers(
         None if method == "server/discover" => return Ok(()),
         None => return Err("missing MCP-Protocol-Version header".into()),
         Some(h) => {
-            if let Some(b) = body.filter(|b| era::supported().contains(b)) {
+            if let Some(b) = body.filter(|b| checks.versions && era::supported().contains(b)) {
                 if b != h {
                     return Err(format!(
                         "MCP-Protocol-Version header is {h} but _meta[\"{META_VERSION}\"] is {b}"
@@ -480,8 +562,24 @@ fn check_stateless_headers(
     if let Some(name) = name.and_then(Value::as_str) {
         match header_str(headers, NAME_HEADER)? {
             None => return Err(format!("missing Mcp-Name header (expected {name})")),
-            Some(h) if h != name => {
+            Some(h) if compared(h, checks.decode).as_deref() != Some(name) => {
                 return Err(format!("Mcp-Name header is {h} but the body names {name}"))
+            }
+            Some(_) => {}
+        }
+    }
+    for (param, expected) in &checks.params {
+        let header = format!("mcp-param-{}", param.to_ascii_lowercase());
+        match header_str(headers, &header)? {
+            None => {
+                return Err(format!(
+                    "missing Mcp-Param-{param} header (the tool's x-mcp-header parameter is {expected} in the body)"
+                ))
+            }
+            Some(h) if compared(h, checks.decode).as_deref() != Some(expected.as_str()) => {
+                return Err(format!(
+                    "Mcp-Param-{param} header is {h} but the body's value is {expected}"
+                ))
             }
             Some(_) => {}
         }
@@ -518,7 +616,11 @@ fn status_for(reply: &Value) -> StatusCode {
     let code = error.get("code").and_then(Value::as_i64).unwrap_or(0);
     // An error without an id answers a message that could not be taken
     // as a request at all (invalid, batch): the POST itself was bad.
-    if BAD_REQUEST_CODES.contains(&code) || reply.get("id").is_none_or(Value::is_null) {
+    // A 2026-07-28 request without a required `_meta` field: "On HTTP, the
+    // response status MUST be 400 Bad Request" (MCP 2026-07-28, Basic, `_meta`).
+    let malformed = code == codes::INVALID_PARAMS && error.pointer("/data/missing").is_some();
+    if BAD_REQUEST_CODES.contains(&code) || malformed || reply.get("id").is_none_or(Value::is_null)
+    {
         StatusCode::BAD_REQUEST
     } else {
         StatusCode::OK
@@ -664,17 +766,10 @@ pub async fn get(State(app): State<Shared>, headers: HeaderMap) -> Response {
     let key = match header_str(&headers, SESSION_HEADER) {
         Err(e) => return bad_request(Value::Null, &e),
         Ok(Some(key)) => session_key(&app, key),
-        Ok(None) if version.is_some_and(|v| era::STATELESS.contains(&v)) => {
-            let mut r = rpc_error_status(
-                StatusCode::METHOD_NOT_ALLOWED,
-                Value::Null,
-                codes::INVALID_REQUEST,
+        Ok(None) if stateless_version(version) => {
+            return method_not_allowed(
                 "Method Not Allowed: 2026-07-28 has no GET stream; POST subscriptions/listen to receive notifications",
-                None,
-            );
-            r.headers_mut()
-                .insert(header::ALLOW, HeaderValue::from_static("POST"));
-            return r;
+            )
         }
         Ok(None) => return missing_session(Value::Null),
     };
@@ -707,9 +802,31 @@ pub async fn get(State(app): State<Shared>, headers: HeaderMap) -> Response {
         .into_response()
 }
 
+/// 405 with `Allow: POST`: what a 2026-07-28 server answers a GET or
+/// DELETE ("respond with 405 Method Not Allowed", MCP 2026-07-28,
+/// Streamable HTTP, Backward Compatibility).
+fn method_not_allowed(message: &str) -> Response {
+    let mut r = rpc_error_status(
+        StatusCode::METHOD_NOT_ALLOWED,
+        Value::Null,
+        codes::INVALID_REQUEST,
+        message,
+        None,
+    );
+    r.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    r
+}
+
 pub async fn delete(State(app): State<Shared>, headers: HeaderMap) -> Response {
+    let version = header_str(&headers, VERSION_HEADER).ok().flatten();
     let key = match header_str(&headers, SESSION_HEADER) {
         Err(e) => return bad_request(Value::Null, &e),
+        Ok(None)
+            if stateless_version(version) && !app.server.faults().has(Fault::HttpDelete400) =>
+        {
+            return method_not_allowed("Method Not Allowed: 2026-07-28 has no sessions to delete")
+        }
         Ok(Some(key)) => session_key(&app, key),
         Ok(None) => return missing_session(Value::Null),
     };
@@ -767,29 +884,79 @@ mod tests {
 
     #[test]
     fn stateless_header_rules() {
+        let checks = Checks {
+            params: Vec::new(),
+            decode: true,
+            versions: true,
+        };
+        let checks = &checks;
         let msg = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "page_get", "_meta": {META_VERSION: "2026-07-28"}}});
         let good = headers(&[("mcp-method", "tools/call"), ("mcp-name", "page_get")]);
         assert_eq!(
-            check_stateless_headers(&good, Some("2026-07-28"), &msg, "tools/call"),
+            check_stateless_headers(&good, Some("2026-07-28"), &msg, "tools/call", checks),
             Ok(())
         );
-        let wrong_version = check_stateless_headers(&good, Some("2025-11-25"), &msg, "tools/call");
+        let wrong_version =
+            check_stateless_headers(&good, Some("2025-11-25"), &msg, "tools/call", checks);
         assert!(wrong_version.is_err_and(|e| e.contains("_meta")));
         let wrong_method = headers(&[("mcp-method", "tools/list"), ("mcp-name", "page_get")]);
-        assert!(
-            check_stateless_headers(&wrong_method, Some("2026-07-28"), &msg, "tools/call")
-                .is_err_and(|e| e.contains("Mcp-Method"))
-        );
+        assert!(check_stateless_headers(
+            &wrong_method,
+            Some("2026-07-28"),
+            &msg,
+            "tools/call",
+            checks
+        )
+        .is_err_and(|e| e.contains("Mcp-Method")));
         let no_name = headers(&[("mcp-method", "tools/call")]);
         assert!(
-            check_stateless_headers(&no_name, Some("2026-07-28"), &msg, "tools/call")
+            check_stateless_headers(&no_name, Some("2026-07-28"), &msg, "tools/call", checks)
                 .is_err_and(|e| e.contains("Mcp-Name"))
         );
         let discover = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover"});
         assert_eq!(
-            check_stateless_headers(&HeaderMap::new(), None, &discover, "server/discover"),
+            check_stateless_headers(
+                &HeaderMap::new(),
+                None,
+                &discover,
+                "server/discover",
+                checks
+            ),
             Ok(())
+        );
+        // An encoded Mcp-Name is decoded; an Mcp-Param header must match.
+        let encoded = headers(&[
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "=?base64?cGFnZV9nZXQ=?="),
+            ("mcp-param-region", "us-west1"),
+        ]);
+        let region = Checks {
+            params: vec![("Region".into(), "us-west1".into())],
+            decode: true,
+            versions: true,
+        };
+        assert_eq!(
+            check_stateless_headers(&encoded, Some("2026-07-28"), &msg, "tools/call", &region),
+            Ok(())
+        );
+        let other = Checks {
+            params: vec![("Region".into(), "eu-west1".into())],
+            decode: true,
+            versions: true,
+        };
+        assert!(
+            check_stateless_headers(&encoded, Some("2026-07-28"), &msg, "tools/call", &other)
+                .is_err_and(|e| e.contains("Mcp-Param-Region"))
+        );
+        let raw = Checks {
+            params: Vec::new(),
+            decode: false,
+            versions: true,
+        };
+        assert!(
+            check_stateless_headers(&encoded, Some("2026-07-28"), &msg, "tools/call", &raw)
+                .is_err_and(|e| e.contains("Mcp-Name"))
         );
     }
 
