@@ -117,12 +117,13 @@ faults! {
     GroupingCapabilityMissing = "grouping-capability-missing": "`_meta` group membership is served but capabilities.extensions[\"io.modelcontextprotocol/grouping\"] is not declared",
     GroupingListChangedString = "grouping-list-changed-string": "capabilities.extensions[\"io.modelcontextprotocol/grouping\"].listChanged is the string \"true\"",
     GroupingDanglingName = "grouping-dangling-name": "the first tool's `_meta` membership also names `retired_group`, which groups/list does not list",
-    GroupingSelfMember = "grouping-self-member": "the first group of groups/list names itself in its `_meta` membership",
-    GroupingCycle = "grouping-cycle": "nested groups run in a cycle: the first group nested two deep (g -> p -> q) is also made q's parent",
+    GroupingSelfMember = "grouping-self-member": "the first group of groups/list names itself in its `_meta` membership (against this project's nested-groups rule: the extension's current text no longer forbids it)",
+    GroupingCycle = "grouping-cycle": "nested groups run in a cycle: the first group nested two deep (g -> p -> q) is also made q's parent (against this project's nested-groups rule: the extension's current text no longer forbids it)",
     GroupingNoPromptMembership = "grouping-no-prompt-membership": "prompts/list entries carry no `_meta` group membership",
-    GroupingCursorIgnored = "grouping-cursor-ignored": "groups/list ignores `cursor` and answers the first page again",
+    GroupingCursorIgnored = "grouping-cursor-ignored": "groups/list ignores `cursor` and answers the first page again (against this project's rule for a server that pages groups/list)",
     GroupingListChangedUndeclared = "grouping-list-changed-undeclared": "groups listChanged is declared false (extension and filtering.groups), yet group changes still emit notifications/groups/list_changed",
     GroupingMembershipString = "grouping-membership-string": "`_meta` membership is one comma-separated string instead of an array of group names",
+    GroupingTaskMembershipTopLevel = "grouping-task-membership-top-level": "tasks/list entries state their groups in a top-level `groups` field instead of `_meta[\"io.modelcontextprotocol/groups\"]`",
     GroupingMembershipUnstable = "grouping-membership-unstable": "every second walk of tools/list drops the `_meta` membership of its pages after the first (a membership cache emptied when a walk starts)",
 }
 

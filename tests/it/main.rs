@@ -56,6 +56,7 @@ mod bad_scenarios;
 mod browser;
 mod cli;
 mod different_server;
+mod grouping_ext;
 mod fault_matrix;
 mod fuzz_properties;
 mod gates;
@@ -112,6 +113,7 @@ fn main() {
     trials.extend(gates::trials());
     trials.extend(properties::trials());
     trials.extend(different_server::trials());
+    trials.extend(grouping_ext::trials());
     trials.extend(reference_http::trials());
     trials.extend(peers::trials());
     trials.extend(rmcp_peers::trials());
