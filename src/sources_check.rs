@@ -156,11 +156,21 @@ pub fn render_text(report: &CheckReport, text_name: &str) -> String {
     );
     out.push_str(&format!("\nverbatim ({}):\n", report.verbatim.len()));
     for k in &report.verbatim {
-        out.push_str(&format!("  {} [{}]{}\n", k.id, k.level, in_section(&k.section)));
+        out.push_str(&format!(
+            "  {} [{}]{}\n",
+            k.id,
+            k.level,
+            in_section(&k.section)
+        ));
     }
     out.push_str(&format!("\ngone ({}):\n", report.gone.len()));
     for g in &report.gone {
-        out.push_str(&format!("  {} [{}]{}\n", g.id, g.level, in_section(&g.section)));
+        out.push_str(&format!(
+            "  {} [{}]{}\n",
+            g.id,
+            g.level,
+            in_section(&g.section)
+        ));
         out.push_str(&format!("    quote:   {}\n", plain(&g.quote)));
         for n in &g.nearest {
             if g.nearest.len() > 1 {
@@ -169,7 +179,11 @@ pub fn render_text(report: &CheckReport, text_name: &str) -> String {
             out.push_str(&format!(
                 "    nearest: (similarity {:.2}{}) {}\n",
                 n.score,
-                if n.section.is_empty() { String::new() } else { format!(", under \"{}\"", n.section) },
+                if n.section.is_empty() {
+                    String::new()
+                } else {
+                    format!(", under \"{}\"", n.section)
+                },
                 n.passage
             ));
             out.push_str(&format!("    diff:    {}\n", n.diff));
@@ -180,7 +194,11 @@ pub fn render_text(report: &CheckReport, text_name: &str) -> String {
         report.not_quoted.len()
     ));
     for n in &report.not_quoted {
-        let section = if n.section.is_empty() { String::new() } else { format!(" ({})", n.section) };
+        let section = if n.section.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", n.section)
+        };
         out.push_str(&format!("  [{}]{section} {}\n", n.level, n.sentence));
     }
     if !report.unquoted_requirements.is_empty() {
@@ -199,7 +217,10 @@ pub fn render_text(report: &CheckReport, text_name: &str) -> String {
 }
 
 fn in_section(section: &Option<String>) -> String {
-    section.as_ref().map(|s| format!(" {s}")).unwrap_or_default()
+    section
+        .as_ref()
+        .map(|s| format!(" {s}"))
+        .unwrap_or_default()
 }
 
 /// The pieces of a quote between its `…`, trimmed, empty ones left out.
@@ -256,9 +277,9 @@ pub fn passages(text: &str) -> Vec<Passage> {
             || trimmed.starts_with("* ")
             || trimmed.starts_with('|')
             || trimmed.starts_with('<')
-            || trimmed.split_once(". ").is_some_and(|(n, _)| {
-                !n.is_empty() && n.chars().all(|c| c.is_ascii_digit())
-            });
+            || trimmed
+                .split_once(". ")
+                .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
         if trimmed.is_empty() || starts_item || trimmed == "---" {
             flush(&mut paragraph, &section, &mut out);
         }
@@ -300,8 +321,8 @@ fn string_literals(line: &str) -> Vec<String> {
     out
 }
 
-/// A paragraph's sentences: split after `.`, `!`, `?` or `:` followed by a
-/// space, and at line breaks; list markers and Markdown emphasis dropped,
+/// A paragraph's sentences: split after `.`, `!` or `?` followed by a space,
+/// and at line breaks (a colon does not end one: `listChanged: true`); list markers and Markdown emphasis dropped,
 /// whitespace collapsed. Common abbreviations (`e.g.`, `i.e.`) do not end a
 /// sentence.
 fn sentences(paragraph: &str) -> Vec<String> {
@@ -314,8 +335,11 @@ fn sentences(paragraph: &str) -> Vec<String> {
                 continue;
             }
             current.push(word);
-            let ends = word.ends_with(['.', '!', '?', ':'])
-                && !matches!(word.to_ascii_lowercase().as_str(), "e.g." | "i.e." | "(e.g.," | "vs.");
+            let ends = word.ends_with(['.', '!', '?'])
+                && !matches!(
+                    word.to_ascii_lowercase().as_str(),
+                    "e.g." | "i.e." | "(e.g.," | "vs."
+                );
             if ends {
                 out.push(plain(&current.join(" ")));
                 current.clear();
@@ -483,15 +507,24 @@ A server **MAY** support groups for only a subset of its primitives. For example
         );
         let new = passages(NEW);
         let texts: Vec<&str> = new.iter().map(|p| p.text.as_str()).collect();
-        assert!(texts.contains(&"Clients that support icons MUST support PNG."), "{texts:?}");
+        assert!(
+            texts.contains(&"Clients that support icons MUST support PNG."),
+            "{texts:?}"
+        );
         assert!(texts.contains(&"Other text."), "{texts:?}");
         assert!(texts.contains(&"Group lists can change."), "{texts:?}");
-        assert!(texts.contains(&"For example, a server might group its tools."), "{texts:?}");
+        assert!(
+            texts.contains(&"For example, a server might group its tools."),
+            "{texts:?}"
+        );
     }
 
     #[test]
     fn keywords_count_only_in_capitals_and_the_strongest_wins() {
-        assert_eq!(strongest_keyword("Servers MUST NOT do it; they MAY ask."), Some("MUST"));
+        assert_eq!(
+            strongest_keyword("Servers MUST NOT do it; they MAY ask."),
+            Some("MUST")
+        );
         assert_eq!(strongest_keyword("It is RECOMMENDED."), Some("SHOULD"));
         assert_eq!(strongest_keyword("This is **OPTIONAL**."), Some("MAY"));
         assert_eq!(strongest_keyword("Names must be unique; you may."), None);
@@ -529,7 +562,11 @@ A server **MAY** support groups for only a subset of its primitives. For example
         let report = check("doc", &reqs, NEW);
         let near = &report.gone[0].nearest[0];
         assert_eq!(near.section, "Capability");
-        assert!(near.passage.starts_with("Servers that support groups MUST declare the capability"), "{near:?}");
+        assert!(
+            near.passage
+                .starts_with("Servers that support groups MUST declare the capability"),
+            "{near:?}"
+        );
         assert!(near.score > 0.5 && near.score < 1.0, "{near:?}");
         assert!(near.diff.contains("[-support-]"), "{}", near.diff);
         assert!(near.diff.contains("{+the capability+}"), "{}", near.diff);
@@ -537,7 +574,11 @@ A server **MAY** support groups for only a subset of its primitives. For example
 
     #[test]
     fn normative_sentences_no_requirement_quotes_are_listed() {
-        let reqs = [requirement("A-1", "doc", Some("A server **MAY** support groups for only a subset of its primitives."))];
+        let reqs = [requirement(
+            "A-1",
+            "doc",
+            Some("A server **MAY** support groups for only a subset of its primitives."),
+        )];
         let report = check("doc", &reqs, NEW);
         let listed: Vec<(&str, &str)> = report
             .not_quoted

@@ -47,13 +47,19 @@ pub fn run(command: &SourcesCommand) -> Result<u8> {
             .iter()
             .map(|s| s.id.as_str())
             .collect();
-        bail!("no source document {source:?}; the documents are: {}", ids.join(", "));
+        bail!(
+            "no source document {source:?}; the documents are: {}",
+            ids.join(", ")
+        );
     }
     let report = sources_check::check(source, &registry, &read(text)?);
     if *json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", sources_check::render_text(&report, &text.display().to_string()));
+        print!(
+            "{}",
+            sources_check::render_text(&report, &text.display().to_string())
+        );
     }
     Ok(if report.anything_gone() {
         super::EXIT_FAILURES

@@ -81,7 +81,15 @@ fn a_server_of_the_current_grouping_text_gets_no_failure_or_warning() {
     let bad: Vec<String> = all
         .iter()
         .filter(|r| matches!(outcome(r), "fail" | "warn" | "error"))
-        .map(|r| format!("{} [{}] {}: {}", r["id"], r["era"], outcome(r), r["message"]))
+        .map(|r| {
+            format!(
+                "{} [{}] {}: {}",
+                r["id"],
+                r["era"],
+                outcome(r),
+                r["message"]
+            )
+        })
         .collect();
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     // the sibling draft's capability checks ran on it and passed

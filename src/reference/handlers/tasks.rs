@@ -50,7 +50,13 @@ fn gate(ctx: &Ctx<'_>) -> Result<(), RpcError> {
 pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     gate(ctx)?;
     let cursor = p.cursor()?;
-    let items = ctx.snap.catalog.tasks.iter().map(|t| entry(ctx, t)).collect();
+    let items = ctx
+        .snap
+        .catalog
+        .tasks
+        .iter()
+        .map(|t| entry(ctx, t))
+        .collect();
     paged_list(ctx, "tasks", items, cursor)
 }
 
