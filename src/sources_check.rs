@@ -488,7 +488,7 @@ Servers that support groups **MUST** declare support during initialization.
 Servers that support groups MUST declare the capability during initialization, including whether list change notifications are supported. Group lists can change.
 
 ```json
-{ \"description\": \"Clients that support icons MUST support PNG.\\nOther text.\" }
+{ \"description\": \"Clients rendering icons MUST accept PNG.\\nOther text.\" }
 ```
 
 ### Partial Support
@@ -508,7 +508,7 @@ A server **MAY** support groups for only a subset of its primitives. For example
         let new = passages(NEW);
         let texts: Vec<&str> = new.iter().map(|p| p.text.as_str()).collect();
         assert!(
-            texts.contains(&"Clients that support icons MUST support PNG."),
+            texts.contains(&"Clients rendering icons MUST accept PNG."),
             "{texts:?}"
         );
         assert!(texts.contains(&"Other text."), "{texts:?}");
@@ -589,7 +589,7 @@ A server **MAY** support groups for only a subset of its primitives. For example
             listed,
             [
                 ("MUST", "Servers that support groups MUST declare the capability during initialization, including whether list change notifications are supported."),
-                ("MUST", "Clients that support icons MUST support PNG."),
+                ("MUST", "Clients rendering icons MUST accept PNG."),
             ]
         );
         assert!(!check("doc", &reqs[..0], "No rule here.").anything_gone());
