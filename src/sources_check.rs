@@ -468,6 +468,7 @@ mod tests {
             section: Some("S".into()),
             quote: quote.map(str::to_string),
             scenarios: Vec::new(),
+            basis: None,
         }
     }
 
