@@ -153,9 +153,11 @@ fn requirements_quoting_this_projects_words_are_named() {
     assert_eq!(
         own,
         [
+            "SEP1821-Q-06",
             "SEARCH-RES-04",
             "SEARCH-PAG-03",
             "SEARCH-SEC-01",
+            "SEP1300-FLT-05",
             "SEP1300-NEG-01",
             "SEP1300-NEG-02",
             "PD-ERA-01",
