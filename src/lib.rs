@@ -13,4 +13,5 @@ pub mod scenario;
 pub mod schema;
 pub mod session;
 pub mod sources;
+pub mod sources_check;
 pub mod transport;

@@ -32,6 +32,9 @@ pub enum Status {
     ProductDesign,
     #[serde(rename = "project")]
     Project,
+    /// An earlier text of a document, replaced by a newer one in the same place.
+    #[serde(rename = "superseded")]
+    Superseded,
 }
 
 impl Status {
@@ -43,6 +46,7 @@ impl Status {
             Status::Final => "final",
             Status::ProductDesign => "product design",
             Status::Project => "project",
+            Status::Superseded => "superseded",
         }
     }
 }
@@ -66,6 +70,10 @@ pub struct Source {
     /// A document inside this repository (this project's own rules).
     #[serde(default)]
     pub file: Option<String>,
+    /// When this text of the document was written, for a draft quoted at
+    /// one commit: YYYY-MM-DD, or the known bound ("before YYYY-MM-DD").
+    #[serde(default)]
+    pub date: Option<String>,
     #[serde(default)]
     pub note: Option<String>,
 }

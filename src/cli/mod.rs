@@ -5,6 +5,7 @@ mod combine;
 mod explain;
 mod run;
 mod select;
+mod sources;
 
 use std::path::PathBuf;
 
@@ -82,6 +83,9 @@ pub enum Command {
         #[arg(long)]
         document: bool,
     },
+    /// What a newer text of a source document does to the requirements quoting it.
+    #[command(subcommand)]
+    Sources(sources::SourcesCommand),
     /// Print a built-in scenario's YAML, after its requirements, level, whose rule each is, quotes and sources.
     Show {
         /// A scenario id (e.g. sep-1300/filter-each-group); case does not matter.
@@ -314,6 +318,7 @@ pub fn dispatch(cli: Cli, raw: &[String]) -> Result<u8> {
         Some(Command::Explain { id, document: true }) => explain::document(&id),
         Some(Command::Explain { id, .. }) => explain::explain(&id),
         Some(Command::Show { id }) => explain::show(&id),
+        Some(Command::Sources(command)) => sources::run(&command),
         Some(Command::Merge {
             reports,
             out,

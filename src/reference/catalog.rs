@@ -424,6 +424,33 @@ pub struct Resource {
     pub groups: Vec<String>,
 }
 
+/// A task the server keeps (MCP 2025-11-25 tasks, listed by `tasks/list`):
+/// finished work of earlier requests, so that `tasks/list` has entries that
+/// carry group membership like every other primitive.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+    /// `working`, `input_required`, `completed`, `failed` or `cancelled`.
+    pub status: String,
+    #[serde(
+        rename = "statusMessage",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub status_message: String,
+    #[serde(rename = "createdAt")]
+    pub created_at: String,
+    #[serde(rename = "lastUpdatedAt")]
+    pub last_updated_at: String,
+    /// Retention in milliseconds; `None` (JSON null) for unlimited.
+    #[serde(default)]
+    pub ttl: Option<u64>,
+    /// The groups the task belongs to (grouping extension membership).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
+}
+
 fn text_plain() -> String {
     "text/plain".into()
 }
@@ -447,6 +474,8 @@ pub struct Catalog {
     pub prompts: Vec<Prompt>,
     #[serde(default)]
     pub resources: Vec<Resource>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<Task>,
     /// The groups of the server's own `tool_descriptions` resource and its
     /// template (grouping extension membership).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -509,6 +538,7 @@ impl Catalog {
         unique("tool", self.tools.iter().map(|t| &*t.name))?;
         unique("prompt", self.prompts.iter().map(|p| p.name.as_str()))?;
         unique("resource", self.resources.iter().map(|r| r.uri.as_str()))?;
+        unique("task", self.tasks.iter().map(|t| t.task_id.as_str()))?;
         for tool in &self.tools {
             self.validate_tool(tool)?;
         }
@@ -548,6 +578,9 @@ impl Catalog {
         }
         for r in &self.resources {
             declared(format!("resource {:?}", r.uri), &r.groups)?;
+        }
+        for t in &self.tasks {
+            declared(format!("task {:?}", t.task_id), &t.groups)?;
         }
         declared(
             "the tool_descriptions resource".into(),

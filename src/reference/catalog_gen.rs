@@ -236,6 +236,7 @@ pub fn generate(n: usize, seed: u64) -> Catalog {
     }
     tools.truncate(n);
     Catalog {
+        tasks: Vec::new(),
         format: FORMAT.into(),
         name: format!("generated-{n}"),
         description: format!("A synthetic catalog of {n} tools (seed {seed})."),

@@ -46,6 +46,8 @@ const METHODS: &[(&str, Handler, Gate)] = &[
     ),
     ("groups/list", handlers::groups::groups, Gate::Session),
     ("tags/list", handlers::groups::tags, Gate::Session),
+    ("tasks/list", handlers::tasks::list, Gate::Session),
+    ("tasks/get", handlers::tasks::get, Gate::Session),
     ("conform/mutate", handlers::control::mutate, Gate::Session),
     (
         "logging/setLevel",

@@ -36,6 +36,10 @@ use std::time::Duration;
 
 const STATEFUL: &str = "2025-11-25";
 
+/// Faults of features only the stateful era 2025-11-25 has (`tasks/list`),
+/// which the stateless era never meets.
+const STATEFUL_ERA_FAULTS: &[&str] = &["grouping-task-membership-top-level"];
+
 /// Which requirements (id prefixes) a fault breaks.
 fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
     BTreeMap::from([
@@ -149,7 +153,10 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
             "search-cursor-without-query-ok",
             &["SEARCH-REQ-01", "SEARCH-PAG-01"][..],
         ),
-        ("filtering-capability-missing", &["SEP1300-CAP-01"][..]),
+        (
+            "filtering-capability-missing",
+            &["SEP1300-CAP-01", "SEP1300-GRP-02"][..],
+        ),
         ("filtering-list-changed-string", &["SEP1300-CAP-01"][..]),
         ("empty-tags-match-none", &["SEP1300-NEG-01"][..]),
         (
@@ -235,6 +242,7 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("set-level-unknown-ok", &["CORE-LOG-02"][..]),
         ("log-below-level", &["CORE-LOG-03"][..]),
         ("completion-overflow", &["CORE-COMPL-01"][..]),
+        ("grouping-task-membership-top-level", &["GRP-MEM-01"][..]),
     ])
 }
 
@@ -461,6 +469,7 @@ fn fault_results(
     if prefixes
         .iter()
         .any(|q| per_session.iter().any(|s| q.starts_with(s)))
+        || STATEFUL_ERA_FAULTS.contains(&fault)
     {
         results.extend(in_era(&clean.stateful));
     }

@@ -59,6 +59,7 @@ mod different_server;
 mod fault_matrix;
 mod fuzz_properties;
 mod gates;
+mod grouping_ext;
 mod hostile;
 mod junit_xsd;
 mod mutations_restore;
@@ -115,6 +116,7 @@ fn main() {
     trials.extend(gates::trials());
     trials.extend(properties::trials());
     trials.extend(different_server::trials());
+    trials.extend(grouping_ext::trials());
     trials.extend(reference_http::trials());
     trials.extend(peers::trials());
     trials.extend(popular::trials());

@@ -113,9 +113,13 @@ pub fn initialize(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> 
     p.opt_object("clientInfo")?;
     let version = era::negotiate(requested);
     ctx.session.protocol = Some(version);
+    let mut caps = capabilities(ctx.server);
+    if super::tasks::offered(version) {
+        caps["tasks"] = super::tasks::capability();
+    }
     let answer = json!({
         "protocolVersion": version,
-        "capabilities": capabilities(ctx.server),
+        "capabilities": caps,
         "serverInfo": era::server_info(),
         "instructions": INSTRUCTIONS,
     });

@@ -162,6 +162,10 @@ fn strip_membership(catalog: &mut Catalog, name: &str, change: &mut Change) {
         change.resources |= drop(&mut r.groups);
     }
     change.resources |= drop(&mut catalog.tool_descriptions_groups);
+    // MCP 2025-11-25 has no list_changed notification for tasks
+    for t in &mut catalog.tasks {
+        drop(&mut t.groups);
+    }
     for g in &mut catalog.groups {
         drop(&mut g.groups);
     }

@@ -9,6 +9,7 @@ pub mod groups;
 pub mod progressive;
 pub mod prompts;
 pub mod search;
+pub mod tasks;
 pub mod tools;
 pub mod utility;
 
