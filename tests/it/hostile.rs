@@ -217,9 +217,9 @@ fn watch(name: &str, args: Vec<OsString>, dir: &std::path::Path) -> Run {
     let report = dir.join(format!("{name}.json"));
     let started = Instant::now();
     let mut child = Command::new(common::bin())
-        .args(args)
         .arg("--report-json")
         .arg(&report)
+        .args(args)
         .current_dir(common::root())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
