@@ -191,10 +191,9 @@ impl SseReader {
 
     /// Feeds one chunk; the data of each event it completes goes to `out`.
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<Vec<u8>>) -> Result<(), ReadError> {
+        // The stream's cap is checked after the chunk's events, so that one
+        // event over its own cap is named as such.
         self.total = self.total.saturating_add(chunk.len());
-        if self.total > self.max_stream {
-            return Err(ReadError::StreamCap(self.max_stream));
-        }
         let mut rest = chunk;
         while !rest.is_empty() {
             if std::mem::take(&mut self.after_cr) && rest[0] == b'\n' {
@@ -213,6 +212,9 @@ impl SseReader {
                     break;
                 }
             }
+        }
+        if self.total > self.max_stream {
+            return Err(ReadError::StreamCap(self.max_stream));
         }
         Ok(())
     }
