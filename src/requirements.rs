@@ -24,9 +24,111 @@ pub struct Requirement {
     pub section: Option<String>,
     #[serde(default)]
     pub quote: Option<String>,
+    /// What a level above the quote's own keyword rests on (None: the
+    /// keyword itself). docs/interpretations.md#levels-on-a-basis gives the
+    /// reason for each requirement that names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basis: Option<Basis>,
     /// Scenario ids that cover the requirement.
     #[serde(default)]
     pub scenarios: Vec<String>,
+}
+
+/// The section of docs/interpretations.md that gives each basis its reason.
+pub const BASIS_ANCHOR: &str = "levels-on-a-basis";
+
+/// Why a requirement may be graded above the RFC 2119 keyword of its quote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Basis {
+    /// The document's own schema makes the field or shape required.
+    Schema,
+    /// The core behaviour the document defines in its specification text,
+    /// without a keyword (what a `query` or a `filter` means).
+    Definition,
+}
+
+impl Basis {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Basis::Schema => "schema",
+            Basis::Definition => "definition",
+        }
+    }
+}
+
+/// The strongest RFC 2119 keyword a quote puts on servers, as a level
+/// (`None`: the quote has no keyword for servers). A sentence whose keyword
+/// is preceded by a client as its subject ("the client MUST provide …") binds
+/// clients, and a rule on clients never fails a server, so it is not counted.
+pub fn keyword_ceiling(quote: &str) -> Option<Level> {
+    quote
+        .split(['.', ';', '\n', '…', ':'])
+        .filter_map(sentence_keyword)
+        .min()
+}
+
+/// The strongest keyword of one sentence, unless it binds clients: the
+/// nearest of "client" and "server" before the first keyword is its subject.
+fn sentence_keyword(sentence: &str) -> Option<Level> {
+    const KEYWORDS: [(&str, Level); 7] = [
+        ("MUST", Level::Must),
+        ("REQUIRED", Level::Must),
+        ("SHALL", Level::Must),
+        ("SHOULD", Level::Should),
+        ("RECOMMENDED", Level::Should),
+        ("MAY", Level::May),
+        ("OPTIONAL", Level::May),
+    ];
+    let keyword = |w: &str| KEYWORDS.iter().find(|(k, _)| *k == w).map(|(_, l)| *l);
+    let words: Vec<&str> = sentence
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let first = words.iter().position(|w| keyword(w).is_some())?;
+    let subject = words[..first].iter().rev().find_map(|w| {
+        let w = w.to_ascii_lowercase();
+        (w.starts_with("client") || w.starts_with("server")).then_some(w)
+    });
+    if subject.is_some_and(|w| w.starts_with("client")) {
+        return None;
+    }
+    words[first..].iter().filter_map(|w| keyword(w)).min()
+}
+
+impl Requirement {
+    /// The level as reports print it: "MUST", or "MUST, basis: definition".
+    pub fn level_label(&self) -> String {
+        match self.basis {
+            Some(b) => format!("{}, basis: {}", self.level, b.as_str()),
+            None => self.level.clone(),
+        }
+    }
+
+    /// Why the level rests on its basis: the requirement's row of
+    /// docs/interpretations.md#levels-on-a-basis (None without a basis).
+    pub fn basis_reason(&self) -> Option<String> {
+        self.basis?;
+        let section = crate::sources::interpretation(BASIS_ANCHOR)?;
+        let prefix = format!("| {} |", self.id);
+        let row = section.lines().find(|l| l.starts_with(&prefix))?;
+        let cells: Vec<&str> = row.trim_matches('|').split(" | ").collect();
+        cells.last().map(|c| c.trim().to_string())
+    }
+
+    /// The level's ceiling: at most the quote's keyword, unless a basis is named.
+    pub fn level_exceeds_text(&self) -> bool {
+        let (Some(level), None) = (self.grade(), self.basis) else {
+            return false;
+        };
+        let ceiling = self
+            .quote
+            .as_deref()
+            .and_then(keyword_ceiling)
+            .unwrap_or(Level::Should);
+        // Level orders MUST < SHOULD < MAY < INFO: a smaller level is stronger.
+        level < ceiling
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -51,6 +153,23 @@ pub fn parse(text: &str) -> Result<Vec<Requirement>, RegistryError> {
 /// The built-in registry (empty when the file is missing).
 pub fn all() -> Result<Vec<Requirement>, RegistryError> {
     builtin::file("requirements.yaml").map_or(Ok(Vec::new()), parse)
+}
+
+/// The built-in registry, read once (empty when it cannot be read; the
+/// tests read it with [`all`] and fail on an error).
+fn cached() -> &'static [Requirement] {
+    static REGISTRY: std::sync::OnceLock<Vec<Requirement>> = std::sync::OnceLock::new();
+    REGISTRY.get_or_init(|| all().unwrap_or_default())
+}
+
+/// "ID: basis" for each of these requirements whose level rests on a basis.
+pub fn bases_of(ids: &[String]) -> Vec<String> {
+    ids.iter()
+        .filter_map(|id| {
+            let r = cached().iter().find(|r| &r.id == id)?;
+            Some(format!("{id}: {}", r.basis?.as_str()))
+        })
+        .collect()
 }
 
 /// One requirement by id.
@@ -111,6 +230,7 @@ mod tests {
             source,
             section: None,
             quote: None,
+            basis: None,
             scenarios: Vec::new(),
         }
     }
@@ -151,6 +271,50 @@ mod tests {
                 Level::Should
             ]
         );
+    }
+
+    #[test]
+    fn the_keyword_ceiling_is_the_strongest_keyword_on_servers() {
+        assert_eq!(keyword_ceiling("Servers MUST declare it."), Some(Level::Must));
+        assert_eq!(
+            keyword_ceiling("Invalid cursors SHOULD result in -32602."),
+            Some(Level::Should)
+        );
+        assert_eq!(keyword_ceiling("Servers MAY omit it; they SHOULD not."), Some(Level::Should));
+        assert_eq!(keyword_ceiling("-32602 Invalid params"), None);
+        // a must on the client binds no server
+        assert_eq!(
+            keyword_ceiling("Pagination is handled through the cursor, but the client **MUST** provide the query."),
+            None
+        );
+        assert_eq!(
+            keyword_ceiling("When a server's tool definition includes it, conforming clients MUST mirror it"),
+            None
+        );
+        assert_eq!(
+            keyword_ceiling("If the server receives a request it MUST respond"),
+            Some(Level::Must)
+        );
+        // "must" in lower case is not a keyword
+        assert_eq!(keyword_ceiling("it must be so"), None);
+    }
+
+    #[test]
+    fn a_level_above_its_text_needs_a_basis() {
+        let mut r = requirement("A", Provenance::Draft);
+        r.level = "MUST".into();
+        r.quote = Some("Includes a name.".into());
+        assert!(r.level_exceeds_text());
+        r.basis = Some(Basis::Schema);
+        assert!(!r.level_exceeds_text());
+        r.basis = None;
+        r.quote = Some("Servers MUST include a name.".into());
+        assert!(!r.level_exceeds_text());
+        r.level = "SHOULD".into();
+        r.quote = Some("Servers MAY include a name.".into());
+        assert!(r.level_exceeds_text());
+        r.quote = Some("Names are unique.".into());
+        assert!(!r.level_exceeds_text(), "no keyword: SHOULD at most");
     }
 
     #[test]

@@ -110,9 +110,21 @@ fn document_line(req: &Requirement) -> String {
 fn explain_requirement(req: &Requirement, scenarios: &[Scenario]) -> String {
     let mut out = format!(
         "{} [{}] ({})\n{}\n",
-        req.id, req.level, req.profile, req.text
+        req.id,
+        req.level_label(),
+        req.profile,
+        req.text
     );
     out.push_str(&format!("rule of: {}\n", req.source.as_str()));
+    if let Some(basis) = req.basis {
+        out.push_str(&format!(
+            "basis: {} (docs/interpretations.md#{}): {}\n",
+            basis.as_str(),
+            requirements::BASIS_ANCHOR,
+            req.basis_reason()
+                .unwrap_or_else(|| "no reason written down".into())
+        ));
+    }
     out.push_str(&format!("source: {}\n", document_line(req)));
     if let Some(section) = &req.section {
         out.push_str(&format!("section: {section}\n"));
@@ -160,7 +172,7 @@ fn requirement_line(id: &str, registry: &[Requirement]) -> String {
         Some(r) => format!(
             "{} [{}, {} rule]: {}",
             r.id,
-            r.level,
+            r.level_label(),
             r.source.as_str(),
             r.text
         ),

@@ -520,6 +520,7 @@ mod tests {
             profile: "x".into(),
             level: Level::Must,
             requirements: Vec::new(),
+            bases: Vec::new(),
             spec: Vec::new(),
             origin: "test".into(),
             era: String::new(),

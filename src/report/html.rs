@@ -69,7 +69,7 @@ function diffs(text){
 function body(s){
   const b = el('div',{class:'body'});
   b.append(el('div',{}, s.title));
-  if (s.requirements.length) b.append(el('div',{class:'req'}, 'Requirement: ' + s.requirements.join(', ') + ' · level ' + s.level));
+  if (s.requirements.length) b.append(el('div',{class:'req'}, 'Requirement: ' + s.requirements.join(', ') + ' · level ' + s.level + ((s.bases && s.bases.length) ? ' (basis: ' + s.bases.join(', ') + ')' : '')));
   for (const sp of s.spec) { const src = el('div',{}, (sp.title || sp.doc) + (sp.provenance ? ' [' + ({'mcp-spec':'spec','project':'project rule'}[sp.provenance] || sp.provenance) + ']' : '') + (sp.section ? ', ' + sp.section : '')); if (sp.url) src.append(' ', /^https?:\/\//.test(sp.url) ? el('a',{href: sp.url}, sp.url) : el('code',{}, sp.url)); b.append(src); if (sp.quote) b.append(el('blockquote',{}, sp.quote)); }
   if (s.message && !s.findings.length) b.append(el('p',{}, el('strong',{}, s.message)));
   if (s.alternatives.length) b.append(el('div',{}, 'Server chose: ' + s.alternatives.join(', ')));

@@ -92,6 +92,12 @@ fn problem(r: &ScenarioResult) -> String {
     );
     if !r.requirements.is_empty() {
         md.push_str(&format!("Requirement: {}\n\n", r.requirements.join(", ")));
+        if !r.bases.is_empty() {
+            md.push_str(&format!(
+                "Level basis (docs/interpretations.md#levels-on-a-basis): {}\n\n",
+                r.bases.join(", ")
+            ));
+        }
     }
     for spec in &r.spec {
         if let Some(q) = &spec.quote {

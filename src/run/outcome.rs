@@ -176,6 +176,10 @@ pub struct ScenarioResult {
     pub profile: String,
     pub level: Level,
     pub requirements: Vec<String>,
+    /// What a requirement's level rests on where it is not its quote's
+    /// keyword ("SEP1300-FLT-01: definition"; docs/interpretations.md#levels-on-a-basis).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bases: Vec<String>,
     pub spec: Vec<SpecRef>,
     pub origin: String,
     /// The protocol version the scenario ran in.
@@ -211,6 +215,7 @@ impl ScenarioResult {
             profile: s.profile.clone(),
             level: s.level,
             requirements: s.requirements.clone(),
+            bases: crate::requirements::bases_of(&s.requirements),
             spec: s.spec.clone(),
             origin: s.origin.clone(),
             era: String::new(),

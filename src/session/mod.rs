@@ -30,9 +30,11 @@ pub enum SessionError {
         ms: u64,
         hint: String,
     },
-    #[error("no answer to {method}: the server answered the {sentinel} sent right after it, and nothing more within {grace_ms} ms")]
+    #[error("no answer to {unanswered}: {sentinel}, sent right after it, was answered, and nothing more came within {grace_ms} ms")]
     Dropped {
-        method: String,
+        /// "the ping with id 9007199254740993", or "the raw message".
+        unanswered: String,
+        /// "the ping with id 11".
         sentinel: String,
         grace_ms: u64,
     },
@@ -573,9 +575,16 @@ impl Session {
             let next = tokio::time::timeout(remaining, self.next_incoming()).await;
             let item = match next {
                 Err(_) if sentinel_answered => {
+                    let liveness = self.era.liveness_method();
                     return Err(SessionError::Dropped {
-                        method: method.to_string(),
-                        sentinel: self.era.liveness_method().to_string(),
+                        unanswered: match id {
+                            Some(id) => format!("the {method} with id {id}"),
+                            None => method.to_string(),
+                        },
+                        sentinel: match &sentinel {
+                            Some(s) => format!("the {liveness} with id {s}"),
+                            None => format!("the {liveness}"),
+                        },
                         grace_ms: SENTINEL_GRACE.as_millis() as u64,
                     });
                 }

@@ -64,6 +64,7 @@ mod junit_xsd;
 mod mutations_restore;
 mod packaging;
 mod peers;
+mod popular;
 mod prereq;
 #[cfg(unix)]
 mod probe_waits;
@@ -114,6 +115,7 @@ fn main() {
     trials.extend(different_server::trials());
     trials.extend(reference_http::trials());
     trials.extend(peers::trials());
+    trials.extend(popular::trials());
     trials.extend(rmcp_peers::trials());
     trials.extend(rate_limit::trials());
     trials.extend(tiny_server::trials());

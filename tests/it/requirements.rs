@@ -119,17 +119,56 @@ fn levels_of_requirements_and_scenarios_agree_and_project_rules_stay_at_should()
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// A requirement is graded at most the strongest RFC 2119 keyword its quote
+/// puts on servers, unless it names its basis, and then
+/// docs/interpretations.md#levels-on-a-basis gives the reason
+/// (docs/interpretations.md#grading).
+fn levels_never_exceed_their_text() {
+    let registry = mcp_conform::requirements::all().unwrap_or_else(|e| panic!("{e}"));
+    let mut problems = Vec::new();
+    for r in &registry {
+        if r.level_exceeds_text() {
+            problems.push(format!(
+                "{} is graded {} but its quote has no keyword that strong for servers, and it names no basis: {:?}",
+                r.id, r.level, r.quote
+            ));
+        }
+        if r.basis.is_some() && r.basis_reason().is_none() {
+            problems.push(format!(
+                "{} names basis {:?} but docs/interpretations.md#levels-on-a-basis gives no reason for it",
+                r.id, r.basis
+            ));
+        }
+        if r.basis.is_some() && r.level != "MUST" {
+            problems.push(format!("{} names a basis but is graded {} (a basis only lifts a level)", r.id, r.level));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // the rule can fail: a MUST quoting only a client's MUST, or no keyword
+    let mut client_rule = registry[0].clone();
+    client_rule.level = "MUST".into();
+    client_rule.basis = None;
+    client_rule.quote = Some("Pagination is handled through the cursor, but the client **MUST** provide the original query parameter paired with the cursor.".into());
+    assert!(client_rule.level_exceeds_text());
+    client_rule.quote = Some("-32602 Invalid params: Invalid method parameter(s).".into());
+    assert!(client_rule.level_exceeds_text());
+}
+
 fn explain_prints_the_requirement_its_quote_and_scenarios() {
     let out = common::run_cli(&["explain", "SEP1300-FLT-01"]);
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.starts_with("SEP1300-FLT-01 [MUST] (sep-1300)"),
+        text.starts_with("SEP1300-FLT-01 [MUST, basis: definition] (sep-1300)"),
         "{text}"
     );
     assert!(text.contains("quote: \"groups (string array): Only return tools belonging to ANY of these named groups.\""), "{text}");
     assert!(text.contains("  sep-1300/filter-each-group"), "{text}");
     assert!(text.contains("rule of: draft"), "{text}");
+    assert!(
+        text.contains("basis: definition (docs/interpretations.md#levels-on-a-basis): \"Only return tools belonging to ANY of these named groups\" defines the filter"),
+        "{text}"
+    );
     assert!(
         text.contains("source: SEP-1300: Tool Filtering with Groups and Tags (closed) <https://github.com/modelcontextprotocol/modelcontextprotocol/issues/1300>"),
         "{text}"
@@ -146,6 +185,7 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         every_requirement_has_a_scenario_and_every_scenario_a_known_requirement,
         every_profile_of_the_registry_has_scenarios_of_that_profile,
         levels_of_requirements_and_scenarios_agree_and_project_rules_stay_at_should,
+        levels_never_exceed_their_text,
         explain_prints_the_requirement_its_quote_and_scenarios
     ]
 }

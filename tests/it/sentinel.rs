@@ -42,12 +42,12 @@ fn a_dropped_message_fails_when_the_sentinel_is_answered_not_at_the_timeout() {
     let (code, scenarios) = run("dropped", &["parse-error-silent", "id-large-dropped"]);
     assert_eq!(code, Some(1));
     for s in &scenarios {
-        assert_eq!(s["outcome"], "fail", "{s}");
+        // an id beyond 2^53 is SHOULD (RFC 8259 section 6): its loss warns
+        let expected = if s["id"] == "base/id-large-integer" { "warn" } else { "fail" };
+        assert_eq!(s["outcome"], expected, "{s}");
         let message = s["message"].as_str().unwrap_or_default();
         assert!(
-            message.contains(
-                "the server answered the ping sent right after it, and nothing more within 500 ms"
-            ),
+            message.contains(", sent right after it, was answered, and nothing more came within 500 ms"),
             "{}: {message}",
             s["id"]
         );
