@@ -176,6 +176,10 @@ pub struct RunArgs {
     /// Test a Streamable HTTP server at URL; with SERVER_CMD, launch it first and wait until the URL answers.
     #[arg(long, value_name = "URL", value_parser = parse_url)]
     pub url: Option<String>,
+    /// The most the harness reads of one message from the server, in bytes: a stdio
+    /// line, an HTTP body, one SSE event, and one HTTP response stream in all.
+    #[arg(long, value_name = "BYTES", default_value_t = mcp_conform::jsonrpc::DEFAULT_MAX_LINE, value_parser = positive_usize)]
+    pub max_message_bytes: usize,
     /// Extra HTTP header for every request (K:V, repeatable), e.g. authorization.
     #[arg(long = "header", value_name = "K:V", value_parser = parse_header)]
     pub headers: Vec<(String, String)>,

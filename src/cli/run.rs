@@ -322,11 +322,16 @@ fn print_not_started(reason: &str, over_http: bool) {
 /// stdio (a command, or the reference server) or HTTP (`--url`, maybe launching the command).
 async fn build_target(args: &RunArgs) -> Result<Target> {
     let Some(url) = &args.url else {
-        return stdio_target(&args.command, &args.env, args.cwd.as_deref());
+        let mut target = stdio_target(&args.command, &args.env, args.cwd.as_deref())?;
+        if let Target::Stdio(spec) = &mut target {
+            spec.max_line = args.max_message_bytes;
+        }
+        return Ok(target);
     };
     let mut spec = HttpSpec::new(url.clone());
     spec.headers = args.headers.clone();
     spec.timeout = Duration::from_millis(args.timeout_ms);
+    spec.max_body = args.max_message_bytes;
     if args.command.is_empty() {
         return Ok(Target::Http {
             spec,

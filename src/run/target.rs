@@ -87,8 +87,10 @@ impl Target {
         let mut command = command;
         command.stdout_is_log = true;
         let display = command.display();
+        // Any answer, a redirect too, means the server is up; none is followed.
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_millis(500))
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| TransportError::Closed(e.to_string()))?;
         let answers = |client: &reqwest::Client| {

@@ -768,12 +768,14 @@ impl Session {
 
     /// What an unanswered POST's body said: the excerpt the transport
     /// noted as its last wire violation.
+    /// Without an excerpt (a body not read, a stream cut at a cap), the
+    /// reason is the clue.
     fn body_hint(&self, violations_before: usize) -> String {
-        self.violations_since(violations_before)
-            .last()
-            .filter(|v| !v.excerpt.is_empty())
-            .map(|v| format!("; the body: {:?}", v.excerpt))
-            .unwrap_or_default()
+        match self.violations_since(violations_before).last() {
+            Some(v) if !v.excerpt.is_empty() => format!("; the body: {:?}", v.excerpt),
+            Some(v) if !v.reason.is_empty() => format!("; {}", v.reason),
+            _ => String::new(),
+        }
     }
 
     /// What the server did instead of answering, for a timeout message.

@@ -5,13 +5,14 @@
 //! `Mcp-Method` and `Mcp-Name` on every POST. Each POST's answer is read in
 //! its own task and queued, so long-lived streams never block the session.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, ACCEPT_ENCODING, CONTENT_TYPE};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::http_read::{self, error_chain, ReadError, Seen, SseReader};
 use super::param_headers::{encode_value, ToolHeaders};
 use super::stdio::{excerpt, human_size};
 use super::{Incoming, TransportError};
@@ -27,6 +28,7 @@ pub struct HttpSpec {
     pub headers: Vec<(String, String)>,
     /// Covers connect, response headers, and each wait for stream data.
     pub timeout: Duration,
+    /// The cap on one body, one SSE event, and one response stream in all.
     pub max_body: usize,
     /// The `x-mcp-header` annotations learnt from the server's tool lists,
     /// shared by every connection made from this spec.
@@ -53,8 +55,8 @@ pub struct HttpConnection {
     /// Set once the handshake is done (stateful) or from the start (stateless).
     protocol_version: Option<String>,
     stateless: bool,
-    tx: mpsc::UnboundedSender<Incoming>,
-    rx: mpsc::UnboundedReceiver<Incoming>,
+    tx: mpsc::Sender<Incoming>,
+    rx: mpsc::Receiver<Incoming>,
     /// Readers of POST answers; aborted when the connection is dropped.
     readers: tokio::task::JoinSet<()>,
     /// The status of the last POST, for transport scenarios.
@@ -88,14 +90,11 @@ fn stateless_headers(msg: &Value, tools: &ToolHeaders) -> Vec<(String, String)> 
 
 impl HttpConnection {
     pub fn new(spec: &HttpSpec, stateless: bool, version: &str) -> Result<Self, TransportError> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(spec.timeout)
-            .build()
-            .map_err(|e| TransportError::Spawn {
-                command: spec.url.clone(),
-                reason: e.to_string(),
-            })?;
-        let (tx, rx) = mpsc::unbounded_channel();
+        let client = client(spec.timeout).map_err(|e| TransportError::Spawn {
+            command: spec.url.clone(),
+            reason: error_chain(&e),
+        })?;
+        let (tx, rx) = mpsc::channel(QUEUE);
         Ok(Self {
             spec: spec.clone(),
             client,
@@ -154,16 +153,8 @@ impl HttpConnection {
             == Some("initialize");
         let headers = self.headers(parsed.as_ref())?;
         let request = self.client.post(&self.spec.url).headers(headers).body(text);
-        let response = tokio::time::timeout(self.spec.timeout, request.send())
-            .await
-            .map_err(|_| {
-                TransportError::Closed(format!(
-                    "no HTTP response headers from {} within {} ms",
-                    self.spec.url,
-                    self.spec.timeout.as_millis()
-                ))
-            })?
-            .map_err(|e| TransportError::Closed(format!("POST {} failed: {e}", self.spec.url)))?;
+        let sent_at = Instant::now();
+        let response = answer_of(request, &self.spec, "POST").await?;
         self.last_status = Some(response.status().as_u16());
         if is_initialize {
             if let Some(id) = response
@@ -184,6 +175,7 @@ impl HttpConnection {
                 number: self.exchanges,
                 tx: self.tx.clone(),
                 is_notification,
+                sent_at,
             },
             self.spec.max_body,
         ));
@@ -213,6 +205,7 @@ impl HttpConnection {
         let request = self.client.get(&self.spec.url).headers(headers);
         let tx = self.tx.clone();
         let timeout = self.spec.timeout;
+        let max_body = self.spec.max_body;
         self.readers.spawn(async move {
             let answer = tokio::time::timeout(timeout, request.send()).await;
             let _ = opened.send(());
@@ -225,7 +218,14 @@ impl HttpConnection {
                 .and_then(|v| v.to_str().ok())
                 .is_some_and(|v| v.to_ascii_lowercase().starts_with("text/event-stream"));
             if response.status().is_success() && is_stream {
-                read_sse(response, &tx).await;
+                let seen = Seen::of(&response, Instant::now());
+                if let Some(reason) = http_read::refused(&response, max_body) {
+                    let _ = tx
+                        .send(garbage(format!("GET stream: {reason} ({seen})")))
+                        .await;
+                    return;
+                }
+                let _ = read_sse(response, &tx, max_body, seen).await;
             }
         });
         Some(when_open)
@@ -265,18 +265,7 @@ impl HttpConnection {
         {
             builder = builder.body(request.body.clone());
         }
-        let response = tokio::time::timeout(self.spec.timeout, builder.send())
-            .await
-            .map_err(|_| {
-                TransportError::Closed(format!(
-                    "no HTTP response headers from {} within {} ms",
-                    self.spec.url,
-                    self.spec.timeout.as_millis()
-                ))
-            })?
-            .map_err(|e| {
-                TransportError::Closed(format!("{} {} failed: {e}", request.method, self.spec.url))
-            })?;
+        let response = answer_of(builder, &self.spec, request.method.as_str()).await?;
         Ok(read_raw_answer(response, request, self.spec.timeout, self.spec.max_body).await)
     }
 
@@ -315,7 +304,7 @@ impl HttpConnection {
         .await
         {
             Ok(Ok(r)) => format!("session deleted (HTTP {})", r.status().as_u16()),
-            Ok(Err(e)) => format!("DELETE failed: {e}"),
+            Ok(Err(e)) => format!("DELETE failed: {}", error_chain(&e)),
             Err(_) => "DELETE timed out".into(),
         }
     }
@@ -385,7 +374,11 @@ async fn read_raw_answer(
     } else {
         timeout
     };
-    let body = read_body_for(response, max_body, budget).await;
+    // A compressed body is not read: it would be binary, or a bomb.
+    let body = match http_read::refused(&response, max_body) {
+        Some(_) => Vec::new(),
+        None => read_body_for(response, max_body, budget).await,
+    };
     let text = String::from_utf8_lossy(&body);
     let messages = if is_stream {
         sse_data(&text)
@@ -447,13 +440,25 @@ fn sse_data(text: &str) -> Vec<Value> {
 /// One POST: its number, where its answer goes, and what it carried.
 struct Exchange {
     number: u64,
-    tx: mpsc::UnboundedSender<Incoming>,
+    tx: mpsc::Sender<Incoming>,
     is_notification: bool,
+    sent_at: Instant,
 }
 
 impl Exchange {
-    fn deliver(&self, item: Incoming) {
-        let _ = self.tx.send(item);
+    async fn deliver(&self, item: Incoming) {
+        let _ = self.tx.send(item).await;
+    }
+
+    /// No response can come on this POST any more: a wait for it ends.
+    async fn unanswered(&self, status: reqwest::StatusCode) {
+        if !self.is_notification {
+            self.deliver(Incoming::Unanswered {
+                exchange: self.number,
+                status: status.to_string(),
+            })
+            .await;
+        }
     }
 }
 
@@ -461,113 +466,212 @@ fn is_response(v: &Value) -> bool {
     v.get("id").is_some() && (v.get("result").is_some() || v.get("error").is_some())
 }
 
-/// Reads one POST's answer into the queue: JSON body, SSE events, or a note
-/// on an unexpected status. A plain body that held no JSON-RPC response
-/// ends with [`Incoming::Unanswered`], so a wait for the answer ends then.
-async fn read_response(response: reqwest::Response, exchange: Exchange, max_body: usize) {
-    let status = response.status();
-    let content_type = response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    if status.as_u16() == 202 || (exchange.is_notification && status.is_success()) {
-        return;
-    }
-    if content_type.starts_with("text/event-stream") {
-        read_sse(response, &exchange.tx).await;
-        return;
-    }
-    let answered = match read_body(response, max_body).await {
-        Ok(body) => deliver_body(&exchange, &body, status, &content_type),
-        Err(reason) => {
-            exchange.deliver(Incoming::Garbage {
-                reason,
-                excerpt: String::new(),
-            });
-            false
-        }
-    };
-    if !answered && !exchange.is_notification {
-        exchange.deliver(Incoming::Unanswered {
-            exchange: exchange.number,
-            status: status.to_string(),
+/// Items the readers may queue before they wait for the session to take
+/// them: a server that floods a stream is read no faster than the session
+/// handles what it sent, so the queue never holds more than this many.
+const QUEUE: usize = 64;
+
+/// The client of every session: it follows no redirect (one to another host
+/// would carry the user's headers there, and reqwest strips only
+/// `authorization`), and asks for no compression (without Accept-Encoding,
+/// any coding is acceptable) and decodes none, so a compressed body is
+/// reported, never inflated.
+fn client(timeout: Duration) -> reqwest::Result<reqwest::Client> {
+    let mut identity = HeaderMap::new();
+    identity.insert(ACCEPT_ENCODING, HeaderValue::from_static("identity"));
+    reqwest::Client::builder()
+        .connect_timeout(timeout)
+        .default_headers(identity)
+        .redirect(reqwest::redirect::Policy::none())
+        .no_gzip()
+        .no_brotli()
+        .no_deflate()
+        .no_zstd()
+        .build()
+}
+
+/// Sends a request and waits (within the timeout) for its answer's
+/// headers. A failure names its whole cause chain; a redirect is an error.
+async fn answer_of(
+    request: reqwest::RequestBuilder,
+    spec: &HttpSpec,
+    method: &str,
+) -> Result<reqwest::Response, TransportError> {
+    let url = &spec.url;
+    let started = Instant::now();
+    let response = tokio::time::timeout(spec.timeout, request.send())
+        .await
+        .map_err(|_| {
+            TransportError::Closed(format!(
+                "no HTTP response headers from {url} within {} ms",
+                spec.timeout.as_millis()
+            ))
+        })?
+        .map_err(|e| {
+            TransportError::Closed(format!(
+                "{method} {url} failed after {:.2} s: {}",
+                started.elapsed().as_secs_f64(),
+                error_chain(&e)
+            ))
+        })?;
+    if let Some((status, location)) = http_read::redirect(&response) {
+        return Err(TransportError::Redirect {
+            method: method.to_string(),
+            url: url.clone(),
+            status,
+            location,
         });
+    }
+    Ok(response)
+}
+
+fn garbage(reason: String) -> Incoming {
+    Incoming::Garbage {
+        reason,
+        excerpt: String::new(),
     }
 }
 
+/// Reads one POST's answer into the queue: JSON body, SSE events, or a note
+/// on an unexpected status. A plain body that held no JSON-RPC response,
+/// and a body or stream the harness stopped reading, end with
+/// [`Incoming::Unanswered`], so a wait for the answer ends then.
+async fn read_response(response: reqwest::Response, exchange: Exchange, max_body: usize) {
+    let status = response.status();
+    let seen = Seen::of(&response, exchange.sent_at);
+    if status.as_u16() == 202 || (exchange.is_notification && status.is_success()) {
+        return;
+    }
+    if let Some(reason) = http_read::refused(&response, max_body) {
+        exchange
+            .deliver(garbage(format!("{reason} ({seen})")))
+            .await;
+        exchange.unanswered(status).await;
+        return;
+    }
+    if seen.content_type.starts_with("text/event-stream") {
+        let ended = read_sse(response, &exchange.tx, max_body, seen).await;
+        if matches!(ended, Err(ReadError::EventCap(_) | ReadError::StreamCap(_))) {
+            exchange.unanswered(status).await;
+        }
+        return;
+    }
+    let mut seen = seen;
+    let answered = match read_body(response, max_body, &mut seen).await {
+        Ok(body) => deliver_body(&exchange, &body, &seen).await,
+        Err(reason) => {
+            exchange.deliver(garbage(reason)).await;
+            false
+        }
+    };
+    if !answered {
+        exchange.unanswered(status).await;
+    }
+}
 /// Queues the messages of a plain body; true if one was a response.
-fn deliver_body(
-    exchange: &Exchange,
-    body: &[u8],
-    status: reqwest::StatusCode,
-    content_type: &str,
-) -> bool {
+async fn deliver_body(exchange: &Exchange, body: &[u8], seen: &Seen) -> bool {
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Array(items)) => {
             let answered = items.iter().any(is_response);
             for item in items {
-                exchange.deliver(Incoming::Message(item));
+                exchange.deliver(Incoming::Message(item)).await;
             }
             answered
         }
         Ok(v) if v.is_object() => {
             let answered = is_response(&v);
-            exchange.deliver(Incoming::Message(v));
+            exchange.deliver(Incoming::Message(v)).await;
             answered
         }
         _ => {
-            exchange.deliver(Incoming::Garbage {
-                reason: format!(
-                    "HTTP {status} with a body that is not a JSON-RPC message ({content_type})"
-                ),
-                excerpt: excerpt(body),
-            });
+            let (status, content_type) = (seen.status, &seen.content_type);
+            let what = if body.is_empty() {
+                "an empty body"
+            } else {
+                "a body that is not a JSON-RPC message"
+            };
+            exchange
+                .deliver(Incoming::Garbage {
+                    reason: format!("HTTP {status} with {what} ({content_type})"),
+                    excerpt: excerpt(body),
+                })
+                .await;
             false
         }
     }
 }
 
-async fn read_body(response: reqwest::Response, max_body: usize) -> Result<Vec<u8>, String> {
+/// A whole body, or why it was not read to its end: over the cap, or
+/// broken off (with what was seen by then).
+async fn read_body(
+    response: reqwest::Response,
+    max_body: usize,
+    seen: &mut Seen,
+) -> Result<Vec<u8>, String> {
+    let declared = response.content_length();
     let mut body = Vec::new();
     let mut stream = response.bytes_stream();
     while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| format!("reading the HTTP body failed: {e}"))?;
+        let chunk = chunk.map_err(|e| {
+            format!(
+                "{} ({seen})",
+                http_read::broken_body(&e, body.len(), declared)
+            )
+        })?;
+        seen.bytes += chunk.len();
         if body.len() + chunk.len() > max_body {
-            return Err(format!("HTTP body exceeded {}", human_size(max_body)));
+            return Err(format!("{} ({seen})", ReadError::BodyCap(max_body)));
         }
         body.extend_from_slice(&chunk);
     }
     Ok(body)
 }
 
-async fn read_sse(response: reqwest::Response, tx: &mpsc::UnboundedSender<Incoming>) {
-    let mut events = sse_stream::SseByteStream::new(response.bytes_stream());
-    while let Some(event) = events.next().await {
-        match event {
-            Ok(sse) => {
-                let Some(data) = sse.data.filter(|d| !d.trim().is_empty()) else {
-                    continue;
-                };
-                let item = match serde_json::from_str::<Value>(&data) {
-                    Ok(v) => Incoming::Message(v),
-                    Err(e) => Incoming::Garbage {
-                        reason: format!("SSE event data is not JSON: {e}"),
-                        excerpt: excerpt(data.as_bytes()),
-                    },
-                };
-                if tx.send(item).is_err() {
-                    return;
-                }
-            }
-            Err(e) => {
-                let _ = tx.send(Incoming::Garbage {
-                    reason: format!("SSE stream broke: {e}"),
-                    excerpt: String::new(),
-                });
-                return;
+/// Queues the data of each SSE event (a message, or a note on data that is
+/// not one) until the stream ends, breaks, or passes a cap; the session
+/// going away ends it too. How it ended is queued as a note and returned.
+async fn read_sse(
+    response: reqwest::Response,
+    tx: &mpsc::Sender<Incoming>,
+    max_body: usize,
+    mut seen: Seen,
+) -> Result<(), ReadError> {
+    let mut reader = SseReader::new(max_body, max_body);
+    let mut stream = response.bytes_stream();
+    let mut events = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let fed = match chunk {
+            Ok(chunk) => reader.feed(&chunk, &mut events),
+            Err(e) => Err(ReadError::Broken(format!(
+                "the SSE stream broke: {}",
+                error_chain(&e)
+            ))),
+        };
+        seen.bytes = reader.total();
+        for item in events.drain(..).filter_map(|data| sse_item(&data)) {
+            if tx.send(item).await.is_err() {
+                return Ok(());
             }
         }
+        if let Err(e) = fed {
+            let _ = tx.send(garbage(format!("{e} ({seen})"))).await;
+            return Err(e);
+        }
     }
+    Ok(())
+}
+
+/// One SSE event's data as the session sees it; none for an event without
+/// data (a priming event, a keep-alive).
+fn sse_item(data: &[u8]) -> Option<Incoming> {
+    if data.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    Some(match serde_json::from_slice::<Value>(data) {
+        Ok(v) => Incoming::Message(v),
+        Err(e) => Incoming::Garbage {
+            reason: format!("SSE event data is not JSON: {e}"),
+            excerpt: excerpt(data),
+        },
+    })
 }

@@ -2,6 +2,7 @@
 //! items and knows how to stop its server; no scenario logic lives here.
 
 pub mod http;
+pub mod http_read;
 pub mod param_headers;
 pub mod pipe;
 pub mod process_group;
@@ -28,7 +29,8 @@ pub enum Incoming {
     /// body (not an SSE stream) with no JSON-RPC response in it. A
     /// response to the message it carried can no longer come: Streamable
     /// HTTP answers a request on its own POST, and only an SSE stream can be
-    /// resumed elsewhere.
+    /// resumed elsewhere. Also sent for a body or SSE stream the harness
+    /// stopped reading (compressed, or past the size cap).
     Unanswered {
         exchange: u64,
         status: String,
@@ -42,4 +44,35 @@ pub enum TransportError {
     Spawn { command: String, reason: String },
     #[error("{0}")]
     Closed(String),
+    /// A 3xx answer. The harness follows no redirect: following one would
+    /// carry the request's headers (the user's credentials among them)
+    /// wherever the server points. The exchange could not be completed,
+    /// which is not a conformance failure.
+    #[error(
+        "{method} {url} answered {status}{}, a redirect mcp-conform does not follow; hint: {}",
+        location_text(location),
+        http_read::REDIRECT_HINT
+    )]
+    Redirect {
+        method: String,
+        url: String,
+        status: String,
+        location: String,
+    },
+}
+
+impl TransportError {
+    /// The exchange could not be completed for a reason that says nothing
+    /// of the server's conformance (a step ends with an error, not a failure).
+    pub fn is_incomplete_exchange(&self) -> bool {
+        matches!(self, TransportError::Redirect { .. })
+    }
+}
+
+fn location_text(location: &str) -> String {
+    if location.is_empty() {
+        " with no Location".to_string()
+    } else {
+        format!(" to Location {location}")
+    }
 }

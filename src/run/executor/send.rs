@@ -216,8 +216,14 @@ impl Execution<'_> {
     }
 
     /// A step that got no answer: a finding at the step's level, and a stop
-    /// even below MUST, since there is nothing left to check.
+    /// even below MUST, since there is nothing left to check. An exchange
+    /// the harness could not complete (a redirect it does not follow) says
+    /// nothing of conformance: the scenario ends with an error.
     fn wire_failure(&mut self, step: &Step, label: &str, e: SessionError) -> Stop {
+        if matches!(&e, SessionError::Transport(t) if t.is_incomplete_exchange()) {
+            self.error = Some(format!("{label}: {e}"));
+            return Stop;
+        }
         let _ = self.step_finding(step, label, e.to_string(), &step.place);
         Stop
     }
