@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Regenerates reports/peers/: the catalog run against the peer servers of
 # tests/it/peers.rs (installed by scripts/install-peers.sh), one JSON and one
-# Markdown report per peer and transport. The test itself checks the verdicts
+# Markdown report per peer and transport, and reports/peers/popular/ (the
+# verdicts of tests/it/popular.rs, per scenario and era). The test itself checks the verdicts
 # against fixtures/peers/*.baseline.yaml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-peers.sh
 MCP_CONFORM_REQUIRE_PEERS=1 MCP_CONFORM_PEER_REPORTS="$PWD/reports/peers" \
-  cargo test --locked --test it -- peers:: --test-threads 1
+  cargo test --locked --test it -- peers:: popular:: --test-threads 1
 # Absolute paths of this checkout are not part of a report.
 sed -i "s|$PWD/||g" reports/peers/*.json reports/peers/*.md
 ls -l reports/peers

@@ -570,7 +570,11 @@ A server **MAY** support groups for only a subset of its primitives. For example
         );
         assert!(near.score > 0.5 && near.score < 1.0, "{near:?}");
         assert!(near.diff.contains("[-support-]"), "{}", near.diff);
-        assert!(near.diff.contains("{+the capability+}"), "{}", near.diff);
+        assert!(
+            near.diff.contains("{+the+}") && near.diff.contains("{+capability+}"),
+            "{}",
+            near.diff
+        );
     }
 
     #[test]

@@ -472,7 +472,7 @@ mod tests {
         );
         assert_eq!(out[0]["error"]["code"], NOT_INITIALIZED);
         let stateless = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
-            "params": {"_meta": {era::META_VERSION: era::V2026_07_28}}});
+            "params": {"_meta": {era::META_VERSION: era::V2026_07_28, era::META_CAPABILITIES: {}}}});
         let out = s.handle(&mut sess, stateless);
         assert_eq!(out[0]["result"]["resultType"], "complete");
         assert!(out[0]["result"]["tools"]

@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 
 use super::http_read::{self, error_chain, ReadError, Seen, SseReader};
 use super::param_headers::{encode_value, ToolHeaders};
-use super::stdio::{excerpt, human_size};
+use super::stdio::excerpt;
 use super::{Incoming, TransportError};
 
 pub const SESSION_HEADER: &str = "mcp-session-id";

@@ -454,7 +454,14 @@ fn judge(
         if !texts.iter().any(|t| t.contains(phrase)) {
             problems.push(format!("{mode}: no verdict mentions {phrase:?}"));
         }
-        if !matches!(code, Some(1) | Some(3)) {
+        // Flooding stderr or notifications and ignoring SIGTERM break no
+        // rule: such a server that is otherwise correct conforms (exit 0),
+        // its behaviour named in the verdicts all the same.
+        let lawful = matches!(
+            *mode,
+            "stderr-flood" | "notification-flood" | "ignore-sigterm"
+        );
+        if !(matches!(code, Some(1) | Some(3)) || (lawful && code == Some(0))) {
             problems.push(format!("{mode}: exit code {code:?}, expected 1 or 3"));
         }
         if peak > 128 * 1024 {

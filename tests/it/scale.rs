@@ -52,13 +52,7 @@ fn five_thousand_tools_no_failure() {
     for id in SAMPLE.iter().copied() {
         args.extend(["-k", id]);
     }
-    args.extend([
-        "--",
-        bin(),
-        "serve-reference",
-        "--catalog",
-        catalog.as_str(),
-    ]);
+    args.extend(["--", bin(), "serve-reference", "--catalog", &catalog[..]]);
     // Without the read verification: it evaluates every expression twice,
     // and this trial is about the harness's own limits, not the analysis.
     let out = crate::common::cli(&args);

@@ -75,7 +75,9 @@ fn failing_requirements(breaks: &[&str], version: Option<&str>) -> BTreeSet<Stri
             r.id,
             r.message
         );
-        if r.outcome == Outcome::Fail {
+        // caught: a failure, or a warning where the rule is a SHOULD
+        // (BASE-ERR-02: JSON-RPC's code table has no keyword)
+        if matches!(r.outcome, Outcome::Fail | Outcome::Warn) {
             failing.extend(r.requirements.iter().cloned());
         }
     }
