@@ -258,9 +258,12 @@ fn console_shows_the_error_answer_over_http_and_quotes_what_applies() {
         "--fault",
         "bad-params-internal-error",
     ];
+    // --strict: BASE-ERR-02 is a SHOULD (JSON-RPC's code table has no
+    // keyword), so the -32603 warns; strict makes the warning fail the run
     let mut args = vec![
         "-k",
         "base/bad-params-type",
+        "--strict",
         "--protocol-version",
         "2026-07-28",
         "--url",
@@ -281,6 +284,7 @@ fn console_shows_the_error_answer_over_http_and_quotes_what_applies() {
     let mut args = vec![
         "-k",
         "base/bad-params-type",
+        "--strict",
         "--protocol-version",
         "2026-07-28",
     ];

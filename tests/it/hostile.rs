@@ -34,7 +34,9 @@ const CASES: &[(&str, &str)] = &[
     ),
     ("partial-line", "without ending the line"),
     ("huge-line", "line exceeded 16 MiB"),
-    ("stderr-flood", "earlier bytes of stderr not kept"),
+    // an otherwise correct server: its stderr is kept bounded (peak RSS),
+    // and no verdict shows it, since nothing failed
+    ("stderr-flood", ""),
     ("notification-flood", ""),
     ("wrong-id", "expected exactly"),
     ("duplicate-id", "a second answer to request id"),
