@@ -139,7 +139,7 @@ impl Overview {
                 reason,
             });
         }
-        skips.sort_by(|a, b| b.runs.cmp(&a.runs));
+        skips.sort_by_key(|s| std::cmp::Reverse(s.runs));
         o.skips = skips;
         o
     }

@@ -19,10 +19,10 @@ const SENTINEL_SUFFIX: &str = "?=";
 /// (non-ASCII, control characters, leading or trailing whitespace, or a
 /// value that already looks like the sentinel).
 pub fn encode_value(text: &str) -> String {
-    let plain = text.bytes().all(|b| (0x20..=0x7e).contains(&b))
-        && !text.starts_with(' ')
-        && !text.ends_with(' ')
-        && !(text.starts_with(SENTINEL_PREFIX) && text.ends_with(SENTINEL_SUFFIX));
+    let printable = text.bytes().all(|b| (0x20..=0x7e).contains(&b));
+    let padded = text.starts_with(' ') || text.ends_with(' ');
+    let looks_encoded = text.starts_with(SENTINEL_PREFIX) && text.ends_with(SENTINEL_SUFFIX);
+    let plain = printable && !padded && !looks_encoded;
     if plain {
         text.to_string()
     } else {

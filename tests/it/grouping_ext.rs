@@ -72,7 +72,7 @@ fn run(breaks: &[&str]) -> Vec<Value> {
     json["scenarios"].as_array().cloned().unwrap_or_default()
 }
 
-fn outcome<'a>(r: &'a Value) -> &'a str {
+fn outcome(r: &Value) -> &str {
     r["outcome"].as_str().unwrap_or_default()
 }
 
