@@ -10,9 +10,6 @@
 //! Needs python3: without it the trials are ignored with the reason, unless
 //! the `python` prerequisite is required (CI requires it).
 
-use std::path::Path;
-use std::process::Command;
-
 use libtest_mimic::Trial;
 use serde_json::Value;
 
@@ -38,37 +35,33 @@ pub fn trials() -> Vec<Trial> {
 /// The grouping and SEP-1300 profiles against the fixture, every era it
 /// accepts: the JSON report's scenarios.
 fn run(breaks: &[&str]) -> Vec<Value> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let report = std::env::temp_dir().join(format!(
-        "mcp-conform-grouping-ext-{}-{}.json",
-        std::process::id(),
-        breaks.len()
-    ));
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-conform"));
-    cmd.current_dir(root)
-        .args(["-q", "-p", "grouping", "-p", "sep-1300"])
-        .args(["--timeout-ms", "10000", "--report-json"])
-        .arg(&report)
-        .args([
-            "--",
-            crate::common::python3(),
-            crate::common::FIXTURE_PYTHON_FLAGS,
-            "fixtures/servers/grouping_ext_server.py",
-        ]);
+    let dir = crate::common::scratch_dir(&format!("grouping-ext-{}", breaks.len()));
+    let report = dir.join("report.json");
+    let report_arg = report.display().to_string();
+    let script = crate::common::root()
+        .join("fixtures/servers/grouping_ext_server.py")
+        .display()
+        .to_string();
+    let mut args = vec![
+        "-q",
+        "-p",
+        "grouping",
+        "-p",
+        "sep-1300",
+        "--timeout-ms",
+        "10000",
+        "--report-json",
+        &report_arg,
+        "--",
+        crate::common::python3(),
+        crate::common::FIXTURE_PYTHON_FLAGS,
+        &script,
+    ];
     for b in breaks {
-        cmd.args(["--break", b]);
+        args.extend(["--break", b]);
     }
-    let out = cmd.output().expect("the mcp-conform binary runs");
-    let text = std::fs::read_to_string(&report).unwrap_or_else(|e| {
-        panic!(
-            "no JSON report ({e}); exit {:?}\nstdout:\n{}\nstderr:\n{}",
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    let _ = std::fs::remove_file(&report);
-    let json: Value = serde_json::from_str(&text).expect("the JSON report parses");
+    crate::common::run_cli(&args);
+    let json = crate::common::assert_valid_report(&report);
     json["scenarios"].as_array().cloned().unwrap_or_default()
 }
 
