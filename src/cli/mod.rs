@@ -6,6 +6,7 @@ mod explain;
 mod run;
 mod select;
 mod sources;
+mod usage;
 
 use std::path::PathBuf;
 
@@ -20,6 +21,8 @@ pub const EXIT_FAILURES: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 /// The target could not be started or reached.
 pub const EXIT_UNREACHABLE: u8 = 3;
+/// Interrupted (Ctrl-C): 128 + SIGINT, as shells report it.
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -317,10 +320,7 @@ pub fn dispatch(cli: Cli, raw: &[String]) -> Result<u8> {
     if cli.command.is_none() {
         match argv::check(raw) {
             Ok(warnings) => warnings.iter().for_each(|w| eprintln!("{w}")),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return Ok(EXIT_USAGE);
-            }
+            Err(e) => return Ok(usage::Usage::Message(e.to_string()).report()),
         }
     }
     match cli.command {

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use super::{select, Format, RunArgs, EXIT_FAILURES, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE};
+use super::usage::Usage;
+use super::{select, Format, RunArgs, EXIT_FAILURES, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE};
 use mcp_conform::baseline::{self, Baseline};
 use mcp_conform::report::console::{ConsoleOptions, ConsoleReporter};
 use mcp_conform::report::data::{Collector, ReportData};
@@ -103,43 +104,43 @@ fn load_baseline(path: &Path) -> Result<Baseline, String> {
 }
 
 pub fn main_job(args: RunArgs) -> Result<u8> {
-    if let Err(e) = check_usage(&args) {
-        eprintln!("error: {e:#}");
-        return Ok(EXIT_USAGE);
+    match plan(&args) {
+        Ok(Plan::Listed) => Ok(EXIT_OK),
+        Ok(Plan::Run {
+            selected,
+            eras,
+            policy,
+        }) => execute(&args, selected, eras, &policy),
+        Err(usage) => Ok(usage.report()),
     }
-    let loaded = match select::load(&args) {
-        Ok(s) => s,
-        Err(errors) => {
-            eprintln!("{errors}");
-            eprintln!(
-                "error: {} problem(s) in scenario files; nothing was run",
-                errors.0.len()
-            );
-            return Ok(EXIT_USAGE);
-        }
-    };
+}
+
+/// What the arguments ask for, once every usage mistake is ruled out.
+enum Plan {
+    /// `--list` or `--list-profiles`: printed, nothing to run.
+    Listed,
+    Run {
+        selected: Vec<Scenario>,
+        eras: EraChoice,
+        policy: RunPolicy,
+    },
+}
+
+/// Checks the arguments and loads what the run needs, before any server
+/// starts: every mistake found here is the user's to fix.
+fn plan(args: &RunArgs) -> Result<Plan, Usage> {
+    check_usage(args)?;
+    let loaded = select::load(args)?;
     for note in &loaded.replaced {
         eprintln!("{note}");
     }
     if args.list_profiles {
         select::print_profiles(&loaded.scenarios, args.json);
-        return Ok(EXIT_OK);
+        return Ok(Plan::Listed);
     }
-    let mut selected = match select::select(loaded.scenarios, &args) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(EXIT_USAGE);
-        }
-    };
+    let mut selected = select::select(loaded.scenarios, args).map_err(|e| e.to_string())?;
     if let Some(spec) = &args.shard {
-        selected = match shard(selected, spec) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("error: {e:#}");
-                return Ok(EXIT_USAGE);
-            }
-        };
+        selected = shard(selected, spec)?;
     }
     if args.list {
         if args.json {
@@ -147,39 +148,43 @@ pub fn main_job(args: RunArgs) -> Result<u8> {
         } else {
             select::print_list(&selected);
         }
-        return Ok(EXIT_OK);
+        return Ok(Plan::Listed);
     }
-    let base = match args.baseline.as_deref().map(load_baseline).transpose() {
-        Ok(b) => b.unwrap_or_default(),
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(EXIT_USAGE);
-        }
-    };
+    let baseline = args
+        .baseline
+        .as_deref()
+        .map(load_baseline)
+        .transpose()?
+        .unwrap_or_default();
     if let Some(path) = &args.mcp_schema {
-        if let Err(e) = install_user_schema(path) {
-            eprintln!("error: --mcp-schema {}: {e:#}", path.display());
-            return Ok(EXIT_USAGE);
-        }
+        let shown = path.display().to_string();
+        install_user_schema(path).map_err(|e| Usage::of_option("--mcp-schema", &shown, e))?;
     }
-    let eras = match era_choice(&args.protocol_version) {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            return Ok(EXIT_USAGE);
-        }
-    };
-    let policy = RunPolicy {
-        baseline: base,
-        strict: args.strict,
-        full_transcripts: args.full_transcripts,
-    };
+    Ok(Plan::Run {
+        selected,
+        eras: era_choice(&args.protocol_version)?,
+        policy: RunPolicy {
+            baseline,
+            strict: args.strict,
+            full_transcripts: args.full_transcripts,
+        },
+    })
+}
+
+/// Starts the target, runs the plan and reports; stops every server process
+/// on Ctrl-C.
+fn execute(
+    args: &RunArgs,
+    selected: Vec<Scenario>,
+    eras: EraChoice,
+    policy: &RunPolicy,
+) -> Result<u8> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
-        let target = match build_target(&args).await {
+        let target = match build_target(args).await {
             Ok(t) => t,
             Err(e) => {
                 print_not_started(&format!("{e:#}"), args.url.is_some());
@@ -187,11 +192,11 @@ pub fn main_job(args: RunArgs) -> Result<u8> {
             }
         };
         let code = tokio::select! {
-            code = run_and_report(&args, target.clone(), eras, selected, &policy) => code,
+            code = run_and_report(args, target.clone(), eras, selected, policy) => code,
             _ = tokio::signal::ctrl_c() => {
                 kill_all_groups();
                 eprintln!("\ninterrupted: every server process was stopped");
-                Ok(130)
+                Ok(EXIT_INTERRUPTED)
             }
         };
         target.stop().await;
@@ -412,8 +417,7 @@ async fn run_and_report(
         bail!("the run ended without a summary");
     };
     if let Err(e) = write_reports(args, &data) {
-        eprintln!("error: {e:#}");
-        return Ok(EXIT_USAGE);
+        return Ok(Usage::from(e).report());
     }
     let results = match outcome {
         Ok(r) => r,

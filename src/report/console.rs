@@ -51,6 +51,17 @@ impl Default for ConsoleOptions {
     }
 }
 
+/// A scenario's evidence as plain text with every diff line: what the
+/// console shows, for reports that carry it as text (JUnit).
+pub fn plain_details(r: &ScenarioResult) -> String {
+    let opts = ConsoleOptions {
+        diff_lines: 0,
+        ..ConsoleOptions::default()
+    };
+    let text = ConsoleReporter::new(std::io::sink(), opts).details(r);
+    text.trim_start().to_string()
+}
+
 /// Writes human-readable output for a stream of events.
 pub struct ConsoleReporter<W: Write> {
     out: W,

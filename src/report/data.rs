@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::run::events::{Event, RunInfo, Summary};
-use crate::run::outcome::{Outcome, ScenarioResult};
+use crate::run::outcome::ScenarioResult;
 use crate::run::policy::Verdict;
 
 /// The version tag of the JSON report format.
@@ -26,10 +26,9 @@ pub struct ReportData {
 impl ReportData {
     /// Scenarios whose outcome fails the run.
     pub fn failing(&self) -> impl Iterator<Item = &ScenarioResult> {
-        self.scenarios.iter().filter(|r| {
-            matches!(r.outcome, Outcome::Fail | Outcome::Error)
-                || (self.strict && r.outcome == Outcome::Warn)
-        })
+        self.scenarios
+            .iter()
+            .filter(|r| r.outcome.fails(self.strict))
     }
 
     /// The run's verdict: an icon and the result line the exit code encodes

@@ -9,33 +9,12 @@ use std::time::Duration;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::data::ReportData;
-use super::diff::{server_sent, SENT_CHARS};
 use crate::run::outcome::{Outcome, ScenarioResult};
 
+/// The console's account of a scenario, plain and whole: one renderer of
+/// the evidence for both.
 fn details(r: &ScenarioResult) -> String {
-    let mut text = String::new();
-    for spec in &r.spec {
-        text.push_str(&format!("spec: {}\n", spec.cite()));
-        if let Some(q) = &spec.quote {
-            text.push_str(&format!("  \"{q}\"\n"));
-        }
-    }
-    for f in &r.findings {
-        text.push_str(&format!("{}\n", f.pointed()));
-        if let Some(actual) = &f.actual {
-            let (label, sent) = server_sent(actual, SENT_CHARS);
-            text.push_str(&format!("{label}: {sent}\n"));
-        }
-        if let Some(diff) = &f.diff {
-            text.push_str(diff);
-            text.push('\n');
-        }
-    }
-    if !r.stderr_tail.trim().is_empty() {
-        text.push_str("server stderr (tail):\n");
-        text.push_str(&r.stderr_tail);
-    }
-    text
+    super::console::plain_details(r)
 }
 
 fn case(r: &ScenarioResult, strict: bool, several_eras: bool) -> TestCase {
@@ -47,9 +26,8 @@ fn case(r: &ScenarioResult, strict: bool, several_eras: bool) -> TestCase {
         status
     };
     let status = match r.outcome {
-        Outcome::Fail => failure(NonSuccessKind::Failure),
         Outcome::Error => failure(NonSuccessKind::Error),
-        Outcome::Warn if strict => failure(NonSuccessKind::Failure),
+        o if o.fails(strict) => failure(NonSuccessKind::Failure),
         Outcome::Skip => {
             let mut s = TestCaseStatus::skipped();
             s.set_message(r.message.clone());
@@ -72,8 +50,7 @@ fn case(r: &ScenarioResult, strict: bool, several_eras: bool) -> TestCase {
     if !r.requirements.is_empty() {
         case.add_property(("requirements", r.requirements.join(",").as_str()));
     }
-    if matches!(r.outcome, Outcome::Warn | Outcome::Info) && !(strict && r.outcome == Outcome::Warn)
-    {
+    if matches!(r.outcome, Outcome::Warn | Outcome::Info) && !r.outcome.fails(strict) {
         case.set_system_out(format!("{}: {}\n{}", r.outcome, r.message, details(r)));
     }
     case

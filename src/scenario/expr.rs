@@ -111,6 +111,12 @@ impl PartialEq for Compiled {
 }
 
 impl Compiled {
+    /// Whether the program reads the variable `name` at all (a string that
+    /// merely spells the name is no read of it).
+    pub fn reads_variable(&self, name: &str) -> bool {
+        self.reads.iter().any(|(variable, _)| variable == name)
+    }
+
     /// Evaluates the program with `bindings` as variables.
     pub fn eval(&self, bindings: &Bindings) -> Result<Value, ExprError> {
         let result = execute(self, bindings, false);

@@ -229,7 +229,7 @@ impl Requirement {
     /// such a condition skips a scenario without starting a server, and is
     /// left to the scenario's own steps when probing is off (`--isolate`).
     pub fn reads_probe(&self) -> bool {
-        self.expr.source.contains("probe.")
+        self.expr.program.reads_variable("probe")
     }
 }
 
@@ -507,6 +507,21 @@ impl Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn requirement(source: &str) -> Requirement {
+        Requirement {
+            expr: Expr::unplaced(source).unwrap_or_else(|e| panic!("{e}")),
+            reason: Template::compile("r").unwrap_or_else(|e| panic!("{e}")),
+        }
+    }
+
+    #[test]
+    fn a_requirement_reads_the_probe_only_through_the_variable() {
+        assert!(requirement("probe.tools.size() > 0").reads_probe());
+        assert!(requirement("has(probe.search) && step.x == 1").reads_probe());
+        assert!(!requirement("'probe.tools' != ''").reads_probe());
+        assert!(!requirement("vars.probe_count > 0").reads_probe());
+    }
 
     #[test]
     fn place_ids_read_like_paths_into_the_file() {
