@@ -175,6 +175,7 @@ fn suggest_key(pointer: &str, key: &str) -> String {
             "rpc_id",
             "no_wait",
             "sentinel",
+            "bounded",
             "meta",
             "paginate",
             "max_pages",
@@ -203,6 +204,7 @@ fn suggest_key(pointer: &str, key: &str) -> String {
             "fixture",
             "timeout_ms",
             "isolation",
+            "handshake",
             "steps",
             "cleanup",
             "assert",
@@ -374,6 +376,16 @@ impl Loader<'_> {
             Some("shared") => Isolation::Shared,
             _ => Isolation::Fresh,
         };
+        let handshake = root
+            .get("handshake")
+            .and_then(Value::as_bool)
+            .unwrap_or(true);
+        if !handshake && isolation == Isolation::Shared {
+            self.error(
+                "/handshake",
+                "handshake: false needs a fresh connection (isolation: fresh): a warm one had its handshake",
+            );
+        }
         if isolation == Isolation::Shared {
             self.check_shareable(&built, &cleanup);
             if let Some(g) = &generate {
@@ -418,6 +430,7 @@ impl Loader<'_> {
             fixture: get_str(&root, "fixture").and_then(|f| Fixture::parse(&f)),
             timeout_ms: get_u64(&root, "timeout_ms"),
             isolation,
+            handshake,
             steps: built,
             asserts,
             cleanup,
@@ -577,6 +590,10 @@ impl Loader<'_> {
                 .get("sentinel")
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
+            bounded: obj
+                .get("bounded")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
             expect_place: self.place(&format!("{pointer}/expect")),
             expect,
             asserts: self.build_asserts(pointer, obj.get("assert")),
@@ -587,6 +604,9 @@ impl Loader<'_> {
         };
         if let Some(why) = step.sentinel_misplaced() {
             self.error(&format!("{pointer}/sentinel"), why.to_string());
+        }
+        if let Some(why) = step.bounded_misplaced() {
+            self.error(&format!("{pointer}/bounded"), why.to_string());
         }
         Some(step)
     }
