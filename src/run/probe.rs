@@ -531,6 +531,35 @@ async fn list_items(session: &mut Session, method: &str, field: &str) -> Vec<Val
 }
 
 #[cfg(test)]
+mod sibling_tests {
+    use super::{sibling_cutoff, MIN_DISCOVER_GRACE};
+    use std::time::{Duration, Instant};
+
+    #[tokio::test]
+    async fn discover_is_cut_a_start_up_time_after_the_sibling_answered() {
+        let (ready, started) = tokio::sync::watch::channel(None);
+        let cut = tokio::spawn(sibling_cutoff(started));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!cut.is_finished(), "no sibling answer yet: never cut");
+        let answered = Instant::now();
+        ready.send_replace(Some(Duration::from_millis(700)));
+        assert_eq!(cut.await.ok(), Some(Duration::from_millis(700)));
+        assert!(answered.elapsed() >= Duration::from_millis(700));
+        // A fast sibling still leaves the least grace.
+        let (_ready, started) = tokio::sync::watch::channel(Some(Duration::from_millis(20)));
+        assert_eq!(sibling_cutoff(started).await, MIN_DISCOVER_GRACE);
+    }
+
+    #[tokio::test]
+    async fn a_sibling_that_never_answers_never_cuts() {
+        let (ready, started) = tokio::sync::watch::channel(None);
+        drop(ready);
+        let cut = tokio::time::timeout(Duration::from_millis(800), sibling_cutoff(started)).await;
+        assert!(cut.is_err());
+    }
+}
+
+#[cfg(test)]
 mod hint_tests {
     use super::ToolHints;
     use serde_json::json;

@@ -875,6 +875,21 @@ steps:
     }
 
     #[test]
+    fn bounded_and_handshake_keys_are_read_and_misplacements_refused() {
+        let good = GOOD.replace("    expect:", "    bounded: true\n    expect:");
+        let s = load_str("t.yaml", &format!("handshake: false\n{good}"))
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(s.steps[0].bounded && !s.handshake);
+        assert!(load_str("t.yaml", GOOD).is_ok_and(|s| s.handshake && !s.steps[0].bounded));
+        let paged = good.replace("    bounded: true", "    bounded: true\n    paginate: tools");
+        assert!(errors(&paged).iter().any(|e| e.contains("bounded: true needs")));
+        let shared = format!("handshake: false\nisolation: shared\n{GOOD}");
+        assert!(errors(&shared)
+            .iter()
+            .any(|e| e.contains("handshake: false needs a fresh connection")));
+    }
+
+    #[test]
     fn an_alias_reuses_an_anchored_block_within_a_file() {
         let text = "\
 id: base/anchors
