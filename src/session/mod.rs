@@ -158,12 +158,14 @@ impl Connection {
     /// HTTP: remembers the `x-mcp-header` annotations of the tools in a
     /// result (`tools/list`, and any result listing tool definitions), so
     /// later `tools/call`s mirror them into `Mcp-Param-{Name}` headers.
-    fn learn_tools(&self, answer: &Value) {
+    /// Returns the tools whose annotations are invalid, with why.
+    fn learn_tools(&self, answer: &Value) -> Vec<(String, String)> {
         if let Connection::Http(c, _) = self {
             if let Some(tools) = answer.pointer("/result/tools").and_then(Value::as_array) {
-                c.learn_tools(tools);
+                return c.learn_tools(tools);
             }
         }
+        Vec::new()
     }
 
     /// Tells the transport the handshake settled on `version`.
@@ -433,8 +435,11 @@ impl Session {
                 self.abandoned_ids.push(id);
                 Err(dropped)
             }
-            Ok(answer) => {
-                self.conn.learn_tools(&answer);
+            Ok(mut answer) => {
+                let rejected = self.conn.learn_tools(&answer);
+                if self.era.is_stateless() && !rejected.is_empty() {
+                    self.exclude_tools(&mut answer, &rejected);
+                }
                 Ok(answer)
             }
             other => other,
@@ -484,6 +489,33 @@ impl Session {
             &self.name,
             format!("request {id} cancelled after {} ms", waited.as_millis()),
         );
+    }
+
+    /// Takes tools with invalid `x-mcp-header` annotations out of a
+    /// listing, as a 2026-07-28 client over Streamable HTTP must ("Rejection
+    /// means the client MUST exclude the invalid tool from the result of
+    /// tools/list. Clients SHOULD log a warning when rejecting a tool
+    /// definition, including the tool name and the reason for rejection"):
+    /// the warning goes to the transcript, and the excluded tools with their
+    /// reasons to the answer's `rejected_tools`, for scenarios to check.
+    fn exclude_tools(&mut self, answer: &mut Value, rejected: &[(String, String)]) {
+        let names: Vec<&str> = rejected.iter().map(|(n, _)| n.as_str()).collect();
+        if let Some(tools) = answer.pointer_mut("/result/tools").and_then(Value::as_array_mut) {
+            tools.retain(|t| !t.get("name").and_then(Value::as_str).is_some_and(|n| names.contains(&n)));
+        }
+        let listed: Vec<Value> = rejected
+            .iter()
+            .map(|(name, why)| {
+                self.transcript.note(
+                    &self.name,
+                    format!("warning: tool {name} rejected (excluded from the listing): {why}"),
+                );
+                json!({ "name": name, "reason": why })
+            })
+            .collect();
+        if let Some(map) = answer.as_object_mut() {
+            map.insert("rejected_tools".into(), Value::Array(listed));
+        }
     }
 
     pub async fn notify(

@@ -282,8 +282,10 @@ impl HttpConnection {
     }
 
     /// Learns the `x-mcp-header` annotations of the tools in a list result.
-    pub fn learn_tools(&self, tools: &[Value]) {
-        self.spec.tool_headers.learn(tools);
+    /// Learns the tools' `x-mcp-header` annotations; returns the tools
+    /// whose annotations are invalid, with why.
+    pub fn learn_tools(&self, tools: &[Value]) -> Vec<(String, String)> {
+        self.spec.tool_headers.learn(tools)
     }
 
     /// Marks the handshake done: later POSTs carry `MCP-Protocol-Version`.
