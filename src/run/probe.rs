@@ -129,7 +129,6 @@ impl Waits {
             request: timeout,
         }
     }
-
 }
 
 /// How long auto waits for a discover answer before it starts a stateful

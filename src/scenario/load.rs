@@ -590,10 +590,7 @@ impl Loader<'_> {
                 .get("sentinel")
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
-            bounded: obj
-                .get("bounded")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
+            bounded: obj.get("bounded").and_then(Value::as_bool).unwrap_or(false),
             expect_place: self.place(&format!("{pointer}/expect")),
             expect,
             asserts: self.build_asserts(pointer, obj.get("assert")),
@@ -881,8 +878,13 @@ steps:
             .unwrap_or_else(|e| panic!("{e:?}"));
         assert!(s.steps[0].bounded && !s.handshake);
         assert!(load_str("t.yaml", GOOD).is_ok_and(|s| s.handshake && !s.steps[0].bounded));
-        let paged = good.replace("    bounded: true", "    bounded: true\n    paginate: tools");
-        assert!(errors(&paged).iter().any(|e| e.contains("bounded: true needs")));
+        let paged = good.replace(
+            "    bounded: true",
+            "    bounded: true\n    paginate: tools",
+        );
+        assert!(errors(&paged)
+            .iter()
+            .any(|e| e.contains("bounded: true needs")));
         let shared = format!("handshake: false\nisolation: shared\n{GOOD}");
         assert!(errors(&shared)
             .iter()

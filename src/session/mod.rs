@@ -500,8 +500,15 @@ impl Session {
     /// reasons to the answer's `rejected_tools`, for scenarios to check.
     fn exclude_tools(&mut self, answer: &mut Value, rejected: &[(String, String)]) {
         let names: Vec<&str> = rejected.iter().map(|(n, _)| n.as_str()).collect();
-        if let Some(tools) = answer.pointer_mut("/result/tools").and_then(Value::as_array_mut) {
-            tools.retain(|t| !t.get("name").and_then(Value::as_str).is_some_and(|n| names.contains(&n)));
+        if let Some(tools) = answer
+            .pointer_mut("/result/tools")
+            .and_then(Value::as_array_mut)
+        {
+            tools.retain(|t| {
+                !t.get("name")
+                    .and_then(Value::as_str)
+                    .is_some_and(|n| names.contains(&n))
+            });
         }
         let listed: Vec<Value> = rejected
             .iter()

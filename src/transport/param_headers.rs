@@ -119,9 +119,24 @@ fn collect(schema: &Value, path: &mut Vec<String>, out: &mut Vec<Annotation>, de
 /// everything but `properties` makes the annotation, and the tool
 /// definition, invalid.
 const NOT_STATIC: &[&str] = &[
-    "items", "prefixItems", "contains", "additionalProperties", "patternProperties",
-    "oneOf", "anyOf", "allOf", "not", "if", "then", "else", "$ref", "$defs",
-    "definitions", "dependentSchemas", "unevaluatedProperties", "unevaluatedItems",
+    "items",
+    "prefixItems",
+    "contains",
+    "additionalProperties",
+    "patternProperties",
+    "oneOf",
+    "anyOf",
+    "allOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "$ref",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "unevaluatedProperties",
+    "unevaluatedItems",
 ];
 
 /// Why a tool's `x-mcp-header` annotations break the constraints of MCP
@@ -277,11 +292,26 @@ mod tests {
     fn invalid_annotations_reject_the_tool_and_valid_ones_are_learnt() {
         let tool = |props: Value| json!({"name": "t", "inputSchema": {"type": "object", "properties": props}});
         let bad = [
-            (json!({"a": {"type": "string", "x-mcp-header": ""}}), "is empty"),
-            (json!({"a": {"type": "string", "x-mcp-header": "Re gion"}}), "token"),
-            (json!({"a": {"type": "string", "x-mcp-header": "R\nx"}}), "token"),
-            (json!({"a": {"type": "number", "x-mcp-header": "A"}}), "type is number"),
-            (json!({"a": {"type": "object", "x-mcp-header": "A"}}), "type is object"),
+            (
+                json!({"a": {"type": "string", "x-mcp-header": ""}}),
+                "is empty",
+            ),
+            (
+                json!({"a": {"type": "string", "x-mcp-header": "Re gion"}}),
+                "token",
+            ),
+            (
+                json!({"a": {"type": "string", "x-mcp-header": "R\nx"}}),
+                "token",
+            ),
+            (
+                json!({"a": {"type": "number", "x-mcp-header": "A"}}),
+                "type is number",
+            ),
+            (
+                json!({"a": {"type": "object", "x-mcp-header": "A"}}),
+                "type is object",
+            ),
             (
                 json!({"a": {"type": "string", "x-mcp-header": "Id"}, "b": {"type": "string", "x-mcp-header": "ID"}}),
                 "case-insensitively unique",

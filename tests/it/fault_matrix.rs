@@ -304,15 +304,13 @@ fn catches(r: &ScenarioResult, prefixes: &[&str]) -> bool {
 }
 
 pub fn trials() -> Vec<Trial> {
-    vec![
-        Trial::test(
-            "fault_matrix::every_fault_is_caught_and_the_clean_server_passes",
-            || {
-                every_fault_is_caught_and_the_clean_server_passes();
-                Ok(())
-            },
-        ),
-    ]
+    vec![Trial::test(
+        "fault_matrix::every_fault_is_caught_and_the_clean_server_passes",
+        || {
+            every_fault_is_caught_and_the_clean_server_passes();
+            Ok(())
+        },
+    )]
 }
 
 fn every_fault_is_caught_and_the_clean_server_passes() {

@@ -48,8 +48,10 @@ impl Execution<'_> {
         );
         if name == MAIN && !self.s.handshake {
             // The first step's message is the connection's first.
-            self.transcript
-                .note(name, "a fresh connection, no handshake (handshake: false)".to_string());
+            self.transcript.note(
+                name,
+                "a fresh connection, no handshake (handshake: false)".to_string(),
+            );
             self.sessions.insert(name.to_string(), session);
             return Ok(());
         }
