@@ -163,6 +163,11 @@ pub struct RunArgs {
         default_value = "read-only"
     )]
     pub call_tools: mcp_conform::run::executor::CallTools,
+    /// How long each tool call of core/tools-call may take: a tool that has not
+    /// answered by then is cancelled (stdio: notifications/cancelled; Streamable
+    /// HTTP: its response stream closed) and reported as not exercised (info).
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = positive_u64)]
+    pub call_budget_ms: u64,
     /// Replay a property failure: `SEED` draws that run's cases again, `SEED:CASE`
     /// runs only that case of each property scenario (both print on every failure).
     #[arg(long, value_name = "SEED[:CASE]", value_parser = parse_replay)]

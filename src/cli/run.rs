@@ -399,6 +399,7 @@ async fn run_and_report(
     opts.isolate = args.isolate;
     opts.startup = Duration::from_millis(args.startup_timeout_ms);
     opts.call_tools = args.call_tools;
+    opts.call_budget = Duration::from_millis(args.call_budget_ms);
     opts.property = args.replay.unwrap_or(PropertyRun {
         seed: args.seed.unwrap_or(0),
         case: None,

@@ -178,6 +178,16 @@ impl Server {
                     }
                 }
                 if ctx.era == Era::Stateless
+                    && method == "resources/list"
+                    && !era::has_log_level(params)
+                    && self.faults().has(Fault::LogWithoutLogLevel)
+                {
+                    out.push(crate::jsonrpc::notification(
+                        "notifications/message",
+                        Some(json!({"level": "info", "logger": "mcp-conform-reference", "data": "listing resources"})),
+                    ));
+                }
+                if ctx.era == Era::Stateless
                     && method == "tools/list"
                     && self.faults().has(Fault::ServerPing2026)
                 {
@@ -234,6 +244,7 @@ impl Server {
         };
         if ctx.era == Era::Stateless {
             self.require_meta(params)?;
+            self.stateless_connection_faults(ctx, method)?;
         }
         let Some((_, handler, gate)) = entry else {
             // subscriptions/listen exists only in the stateless era.
@@ -254,6 +265,22 @@ impl Server {
             ));
         }
         handler(ctx, &p).map(Some)
+    }
+
+    /// Faults of a 2026-07-28 server that keeps state per connection: one
+    /// that wants `server/discover` before anything else ("Servers MUST
+    /// NOT rely on prior requests over the same connection", MCP
+    /// 2026-07-28, Basic, Statelessness).
+    fn stateless_connection_faults(&self, ctx: &mut Ctx<'_>, method: &str) -> Result<(), RpcError> {
+        if method == "server/discover" {
+            ctx.session.discovered = true;
+        } else if !ctx.session.discovered && self.faults().has(Fault::StatelessNeedsDiscover) {
+            return Err(RpcError::new(
+                codes::INVALID_REQUEST,
+                "Invalid Request: send server/discover on this connection first",
+            ));
+        }
+        Ok(())
     }
 
     /// "A request missing any required field is malformed; the server MUST

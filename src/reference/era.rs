@@ -17,6 +17,17 @@ pub const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 pub const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 pub const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
+/// The per-request log level: without it a 2026-07-28 server "MUST NOT
+/// emit notifications/message for a request" (Server, Utilities, Logging).
+pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+
+/// Whether a request's `_meta` names a log level.
+pub fn has_log_level(params: Option<&Value>) -> bool {
+    params
+        .and_then(|p| p.pointer("/_meta"))
+        .and_then(|m| m.get(META_LOG_LEVEL))
+        .is_some()
+}
 
 pub const SERVER_NAME: &str = "mcp-conform-reference";
 pub const SERVER_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -160,6 +160,8 @@ faults! {
     SetLevelUnknownOk = "set-level-unknown-ok": "logging/setLevel accepts a level that does not exist",
     LogBelowLevel = "log-below-level": "logging/setLevel is acknowledged with a debug-level notifications/message whatever level was set",
     CompletionOverflow = "completion-overflow": "completion/complete answers 101 values (at most 100 are allowed)",
+    StatelessNeedsDiscover = "stateless-needs-discover": "2026-07-28: a connection's requests other than server/discover are refused (-32600) until it has sent server/discover (relies on an earlier request)",
+    LogWithoutLogLevel = "log-without-log-level": "2026-07-28: resources/list is preceded by a notifications/message although the request carries no io.modelcontextprotocol/logLevel",
 }
 
 impl fmt::Display for Fault {

@@ -76,6 +76,9 @@ pub struct SessionState {
     pub view: Option<HashSet<String>>,
     pub subscriptions: Vec<Subscription>,
     pub bucket: Option<TokenBucket>,
+    /// Whether this connection has sent `server/discover` (only the
+    /// `stateless-needs-discover` fault asks).
+    pub discovered: bool,
 }
 
 impl SessionState {
@@ -88,6 +91,7 @@ impl SessionState {
             view: None,
             subscriptions: Vec::new(),
             bucket: rate.map(TokenBucket::new),
+            discovered: false,
         }
     }
 

@@ -37,6 +37,8 @@ pub struct RunOptions {
     pub property: PropertyRun,
     /// Which tools scenarios may call (`--call-tools`).
     pub call_tools: CallTools,
+    /// The budget of each `bounded: true` request (`--call-budget-ms`).
+    pub call_budget: Duration,
 }
 
 impl RunOptions {
@@ -58,6 +60,7 @@ impl RunOptions {
             startup: Duration::from_secs(10),
             property: PropertyRun::default(),
             call_tools: CallTools::default(),
+            call_budget: super::executor::DEFAULT_CALL_BUDGET,
         }
     }
 }
@@ -153,6 +156,7 @@ pub async fn run_catalog(
             pool,
             property: opts.property,
             call_tools: opts.call_tools,
+            call_budget: opts.call_budget,
         });
         work.extend(scenarios.iter().map(|s| (s.clone(), Arc::clone(&cfg))));
     }

@@ -129,14 +129,47 @@ impl Waits {
             request: timeout,
         }
     }
+}
 
-    /// A server that ignores unknown methods never answers server/discover:
-    /// that handshake is not waited for as long.
-    fn discover_at_most(self, limit: Duration) -> Self {
-        Self {
-            handshake: self.handshake.min(limit),
-            request: self.request,
+/// How long auto waits for a discover answer before it starts a stateful
+/// sibling: most servers answer (or refuse) discover sooner.
+const SIBLING_AFTER: Duration = Duration::from_millis(500);
+
+/// The least a discover is waited for after a sibling answered initialize.
+const MIN_DISCOVER_GRACE: Duration = Duration::from_millis(500);
+
+/// How a probe of one era is tied to the others of the same command.
+enum Link<'a> {
+    None,
+    /// A stateful probe: tells when its handshake got an answer (or failed),
+    /// with how long that took from the start.
+    Ready(&'a tokio::sync::watch::Sender<Option<Duration>>),
+    /// A stateless probe: its discover is given up once a sibling's start
+    /// cost has passed again after the sibling answered (at least
+    /// [`MIN_DISCOVER_GRACE`]).
+    Cutoff(tokio::sync::watch::Receiver<Option<Duration>>),
+}
+
+/// Resolves when a discover waiting since a sibling started may be given
+/// up; never, when no sibling gets as far as its handshake's end.
+async fn sibling_cutoff(mut started: tokio::sync::watch::Receiver<Option<Duration>>) -> Duration {
+    let cost = loop {
+        if let Some(cost) = *started.borrow_and_update() {
+            break cost;
         }
+        if started.changed().await.is_err() {
+            return std::future::pending().await;
+        }
+    };
+    let grace = cost.max(MIN_DISCOVER_GRACE);
+    tokio::time::sleep(grace).await;
+    grace
+}
+
+/// Ends a sibling probe's session that nothing uses.
+async fn close_unused(probed: Option<Result<ProbedEra, ProbeError>>) {
+    if let Some(Ok(p)) = probed {
+        p.close().await;
     }
 }
 
@@ -144,14 +177,19 @@ impl Waits {
 /// `initialize` with that very version (MCP lifecycle: a server that does
 /// not support the requested version answers with another one it does).
 async fn probe_all(target: &Target, waits: Waits) -> Result<Vec<ProbedEra>, ProbeError> {
+    // The stateless attempt's discover is given up once a stateful sibling
+    // (the same command, started at the same time) has answered initialize
+    // and as long again has passed: a server that ignores an unknown method
+    // costs that, not a fixed wait, and one slow to start is waited for.
+    let (ready, started) = tokio::sync::watch::channel(None);
     let attempts = era::KNOWN_VERSIONS.iter().map(|v| {
         let era = Era::new(v);
-        let wait = if era.is_stateless() {
-            waits.discover_at_most(Duration::from_secs(5))
+        let link = if era.is_stateless() {
+            Link::Cutoff(started.clone())
         } else {
-            waits
+            Link::Ready(&ready)
         };
-        probe_era(target, era, wait)
+        probe_era_linked(target, era, waits, link)
     });
     let outcomes = futures::future::join_all(attempts).await;
     let mut accepted = Vec::new();
@@ -215,9 +253,28 @@ pub async fn probe(
 /// chosen from and never bypassed by falling back to `initialize`; any other
 /// error, or silence, means a legacy server, probed with `initialize`.
 async fn probe_auto(target: &Target, waits: Waits) -> Result<ProbedEra, ProbeError> {
-    let discover = waits.discover_at_most(Duration::from_secs(3));
-    let offered = match probe_era(target, Era::new(era::V2026_07_28), discover).await {
-        Ok(p) if supports_stateless(&p.probe.server) => return Ok(p),
+    let (ready, started) = tokio::sync::watch::channel(None);
+    let modern = Era::new(era::V2026_07_28);
+    let discover = probe_era_linked(target, modern, waits, Link::Cutoff(started));
+    tokio::pin!(discover);
+    // A server that has not answered discover soon gets a stateful sibling
+    // (the same command, probed with initialize): its answer tells when the
+    // command has started, which bounds the discover wait, and it is the
+    // legacy probe itself should discover get no answer.
+    let (discovered, mut legacy) = match tokio::time::timeout(SIBLING_AFTER, &mut discover).await {
+        Ok(d) => (d, None),
+        Err(_) => {
+            let stateful = Era::new(era::NEWEST_STATEFUL);
+            let sibling = probe_era_linked(target, stateful, waits, Link::Ready(&ready));
+            let (d, l) = tokio::join!(discover, sibling);
+            (d, Some(l))
+        }
+    };
+    let offered = match discovered {
+        Ok(p) if supports_stateless(&p.probe.server) => {
+            close_unused(legacy).await;
+            return Ok(p);
+        }
         Ok(p) => {
             let offered = strings(p.probe.server.get("supportedVersions"));
             p.close().await;
@@ -225,9 +282,15 @@ async fn probe_auto(target: &Target, waits: Waits) -> Result<ProbedEra, ProbeErr
         }
         Err(e) => match e.refusal {
             Some(offered) => offered,
-            None => return probe_era(target, Era::new(era::NEWEST_STATEFUL), waits).await,
+            None => {
+                return match legacy.take() {
+                    Some(l) => l,
+                    None => probe_era(target, Era::new(era::NEWEST_STATEFUL), waits).await,
+                }
+            }
         },
     };
+    close_unused(legacy).await;
     match newest_known(&offered) {
         Some(v) if !Era::new(v).is_stateless() => probe_era(target, Era::new(v), waits).await,
         _ => Err(ProbeError {
@@ -272,7 +335,16 @@ fn supports_stateless(server: &Value) -> bool {
         .is_some_and(|v| v.iter().any(|x| x == era::V2026_07_28))
 }
 
-async fn probe_era(target: &Target, mut era: Era, waits: Waits) -> Result<ProbedEra, ProbeError> {
+async fn probe_era(target: &Target, era: Era, waits: Waits) -> Result<ProbedEra, ProbeError> {
+    probe_era_linked(target, era, waits, Link::None).await
+}
+
+async fn probe_era_linked(
+    target: &Target,
+    mut era: Era,
+    waits: Waits,
+    link: Link<'_>,
+) -> Result<ProbedEra, ProbeError> {
     let started = Instant::now();
     let conn = target.connect(&era).await.map_err(|e| ProbeError {
         message: e.to_string(),
@@ -280,7 +352,7 @@ async fn probe_era(target: &Target, mut era: Era, waits: Waits) -> Result<Probed
         refusal: None,
     })?;
     let mut session = Session::new("probe", conn, era.clone(), waits.request, Transcript::new());
-    let e = match run_probe(&mut session, &mut era, waits.handshake, started).await {
+    let e = match run_probe(&mut session, &mut era, waits.handshake, started, link).await {
         Ok((probe, start_cost)) => {
             return Ok(ProbedEra {
                 probe,
@@ -320,8 +392,9 @@ async fn run_probe(
     era: &mut Era,
     handshake_wait: Duration,
     started: Instant,
+    link: Link<'_>,
 ) -> Result<(Probe, Duration), SessionError> {
-    let server = session.handshake_within(Some(handshake_wait)).await?;
+    let server = linked_handshake(session, handshake_wait, started, link).await?;
     let start_cost = started.elapsed();
     if !era.is_stateless() {
         let answered = server
@@ -374,6 +447,37 @@ async fn run_probe(
     Ok((probe, start_cost))
 }
 
+/// The handshake, tied to the probes of the other eras by `link`.
+async fn linked_handshake(
+    session: &mut Session,
+    wait: Duration,
+    started: Instant,
+    link: Link<'_>,
+) -> Result<Value, SessionError> {
+    match link {
+        Link::None => session.handshake_within(Some(wait)).await,
+        Link::Ready(ready) => {
+            let answer = session.handshake_within(Some(wait)).await;
+            let cost = started.elapsed();
+            // The first sibling to get this far tells; an error counts too
+            // (the command has run as far as it will).
+            ready.send_if_modified(|known| known.is_none() && known.replace(cost).is_none());
+            answer
+        }
+        Link::Cutoff(sibling) => tokio::select! {
+            answer = session.handshake_within(Some(wait)) => answer,
+            grace = sibling_cutoff(sibling) => Err(SessionError::Timeout {
+                method: "server/discover".into(),
+                ms: started.elapsed().as_millis() as u64,
+                hint: format!(
+                    " (the same command answered initialize, and {} ms more passed)",
+                    grace.as_millis()
+                ),
+            }),
+        },
+    }
+}
+
 /// The string `key` of each item that has one.
 fn keys(items: &[Value], key: &str) -> Vec<String> {
     items
@@ -423,6 +527,35 @@ async fn list_items(session: &mut Session, method: &str, field: &str) -> Vec<Val
         }
     }
     items
+}
+
+#[cfg(test)]
+mod sibling_tests {
+    use super::{sibling_cutoff, MIN_DISCOVER_GRACE};
+    use std::time::{Duration, Instant};
+
+    #[tokio::test]
+    async fn discover_is_cut_a_start_up_time_after_the_sibling_answered() {
+        let (ready, started) = tokio::sync::watch::channel(None);
+        let cut = tokio::spawn(sibling_cutoff(started));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!cut.is_finished(), "no sibling answer yet: never cut");
+        let answered = Instant::now();
+        ready.send_replace(Some(Duration::from_millis(700)));
+        assert_eq!(cut.await.ok(), Some(Duration::from_millis(700)));
+        assert!(answered.elapsed() >= Duration::from_millis(700));
+        // A fast sibling still leaves the least grace.
+        let (_ready, started) = tokio::sync::watch::channel(Some(Duration::from_millis(20)));
+        assert_eq!(sibling_cutoff(started).await, MIN_DISCOVER_GRACE);
+    }
+
+    #[tokio::test]
+    async fn a_sibling_that_never_answers_never_cuts() {
+        let (ready, started) = tokio::sync::watch::channel(None);
+        drop(ready);
+        let cut = tokio::time::timeout(Duration::from_millis(800), sibling_cutoff(started)).await;
+        assert!(cut.is_err());
+    }
 }
 
 #[cfg(test)]

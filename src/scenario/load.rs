@@ -175,6 +175,7 @@ fn suggest_key(pointer: &str, key: &str) -> String {
             "rpc_id",
             "no_wait",
             "sentinel",
+            "bounded",
             "meta",
             "paginate",
             "max_pages",
@@ -203,6 +204,7 @@ fn suggest_key(pointer: &str, key: &str) -> String {
             "fixture",
             "timeout_ms",
             "isolation",
+            "handshake",
             "steps",
             "cleanup",
             "assert",
@@ -374,6 +376,16 @@ impl Loader<'_> {
             Some("shared") => Isolation::Shared,
             _ => Isolation::Fresh,
         };
+        let handshake = root
+            .get("handshake")
+            .and_then(Value::as_bool)
+            .unwrap_or(true);
+        if !handshake && isolation == Isolation::Shared {
+            self.error(
+                "/handshake",
+                "handshake: false needs a fresh connection (isolation: fresh): a warm one had its handshake",
+            );
+        }
         if isolation == Isolation::Shared {
             self.check_shareable(&built, &cleanup);
             if let Some(g) = &generate {
@@ -418,6 +430,7 @@ impl Loader<'_> {
             fixture: get_str(&root, "fixture").and_then(|f| Fixture::parse(&f)),
             timeout_ms: get_u64(&root, "timeout_ms"),
             isolation,
+            handshake,
             steps: built,
             asserts,
             cleanup,
@@ -577,6 +590,7 @@ impl Loader<'_> {
                 .get("sentinel")
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
+            bounded: obj.get("bounded").and_then(Value::as_bool).unwrap_or(false),
             expect_place: self.place(&format!("{pointer}/expect")),
             expect,
             asserts: self.build_asserts(pointer, obj.get("assert")),
@@ -587,6 +601,9 @@ impl Loader<'_> {
         };
         if let Some(why) = step.sentinel_misplaced() {
             self.error(&format!("{pointer}/sentinel"), why.to_string());
+        }
+        if let Some(why) = step.bounded_misplaced() {
+            self.error(&format!("{pointer}/bounded"), why.to_string());
         }
         Some(step)
     }
@@ -852,6 +869,26 @@ steps:
             .iter()
             .map(ToString::to_string)
             .collect()
+    }
+
+    #[test]
+    fn bounded_and_handshake_keys_are_read_and_misplacements_refused() {
+        let good = GOOD.replace("    expect:", "    bounded: true\n    expect:");
+        let s = load_str("t.yaml", &format!("handshake: false\n{good}"))
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(s.steps[0].bounded && !s.handshake);
+        assert!(load_str("t.yaml", GOOD).is_ok_and(|s| s.handshake && !s.steps[0].bounded));
+        let paged = good.replace(
+            "    bounded: true",
+            "    bounded: true\n    paginate: tools",
+        );
+        assert!(errors(&paged)
+            .iter()
+            .any(|e| e.contains("bounded: true needs")));
+        let shared = format!("handshake: false\nisolation: shared\n{GOOD}");
+        assert!(errors(&shared)
+            .iter()
+            .any(|e| e.contains("handshake: false needs a fresh connection")));
     }
 
     #[test]

@@ -310,6 +310,10 @@ pub struct Step {
     /// Send the era's liveness request right behind the message, to tell a
     /// dropped message from a slow answer (`sentinel: true`).
     pub sentinel: bool,
+    /// The request gets the run's per-call budget (`--call-budget-ms`):
+    /// unanswered by then, it is cancelled as the era allows and, in a
+    /// `for_each`, its item is recorded as not exercised (`bounded: true`).
+    pub bounded: bool,
     pub expect: Option<Pattern>,
     /// Where `expect:` is written (`steps[1].expect`).
     pub expect_place: Place,
@@ -340,6 +344,20 @@ impl Step {
             Action::SendRaw { .. } if self.expect.is_some() => None,
             Action::SendRaw { .. } => Some("sentinel: true on send_raw needs an expect (the answer it waits for)"),
             _ => Some("sentinel: true applies only to request and send_raw steps"),
+        }
+    }
+
+    /// Why `bounded: true` cannot apply to this step, if it can't: only a
+    /// request that waits for its one answer can be cancelled after a budget.
+    pub fn bounded_misplaced(&self) -> Option<&'static str> {
+        match &self.action {
+            _ if !self.bounded => None,
+            Action::Request {
+                no_wait: false,
+                paginate: None,
+                ..
+            } if !self.sentinel => None,
+            _ => Some("bounded: true needs a request that waits for its one answer (no no_wait, no paginate, no sentinel)"),
         }
     }
 
@@ -462,6 +480,10 @@ pub struct Scenario {
     pub fixture: Option<Fixture>,
     pub timeout_ms: Option<u64>,
     pub isolation: Isolation,
+    /// Whether the main session opens with the era's handshake (default
+    /// true). `handshake: false`: a fresh connection whose first message is
+    /// the first step's (2026-07-28 requests need no earlier request).
+    pub handshake: bool,
     pub steps: Vec<Step>,
     pub asserts: Vec<Assertion>,
     /// Steps that always run last, to undo the scenario's changes to the server.

@@ -158,12 +158,14 @@ impl Connection {
     /// HTTP: remembers the `x-mcp-header` annotations of the tools in a
     /// result (`tools/list`, and any result listing tool definitions), so
     /// later `tools/call`s mirror them into `Mcp-Param-{Name}` headers.
-    fn learn_tools(&self, answer: &Value) {
+    /// Returns the tools whose annotations are invalid, with why.
+    fn learn_tools(&self, answer: &Value) -> Vec<(String, String)> {
         if let Connection::Http(c, _) = self {
             if let Some(tools) = answer.pointer("/result/tools").and_then(Value::as_array) {
-                c.learn_tools(tools);
+                return c.learn_tools(tools);
             }
         }
+        Vec::new()
     }
 
     /// Tells the transport the handshake settled on `version`.
@@ -433,11 +435,93 @@ impl Session {
                 self.abandoned_ids.push(id);
                 Err(dropped)
             }
-            Ok(answer) => {
-                self.conn.learn_tools(&answer);
+            Ok(mut answer) => {
+                let rejected = self.conn.learn_tools(&answer);
+                if self.era.is_stateless() && !rejected.is_empty() {
+                    self.exclude_tools(&mut answer, &rejected);
+                }
                 Ok(answer)
             }
             other => other,
+        }
+    }
+
+    /// Sends a request and waits at most `budget` for its answer. Past it
+    /// the request is cancelled as the era and transport allow (MCP
+    /// 2026-07-28, Basic, Cancellation, Transport-Specific Cancellation;
+    /// earlier eras: Utilities, Cancellation) and None is returned: over
+    /// stdio a `notifications/cancelled` naming it; over Streamable HTTP its
+    /// response stream is closed, and before 2026-07-28, which defines no
+    /// such signal, the notification is sent too.
+    pub async fn request_within(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        meta: bool,
+        budget: Duration,
+    ) -> Result<Option<Value>, SessionError> {
+        let id = self.fresh_id();
+        let asked = self.request_with(method, params, Some(id.clone()), Some(budget), meta);
+        match tokio::time::timeout(budget, asked).await {
+            Ok(Err(SessionError::Timeout { .. })) | Err(_) => {
+                self.cancel(id, budget).await;
+                Ok(None)
+            }
+            Ok(answered) => answered.map(Some),
+        }
+    }
+
+    /// Cancels request `id`, unanswered after `waited` (see `request_within`).
+    async fn cancel(&mut self, id: Value, waited: Duration) {
+        if !self.abandoned_ids.contains(&id) {
+            self.abandoned_ids.push(id.clone());
+        }
+        let http = matches!(self.conn, Connection::Http(..));
+        if let Connection::Http(c, _) = &mut self.conn {
+            c.close_last_exchange();
+        }
+        if !http || !self.era.is_stateless() {
+            let reason = format!("no answer within {} ms", waited.as_millis());
+            let params = json!({ "requestId": id, "reason": reason });
+            let _ = self.notify("notifications/cancelled", Some(params)).await;
+        }
+        self.transcript.note(
+            &self.name,
+            format!("request {id} cancelled after {} ms", waited.as_millis()),
+        );
+    }
+
+    /// Takes tools with invalid `x-mcp-header` annotations out of a
+    /// listing, as a 2026-07-28 client over Streamable HTTP must ("Rejection
+    /// means the client MUST exclude the invalid tool from the result of
+    /// tools/list. Clients SHOULD log a warning when rejecting a tool
+    /// definition, including the tool name and the reason for rejection"):
+    /// the warning goes to the transcript, and the excluded tools with their
+    /// reasons to the answer's `rejected_tools`, for scenarios to check.
+    fn exclude_tools(&mut self, answer: &mut Value, rejected: &[(String, String)]) {
+        let names: Vec<&str> = rejected.iter().map(|(n, _)| n.as_str()).collect();
+        if let Some(tools) = answer
+            .pointer_mut("/result/tools")
+            .and_then(Value::as_array_mut)
+        {
+            tools.retain(|t| {
+                !t.get("name")
+                    .and_then(Value::as_str)
+                    .is_some_and(|n| names.contains(&n))
+            });
+        }
+        let listed: Vec<Value> = rejected
+            .iter()
+            .map(|(name, why)| {
+                self.transcript.note(
+                    &self.name,
+                    format!("warning: tool {name} rejected (excluded from the listing): {why}"),
+                );
+                json!({ "name": name, "reason": why })
+            })
+            .collect();
+        if let Some(map) = answer.as_object_mut() {
+            map.insert("rejected_tools".into(), Value::Array(listed));
         }
     }
 

@@ -64,6 +64,8 @@ pub struct HttpConnection {
     rx: mpsc::Receiver<Incoming>,
     /// Readers of POST answers; aborted when the connection is dropped.
     readers: tokio::task::JoinSet<()>,
+    /// The reader of the last POST's answer (`close_last_exchange`).
+    last_reader: Option<tokio::task::AbortHandle>,
     /// The status of the last POST, for transport scenarios.
     pub last_status: Option<u16>,
     /// POSTs sent so far; the number of the last one names its exchange
@@ -110,6 +112,7 @@ impl HttpConnection {
             tx,
             rx,
             readers: tokio::task::JoinSet::new(),
+            last_reader: None,
             last_status: None,
             exchanges: 0,
         })
@@ -175,7 +178,7 @@ impl HttpConnection {
             .as_ref()
             .is_some_and(|m| m.get("id").is_none() && m.get("method").is_some());
         self.exchanges += 1;
-        self.readers.spawn(read_response(
+        self.last_reader = Some(self.readers.spawn(read_response(
             response,
             Exchange {
                 number: self.exchanges,
@@ -184,8 +187,17 @@ impl HttpConnection {
                 sent_at,
             },
             self.spec.max_body,
-        ));
+        )));
         Ok(())
+    }
+
+    /// Closes the last POST's response stream, which cancels its request
+    /// in 2026-07-28 ("Closing the SSE response stream is the cancellation
+    /// signal"): its reader is stopped, dropping the response.
+    pub fn close_last_exchange(&mut self) {
+        if let Some(reader) = self.last_reader.take() {
+            reader.abort();
+        }
     }
 
     /// The number of the last POST (see [`Incoming::Unanswered`]).
@@ -276,8 +288,10 @@ impl HttpConnection {
     }
 
     /// Learns the `x-mcp-header` annotations of the tools in a list result.
-    pub fn learn_tools(&self, tools: &[Value]) {
-        self.spec.tool_headers.learn(tools);
+    /// Learns the tools' `x-mcp-header` annotations; returns the tools
+    /// whose annotations are invalid, with why.
+    pub fn learn_tools(&self, tools: &[Value]) -> Vec<(String, String)> {
+        self.spec.tool_headers.learn(tools)
     }
 
     /// Marks the handshake done: later POSTs carry `MCP-Protocol-Version`.

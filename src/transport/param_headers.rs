@@ -115,6 +115,114 @@ fn collect(schema: &Value, path: &mut Vec<String>, out: &mut Vec<Annotation>, de
     }
 }
 
+/// Keywords a chain to an `x-mcp-header` annotation must not pass through:
+/// everything but `properties` makes the annotation, and the tool
+/// definition, invalid.
+const NOT_STATIC: &[&str] = &[
+    "items",
+    "prefixItems",
+    "contains",
+    "additionalProperties",
+    "patternProperties",
+    "oneOf",
+    "anyOf",
+    "allOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "$ref",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+];
+
+/// Why a tool's `x-mcp-header` annotations break the constraints of MCP
+/// 2026-07-28 (Server, Tools, x-mcp-header; Transports, Streamable HTTP,
+/// Schema Extension), one reason each; empty when they are valid or absent.
+/// A client over Streamable HTTP "MUST reject tool definitions where any
+/// x-mcp-header value violates these constraints".
+pub fn annotation_errors(schema: &Value) -> Vec<String> {
+    let mut errors = Vec::new();
+    misplaced(schema, "", false, &mut errors, 0);
+    let mut seen: Vec<String> = Vec::new();
+    for a in annotations(schema) {
+        let at = a.path.join(".");
+        if a.name.is_empty() {
+            errors.push(format!("x-mcp-header of {at} is empty"));
+        } else if !a.name.bytes().all(is_tchar) {
+            errors.push(format!(
+                "x-mcp-header {:?} of {at} is not an HTTP field-name token",
+                a.name
+            ));
+        }
+        let lower = a.name.to_ascii_lowercase();
+        if seen.contains(&lower) {
+            errors.push(format!(
+                "x-mcp-header {:?} of {at} is not case-insensitively unique",
+                a.name
+            ));
+        }
+        seen.push(lower);
+        let property = a
+            .path
+            .iter()
+            .try_fold(schema, |at, key| at.get("properties")?.get(key));
+        let kind = property.and_then(|p| p.get("type")).and_then(Value::as_str);
+        if !matches!(kind, Some("string" | "integer" | "boolean")) {
+            errors.push(format!(
+                "x-mcp-header {:?} is on {at}, whose type is {} (only string, integer and boolean are allowed)",
+                a.name,
+                kind.unwrap_or("not a primitive type")
+            ));
+        }
+    }
+    errors
+}
+
+/// RFC 9110 `tchar`.
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// Annotations reached through anything but a chain of `properties` keys
+/// (`off_chain` once the walk has left such a chain).
+fn misplaced(schema: &Value, at: &str, off_chain: bool, out: &mut Vec<String>, depth: usize) {
+    if depth > 32 {
+        return;
+    }
+    match schema {
+        Value::Object(map) => {
+            if off_chain && map.contains_key("x-mcp-header") {
+                out.push(format!(
+                    "x-mcp-header at {at} is not statically reachable through properties"
+                ));
+            }
+            for (key, sub) in map {
+                if key == "properties" {
+                    if let Value::Object(props) = sub {
+                        for (name, p) in props {
+                            let here = format!("{at}/properties/{name}");
+                            misplaced(p, &here, off_chain, out, depth + 1);
+                        }
+                    }
+                } else if key != "x-mcp-header" {
+                    let leaves = off_chain || NOT_STATIC.contains(&key.as_str()) || sub.is_array();
+                    misplaced(sub, &format!("{at}/{key}"), leaves, out, depth + 1);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                misplaced(item, &format!("{at}/{i}"), true, out, depth + 1);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// What the client knows of each tool's `x-mcp-header` annotations, learnt
 /// from `tools/list` answers and shared by every connection to one server.
 #[derive(Debug, Clone, Default)]
@@ -128,22 +236,33 @@ impl PartialEq for ToolHeaders {
 }
 
 impl ToolHeaders {
-    /// Records the annotations of every tool in a list result's `tools`.
-    pub fn learn(&self, tools: &[Value]) {
+    /// Records the annotations of every tool in a list result's `tools`;
+    /// returns the tools whose annotations are invalid, each with why (a
+    /// client must exclude them; their annotations are not learnt).
+    pub fn learn(&self, tools: &[Value]) -> Vec<(String, String)> {
+        let mut rejected = Vec::new();
         let Ok(mut known) = self.0.write() else {
-            return;
+            return rejected;
         };
         for tool in tools {
             let Some(name) = tool.get("name").and_then(Value::as_str) else {
                 continue;
             };
-            let found = tool.get("inputSchema").map(annotations).unwrap_or_default();
+            let schema = tool.get("inputSchema").unwrap_or(&Value::Null);
+            let errors = annotation_errors(schema);
+            if !errors.is_empty() {
+                known.remove(name);
+                rejected.push((name.to_string(), errors.join("; ")));
+                continue;
+            }
+            let found = annotations(schema);
             if found.is_empty() {
                 known.remove(name);
             } else {
                 known.insert(name.to_string(), found);
             }
         }
+        rejected
     }
 
     /// The `Mcp-Param-{Name}` headers of a `tools/call` of `tool` with
@@ -170,6 +289,57 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn invalid_annotations_reject_the_tool_and_valid_ones_are_learnt() {
+        let tool = |props: Value| json!({"name": "t", "inputSchema": {"type": "object", "properties": props}});
+        let bad = [
+            (
+                json!({"a": {"type": "string", "x-mcp-header": ""}}),
+                "is empty",
+            ),
+            (
+                json!({"a": {"type": "string", "x-mcp-header": "Re gion"}}),
+                "token",
+            ),
+            (
+                json!({"a": {"type": "string", "x-mcp-header": "R\nx"}}),
+                "token",
+            ),
+            (
+                json!({"a": {"type": "number", "x-mcp-header": "A"}}),
+                "type is number",
+            ),
+            (
+                json!({"a": {"type": "object", "x-mcp-header": "A"}}),
+                "type is object",
+            ),
+            (
+                json!({"a": {"type": "string", "x-mcp-header": "Id"}, "b": {"type": "string", "x-mcp-header": "ID"}}),
+                "case-insensitively unique",
+            ),
+            (
+                json!({"a": {"type": "array", "items": {"type": "string", "x-mcp-header": "A"}}}),
+                "not statically reachable",
+            ),
+            (
+                json!({"a": {"anyOf": [{"type": "string", "x-mcp-header": "A"}]}}),
+                "not statically reachable",
+            ),
+        ];
+        for (props, why) in bad {
+            let headers = ToolHeaders::default();
+            let rejected = headers.learn(&[tool(props.clone())]);
+            assert_eq!(rejected.len(), 1, "{props}");
+            assert!(rejected[0].1.contains(why), "{props}: {}", rejected[0].1);
+            assert!(headers.for_call("t", Some(&json!({"a": "x"}))).is_empty());
+        }
+        let headers = ToolHeaders::default();
+        let good = tool(json!({"a": {"type": "string", "x-mcp-header": "Region"},
+            "o": {"type": "object", "properties": {"n": {"type": "integer", "x-mcp-header": "N"}}}}));
+        assert!(headers.learn(&[good]).is_empty());
+        assert_eq!(headers.for_call("t", Some(&json!({"a": "x"}))).len(), 1);
+    }
+
+    #[test]
     fn values_are_encoded_as_the_text_shows() {
         // The encoding examples of the Value Encoding table.
         assert_eq!(encode_value("us-west1"), "us-west1");
@@ -193,15 +363,15 @@ mod tests {
     #[test]
     fn annotated_parameters_are_mirrored_from_their_exact_path() {
         let headers = ToolHeaders::default();
-        headers.learn(&[json!({
+        let rejected = headers.learn(&[json!({
             "name": "execute_sql",
             "inputSchema": {"type": "object", "properties": {
                 "region": {"type": "string", "x-mcp-header": "Region"},
                 "opts": {"type": "object", "properties": {
                     "shard": {"type": "integer", "x-mcp-header": "Shard"}}},
-                "list": {"type": "array", "items": {"x-mcp-header": "Nope"}},
                 "query": {"type": "string"}}}
         })]);
+        assert!(rejected.is_empty(), "{rejected:?}");
         let mut got = headers.for_call(
             "execute_sql",
             Some(&json!({"region": "us-west1", "opts": {"shard": 7}, "query": "x"})),
@@ -219,7 +389,7 @@ mod tests {
         assert!(none.is_empty());
         assert!(headers.for_call("other", Some(&json!({}))).is_empty());
         // A later listing without annotations forgets them.
-        headers.learn(&[json!({"name": "execute_sql", "inputSchema": {"type": "object"}})]);
+        let _ = headers.learn(&[json!({"name": "execute_sql", "inputSchema": {"type": "object"}})]);
         assert!(headers
             .for_call("execute_sql", Some(&json!({"region": "x"})))
             .is_empty());

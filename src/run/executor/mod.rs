@@ -51,7 +51,15 @@ pub struct RunConfig {
     pub property: PropertyRun,
     /// Which tools scenarios may call (`call_tools` in CEL).
     pub call_tools: CallTools,
+    /// How long a `bounded: true` request may take before it is cancelled
+    /// and its item recorded as not exercised (`--call-budget-ms`).
+    pub call_budget: Duration,
 }
+
+/// The default of `--call-budget-ms`: a tool that works for longer (a
+/// long-running demonstration, a slow fetch) is not exercised by a default
+/// run rather than holding it up.
+pub const DEFAULT_CALL_BUDGET: Duration = Duration::from_millis(1000);
 
 /// Which tools a run may call (`--call-tools`): a conformance run must not
 /// change a user's data, so by default only tools their server marks
@@ -96,6 +104,7 @@ impl RunConfig {
             pool: None,
             property: PropertyRun::default(),
             call_tools: CallTools::default(),
+            call_budget: DEFAULT_CALL_BUDGET,
         }
     }
 }
@@ -230,6 +239,9 @@ pub(super) struct Execution<'a> {
     pub(super) error: Option<String>,
     /// Set when a step found the scenario not applicable.
     pub(super) skipped: Option<String>,
+    /// Set when a `bounded: true` request outlasted the run's budget and
+    /// was cancelled: why its item was not exercised.
+    pub(super) unexercised: Option<String>,
     /// Lengths of the wire logs last bound, so unchanged logs are not re-bound.
     bound_logs: (usize, usize),
     /// The main session comes from (and may go back to) the warm pool.
@@ -253,6 +265,7 @@ impl<'a> Execution<'a> {
             transcript: Transcript::new(),
             error: None,
             skipped: None,
+            unexercised: None,
             bound_logs: (0, 0),
             shared,
             leased: false,
@@ -355,6 +368,11 @@ impl<'a> Execution<'a> {
 
     async fn run_once(&mut self, step: &Step, label: &str) -> Result<(), Stop> {
         let answer = Arc::new(self.perform(step, label).await?);
+        if let Some(why) = self.unexercised.take() {
+            // Nothing to check: the scenario is not exercised.
+            self.skipped = Some(why);
+            return Err(Stop);
+        }
         self.bind_step(step, Arc::clone(&answer));
         self.capture(step, label)?;
         self.check_applicable(step, label)?;
@@ -375,6 +393,13 @@ impl<'a> Execution<'a> {
         for item in items.into_iter().take(fe.max_items) {
             self.bindings.insert(fe.var.clone(), item.clone());
             let answer = Arc::new(self.perform(step, label).await?);
+            if let Some(why) = self.unexercised.take() {
+                // This item is not exercised; the others still are.
+                let f = Finding::new(Outcome::Info, Some(label.to_string()), why)
+                    .at(self.s, &step.place);
+                self.record(f)?;
+                continue;
+            }
             self.bind_step(step, Arc::clone(&answer));
             self.check(step, label, &answer, Some(&item))?;
             answers.push(answer);

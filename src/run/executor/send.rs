@@ -128,6 +128,7 @@ impl Execution<'_> {
         let known_items = written
             .paginate
             .and_then(|field| self.known_items(method, field));
+        let budget = self.cfg.call_budget;
         let session = self.session(step, label).await?;
         if step.sentinel {
             session.arm_sentinel();
@@ -138,6 +139,19 @@ impl Execution<'_> {
                     .send_request(method, params, rpc_id, step.meta)
                     .await;
                 return Ok(id.map(|id| json!({ "id": id, "request": request })));
+            }
+            None if step.bounded => {
+                let answer = session
+                    .request_within(method, params.clone(), step.meta, budget)
+                    .await;
+                return Ok(match answer {
+                    Ok(Some(a)) => Ok(with_request(a, request)),
+                    Ok(None) => {
+                        self.unexercised = Some(not_exercised(method, params.as_ref(), budget));
+                        Ok(json!({ "request": request }))
+                    }
+                    Err(e) => Err(e),
+                });
             }
             None => {
                 let answer = session
@@ -259,6 +273,17 @@ impl Execution<'_> {
             Stop
         })
     }
+}
+
+/// Why a bounded request's item was not exercised: what was asked (a
+/// tool call names its tool) and the budget it outlasted.
+fn not_exercised(method: &str, params: Option<&Value>, budget: Duration) -> String {
+    let what = match params.and_then(|p| p.get("name")).and_then(Value::as_str) {
+        Some(name) if method == "tools/call" => format!("tool {name}"),
+        _ => method.to_string(),
+    };
+    let secs = budget.as_secs_f64();
+    format!("{what} not exercised: did not answer within {secs} s (--call-budget-ms); the call was cancelled")
 }
 
 /// The request as a finding shows it.

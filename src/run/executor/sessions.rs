@@ -46,6 +46,15 @@ impl Execution<'_> {
             self.cfg.timeout,
             self.transcript.clone(),
         );
+        if name == MAIN && !self.s.handshake {
+            // The first step's message is the connection's first.
+            self.transcript.note(
+                name,
+                "a fresh connection, no handshake (handshake: false)".to_string(),
+            );
+            self.sessions.insert(name.to_string(), session);
+            return Ok(());
+        }
         let handshake = session
             .handshake_within(Some(self.cfg.startup.max(self.cfg.timeout)))
             .await;
