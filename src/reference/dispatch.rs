@@ -227,10 +227,27 @@ impl Server {
             // respond with an UnsupportedProtocolVersionError" (MCP
             // 2026-07-28, Versioning).
             "server/discover" => match era::classify(params) {
-                Err(e) if !self.faults().has(Fault::DiscoverAnyVersion) => return Err(e),
+                Err(e)
+                    if !self.faults().has(Fault::DiscoverAnyVersion)
+                        && !(self.faults().has(Fault::OldRevisionServed)
+                            && era::older_revision(params)) =>
+                {
+                    return Err(e)
+                }
                 _ => Era::Stateless,
             },
-            _ => era::classify(params)?,
+            _ => match era::classify(params) {
+                // `old-revision-served`: an older dated revision is taken
+                // for the current one.
+                Err(e) if self.faults().has(Fault::OldRevisionServed) => {
+                    if era::older_revision(params) {
+                        Era::Stateless
+                    } else {
+                        return Err(e);
+                    }
+                }
+                other => other?,
+            },
         };
         if ctx.era == Era::Stateless {
             self.require_meta(params)?;

@@ -99,11 +99,17 @@ impl ToolFilter {
         if tags_present {
             let any = faults.has(Fault::TagsAny);
             let mut acc = if any { empty.clone() } else { Bitset::full(n) };
+            let prefix = faults.has(Fault::TagsPrefixMatch);
             for t in self.tags() {
-                if any {
-                    acc.union_with(&bits(&idx.tags, t));
+                let carried = if prefix {
+                    prefix_bits(&idx.tags, t, &empty)
                 } else {
-                    acc.intersect_with(&bits(&idx.tags, t));
+                    bits(&idx.tags, t)
+                };
+                if any {
+                    acc.union_with(&carried);
+                } else {
+                    acc.intersect_with(&carried);
                 }
             }
             match &mut set {
@@ -113,6 +119,22 @@ impl ToolFilter {
         }
         set
     }
+}
+
+/// `--fault tags-prefix-match`: the documents carrying any tag that begins
+/// with `name` (a lookup by `starts_with` where equality is meant).
+fn prefix_bits(
+    map: &std::collections::HashMap<Box<str>, Bitset>,
+    name: &str,
+    empty: &Bitset,
+) -> Bitset {
+    let mut acc = empty.clone();
+    for (tag, docs) in map {
+        if tag.starts_with(name) {
+            acc.union_with(docs);
+        }
+    }
+    acc
 }
 
 /// `--fault filter-groups-repeat-drops-next`: a de-duplication that skips

@@ -165,6 +165,7 @@ fn suggest_key(pointer: &str, key: &str) -> String {
             "if",
             "skip_unless",
             "session",
+            "handshake",
             "request",
             "notify",
             "send_raw",
@@ -570,6 +571,7 @@ impl Loader<'_> {
             condition,
             skip_unless,
             session: get_str(obj, "session"),
+            handshake: obj.get("handshake").and_then(Value::as_bool).unwrap_or(true),
             action,
             for_each,
             meta: obj.get("meta").and_then(Value::as_bool).unwrap_or(true),
@@ -587,6 +589,14 @@ impl Loader<'_> {
         };
         if let Some(why) = step.sentinel_misplaced() {
             self.error(&format!("{pointer}/sentinel"), why.to_string());
+        }
+        if !step.handshake && step.session.as_deref().is_none_or(|s| s == "main") {
+            // The main session is opened before the first step, always with
+            // its handshake: only a session of the step's own can skip it.
+            self.error(
+                &format!("{pointer}/handshake"),
+                "handshake: false needs a `session:` of the step's own (not main)".to_string(),
+            );
         }
         Some(step)
     }

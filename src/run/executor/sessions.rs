@@ -15,6 +15,12 @@ impl Execution<'_> {
     /// Opens the session `name`: a warm one from the pool for a shared
     /// scenario's main session, else a fresh connection and its handshake.
     pub(super) async fn open_session(&mut self, name: &str) -> Result<(), String> {
+        self.open_session_with(name, true).await
+    }
+
+    /// Opens the session `name`, without the era's handshake when
+    /// `handshake` is false (a step that sends its own `initialize`).
+    async fn open_session_with(&mut self, name: &str, handshake: bool) -> Result<(), String> {
         if let Some(pool) = self
             .cfg
             .pool
@@ -46,6 +52,12 @@ impl Execution<'_> {
             self.cfg.timeout,
             self.transcript.clone(),
         );
+        if !handshake {
+            self.transcript
+                .note(name, "opened without a handshake (`handshake: false`)".to_string());
+            self.sessions.insert(name.to_string(), session);
+            return Ok(());
+        }
         let handshake = session
             .handshake_within(Some(self.cfg.startup.max(self.cfg.timeout)))
             .await;
@@ -59,8 +71,16 @@ impl Execution<'_> {
     /// opened is a finding at the step's level, and the step stops.
     pub(super) async fn session(&mut self, step: &Step, label: &str) -> Result<&mut Session, Stop> {
         let name = step.session.clone().unwrap_or_else(|| MAIN.to_string());
+        if !step.handshake {
+            // Each `handshake: false` step starts its session anew, so that
+            // it always meets a server that was never initialized (a
+            // property's next case included).
+            if let Some(mut old) = self.sessions.remove(&name) {
+                old.close_in_background(self.cfg.shutdown_grace).await;
+            }
+        }
         if !self.sessions.contains_key(&name) {
-            if let Err(e) = self.open_session(&name).await {
+            if let Err(e) = self.open_session_with(&name, step.handshake).await {
                 // Whatever its level, a step without its session cannot go on.
                 let _ = self.step_finding(step, label, e, &step.place);
                 return Err(Stop);
