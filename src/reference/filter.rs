@@ -99,10 +99,10 @@ impl ToolFilter {
         if tags_present {
             let any = faults.has(Fault::TagsAny);
             let mut acc = if any { empty.clone() } else { Bitset::full(n) };
-            let prefix = faults.has(Fault::TagsPrefixMatch);
+            let trimmed = faults.has(Fault::TagsTrimmed);
             for t in self.tags() {
-                let carried = if prefix {
-                    prefix_bits(&idx.tags, t, &empty)
+                let carried = if trimmed {
+                    bits(&idx.tags, &t.trim().to_string())
                 } else {
                     bits(&idx.tags, t)
                 };
@@ -119,22 +119,6 @@ impl ToolFilter {
         }
         set
     }
-}
-
-/// `--fault tags-prefix-match`: the documents carrying any tag that begins
-/// with `name` (a lookup by `starts_with` where equality is meant).
-fn prefix_bits(
-    map: &std::collections::HashMap<Box<str>, Bitset>,
-    name: &str,
-    empty: &Bitset,
-) -> Bitset {
-    let mut acc = empty.clone();
-    for (tag, docs) in map {
-        if tag.starts_with(name) {
-            acc.union_with(docs);
-        }
-    }
-    acc
 }
 
 /// `--fault filter-groups-repeat-drops-next`: a de-duplication that skips

@@ -242,11 +242,11 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("grouping-task-membership-top-level", &["GRP-MEM-01"][..]),
         // Caught only by generated inputs: near misses of the server's own
         // names, combinations of optional arguments, versions at the edges.
-        ("tags-prefix-match", &["SEP1300-FLT-02"][..]),
+        ("tags-trimmed", &["SEP1300-FLT-02"][..]),
         ("pd-names-suffix", &["PD-READ-03"][..]),
         ("category-case-folded", &["CAT-NEG-01", "CAT-04"][..]),
-        ("category-limit-ignored-without-query", &["CAT-03"][..]),
-        ("category-tags-ignored-without-query", &["CAT-05"][..]),
+        ("category-limit-ignored-with-category", &["CAT-03"][..]),
+        ("category-tags-ignored-without-limit", &["CAT-05"][..]),
         ("version-echo", &["BASE-VER-01"][..]),
         ("old-revision-served", &["MCP26-VER-01"][..]),
     ])

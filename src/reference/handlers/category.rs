@@ -153,13 +153,21 @@ fn query_words(text: &str) -> Vec<String> {
     out
 }
 
-/// The category id that `c` names when case is ignored.
-fn folded(snap: &Snapshot, c: &str) -> Option<String> {
-    snap.catalog
+/// `--fault category-case-folded`: `category` is replaced by the id it
+/// names when case is ignored, before the arguments are checked (an input
+/// lower-cased on the way in).
+pub fn fold_category(snap: &Snapshot, args: &mut Map<String, Value>) {
+    let Some(Value::String(c)) = args.get("category") else {
+        return;
+    };
+    if let Some(k) = snap
+        .catalog
         .categories
         .iter()
         .find(|k| k.id.eq_ignore_ascii_case(c))
-        .map(|k| k.id.to_string())
+    {
+        args.insert("category".into(), Value::String(k.id.to_string()));
+    }
 }
 
 fn tool_search(
@@ -182,15 +190,10 @@ fn tool_search(
     }
     let category = match args.get("category") {
         None | Some(Value::Null) => None,
-        Some(Value::String(c)) if snap.catalog.category(c).is_some() => Some(c.to_string()),
-        // `category-case-folded`: an id compared without its case.
-        Some(Value::String(c)) if faults.has(Fault::CategoryCaseFolded) && folded(snap, c).is_some() => {
-            folded(snap, c)
-        }
+        Some(Value::String(c)) if snap.catalog.category(c).is_some() => Some(c.as_str()),
         Some(Value::String(c)) => return Err(unknown_category(snap, c)),
         Some(_) => return Err("'category' must be a string (a category id)".into()),
     };
-    let category = category.as_deref();
     let tags = match args.get("tags") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) if items.iter().all(Value::is_string) => items
@@ -200,19 +203,16 @@ fn tool_search(
             .collect(),
         Some(_) => return Err("'tags' must be an array of strings".into()),
     };
-    // These two faults act only when the key is left out (an empty query
-    // is another combination).
+    // These two faults act only on a combination of keys present or left
+    // out (an empty query is present).
     let no_query = !args.contains_key("query");
-    let tags = if faults.has(Fault::CategoryTagsIgnoredWithoutQuery)
-        && no_query
-        && category.is_none()
-    {
+    let tags = if faults.has(Fault::CategoryTagsIgnoredWithoutLimit) && !args.contains_key("limit") {
         Vec::new()
     } else {
         tags
     };
     let limit = if faults.has(Fault::CategoryLimitIgnored)
-        || (faults.has(Fault::CategoryLimitIgnoredWithoutQuery) && no_query)
+        || (faults.has(Fault::CategoryLimitIgnoredWithCategory) && no_query && category.is_some())
     {
         FAULTY_LIMIT
     } else {
