@@ -589,12 +589,12 @@ fn keys(a: &[Value]) -> HelperResult {
 /// The map with only the listed keys: arguments built from a generated
 /// combination (`only({'limit': limit, 'query': q}, present)`).
 fn only(a: &[Value]) -> HelperResult {
-    let obj = a[0]
-        .as_object()
-        .ok_or_else(|| ExecutionError::function_error("only", "expects a map and a list of keys"))?;
-    let wanted = a[1]
-        .as_array()
-        .ok_or_else(|| ExecutionError::function_error("only", "expects a map and a list of keys"))?;
+    let obj = a[0].as_object().ok_or_else(|| {
+        ExecutionError::function_error("only", "expects a map and a list of keys")
+    })?;
+    let wanted = a[1].as_array().ok_or_else(|| {
+        ExecutionError::function_error("only", "expects a map and a list of keys")
+    })?;
     Ok(Value::Object(
         obj.iter()
             .filter(|(k, _)| wanted.iter().any(|w| w.as_str() == Some(k.as_str())))

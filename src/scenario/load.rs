@@ -571,7 +571,10 @@ impl Loader<'_> {
             condition,
             skip_unless,
             session: get_str(obj, "session"),
-            handshake: obj.get("handshake").and_then(Value::as_bool).unwrap_or(true),
+            handshake: obj
+                .get("handshake")
+                .and_then(Value::as_bool)
+                .unwrap_or(true),
             action,
             for_each,
             meta: obj.get("meta").and_then(Value::as_bool).unwrap_or(true),

@@ -206,7 +206,8 @@ fn tool_search(
     // These two faults act only on a combination of keys present or left
     // out (an empty query is present).
     let no_query = !args.contains_key("query");
-    let tags = if faults.has(Fault::CategoryTagsIgnoredWithoutLimit) && !args.contains_key("limit") {
+    let tags = if faults.has(Fault::CategoryTagsIgnoredWithoutLimit) && !args.contains_key("limit")
+    {
         Vec::new()
     } else {
         tags

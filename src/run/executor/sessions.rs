@@ -53,8 +53,10 @@ impl Execution<'_> {
             self.transcript.clone(),
         );
         if !handshake {
-            self.transcript
-                .note(name, "opened without a handshake (`handshake: false`)".to_string());
+            self.transcript.note(
+                name,
+                "opened without a handshake (`handshake: false`)".to_string(),
+            );
             self.sessions.insert(name.to_string(), session);
             return Ok(());
         }

@@ -174,7 +174,10 @@ mod tests {
         let mut rng = Rng::new(3);
         for _ in 0..50 {
             let p = miss_of("prefix", "alpha", &list, &mut rng).unwrap_or_default();
-            assert!("alpha".starts_with(&p) && !p.is_empty() && p.len() < 5, "{p}");
+            assert!(
+                "alpha".starts_with(&p) && !p.is_empty() && p.len() < 5,
+                "{p}"
+            );
             let s = miss_of("suffix", "alpha", &list, &mut rng).unwrap_or_default();
             assert!("alpha".ends_with(&s) && !s.is_empty() && s.len() < 5, "{s}");
             let m = miss_of("substring", "alpha", &list, &mut rng).unwrap_or_default();
@@ -198,7 +201,9 @@ mod tests {
     #[test]
     fn a_near_miss_of_nothing_is_an_unknown_name() {
         let v = near_miss(&[], 0, &mut Rng::new(0));
-        assert!(v["miss"].as_str().is_some_and(|m| m.starts_with("zz_unknown_")));
+        assert!(v["miss"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("zz_unknown_")));
     }
 
     #[test]
