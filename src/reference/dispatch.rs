@@ -227,13 +227,7 @@ impl Server {
             // respond with an UnsupportedProtocolVersionError" (MCP
             // 2026-07-28, Versioning).
             "server/discover" => match era::classify(params) {
-                Err(e)
-                    if !self.faults().has(Fault::DiscoverAnyVersion)
-                        && !(self.faults().has(Fault::OldRevisionServed)
-                            && era::older_revision(params)) =>
-                {
-                    return Err(e)
-                }
+                Err(e) if !self.serves_any_version(params) => return Err(e),
                 _ => Era::Stateless,
             },
             _ => match era::classify(params) {
@@ -290,6 +284,13 @@ impl Server {
             missing.join(" and ")
         ))
         .with_data(json!({ "missing": missing })))
+    }
+
+    /// Whether a fault has server/discover serve the version it names
+    /// although the server does not speak it.
+    fn serves_any_version(&self, params: Option<&Value>) -> bool {
+        self.faults().has(Fault::DiscoverAnyVersion)
+            || (self.faults().has(Fault::OldRevisionServed) && era::older_revision(params))
     }
 
     fn method_not_found(&self, method: &str) -> RpcError {

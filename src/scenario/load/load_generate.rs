@@ -270,7 +270,10 @@ mod tests {
         );
         let e = format!("{:?}", load_str("t.yaml", &bad).expect_err("not names"));
         // Placed at the generator's own line (the schema refuses it first).
-        assert!(e.contains("line: 11") && e.contains("generate.vars.present"), "{e}");
+        assert!(
+            e.contains("line: 11") && e.contains("generate.vars.present"),
+            "{e}"
+        );
     }
 
     #[test]
