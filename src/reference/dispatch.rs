@@ -237,10 +237,21 @@ impl Server {
             // respond with an UnsupportedProtocolVersionError" (MCP
             // 2026-07-28, Versioning).
             "server/discover" => match era::classify(params) {
-                Err(e) if !self.faults().has(Fault::DiscoverAnyVersion) => return Err(e),
+                Err(e) if !self.serves_any_version(params) => return Err(e),
                 _ => Era::Stateless,
             },
-            _ => era::classify(params)?,
+            _ => match era::classify(params) {
+                // `old-revision-served`: an older dated revision is taken
+                // for the current one.
+                Err(e) if self.faults().has(Fault::OldRevisionServed) => {
+                    if era::older_revision(params) {
+                        Era::Stateless
+                    } else {
+                        return Err(e);
+                    }
+                }
+                other => other?,
+            },
         };
         if ctx.era == Era::Stateless {
             self.require_meta(params)?;
@@ -300,6 +311,13 @@ impl Server {
             missing.join(" and ")
         ))
         .with_data(json!({ "missing": missing })))
+    }
+
+    /// Whether a fault has server/discover serve the version it names
+    /// although the server does not speak it.
+    fn serves_any_version(&self, params: Option<&Value>) -> bool {
+        self.faults().has(Fault::DiscoverAnyVersion)
+            || (self.faults().has(Fault::OldRevisionServed) && era::older_revision(params))
     }
 
     fn method_not_found(&self, method: &str) -> RpcError {

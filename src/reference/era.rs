@@ -72,6 +72,19 @@ pub fn classify(params: Option<&Value>) -> Result<Era, RpcError> {
     }
 }
 
+/// Published MCP revisions older than those this server speaks.
+const OLDER_REVISIONS: &[&str] = &["2024-11-05", "2025-03-26"];
+
+/// Whether the request's `_meta` names an older published revision (what
+/// `--fault old-revision-served` mistakes for the current one).
+pub fn older_revision(params: Option<&Value>) -> bool {
+    params
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(META_VERSION))
+        .and_then(Value::as_str)
+        .is_some_and(|v| OLDER_REVISIONS.contains(&v))
+}
+
 pub fn unsupported(requested: &str) -> RpcError {
     RpcError::new(
         UNSUPPORTED_PROTOCOL_VERSION,

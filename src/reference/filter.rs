@@ -99,11 +99,17 @@ impl ToolFilter {
         if tags_present {
             let any = faults.has(Fault::TagsAny);
             let mut acc = if any { empty.clone() } else { Bitset::full(n) };
+            let trimmed = faults.has(Fault::TagsTrimmed);
             for t in self.tags() {
-                if any {
-                    acc.union_with(&bits(&idx.tags, t));
+                let carried = if trimmed {
+                    bits(&idx.tags, &t.trim().to_string())
                 } else {
-                    acc.intersect_with(&bits(&idx.tags, t));
+                    bits(&idx.tags, t)
+                };
+                if any {
+                    acc.union_with(&carried);
+                } else {
+                    acc.intersect_with(&carried);
                 }
             }
             match &mut set {

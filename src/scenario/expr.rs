@@ -338,7 +338,7 @@ helpers! {
     tool_result: 1, schema_errors: 2, url_encode: 1, sum: 1, reachable: 2, common_words: 2,
     groups_of: 1, field_is: 3, has_path: 2, is_true: 2, schema_problems: 1, instance_errors: 2,
     base64_valid: 1, sample_args: 1, prompt_args: 1, expand_template: 1, may_call: 2,
-    template_vars: 1,
+    template_vars: 1, only: 2,
 }
 
 /// Calls with up to this many arguments reach a helper whatever its own
@@ -588,6 +588,23 @@ fn keys(a: &[Value]) -> HelperResult {
         names
             .into_iter()
             .map(|k| Value::String(k.clone()))
+            .collect(),
+    ))
+}
+
+/// The map with only the listed keys: arguments built from a generated
+/// combination (`only({'limit': limit, 'query': q}, present)`).
+fn only(a: &[Value]) -> HelperResult {
+    let obj = a[0].as_object().ok_or_else(|| {
+        ExecutionError::function_error("only", "expects a map and a list of keys")
+    })?;
+    let wanted = a[1].as_array().ok_or_else(|| {
+        ExecutionError::function_error("only", "expects a map and a list of keys")
+    })?;
+    Ok(Value::Object(
+        obj.iter()
+            .filter(|(k, _)| wanted.iter().any(|w| w.as_str() == Some(k.as_str())))
+            .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
     ))
 }
@@ -1083,6 +1100,7 @@ mod tests {
             "!marker(r, 'MISSING_TOOL_SELECTION')",
             "parse_json('{\"a\": [1]}').a == [1]",
             "keys({'k': 1}) == ['k']",
+            "only({'a': 1, 'b': [2], 'c': 3}, ['c', 'a', 'z']) == {'a': 1, 'c': 3} && only({'a': 1}, []) == {}",
             "tokens('Create a NEW page') == ['create', 'a', 'new', 'page']",
             "lower('AbC') == 'abc'",
             "json_equal({'a': 1}, {'a': 1})",

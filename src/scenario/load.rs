@@ -165,6 +165,7 @@ fn suggest_key(pointer: &str, key: &str) -> String {
             "if",
             "skip_unless",
             "session",
+            "handshake",
             "request",
             "notify",
             "send_raw",
@@ -583,6 +584,10 @@ impl Loader<'_> {
             condition,
             skip_unless,
             session: get_str(obj, "session"),
+            handshake: obj
+                .get("handshake")
+                .and_then(Value::as_bool)
+                .unwrap_or(true),
             action,
             for_each,
             meta: obj.get("meta").and_then(Value::as_bool).unwrap_or(true),
@@ -604,6 +609,14 @@ impl Loader<'_> {
         }
         if let Some(why) = step.bounded_misplaced() {
             self.error(&format!("{pointer}/bounded"), why.to_string());
+        }
+        if !step.handshake && step.session.as_deref().is_none_or(|s| s == "main") {
+            // The main session's handshake is the scenario's `handshake:`
+            // key; a step can only skip the handshake of a session of its own.
+            self.error(
+                &format!("{pointer}/handshake"),
+                "a step's handshake: false needs a `session:` of the step's own (not main); for the main session, set handshake: false on the scenario".to_string(),
+            );
         }
         Some(step)
     }

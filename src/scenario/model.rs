@@ -303,6 +303,10 @@ pub struct Step {
     /// After the answer: when false, the scenario is not applicable (skip).
     pub skip_unless: Option<Requirement>,
     pub session: Option<String>,
+    /// `handshake: false`: the step's `session:` is opened without the
+    /// era's handshake, so the step itself can send `initialize` (or
+    /// `server/discover`) with the parameters it chooses.
+    pub handshake: bool,
     pub action: Action,
     pub for_each: Option<ForEach>,
     /// Inject the stateless era's `_meta` (default true; false to test its absence).

@@ -238,6 +238,15 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("stateless-needs-discover", &["MCP26-STATELESS-01"][..]),
         ("log-without-log-level", &["MCP26-LOG-01"][..]),
         ("grouping-task-membership-top-level", &["GRP-MEM-01"][..]),
+        // Caught only by generated inputs: near misses of the server's own
+        // names, combinations of optional arguments, versions at the edges.
+        ("tags-trimmed", &["SEP1300-FLT-02"][..]),
+        ("pd-names-suffix", &["PD-READ-03"][..]),
+        ("category-case-folded", &["CAT-NEG-01", "CAT-04"][..]),
+        ("category-limit-ignored-with-category", &["CAT-03"][..]),
+        ("category-tags-ignored-without-limit", &["CAT-05"][..]),
+        ("version-echo", &["BASE-VER-01"][..]),
+        ("old-revision-served", &["MCP26-VER-01"][..]),
     ])
 }
 

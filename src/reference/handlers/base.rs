@@ -113,12 +113,17 @@ pub fn initialize(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> 
     p.opt_object("clientInfo")?;
     let version = era::negotiate(requested);
     ctx.session.protocol = Some(version);
+    // `version-echo`: the requested version is answered back, spoken or not.
+    let answered = match requested {
+        Some(r) if !r.is_empty() && ctx.has(Fault::VersionEcho) => r.to_string(),
+        _ => version.to_string(),
+    };
     let mut caps = capabilities(ctx.server);
     if super::tasks::offered(version) {
         caps["tasks"] = super::tasks::capability();
     }
     let answer = json!({
-        "protocolVersion": version,
+        "protocolVersion": answered,
         "capabilities": caps,
         "serverInfo": era::server_info(),
         "instructions": INSTRUCTIONS,

@@ -153,6 +153,23 @@ fn query_words(text: &str) -> Vec<String> {
     out
 }
 
+/// `--fault category-case-folded`: `category` is replaced by the id it
+/// names when case is ignored, before the arguments are checked (an input
+/// lower-cased on the way in).
+pub fn fold_category(snap: &Snapshot, args: &mut Map<String, Value>) {
+    let Some(Value::String(c)) = args.get("category") else {
+        return;
+    };
+    if let Some(k) = snap
+        .catalog
+        .categories
+        .iter()
+        .find(|k| k.id.eq_ignore_ascii_case(c))
+    {
+        args.insert("category".into(), Value::String(k.id.to_string()));
+    }
+}
+
 fn tool_search(
     faults: &Faults,
     snap: &Snapshot,
@@ -186,7 +203,18 @@ fn tool_search(
             .collect(),
         Some(_) => return Err("'tags' must be an array of strings".into()),
     };
-    let limit = if faults.has(Fault::CategoryLimitIgnored) {
+    // These two faults act only on a combination of keys present or left
+    // out (an empty query is present).
+    let no_query = !args.contains_key("query");
+    let tags = if faults.has(Fault::CategoryTagsIgnoredWithoutLimit) && !args.contains_key("limit")
+    {
+        Vec::new()
+    } else {
+        tags
+    };
+    let limit = if faults.has(Fault::CategoryLimitIgnored)
+        || (faults.has(Fault::CategoryLimitIgnoredWithCategory) && no_query && category.is_some())
+    {
         FAULTY_LIMIT
     } else {
         parse_limit(args.get("limit"))?

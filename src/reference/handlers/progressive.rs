@@ -264,6 +264,11 @@ fn read_descriptions(ctx: &mut Ctx<'_>, uri: &str, query: &str) -> Result<Value,
     for name in &names {
         let doc = if ctx.has(Fault::PdCaseInsensitive) {
             snap.docs_ignoring_case(name).first().copied()
+        } else if ctx.has(Fault::PdNamesSuffix) && snap.doc(name).is_none() {
+            // A lookup of namespaced names by their last part.
+            snap.tools()
+                .find(|t| t.name.ends_with(name.as_str()))
+                .and_then(|t| snap.doc(&t.name))
         } else {
             snap.doc(name)
         };

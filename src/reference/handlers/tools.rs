@@ -299,7 +299,7 @@ fn regex_matches(
 
 pub fn call(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     let name = p.req_str("name")?;
-    let arguments = match p.get("arguments") {
+    let mut arguments = match p.get("arguments") {
         None => Map::new(),
         Some(Value::Object(m)) => m.clone(),
         Some(other) => return Err(RpcError::bad_type("arguments", "an object", other)),
@@ -316,6 +316,9 @@ pub fn call(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     // The `category-bad-args-internal-error` fault: tool_search's argument
     // errors escape as protocol errors.
     let escapes = ctx.has(Fault::CategoryBadArgsInternalError) && name == "tool_search";
+    if name == "tool_search" && ctx.has(Fault::CategoryCaseFolded) {
+        category::fold_category(&snap, &mut arguments);
+    }
     let schema = tool.input_schema();
     if let Err(why) = args::validate(&schema, &arguments) {
         if escapes {

@@ -15,6 +15,12 @@ impl Execution<'_> {
     /// Opens the session `name`: a warm one from the pool for a shared
     /// scenario's main session, else a fresh connection and its handshake.
     pub(super) async fn open_session(&mut self, name: &str) -> Result<(), String> {
+        self.open_session_with(name, true).await
+    }
+
+    /// Opens the session `name`, without the era's handshake when
+    /// `handshake` is false (a step that sends its own `initialize`).
+    async fn open_session_with(&mut self, name: &str, handshake: bool) -> Result<(), String> {
         if let Some(pool) = self
             .cfg
             .pool
@@ -46,12 +52,15 @@ impl Execution<'_> {
             self.cfg.timeout,
             self.transcript.clone(),
         );
-        if name == MAIN && !self.s.handshake {
-            // The first step's message is the connection's first.
-            self.transcript.note(
-                name,
-                "a fresh connection, no handshake (handshake: false)".to_string(),
-            );
+        let main_without = name == MAIN && !self.s.handshake;
+        if main_without || !handshake {
+            // The first message on this connection is the step's own.
+            let why = if main_without {
+                "a fresh connection, no handshake (scenario `handshake: false`)"
+            } else {
+                "opened without a handshake (step `handshake: false`)"
+            };
+            self.transcript.note(name, why.to_string());
             self.sessions.insert(name.to_string(), session);
             return Ok(());
         }
@@ -68,8 +77,16 @@ impl Execution<'_> {
     /// opened is a finding at the step's level, and the step stops.
     pub(super) async fn session(&mut self, step: &Step, label: &str) -> Result<&mut Session, Stop> {
         let name = step.session.clone().unwrap_or_else(|| MAIN.to_string());
+        if !step.handshake {
+            // Each `handshake: false` step starts its session anew, so that
+            // it always meets a server that was never initialized (a
+            // property's next case included).
+            if let Some(mut old) = self.sessions.remove(&name) {
+                old.close_in_background(self.cfg.shutdown_grace).await;
+            }
+        }
         if !self.sessions.contains_key(&name) {
-            if let Err(e) = self.open_session(&name).await {
+            if let Err(e) = self.open_session_with(&name, step.handshake).await {
                 // Whatever its level, a step without its session cannot go on.
                 let _ = self.step_finding(step, label, e, &step.place);
                 return Err(Stop);

@@ -96,21 +96,46 @@ pub enum Gen {
     Int { min: i64, max: i64 },
     /// One of the listed values.
     OneOf(Vec<Value>),
+    /// `{name, miss, kind}`: a name of the CEL list `from` and a near miss
+    /// of it that the list lacks (see [`super::near::near_miss`]).
+    NearMiss { from: Expr },
+    /// Which of the named optional arguments are present (see
+    /// [`super::near::combination`]).
+    Combinations(Vec<String>),
 }
 
 impl Gen {
     /// The CEL list this generator draws from, evaluated once per scenario.
     pub fn source(&self) -> Option<&Expr> {
         match self {
-            Gen::Subset { from, .. } | Gen::Pick { from, .. } => Some(from),
+            Gen::Subset { from, .. } | Gen::Pick { from, .. } | Gen::NearMiss { from } => {
+                Some(from)
+            }
             Gen::Text { words, .. } => words.as_ref(),
-            Gen::Int { .. } | Gen::OneOf(_) => None,
+            Gen::Int { .. } | Gen::OneOf(_) | Gen::Combinations(_) => None,
         }
     }
 
     /// Draws one value; `source` is the evaluated list of [`Gen::source`].
     pub fn draw(&self, source: &[Value], rng: &mut Rng) -> Value {
         self.draw_at(source, rng, None)
+    }
+
+    /// Draws case `index`'s value: the generators that go through their
+    /// inputs in a set order (near-miss kinds, argument combinations) follow
+    /// the index; the others draw as [`Gen::draw_at`].
+    pub fn draw_case(
+        &self,
+        source: &[Value],
+        rng: &mut Rng,
+        edge: Option<Edge>,
+        index: usize,
+    ) -> Value {
+        match self {
+            Gen::NearMiss { .. } => super::near::near_miss(source, index, rng),
+            Gen::Combinations(names) => super::near::combination(names, index, rng),
+            _ => self.draw_at(source, rng, edge),
+        }
     }
 
     /// Draws one value, at an edge when one is given.
@@ -150,6 +175,8 @@ impl Gen {
                 json!(*min + rng.below(span.saturating_add(1)) as i64)
             }
             Gen::OneOf(items) => rng.pick(items).cloned().unwrap_or(Value::Null),
+            Gen::NearMiss { .. } => super::near::near_miss(source, 0, rng),
+            Gen::Combinations(names) => super::near::combination(names, 0, rng),
         }
     }
 }
@@ -173,6 +200,7 @@ impl Gen {
             Gen::Int { min, max } => json!(if smallest { *min } else { *max }),
             Gen::OneOf(items) if smallest => items.first()?.clone(),
             Gen::OneOf(items) => items.last()?.clone(),
+            Gen::NearMiss { .. } | Gen::Combinations(_) => return None,
         })
     }
 }

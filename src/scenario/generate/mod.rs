@@ -6,6 +6,7 @@
 //! candidates failed.
 
 pub mod gen;
+pub mod near;
 pub mod rng;
 pub mod shrink;
 
@@ -74,7 +75,7 @@ impl Generate {
                 let source = sources.get(i).map_or(&[][..], Vec::as_slice);
                 // Drawn even when the example gives it, so that the other
                 // variables get the same values as without the example.
-                let drawn = gen.draw_at(source, &mut rng, edge);
+                let drawn = gen.draw_case(source, &mut rng, edge, index);
                 let given = example.and_then(|e| e.iter().find(|(n, _)| n == name));
                 (name.clone(), given.map_or(drawn, |(_, v)| v.clone()))
             })

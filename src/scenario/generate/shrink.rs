@@ -30,6 +30,8 @@ pub fn candidates(gen: &Gen, source: &[Value], value: &Value) -> Vec<Value> {
             .cloned()
             .collect(),
         (Gen::Text { .. }, Value::String(s)) => shrink_text(s),
+        // Fewer arguments present: the smallest combination that still fails.
+        (Gen::Combinations(_), Value::Array(items)) => shrink_list(items, 0),
         (Gen::Int { min, max }, Value::Number(n)) => {
             shrink_int(n.as_i64().unwrap_or(*min), *min, *max)
         }

@@ -185,9 +185,25 @@ impl Loader<'_> {
         if let Some(items) = spec.get("one_of").and_then(Value::as_array) {
             return Some(Gen::OneOf(items.clone()));
         }
+        if let Some(from) = spec.get("near_miss").and_then(Value::as_str) {
+            return Some(Gen::NearMiss {
+                from: self.expr(&format!("{pointer}/near_miss"), from),
+            });
+        }
+        if let Some(items) = spec.get("combinations").and_then(Value::as_array) {
+            let names: Vec<String> = items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect();
+            if names.is_empty() || names.len() != items.len() {
+                self.error(pointer, "combinations takes a list of argument names");
+            }
+            return Some(Gen::Combinations(names));
+        }
         self.error(
             pointer,
-            "a generator is one of subset, pick, text, int, one_of",
+            "a generator is one of subset, pick, text, int, one_of, near_miss, combinations",
         );
         None
     }
@@ -232,5 +248,43 @@ mod tests {
         ));
         let e = format!("{:?}", load_str("t.yaml", &too_many).expect_err("too many"));
         assert!(e.contains("beyond the 4 cases"), "{e}");
+    }
+
+    #[test]
+    fn near_miss_and_combinations_load_and_bad_ones_are_placed() {
+        let good = with_generate(
+            "generate:\n  cases: 4\n  vars:\n    nm: { near_miss: \"['a', 'b']\" }\n    present: { combinations: [limit, query] }\n  assert:\n    - \"true\"\n",
+        );
+        let s = load_str("t.yaml", &good).unwrap_or_else(|e| panic!("{e:?}"));
+        let g = s.generate.unwrap_or_else(|| panic!("no generate block"));
+        assert!(matches!(
+            g.vars[0].1,
+            crate::scenario::generate::Gen::NearMiss { .. }
+        ));
+        assert_eq!(
+            g.vars[1].1,
+            crate::scenario::generate::Gen::Combinations(vec!["limit".into(), "query".into()])
+        );
+        let bad = with_generate(
+            "generate:\n  vars:\n    present: { combinations: [1] }\n  assert:\n    - \"true\"\n",
+        );
+        let e = format!("{:?}", load_str("t.yaml", &bad).expect_err("not names"));
+        // Placed at the generator's own line (the schema refuses it first).
+        assert!(
+            e.contains("line: 11") && e.contains("generate.vars.present"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn handshake_false_needs_a_session_of_its_own() {
+        let base = "id: base/p\ntitle: t\nprofile: base\nlevel: MUST\nrequirements: [BASE-ERR-01]\nsteps:\n";
+        let good =
+            format!("{base}  - session: raw\n    handshake: false\n    request: initialize\n");
+        let s = load_str("t.yaml", &good).unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(!s.steps[0].handshake);
+        let bad = format!("{base}  - handshake: false\n    request: initialize\n");
+        let e = format!("{:?}", load_str("t.yaml", &bad).expect_err("main session"));
+        assert!(e.contains("handshake: false needs a `session:`"), "{e}");
     }
 }
