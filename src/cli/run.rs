@@ -393,6 +393,7 @@ async fn run_and_report(
     opts.isolate = args.isolate;
     opts.startup = Duration::from_millis(args.startup_timeout_ms);
     opts.call_tools = args.call_tools;
+    opts.sample_size = args.sample_size;
     opts.property = args.replay.unwrap_or(PropertyRun {
         seed: args.seed.unwrap_or(0),
         case: None,

@@ -37,6 +37,8 @@ pub struct RunOptions {
     pub property: PropertyRun,
     /// Which tools scenarios may call (`--call-tools`).
     pub call_tools: CallTools,
+    /// At most how many groups, tags or tools a "for every" invariant checks.
+    pub sample_size: usize,
 }
 
 impl RunOptions {
@@ -58,6 +60,7 @@ impl RunOptions {
             startup: Duration::from_secs(10),
             property: PropertyRun::default(),
             call_tools: CallTools::default(),
+            sample_size: super::DEFAULT_SAMPLE_SIZE,
         }
     }
 }
@@ -153,6 +156,7 @@ pub async fn run_catalog(
             pool,
             property: opts.property,
             call_tools: opts.call_tools,
+            sample_size: opts.sample_size,
         });
         work.extend(scenarios.iter().map(|s| (s.clone(), Arc::clone(&cfg))));
     }

@@ -51,6 +51,9 @@ pub struct RunConfig {
     pub property: PropertyRun,
     /// Which tools scenarios may call (`call_tools` in CEL).
     pub call_tools: CallTools,
+    /// At most how many items a "for every group / tag / tool" invariant
+    /// checks (`sample_size` in CEL, with `sample(list, sample_size, run_seed)`).
+    pub sample_size: usize,
 }
 
 /// Which tools a run may call (`--call-tools`): a conformance run must not
@@ -96,6 +99,7 @@ impl RunConfig {
             pool: None,
             property: PropertyRun::default(),
             call_tools: CallTools::default(),
+            sample_size: super::DEFAULT_SAMPLE_SIZE,
         }
     }
 }
@@ -163,6 +167,8 @@ fn base_bindings(cfg: &RunConfig) -> Bindings {
     b.insert("liveness_method", json!(cfg.era.liveness_method()));
     b.insert("transport", json!(cfg.target.transport()));
     b.insert("call_tools", json!(cfg.call_tools.as_str()));
+    b.insert("run_seed", json!(cfg.property.seed));
+    b.insert("sample_size", json!(cfg.sample_size));
     if let Some(probe) = &cfg.probe {
         b.insert("probe", probe.clone());
     }

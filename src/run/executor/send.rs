@@ -9,6 +9,8 @@ use serde_json::{json, Value};
 
 use super::{Execution, Stop};
 use crate::run::outcome::{Finding, Outcome};
+use crate::scenario::cel_value::prune;
+use crate::scenario::expr_reads::ReadTree;
 use crate::scenario::interpolate::{Template, ValueTemplate};
 use crate::scenario::model::{Action, Step};
 use crate::session::{PageWalk, SessionError};
@@ -128,6 +130,19 @@ impl Execution<'_> {
         let known_items = written
             .paginate
             .and_then(|field| self.known_items(method, field));
+        // What the scenario reads of this answer, when a long list can be
+        // cut down to it: not for a step with an `expect` pattern, which
+        // sees the answer as it came.
+        let keep = match (&step.id, &step.expect) {
+            (Some(id), None) => Some(
+                self.s
+                    .reads
+                    .get(id)
+                    .map(ReadTree::with_items_read)
+                    .unwrap_or_default(),
+            ),
+            _ => None,
+        };
         let session = self.session(step, label).await?;
         if step.sentinel {
             session.arm_sentinel();
@@ -153,6 +168,7 @@ impl Execution<'_> {
                     budget: WALK_BUDGET.max(timeout),
                     timeout,
                     meta: step.meta,
+                    keep: keep.as_ref(),
                 };
                 match session.paginate(method, params, walk).await {
                     Ok(walked) => walked,
@@ -160,7 +176,11 @@ impl Execution<'_> {
                 }
             }
         };
-        let answer = with_request(walked.answer, request);
+        let answer = match &keep {
+            Some(read) => prune(walked.answer, read),
+            None => walked.answer,
+        };
+        let answer = with_request(answer, request);
         if let Some(unfinished) = walked.unfinished {
             // Too long to test here: the scenario is not exercised, whatever
             // the partial list would say (a failure found before stands).
