@@ -153,6 +153,7 @@ pub async fn run_catalog(
             shutdown_grace: opts.shutdown_grace,
             startup: opts.startup,
             fixture_match,
+            walks: pool.is_some().then(Default::default),
             pool,
             property: opts.property,
             call_tools: opts.call_tools,

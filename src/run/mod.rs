@@ -11,6 +11,7 @@ pub mod probe;
 pub mod property;
 pub mod scheduler;
 pub mod target;
+pub mod walks;
 
 pub use events::{Event, RunInfo, Summary};
 pub use executor::{run_scenario, RunConfig};

@@ -22,6 +22,7 @@ use super::outcome::{Finding, Outcome, ScenarioResult};
 use super::pool::SessionPool;
 use super::property::{self, PropertyRun};
 use super::target::Target;
+use super::walks::WalkCache;
 use crate::scenario::expr::Bindings;
 use crate::scenario::model::{
     Assertion, Fixture, ForEach, Isolation, Level, Place, Scenario, Step,
@@ -47,6 +48,9 @@ pub struct RunConfig {
     pub fixture_match: bool,
     /// Warm sessions for `isolation: shared` scenarios (None: every scenario fresh).
     pub pool: Option<Arc<SessionPool>>,
+    /// Complete list walks the shared scenarios on warm servers pass on
+    /// (None: every scenario walks its own).
+    pub walks: Option<Arc<WalkCache>>,
     /// The seed of generated cases (`generate:` scenarios).
     pub property: PropertyRun,
     /// Which tools scenarios may call (`call_tools` in CEL).
@@ -97,6 +101,7 @@ impl RunConfig {
             startup: timeout,
             fixture_match,
             pool: None,
+            walks: None,
             property: PropertyRun::default(),
             call_tools: CallTools::default(),
             sample_size: super::DEFAULT_SAMPLE_SIZE,
@@ -245,6 +250,9 @@ pub(super) struct Execution<'a> {
     pub(super) stderr_in_failure: Option<bool>,
     /// The pool counted this scenario's main session as one of its own.
     leased: bool,
+    /// The walks this scenario asked for so far: a second one of the same
+    /// request goes to the server, whatever the shared store has.
+    walked: std::collections::HashSet<String>,
 }
 
 impl<'a> Execution<'a> {
@@ -262,6 +270,7 @@ impl<'a> Execution<'a> {
             bound_logs: (0, 0),
             shared,
             leased: false,
+            walked: Default::default(),
             stderr_in_failure: None,
         }
     }

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::{Execution, Stop};
 use crate::run::outcome::{Finding, Outcome};
+use crate::run::walks::WalkCache;
 use crate::scenario::cel_value::prune;
 use crate::scenario::expr_reads::ReadTree;
 use crate::scenario::interpolate::{Template, ValueTemplate};
@@ -143,9 +144,30 @@ impl Execution<'_> {
             ),
             _ => None,
         };
+        let shared_walk = match (written.paginate, &keep) {
+            (Some(_), Some(read)) => self.shared_walk(step, written, method, params.as_ref(), read),
+            _ => None,
+        };
+        let cfg = self.cfg;
         let session = self.session(step, label).await?;
         if step.sentinel {
             session.arm_sentinel();
+        }
+        let cache = cfg.walks.as_deref();
+        if let (Some(cache), Some((request_key, read))) = (cache, &shared_walk) {
+            if session
+                .notification_log
+                .iter()
+                .any(crate::run::walks::says_list_changed)
+            {
+                cache.clear();
+            } else if let Some(hit) = cache.get(request_key, read) {
+                session.transcript.note(
+                    &session.name,
+                    format!("{method}: the complete walk an earlier shared scenario made on this server (not walked again)"),
+                );
+                return Ok(Ok(with_request((*hit).clone(), request)));
+            }
         }
         let walked = match written.paginate {
             None if written.no_wait => {
@@ -180,6 +202,12 @@ impl Execution<'_> {
             Some(read) => prune(walked.answer, read),
             None => walked.answer,
         };
+        let complete = walked.unfinished.is_none() && walked.broken.is_none();
+        if let (Some(cache), Some((request_key, read))) = (cache, shared_walk) {
+            if complete && answer.get("result").is_some() {
+                cache.put(&request_key, &read, std::sync::Arc::new(answer.clone()));
+            }
+        }
         let answer = with_request(answer, request);
         if let Some(unfinished) = walked.unfinished {
             // Too long to test here: the scenario is not exercised, whatever
@@ -195,6 +223,33 @@ impl Execution<'_> {
             self.record(f)?;
         }
         Ok(Ok(answer))
+    }
+
+    /// The key under which this walk may come from (and go to) the run's
+    /// shared walks (see `run::walks`): a scenario on a warm server, its
+    /// main session, the first walk of this request in the scenario, no
+    /// page cap or pattern of its own, and only part of the answer read
+    /// (a whole list is not kept for the run).
+    fn shared_walk(
+        &mut self,
+        step: &Step,
+        written: &RequestStep<'_>,
+        method: &str,
+        params: Option<&Value>,
+        read: &ReadTree,
+    ) -> Option<(String, ReadTree)> {
+        let on_warm_main = self.shared
+            && self.cfg.walks.is_some()
+            && step.session.as_deref().is_none_or(|s| s == super::MAIN);
+        if !on_warm_main || written.max_pages.is_some() || step.sentinel || read.is_whole() {
+            return None;
+        }
+        let request = WalkCache::request_key(method, params, step.meta);
+        // A second walk of the same request in one scenario compares two
+        // answers of the server: it goes to the server.
+        self.walked
+            .insert(request.clone())
+            .then(|| (request, read.clone()))
     }
 
     /// How many items `method` walks at most, as the probe's listing of the
