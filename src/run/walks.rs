@@ -19,37 +19,39 @@ use serde_json::Value;
 
 use crate::scenario::expr_reads::ReadTree;
 
-/// Complete walks by what was asked and what the scenario reads of them.
+/// Complete walks by what was asked, each kept once as it came (without
+/// its raw `pages`); each scenario gets the part it reads.
 #[derive(Debug, Default)]
 pub struct WalkCache {
     walks: Mutex<HashMap<String, Arc<Value>>>,
 }
 
 /// Entries kept at most: a run asks for a few dozen different walks.
-const MAX_ENTRIES: usize = 256;
+const MAX_ENTRIES: usize = 64;
 
 impl WalkCache {
     /// What a walk is known by: the request and whether it carries the
-    /// stateless `_meta`, beside the part of the answer that is kept.
+    /// stateless `_meta`.
     pub fn request_key(method: &str, params: Option<&Value>, meta: bool) -> String {
         let params = params.map_or_else(String::new, Value::to_string);
         format!("{method}\n{params}\n{meta}")
     }
 
-    fn key(request: &str, read: &ReadTree) -> String {
-        format!("{request}\n{read:?}")
+    /// What a stored walk keeps of the joined answer: all but `pages`.
+    pub fn stored_read() -> ReadTree {
+        ReadTree::whole_fields(&["jsonrpc", "id", "result", "error", "page_count"])
     }
 
-    /// The walk an earlier scenario made of this request, cut down as `read` says.
-    pub fn get(&self, request: &str, read: &ReadTree) -> Option<Arc<Value>> {
+    /// The walk an earlier scenario made of this request.
+    pub fn get(&self, request: &str) -> Option<Arc<Value>> {
         let walks = self.walks.lock().unwrap_or_else(|e| e.into_inner());
-        walks.get(&Self::key(request, read)).cloned()
+        walks.get(request).cloned()
     }
 
-    pub fn put(&self, request: &str, read: &ReadTree, answer: Arc<Value>) {
+    pub fn put(&self, request: &str, answer: Arc<Value>) {
         let mut walks = self.walks.lock().unwrap_or_else(|e| e.into_inner());
         if walks.len() < MAX_ENTRIES {
-            walks.insert(Self::key(request, read), answer);
+            walks.insert(request.to_string(), answer);
         }
     }
 
@@ -76,22 +78,17 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn a_walk_is_found_by_request_and_read_and_forgotten_on_clear() {
+    fn a_walk_is_found_by_its_request_and_forgotten_on_clear() {
         let cache = WalkCache::default();
-        let names = ReadTree::default();
         let request = WalkCache::request_key("tools/list", None, false);
-        cache.put(&request, &names, Arc::new(json!({"result": {"tools": []}})));
-        assert!(cache.get(&request, &names).is_some());
+        cache.put(&request, Arc::new(json!({"result": {"tools": []}})));
+        assert!(cache.get(&request).is_some());
         let other = WalkCache::request_key("tools/list", Some(&json!({"filter": {}})), false);
-        assert!(cache.get(&other, &names).is_none(), "other params");
+        assert!(cache.get(&other).is_none(), "other params");
         let stateless = WalkCache::request_key("tools/list", None, true);
-        assert!(cache.get(&stateless, &names).is_none(), "other _meta");
-        assert!(
-            cache.get(&request, &ReadTree::whole()).is_none(),
-            "another part of the answer"
-        );
+        assert!(cache.get(&stateless).is_none(), "other _meta");
         cache.clear();
-        assert!(cache.get(&request, &names).is_none());
+        assert!(cache.get(&request).is_none());
     }
 
     #[test]

@@ -92,6 +92,26 @@ pub fn prune(value: Value, read: &ReadTree) -> Value {
     }
 }
 
+/// [`prune`] of a value that stays as it is: only what is kept is copied.
+pub fn pruned(value: &Value, read: &ReadTree) -> Value {
+    if read.is_whole() {
+        return value.clone();
+    }
+    match (value, read.item_read()) {
+        (Value::Object(map), None) => Value::Object(
+            read.fields()
+                .iter()
+                .filter_map(|(name, sub)| Some((name.clone(), pruned(map.get(name)?, sub))))
+                .collect(),
+        ),
+        (Value::Array(items), Some(item)) => {
+            Value::Array(items.iter().map(|v| pruned(v, item)).collect())
+        }
+        (Value::Array(_), None) if read.fields().is_empty() => Value::Array(Vec::new()),
+        (other, _) => other.clone(),
+    }
+}
+
 /// A CEL value as JSON: numbers as themselves, maps with string keys as
 /// objects. Other values (bytes, timestamps, maps with other keys…) go
 /// through the interpreter's own conversion, which writes them as text.

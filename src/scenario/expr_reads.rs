@@ -57,6 +57,17 @@ impl ReadTree {
         self.whole
     }
 
+    /// Reads these fields of an object whole, and nothing else of it.
+    pub fn whole_fields(names: &[&str]) -> ReadTree {
+        ReadTree {
+            fields: names
+                .iter()
+                .map(|n| (n.to_string(), ReadTree::whole()))
+                .collect(),
+            ..ReadTree::default()
+        }
+    }
+
     /// What is read of field `name` of an object read this way (None: not read).
     pub fn field_read(&self, name: &str) -> Option<ReadTree> {
         if self.whole {

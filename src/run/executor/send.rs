@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::{Execution, Stop};
 use crate::run::outcome::{Finding, Outcome};
 use crate::run::walks::WalkCache;
-use crate::scenario::cel_value::prune;
+use crate::scenario::cel_value::{prune, pruned};
 use crate::scenario::expr_reads::ReadTree;
 use crate::scenario::interpolate::{Template, ValueTemplate};
 use crate::scenario::model::{Action, Step};
@@ -148,25 +148,27 @@ impl Execution<'_> {
             (Some(_), Some(read)) => self.shared_walk(step, written, method, params.as_ref(), read),
             _ => None,
         };
+        // A walk that goes to the store is kept whole but for its pages.
+        let stored_read = WalkCache::stored_read();
         let cfg = self.cfg;
         let session = self.session(step, label).await?;
         if step.sentinel {
             session.arm_sentinel();
         }
         let cache = cfg.walks.as_deref();
-        if let (Some(cache), Some((request_key, read))) = (cache, &shared_walk) {
+        if let (Some(cache), Some(request_key)) = (cache, &shared_walk) {
             if session
                 .notification_log
                 .iter()
                 .any(crate::run::walks::says_list_changed)
             {
                 cache.clear();
-            } else if let Some(hit) = cache.get(request_key, read) {
+            } else if let (Some(hit), Some(read)) = (cache.get(request_key), &keep) {
                 session.transcript.note(
                     &session.name,
                     format!("{method}: the complete walk an earlier shared scenario made on this server (not walked again)"),
                 );
-                return Ok(Ok(with_request((*hit).clone(), request)));
+                return Ok(Ok(with_request(pruned(&hit, read), request)));
             }
         }
         let walked = match written.paginate {
@@ -190,7 +192,11 @@ impl Execution<'_> {
                     budget: WALK_BUDGET.max(timeout),
                     timeout,
                     meta: step.meta,
-                    keep: keep.as_ref(),
+                    keep: if shared_walk.is_some() {
+                        Some(&stored_read)
+                    } else {
+                        keep.as_ref()
+                    },
                 };
                 match session.paginate(method, params, walk).await {
                     Ok(walked) => walked,
@@ -198,16 +204,18 @@ impl Execution<'_> {
                 }
             }
         };
-        let answer = match &keep {
-            Some(read) => prune(walked.answer, read),
-            None => walked.answer,
-        };
         let complete = walked.unfinished.is_none() && walked.broken.is_none();
-        if let (Some(cache), Some((request_key, read))) = (cache, shared_walk) {
-            if complete && answer.get("result").is_some() {
-                cache.put(&request_key, &read, std::sync::Arc::new(answer.clone()));
+        let answer = match (&keep, shared_walk, cache) {
+            (Some(read), Some(request_key), Some(cache))
+                if complete && walked.answer.get("result").is_some() =>
+            {
+                let whole = std::sync::Arc::new(walked.answer);
+                cache.put(&request_key, std::sync::Arc::clone(&whole));
+                pruned(&whole, read)
             }
-        }
+            (Some(read), _, _) => prune(walked.answer, read),
+            (None, _, _) => walked.answer,
+        };
         let answer = with_request(answer, request);
         if let Some(unfinished) = walked.unfinished {
             // Too long to test here: the scenario is not exercised, whatever
@@ -228,8 +236,8 @@ impl Execution<'_> {
     /// The key under which this walk may come from (and go to) the run's
     /// shared walks (see `run::walks`): a scenario on a warm server, its
     /// main session, the first walk of this request in the scenario, no
-    /// page cap or pattern of its own, and only part of the answer read
-    /// (a whole list is not kept for the run).
+    /// page cap or pattern of its own, and the raw `pages` not read (the
+    /// store keeps the joined list only).
     fn shared_walk(
         &mut self,
         step: &Step,
@@ -237,19 +245,18 @@ impl Execution<'_> {
         method: &str,
         params: Option<&Value>,
         read: &ReadTree,
-    ) -> Option<(String, ReadTree)> {
+    ) -> Option<String> {
         let on_warm_main = self.shared
             && self.cfg.walks.is_some()
             && step.session.as_deref().is_none_or(|s| s == super::MAIN);
-        if !on_warm_main || written.max_pages.is_some() || step.sentinel || read.is_whole() {
+        let reads_pages = read.field_read("pages").is_some();
+        if !on_warm_main || written.max_pages.is_some() || step.sentinel || reads_pages {
             return None;
         }
         let request = WalkCache::request_key(method, params, step.meta);
         // A second walk of the same request in one scenario compares two
         // answers of the server: it goes to the server.
-        self.walked
-            .insert(request.clone())
-            .then(|| (request, read.clone()))
+        self.walked.insert(request.clone()).then_some(request)
     }
 
     /// How many items `method` walks at most, as the probe's listing of the
