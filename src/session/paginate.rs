@@ -554,23 +554,49 @@ mod tests {
 
     #[test]
     fn a_page_of_the_wrong_shape_says_what_is_wrong() {
-        let mut items = Vec::new();
-        let no_list = json!({"result": {"tools": "none"}});
+        let mut no_list = json!({"result": {"tools": "none"}});
         assert_eq!(
-            next_page(&no_list, "tools/list", "tools", 2, &mut items).map_err(|e| e.to_string()),
+            take_page(&mut no_list, "tools/list", "tools", 2).map_err(|e| e.to_string()),
             Err("page 2 of tools/list has no array result.tools".to_string())
         );
-        let number_cursor = json!({"result": {"tools": [1], "nextCursor": 7}});
+        let mut number_cursor = json!({"result": {"tools": [1], "nextCursor": 7}});
         assert_eq!(
-            next_page(&number_cursor, "tools/list", "tools", 1, &mut items)
-                .map_err(|e| e.to_string()),
+            take_page(&mut number_cursor, "tools/list", "tools", 1).map_err(|e| e.to_string()),
             Err("nextCursor of tools/list is not a string: 7".to_string())
         );
-        let last = json!({"result": {"tools": [2], "nextCursor": null}});
+        let mut last = json!({"result": {"tools": [2], "nextCursor": null}});
         assert_eq!(
-            next_page(&last, "tools/list", "tools", 3, &mut items),
-            Ok(None)
+            take_page(&mut last, "tools/list", "tools", 3),
+            Ok((vec![json!(2)], None))
         );
-        assert_eq!(items, vec![json!(1), json!(2)]);
+        assert_eq!(last["result"]["tools"], json!([]), "the items are taken out");
+    }
+
+    #[tokio::test]
+    async fn a_walk_keeps_only_what_is_read_and_pages_only_when_read() {
+        let mut s = session(&[]).await;
+        let names = crate::scenario::expr::compile("all.result.tools.map(t, t.name)")
+            .expect("compiles");
+        let (_, reads) = crate::scenario::expr::collecting_reads(|| {
+            crate::scenario::expr::compile("all.result.tools.map(t, t.name)")
+        });
+        drop(names);
+        let read = reads.get("all").cloned().expect("reads all");
+        let walked = s
+            .paginate(
+                "tools/list",
+                None,
+                PageWalk {
+                    keep: Some(&read),
+                    ..walk("tools", 50)
+                },
+            )
+            .await
+            .expect("answered");
+        let tools = walked.answer["result"]["tools"].as_array().expect("a list");
+        assert_eq!(tools.len(), 106, "every item, cut down");
+        assert!(tools.iter().all(|t| t.as_object().is_some_and(|o| o.len() == 1)));
+        assert!(walked.answer.get("pages").is_none(), "pages are not read");
+        assert_eq!(walked.answer["page_count"], json!(3));
     }
 }

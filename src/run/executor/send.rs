@@ -204,10 +204,25 @@ impl Execution<'_> {
                 }
             }
         };
-        let complete = walked.unfinished.is_none() && walked.broken.is_none();
+        if let Some(unfinished) = walked.unfinished {
+            // Too long to test here: the scenario is not exercised, whatever
+            // the partial list would say (a failure found before stands).
+            self.skipped = Some(unfinished.to_string());
+            return Err(Stop);
+        }
+        if let Some(broken) = &walked.broken {
+            // The evidence: the walk as it went (each item as far as read),
+            // before the answer is cut down to what the scenario reads.
+            let outcome = Outcome::for_level(self.level_for(Some(step), None));
+            let shown = with_request(walked.answer.clone(), request.clone());
+            let f = Finding::new(outcome, Some(label.to_string()), broken.to_string())
+                .at(self.s, &step.place)
+                .with_answer(&shown);
+            self.record(f)?;
+        }
         let answer = match (&keep, shared_walk, cache) {
             (Some(read), Some(request_key), Some(cache))
-                if complete && walked.answer.get("result").is_some() =>
+                if walked.broken.is_none() && walked.answer.get("result").is_some() =>
             {
                 let whole = std::sync::Arc::new(walked.answer);
                 cache.put(&request_key, std::sync::Arc::clone(&whole));
@@ -216,21 +231,7 @@ impl Execution<'_> {
             (Some(read), _, _) => prune(walked.answer, read),
             (None, _, _) => walked.answer,
         };
-        let answer = with_request(answer, request);
-        if let Some(unfinished) = walked.unfinished {
-            // Too long to test here: the scenario is not exercised, whatever
-            // the partial list would say (a failure found before stands).
-            self.skipped = Some(unfinished.to_string());
-            return Err(Stop);
-        }
-        if let Some(broken) = walked.broken {
-            let outcome = Outcome::for_level(self.level_for(Some(step), None));
-            let f = Finding::new(outcome, Some(label.to_string()), broken.to_string())
-                .at(self.s, &step.place)
-                .with_answer(&answer);
-            self.record(f)?;
-        }
-        Ok(Ok(answer))
+        Ok(Ok(with_request(answer, request)))
     }
 
     /// The key under which this walk may come from (and go to) the run's
