@@ -57,10 +57,7 @@ impl WalkCache {
 
     /// Forgets every walk: the server said a list changed.
     pub fn clear(&self) {
-        self.walks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
+        self.walks.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 }
 
@@ -96,6 +93,8 @@ mod tests {
         assert!(says_list_changed(
             &json!({"method": "notifications/tools/list_changed"})
         ));
-        assert!(!says_list_changed(&json!({"method": "notifications/progress"})));
+        assert!(!says_list_changed(
+            &json!({"method": "notifications/progress"})
+        ));
     }
 }

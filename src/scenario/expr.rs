@@ -524,9 +524,8 @@ fn sample(a: &[Value]) -> HelperResult {
         ExecutionError::function_error("sample", "expects a non-negative integer size")
     })?;
     let seed = a[2].as_u64().or_else(|| a[2].as_i64().map(|i| i as u64));
-    let seed = seed.ok_or_else(|| {
-        ExecutionError::function_error("sample", "expects an integer seed")
-    })?;
+    let seed =
+        seed.ok_or_else(|| ExecutionError::function_error("sample", "expects an integer seed"))?;
     let n = usize::try_from(n).unwrap_or(usize::MAX);
     Ok(Value::Array(
         sample_indices(items.len(), n, seed)
@@ -1116,7 +1115,11 @@ mod tests {
         assert_eq!(items.len(), 64);
         let ints: Vec<i64> = items.iter().filter_map(Value::as_i64).collect();
         assert!(ints.windows(2).all(|w| w[0] < w[1]), "in order, distinct");
-        assert_eq!(eval("sample(xs, 64, 0)", &b), Ok(drawn.clone()), "repeatable");
+        assert_eq!(
+            eval("sample(xs, 64, 0)", &b),
+            Ok(drawn.clone()),
+            "repeatable"
+        );
         assert_ne!(eval("sample(xs, 64, 1)", &b), Ok(drawn), "the seed matters");
         assert_eq!(eval("sample(short, 64, 0)", &b), Ok(json!([3, 1, 2])));
         assert_eq!(eval("sample(short, 3, 5)", &b), Ok(json!([3, 1, 2])));

@@ -569,14 +569,18 @@ mod tests {
             take_page(&mut last, "tools/list", "tools", 3),
             Ok((vec![json!(2)], None))
         );
-        assert_eq!(last["result"]["tools"], json!([]), "the items are taken out");
+        assert_eq!(
+            last["result"]["tools"],
+            json!([]),
+            "the items are taken out"
+        );
     }
 
     #[tokio::test]
     async fn a_walk_keeps_only_what_is_read_and_pages_only_when_read() {
         let mut s = session(&[]).await;
-        let names = crate::scenario::expr::compile("all.result.tools.map(t, t.name)")
-            .expect("compiles");
+        let names =
+            crate::scenario::expr::compile("all.result.tools.map(t, t.name)").expect("compiles");
         let (_, reads) = crate::scenario::expr::collecting_reads(|| {
             crate::scenario::expr::compile("all.result.tools.map(t, t.name)")
         });
@@ -595,7 +599,9 @@ mod tests {
             .expect("answered");
         let tools = walked.answer["result"]["tools"].as_array().expect("a list");
         assert_eq!(tools.len(), 106, "every item, cut down");
-        assert!(tools.iter().all(|t| t.as_object().is_some_and(|o| o.len() == 1)));
+        assert!(tools
+            .iter()
+            .all(|t| t.as_object().is_some_and(|o| o.len() == 1)));
         assert!(walked.answer.get("pages").is_none(), "pages are not read");
         assert_eq!(walked.answer["page_count"], json!(3));
     }
