@@ -8,6 +8,9 @@
 # Targets: 10,000 tools in at most 8 s and 256 MiB; 100,000 finishes.
 # Usage: scripts/bench-scale.sh [SIZE...]   (default: 1000 10000 100000)
 # BENCH_TIMEOUT=SECONDS ends a run that takes longer (reported as such).
+# BENCH_BIN=PATH measures that binary instead of building this tree (an
+# earlier build, for a before/after comparison); BENCH_OUT=FILE writes the
+# report there instead of reports/bench-scale.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
@@ -16,11 +19,14 @@ if [ "${#sizes[@]}" -eq 0 ]; then
 fi
 era=2025-11-25
 jobs=2
-cargo build --release --quiet
-bin=$PWD/target/release/mcp-conform
+bin=${BENCH_BIN:-}
+if [ -z "$bin" ]; then
+  cargo build --release --quiet
+  bin=$PWD/target/release/mcp-conform
+fi
 work=target/bench-scale
 mkdir -p "$work"
-out=reports/bench-scale.md
+out=${BENCH_OUT:-reports/bench-scale.md}
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # One run of the catalog against SERVER_ARGS (a `serve-reference` command

@@ -152,6 +152,12 @@ pub struct RunArgs {
     /// fresh one (printed, and recorded in the JSON report as run.seed). Default 0.
     #[arg(long, value_name = "N|random", value_parser = parse_seed, conflicts_with = "replay")]
     pub seed: Option<u64>,
+    /// Invariants that hold "for every group, tag or tool" check a sample of
+    /// at most N of them, drawn with the run's seed, when the server lists
+    /// more; smaller lists are checked whole. The verdict says how many were
+    /// checked of how many.
+    #[arg(long, value_name = "N", default_value_t = mcp_conform::run::DEFAULT_SAMPLE_SIZE)]
+    pub sample_size: usize,
     /// Which tools scenarios may call: `read-only` (default) only tools whose
     /// annotations say readOnlyHint: true and not destructiveHint: true, so a
     /// run changes no data; `none` calls no tool; `all` calls every tool.

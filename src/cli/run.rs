@@ -400,6 +400,7 @@ async fn run_and_report(
     opts.startup = Duration::from_millis(args.startup_timeout_ms);
     opts.call_tools = args.call_tools;
     opts.call_budget = Duration::from_millis(args.call_budget_ms);
+    opts.sample_size = args.sample_size;
     opts.property = args.replay.unwrap_or(PropertyRun {
         seed: args.seed.unwrap_or(0),
         case: None,

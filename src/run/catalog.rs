@@ -39,6 +39,8 @@ pub struct RunOptions {
     pub call_tools: CallTools,
     /// The budget of each `bounded: true` request (`--call-budget-ms`).
     pub call_budget: Duration,
+    /// At most how many groups, tags or tools a "for every" invariant checks.
+    pub sample_size: usize,
 }
 
 impl RunOptions {
@@ -61,6 +63,7 @@ impl RunOptions {
             property: PropertyRun::default(),
             call_tools: CallTools::default(),
             call_budget: super::executor::DEFAULT_CALL_BUDGET,
+            sample_size: super::DEFAULT_SAMPLE_SIZE,
         }
     }
 }
@@ -153,10 +156,12 @@ pub async fn run_catalog(
             shutdown_grace: opts.shutdown_grace,
             startup: opts.startup,
             fixture_match,
+            walks: pool.is_some().then(Default::default),
             pool,
             property: opts.property,
             call_tools: opts.call_tools,
             call_budget: opts.call_budget,
+            sample_size: opts.sample_size,
         });
         work.extend(scenarios.iter().map(|s| (s.clone(), Arc::clone(&cfg))));
     }

@@ -11,9 +11,16 @@ pub mod probe;
 pub mod property;
 pub mod scheduler;
 pub mod target;
+pub mod walks;
 
 pub use events::{Event, RunInfo, Summary};
 pub use executor::{run_scenario, RunConfig};
 pub use outcome::{Finding, Outcome, ScenarioResult};
 pub use policy::{RunPolicy, Verdict};
 pub use target::Target;
+
+/// How many groups, tags or tools a "for every" invariant checks at most
+/// (`--sample-size`): enough to catch a server that gets membership wrong
+/// in general, few enough that a catalog of 100,000 tools costs no more
+/// than one of a few hundred.
+pub const DEFAULT_SAMPLE_SIZE: usize = 64;

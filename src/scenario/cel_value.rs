@@ -69,6 +69,49 @@ pub fn json_to_val_read(value: &Value, read: &ReadTree) -> Box<dyn Val> {
     }
 }
 
+/// `value` cut down as [`json_to_val_read`] cuts it, as JSON: what a
+/// scenario keeps of a long answer when its expressions, all together, read
+/// only that much of it. Every expression then sees what it would have seen
+/// of the whole answer.
+pub fn prune(value: Value, read: &ReadTree) -> Value {
+    if read.is_whole() {
+        return value;
+    }
+    match (value, read.item_read()) {
+        (Value::Object(mut map), None) => Value::Object(
+            read.fields()
+                .iter()
+                .filter_map(|(name, sub)| Some((name.clone(), prune(map.remove(name)?, sub))))
+                .collect(),
+        ),
+        (Value::Array(items), Some(item)) => {
+            Value::Array(items.into_iter().map(|v| prune(v, item)).collect())
+        }
+        (Value::Array(_), None) if read.fields().is_empty() => Value::Array(Vec::new()),
+        (other, _) => other,
+    }
+}
+
+/// [`prune`] of a value that stays as it is: only what is kept is copied.
+pub fn pruned(value: &Value, read: &ReadTree) -> Value {
+    if read.is_whole() {
+        return value.clone();
+    }
+    match (value, read.item_read()) {
+        (Value::Object(map), None) => Value::Object(
+            read.fields()
+                .iter()
+                .filter_map(|(name, sub)| Some((name.clone(), pruned(map.get(name)?, sub))))
+                .collect(),
+        ),
+        (Value::Array(items), Some(item)) => {
+            Value::Array(items.iter().map(|v| pruned(v, item)).collect())
+        }
+        (Value::Array(_), None) if read.fields().is_empty() => Value::Array(Vec::new()),
+        (other, _) => other.clone(),
+    }
+}
+
 /// A CEL value as JSON: numbers as themselves, maps with string keys as
 /// objects. Other values (bytes, timestamps, maps with other keys…) go
 /// through the interpreter's own conversion, which writes them as text.

@@ -15,7 +15,8 @@ use serde_json::{Map, Value};
 
 use super::cel_value::{json_to_val, json_to_val_read, val_to_json};
 use super::expr_core as core;
-use super::expr_reads::{ReadTree, Reads};
+use super::expr_reads::ReadTree;
+pub use super::expr_reads::Reads;
 
 /// A CEL error, with the expression's own position inside its text.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -76,9 +77,39 @@ pub fn while_loading<T>(load: impl FnOnce() -> T) -> T {
     out
 }
 
+thread_local! {
+    /// What the expressions compiled so far read, while one scenario loads
+    /// (see [`collecting_reads`]).
+    static COLLECTING: std::cell::RefCell<Option<Reads>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `load` and gives, beside its result, what every expression compiled
+/// meanwhile reads of each variable: for one scenario, all it can observe of
+/// a step's answer, so the runner may keep only that of a long list.
+pub fn collecting_reads<T>(load: impl FnOnce() -> T) -> (T, Reads) {
+    let outer = COLLECTING.with(|c| c.borrow_mut().replace(Reads::default()));
+    let out = load();
+    let reads = COLLECTING.with(|c| std::mem::replace(&mut *c.borrow_mut(), outer));
+    (out, reads.unwrap_or_default())
+}
+
+fn note_reads(compiled: &Compiled) {
+    COLLECTING.with(|c| {
+        if let Some(reads) = c.borrow_mut().as_mut() {
+            reads.include(&compiled.reads);
+        }
+    });
+}
+
 /// Compiles an expression, so syntax errors surface when the file is
 /// loaded; the scenario model keeps the program, so a run never compiles.
 pub fn compile(source: &str) -> Result<Compiled, ExprError> {
+    let compiled = compile_shared(source)?;
+    note_reads(&compiled);
+    Ok(compiled)
+}
+
+fn compile_shared(source: &str) -> Result<Compiled, ExprError> {
     let known = LOADING.with(|l| l.borrow().as_ref().and_then(|m| m.get(source).cloned()));
     if let Some(compiled) = known {
         return Ok(compiled);
@@ -338,7 +369,7 @@ helpers! {
     tool_result: 1, schema_errors: 2, url_encode: 1, sum: 1, reachable: 2, common_words: 2,
     groups_of: 1, field_is: 3, has_path: 2, is_true: 2, schema_problems: 1, instance_errors: 2,
     base64_valid: 1, sample_args: 1, prompt_args: 1, expand_template: 1, may_call: 2,
-    template_vars: 1, only: 2,
+    template_vars: 1, only: 2, sample: 3, repeated: 1,
 }
 
 /// Calls with up to this many arguments reach a helper whatever its own
@@ -487,6 +518,65 @@ fn intersect(a: &[Value]) -> HelperResult {
 
 fn minus(a: &[Value]) -> HelperResult {
     sift("minus", a, false)
+}
+
+/// `sample(list, n, seed)`: the whole list when it has at most `n` items,
+/// else `n` of them drawn with `seed` (the run's `--seed`, bound as `seed`),
+/// in the list's order. The same list, size and seed give the same sample
+/// on every run and platform, so a finding on a sample can be replayed.
+fn sample(a: &[Value]) -> HelperResult {
+    let items = list_arg("sample", &a[0])?;
+    let n = a[1].as_u64().ok_or_else(|| {
+        ExecutionError::function_error("sample", "expects a non-negative integer size")
+    })?;
+    let seed = a[2].as_u64().or_else(|| a[2].as_i64().map(|i| i as u64));
+    let seed =
+        seed.ok_or_else(|| ExecutionError::function_error("sample", "expects an integer seed"))?;
+    let n = usize::try_from(n).unwrap_or(usize::MAX);
+    Ok(Value::Array(
+        sample_indices(items.len(), n, seed)
+            .into_iter()
+            .map(|i| items[i].clone())
+            .collect(),
+    ))
+}
+
+/// `n` distinct indices of `0..len` (all of them when `n >= len`), in
+/// increasing order: Floyd's algorithm, one draw per chosen index.
+pub fn sample_indices(len: usize, n: usize, seed: u64) -> Vec<usize> {
+    if n >= len {
+        return (0..len).collect();
+    }
+    let mut rng = super::generate::rng::Rng::for_case(seed, "sample", len);
+    let mut chosen = BTreeSet::new();
+    for j in len - n..len {
+        let t = rng.below(j + 1);
+        if !chosen.insert(t) {
+            chosen.insert(j);
+        }
+    }
+    chosen.into_iter().collect()
+}
+
+/// The items that occur more than once, each once, in the order of their
+/// first occurrence (what `xs.filter(x, count(xs, x) > 1).distinct()`
+/// gives, in two passes where that counts the whole list for every item).
+fn repeated(a: &[Value]) -> HelperResult {
+    let items = list_arg("repeated", &a[0])?;
+    let keys: Vec<String> = items.iter().map(canonical).collect();
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for k in &keys {
+        *counts.entry(k.as_str()).or_default() += 1;
+    }
+    let mut out = Vec::new();
+    for (item, key) in items.iter().zip(&keys) {
+        if let Some(n) = counts.get_mut(key.as_str()).filter(|n| **n > 1) {
+            // Counted down to zero: each repeat is given once.
+            *n = 0;
+            out.push(item.clone());
+        }
+    }
+    Ok(Value::Array(out))
 }
 
 fn unique(a: &[Value]) -> HelperResult {
@@ -834,7 +924,7 @@ fn groups_of(a: &[Value]) -> HelperResult {
 }
 
 /// The grouping extension's membership key in `_meta`.
-const GROUPS_META_KEY: &str = "io.modelcontextprotocol/groups";
+pub(super) const GROUPS_META_KEY: &str = "io.modelcontextprotocol/groups";
 
 /// Percent-encodes a text for use in a URI query (RFC 3986 unreserved kept).
 fn url_encode(a: &[Value]) -> HelperResult {
@@ -1028,6 +1118,40 @@ mod tests {
             assert_eq!(eval_bool(source, &b), Ok(want), "{source}");
         }
         assert!(eval_bool("field_is(r, 'uri', 'text')", &b).is_err());
+    }
+
+    #[test]
+    fn repeated_names_each_repeat_once() {
+        let b = b(json!({"xs": ["b", "a", "a", "c", "b", "a"], "objs": [{"k": 1}, {"k": 1.0}]}));
+        assert_eq!(eval("repeated(xs)", &b), Ok(json!(["b", "a"])));
+        assert_eq!(eval("repeated(['x'])", &b), Ok(json!([])));
+        assert_eq!(eval("repeated(objs)", &b), Ok(json!([{"k": 1}])));
+        assert!(eval("repeated('x')", &b).is_err());
+    }
+
+    #[test]
+    fn sample_is_seeded_ordered_and_whole_on_short_lists() {
+        let list: Vec<Value> = (0..1000).map(Value::from).collect();
+        let b = b(json!({"xs": list, "short": [3, 1, 2]}));
+        let drawn = eval("sample(xs, 64, 0)", &b).expect("evaluates");
+        let items = drawn.as_array().expect("a list");
+        assert_eq!(items.len(), 64);
+        let ints: Vec<i64> = items.iter().filter_map(Value::as_i64).collect();
+        assert!(ints.windows(2).all(|w| w[0] < w[1]), "in order, distinct");
+        assert_eq!(
+            eval("sample(xs, 64, 0)", &b),
+            Ok(drawn.clone()),
+            "repeatable"
+        );
+        assert_ne!(eval("sample(xs, 64, 1)", &b), Ok(drawn), "the seed matters");
+        assert_eq!(eval("sample(short, 64, 0)", &b), Ok(json!([3, 1, 2])));
+        assert_eq!(eval("sample(short, 3, 5)", &b), Ok(json!([3, 1, 2])));
+        assert!(eval("sample(short, -1, 0)", &b).is_err());
+        for (len, n) in [(10, 9), (5, 0), (100, 1), (2, 1)] {
+            let idx = sample_indices(len, n, 42);
+            assert_eq!(idx.len(), n);
+            assert!(idx.iter().all(|&i| i < len));
+        }
     }
 
     #[test]

@@ -20,6 +20,8 @@ use std::collections::BTreeMap;
 use cel::common::ast::{operators, ComprehensionExpr, EntryExpr, Expr, LiteralValue};
 use cel::IdedExpr;
 
+use super::expr::GROUPS_META_KEY;
+
 /// What is read of one value. The empty tree reads nothing but its presence
 /// and type (`has(x.f)`, `type(x)`, a loop variable that is never used).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -55,6 +57,44 @@ impl ReadTree {
         self.whole
     }
 
+    /// Reads these fields of an object whole, and nothing else of it.
+    pub fn whole_fields(names: &[&str]) -> ReadTree {
+        ReadTree {
+            fields: names
+                .iter()
+                .map(|n| (n.to_string(), ReadTree::whole()))
+                .collect(),
+            ..ReadTree::default()
+        }
+    }
+
+    /// What is read of field `name` of an object read this way (None: not read).
+    pub fn field_read(&self, name: &str) -> Option<ReadTree> {
+        if self.whole {
+            return Some(ReadTree::whole());
+        }
+        self.fields.get(name).cloned()
+    }
+
+    /// What is read of each item of a list read this way (None: no item is
+    /// read, the list keeps only its presence and type).
+    pub fn each_item(&self) -> Option<ReadTree> {
+        if self.whole {
+            return Some(ReadTree::whole());
+        }
+        self.items.as_deref().cloned()
+    }
+
+    /// This read and, when the value is a list, what is read of its items:
+    /// a `for_each` step's id is bound to each answer, then to their list.
+    pub fn with_items_read(&self) -> ReadTree {
+        let mut out = self.clone();
+        if let Some(items) = self.items.as_deref() {
+            out.merge(items.clone());
+        }
+        out
+    }
+
     /// The fields read of an object.
     pub fn fields(&self) -> &BTreeMap<String, ReadTree> {
         &self.fields
@@ -74,7 +114,7 @@ impl ReadTree {
         }
     }
 
-    fn merge(&mut self, other: ReadTree) {
+    pub fn merge(&mut self, other: ReadTree) {
         if self.whole {
             return;
         }
@@ -109,6 +149,16 @@ impl Reads {
 
     pub fn iter(&self) -> impl Iterator<Item = (&str, &ReadTree)> {
         self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// What is read of `variable` (None: nothing at all).
+    pub fn get(&self, variable: &str) -> Option<&ReadTree> {
+        self.0.get(variable)
+    }
+
+    /// Adds what `other` reads.
+    pub fn include(&mut self, other: &Reads) {
+        self.absorb(other.clone());
     }
 
     fn add(&mut self, variable: &str, read: ReadTree) {
@@ -193,6 +243,15 @@ impl Reads {
                         .fold(ReadTree::default(), |leaf, key| ReadTree::field(key, leaf)),
                     _ => ReadTree::whole(),
                 };
+                self.walk(value, read);
+            }
+            // `groups_of(t)` reads `t.groups`, else the grouping extension's
+            // `_meta` key: only those are converted, not each whole tool
+            // (its input schema) at every call.
+            ("groups_of", None, [value]) => {
+                let meta = ReadTree::field(GROUPS_META_KEY, ReadTree::whole());
+                let mut read = ReadTree::field("groups", ReadTree::whole());
+                read.merge(ReadTree::field("_meta", meta));
                 self.walk(value, read);
             }
             // The length of a list (each item present, none read); a map's
@@ -357,6 +416,20 @@ mod tests {
             reads("has_path(server, path)")["server"],
             whole(),
             "a path that is not a literal reads the whole value"
+        );
+    }
+
+    #[test]
+    fn groups_of_reads_only_the_membership_fields() {
+        let r = reads("xs.filter(t, 'g' in groups_of(t)).map(t, t.name)");
+        let meta = fields(&[(GROUPS_META_KEY, whole())]);
+        assert_eq!(
+            r["xs"],
+            ReadTree::items(fields(&[
+                ("groups", whole()),
+                ("_meta", meta),
+                ("name", whole())
+            ]))
         );
     }
 

@@ -246,9 +246,12 @@ pub fn load_str(file: &str, text: &str) -> Result<Scenario, LoadErrors> {
     if !loader.errors.is_empty() {
         return Err(LoadErrors(loader.errors));
     }
-    let scenario = loader.build();
+    let (scenario, reads) = expr::collecting_reads(|| loader.build());
     match scenario {
-        Some(s) if loader.errors.is_empty() => Ok(s),
+        Some(mut s) if loader.errors.is_empty() => {
+            s.reads = std::sync::Arc::new(reads);
+            Ok(s)
+        }
         _ => Err(LoadErrors(loader.errors)),
     }
 }
@@ -437,6 +440,7 @@ impl Loader<'_> {
             cleanup,
             generate,
             origin: self.file.to_string(),
+            reads: Default::default(),
         })
     }
 

@@ -2,11 +2,11 @@
 //! JSON pattern matcher and the bounded diff of a mismatch, interpolation
 //! and CEL. No I/O beyond reading files.
 
-mod cel_value;
+pub mod cel_value;
 pub mod diff;
 pub mod expr;
 mod expr_core;
-mod expr_reads;
+pub mod expr_reads;
 mod expr_regex;
 pub mod generate;
 pub mod interpolate;

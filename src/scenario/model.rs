@@ -496,6 +496,9 @@ pub struct Scenario {
     pub generate: Option<Box<super::generate::Generate>>,
     /// Where the scenario came from (`builtin:base/x.yaml` or a file path).
     pub origin: String,
+    /// What all of its expressions together read of each variable: a long
+    /// answer is kept only that far (see `cel_value::prune`).
+    pub reads: std::sync::Arc<super::expr::Reads>,
 }
 
 /// How a file of the built-in catalog is named in `origin`.

@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use super::{Session, SessionError};
+use crate::scenario::cel_value::prune;
+use crate::scenario::expr_reads::ReadTree;
 
 /// Pages in a row that may add no new item (empty pages with a cursor)
 /// before the walk counts as going nowhere.
@@ -36,6 +38,10 @@ pub struct PageWalk<'a> {
     pub timeout: Duration,
     /// Add the stateless era's `_meta` to each request.
     pub meta: bool,
+    /// What the scenario reads of the joined answer, if it says: each page
+    /// is cut down to that as it comes (see [`prune`]), so a walk of a long
+    /// list holds only what will be read, once. None keeps everything.
+    pub keep: Option<&'a ReadTree>,
 }
 
 impl PageWalk<'_> {
@@ -173,8 +179,11 @@ impl Session {
         };
         let started = Instant::now();
         let limit = walk.page_limit();
+        let keep = Keep::of(walk.keep, walk.field);
         let mut items = Vec::new();
         let mut pages: Vec<Value> = Vec::new();
+        let mut page_count = 0;
+        let mut last;
         let mut progress = Progress::default();
         let mut cursor: Option<String> = None;
         let end = loop {
@@ -182,7 +191,7 @@ impl Session {
             if let Some(c) = &cursor {
                 p.insert("cursor".into(), json!(c));
             }
-            let answer = self
+            let mut answer = self
                 .request_with(
                     method,
                     Some(Value::Object(p)),
@@ -191,18 +200,28 @@ impl Session {
                     walk.meta,
                 )
                 .await?;
-            let before = items.len();
-            let next = next_page(&answer, method, walk.field, pages.len() + 1, &mut items);
-            pages.push(answer);
-            let next = match next {
-                Ok(None) => break None,
-                Ok(Some(next)) => next,
+            page_count += 1;
+            if let Some(read) = &keep.pages {
+                pages.push(prune(answer.clone(), read));
+            }
+            let next = take_page(&mut answer, method, walk.field, page_count);
+            last = answer;
+            let (page, next) = match next {
+                Ok((page, None)) => {
+                    keep.extend(&mut items, page);
+                    break None;
+                }
+                Ok((page, Some(next))) => (page, next),
                 Err(why) => break Some(End::Broken(why)),
             };
-            if let Err(why) = progress.page(method, pages.len(), &items[before..], &next) {
+            // Whether the walk goes in circles is judged on the items as
+            // they came, before they are cut down.
+            let progressed = progress.page(method, page_count, &page, &next);
+            keep.extend(&mut items, page);
+            if let Err(why) = progressed {
                 break Some(End::Broken(why));
             }
-            if let Some(why) = over(&walk, limit, pages.len(), started.elapsed()) {
+            if let Some(why) = over(&walk, limit, page_count, started.elapsed()) {
                 break Some(End::Unfinished(why));
             }
             cursor = Some(next);
@@ -214,18 +233,56 @@ impl Session {
                 None,
                 Some(Unfinished {
                     method: method.to_string(),
-                    pages: pages.len(),
+                    pages: page_count,
                     items: items.len(),
                     ms: started.elapsed().as_millis(),
                     limit,
                 }),
             ),
         };
+        let kept_pages = keep.pages.is_some().then_some(pages);
         Ok(Walked {
-            answer: joined(pages, items, walk.field),
+            answer: joined(last, kept_pages, page_count, items, walk.field),
             broken,
             unfinished,
         })
+    }
+}
+
+/// What a walk keeps of each page and of each item: all of it, unless the
+/// scenario said what it reads.
+struct Keep {
+    /// Each page as it came (`pages`), cut down; None: `pages` is not read.
+    pages: Option<ReadTree>,
+    /// Each item of the joined list, cut down.
+    items: ReadTree,
+}
+
+impl Keep {
+    fn of(read: Option<&ReadTree>, field: &str) -> Keep {
+        let Some(read) = read else {
+            return Keep {
+                pages: Some(ReadTree::whole()),
+                items: ReadTree::whole(),
+            };
+        };
+        let pages = read
+            .field_read("pages")
+            .map(|p| p.each_item().unwrap_or_default());
+        let items = read
+            .field_read("result")
+            .and_then(|r| r.field_read(field))
+            .and_then(|l| l.each_item())
+            .unwrap_or_default();
+        Keep { pages, items }
+    }
+
+    fn extend(&self, items: &mut Vec<Value>, page: Vec<Value>) {
+        if self.items.is_whole() {
+            items.extend(page);
+        } else {
+            items.extend(page.into_iter().map(|i| prune(i, &self.items)));
+        }
     }
 }
 
@@ -248,30 +305,29 @@ fn over(walk: &PageWalk<'_>, limit: Option<usize>, pages: usize, took: Duration)
     })
 }
 
-/// Adds one page's `result.<field>` to `items`; gives its `nextCursor`
-/// (`None` on the last page, or on an error answer, which ends the walk),
-/// or why the page breaks the shape.
-fn next_page(
-    answer: &Value,
+/// Takes one page's `result.<field>` out of the answer, with its
+/// `nextCursor` (`None` on the last page, or on an error answer, which ends
+/// the walk), or why the page breaks the shape.
+fn take_page(
+    answer: &mut Value,
     method: &str,
     field: &str,
     number: usize,
-    items: &mut Vec<Value>,
-) -> Result<Option<String>, PaginationError> {
-    let Some(result) = answer.get("result") else {
-        return Ok(None);
+) -> Result<(Vec<Value>, Option<String>), PaginationError> {
+    let Some(result) = answer.get_mut("result") else {
+        return Ok((Vec::new(), None));
     };
-    let Some(page) = result.get(field).and_then(Value::as_array) else {
+    let Some(page) = result.get_mut(field).and_then(Value::as_array_mut) else {
         return Err(PaginationError::NotAList {
             method: method.to_string(),
             page: number,
             field: field.to_string(),
         });
     };
-    items.extend(page.iter().cloned());
+    let page = std::mem::take(page);
     match result.get("nextCursor") {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(next)) => Ok(Some(next.clone())),
+        None | Some(Value::Null) => Ok((page, None)),
+        Some(Value::String(next)) => Ok((page, Some(next.clone()))),
         Some(other) => Err(PaginationError::CursorNotAString {
             method: method.to_string(),
             cursor: other.clone(),
@@ -279,24 +335,32 @@ fn next_page(
     }
 }
 
-/// The pages as one answer (see [`Walked`]); an error answer stays as it came.
-fn joined(pages: Vec<Value>, items: Vec<Value>, field: &str) -> Value {
-    let last = pages.last();
-    let mut out = match last.and_then(|l| l.get("result")) {
+/// The pages as one answer (see [`Walked`]): the last page's envelope with
+/// every item under `result.<field>`; an error answer stays as it came.
+fn joined(
+    last: Value,
+    pages: Option<Vec<Value>>,
+    page_count: usize,
+    items: Vec<Value>,
+    field: &str,
+) -> Value {
+    let mut out = match last.get("result") {
         Some(result) => {
             let mut result = result.clone();
             if let Some(map) = result.as_object_mut() {
                 map.insert(field.to_string(), Value::Array(items));
                 map.remove("nextCursor");
             }
-            let id = last.and_then(|l| l.get("id")).cloned();
+            let id = last.get("id").cloned();
             json!({"jsonrpc": "2.0", "id": id.unwrap_or(Value::Null), "result": result})
         }
-        None => last.cloned().unwrap_or(Value::Null),
+        None => last,
     };
     if let Some(map) = out.as_object_mut() {
-        map.insert("page_count".into(), json!(pages.len()));
-        map.insert("pages".into(), Value::Array(pages));
+        map.insert("page_count".into(), json!(page_count));
+        if let Some(pages) = pages {
+            map.insert("pages".into(), Value::Array(pages));
+        }
     }
     out
 }
@@ -338,6 +402,7 @@ mod tests {
             budget: Duration::from_secs(60),
             timeout: Duration::from_secs(5),
             meta: true,
+            keep: None,
         }
     }
 
@@ -489,23 +554,55 @@ mod tests {
 
     #[test]
     fn a_page_of_the_wrong_shape_says_what_is_wrong() {
-        let mut items = Vec::new();
-        let no_list = json!({"result": {"tools": "none"}});
+        let mut no_list = json!({"result": {"tools": "none"}});
         assert_eq!(
-            next_page(&no_list, "tools/list", "tools", 2, &mut items).map_err(|e| e.to_string()),
+            take_page(&mut no_list, "tools/list", "tools", 2).map_err(|e| e.to_string()),
             Err("page 2 of tools/list has no array result.tools".to_string())
         );
-        let number_cursor = json!({"result": {"tools": [1], "nextCursor": 7}});
+        let mut number_cursor = json!({"result": {"tools": [1], "nextCursor": 7}});
         assert_eq!(
-            next_page(&number_cursor, "tools/list", "tools", 1, &mut items)
-                .map_err(|e| e.to_string()),
+            take_page(&mut number_cursor, "tools/list", "tools", 1).map_err(|e| e.to_string()),
             Err("nextCursor of tools/list is not a string: 7".to_string())
         );
-        let last = json!({"result": {"tools": [2], "nextCursor": null}});
+        let mut last = json!({"result": {"tools": [2], "nextCursor": null}});
         assert_eq!(
-            next_page(&last, "tools/list", "tools", 3, &mut items),
-            Ok(None)
+            take_page(&mut last, "tools/list", "tools", 3),
+            Ok((vec![json!(2)], None))
         );
-        assert_eq!(items, vec![json!(1), json!(2)]);
+        assert_eq!(
+            last["result"]["tools"],
+            json!([]),
+            "the items are taken out"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_walk_keeps_only_what_is_read_and_pages_only_when_read() {
+        let mut s = session(&[]).await;
+        let names =
+            crate::scenario::expr::compile("all.result.tools.map(t, t.name)").expect("compiles");
+        let (_, reads) = crate::scenario::expr::collecting_reads(|| {
+            crate::scenario::expr::compile("all.result.tools.map(t, t.name)")
+        });
+        drop(names);
+        let read = reads.get("all").cloned().expect("reads all");
+        let walked = s
+            .paginate(
+                "tools/list",
+                None,
+                PageWalk {
+                    keep: Some(&read),
+                    ..walk("tools", 50)
+                },
+            )
+            .await
+            .expect("answered");
+        let tools = walked.answer["result"]["tools"].as_array().expect("a list");
+        assert_eq!(tools.len(), 106, "every item, cut down");
+        assert!(tools
+            .iter()
+            .all(|t| t.as_object().is_some_and(|o| o.len() == 1)));
+        assert!(walked.answer.get("pages").is_none(), "pages are not read");
+        assert_eq!(walked.answer["page_count"], json!(3));
     }
 }

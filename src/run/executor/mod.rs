@@ -22,6 +22,7 @@ use super::outcome::{Finding, Outcome, ScenarioResult};
 use super::pool::SessionPool;
 use super::property::{self, PropertyRun};
 use super::target::Target;
+use super::walks::WalkCache;
 use crate::scenario::expr::Bindings;
 use crate::scenario::model::{
     Assertion, Fixture, ForEach, Isolation, Level, Place, Scenario, Step,
@@ -47,6 +48,9 @@ pub struct RunConfig {
     pub fixture_match: bool,
     /// Warm sessions for `isolation: shared` scenarios (None: every scenario fresh).
     pub pool: Option<Arc<SessionPool>>,
+    /// Complete list walks the shared scenarios on warm servers pass on
+    /// (None: every scenario walks its own).
+    pub walks: Option<Arc<WalkCache>>,
     /// The seed of generated cases (`generate:` scenarios).
     pub property: PropertyRun,
     /// Which tools scenarios may call (`call_tools` in CEL).
@@ -54,6 +58,9 @@ pub struct RunConfig {
     /// How long a `bounded: true` request may take before it is cancelled
     /// and its item recorded as not exercised (`--call-budget-ms`).
     pub call_budget: Duration,
+    /// At most how many items a "for every group / tag / tool" invariant
+    /// checks (`sample_size` in CEL, with `sample(list, sample_size, run_seed)`).
+    pub sample_size: usize,
 }
 
 /// The default of `--call-budget-ms`: a tool that works for longer (a
@@ -102,9 +109,11 @@ impl RunConfig {
             startup: timeout,
             fixture_match,
             pool: None,
+            walks: None,
             property: PropertyRun::default(),
             call_tools: CallTools::default(),
             call_budget: DEFAULT_CALL_BUDGET,
+            sample_size: super::DEFAULT_SAMPLE_SIZE,
         }
     }
 }
@@ -172,6 +181,8 @@ fn base_bindings(cfg: &RunConfig) -> Bindings {
     b.insert("liveness_method", json!(cfg.era.liveness_method()));
     b.insert("transport", json!(cfg.target.transport()));
     b.insert("call_tools", json!(cfg.call_tools.as_str()));
+    b.insert("run_seed", json!(cfg.property.seed));
+    b.insert("sample_size", json!(cfg.sample_size));
     if let Some(probe) = &cfg.probe {
         b.insert("probe", probe.clone());
     }
@@ -251,6 +262,9 @@ pub(super) struct Execution<'a> {
     pub(super) stderr_in_failure: Option<bool>,
     /// The pool counted this scenario's main session as one of its own.
     leased: bool,
+    /// The walks this scenario asked for so far: a second one of the same
+    /// request goes to the server, whatever the shared store has.
+    walked: std::collections::HashSet<String>,
 }
 
 impl<'a> Execution<'a> {
@@ -269,6 +283,7 @@ impl<'a> Execution<'a> {
             bound_logs: (0, 0),
             shared,
             leased: false,
+            walked: Default::default(),
             stderr_in_failure: None,
         }
     }

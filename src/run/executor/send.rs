@@ -9,6 +9,9 @@ use serde_json::{json, Value};
 
 use super::{Execution, Stop};
 use crate::run::outcome::{Finding, Outcome};
+use crate::run::walks::WalkCache;
+use crate::scenario::cel_value::{prune, pruned};
+use crate::scenario::expr_reads::ReadTree;
 use crate::scenario::interpolate::{Template, ValueTemplate};
 use crate::scenario::model::{Action, Step};
 use crate::session::{PageWalk, SessionError};
@@ -129,9 +132,45 @@ impl Execution<'_> {
             .paginate
             .and_then(|field| self.known_items(method, field));
         let budget = self.cfg.call_budget;
+        // What the scenario reads of this answer, when a long list can be
+        // cut down to it: not for a step with an `expect` pattern, which
+        // sees the answer as it came.
+        let keep = match (&step.id, &step.expect) {
+            (Some(id), None) => Some(
+                self.s
+                    .reads
+                    .get(id)
+                    .map(ReadTree::with_items_read)
+                    .unwrap_or_default(),
+            ),
+            _ => None,
+        };
+        let shared_walk = match (written.paginate, &keep) {
+            (Some(_), Some(read)) => self.shared_walk(step, written, method, params.as_ref(), read),
+            _ => None,
+        };
+        // A walk that goes to the store is kept whole but for its pages.
+        let stored_read = WalkCache::stored_read();
+        let cfg = self.cfg;
         let session = self.session(step, label).await?;
         if step.sentinel {
             session.arm_sentinel();
+        }
+        let cache = cfg.walks.as_deref();
+        if let (Some(cache), Some(request_key)) = (cache, &shared_walk) {
+            if session
+                .notification_log
+                .iter()
+                .any(crate::run::walks::says_list_changed)
+            {
+                cache.clear();
+            } else if let (Some(hit), Some(read)) = (cache.get(request_key), &keep) {
+                session.transcript.note(
+                    &session.name,
+                    format!("{method}: the complete walk an earlier shared scenario made on this server (not walked again)"),
+                );
+                return Ok(Ok(with_request(pruned(&hit, read), request)));
+            }
         }
         let walked = match written.paginate {
             None if written.no_wait => {
@@ -167,6 +206,11 @@ impl Execution<'_> {
                     budget: WALK_BUDGET.max(timeout),
                     timeout,
                     meta: step.meta,
+                    keep: if shared_walk.is_some() {
+                        Some(&stored_read)
+                    } else {
+                        keep.as_ref()
+                    },
                 };
                 match session.paginate(method, params, walk).await {
                     Ok(walked) => walked,
@@ -174,21 +218,60 @@ impl Execution<'_> {
                 }
             }
         };
-        let answer = with_request(walked.answer, request);
         if let Some(unfinished) = walked.unfinished {
             // Too long to test here: the scenario is not exercised, whatever
             // the partial list would say (a failure found before stands).
             self.skipped = Some(unfinished.to_string());
             return Err(Stop);
         }
-        if let Some(broken) = walked.broken {
+        if let Some(broken) = &walked.broken {
+            // The evidence: the walk as it went (each item as far as read),
+            // before the answer is cut down to what the scenario reads.
             let outcome = Outcome::for_level(self.level_for(Some(step), None));
+            let shown = with_request(walked.answer.clone(), request.clone());
             let f = Finding::new(outcome, Some(label.to_string()), broken.to_string())
                 .at(self.s, &step.place)
-                .with_answer(&answer);
+                .with_answer(&shown);
             self.record(f)?;
         }
-        Ok(Ok(answer))
+        let answer = match (&keep, shared_walk, cache) {
+            (Some(read), Some(request_key), Some(cache))
+                if walked.broken.is_none() && walked.answer.get("result").is_some() =>
+            {
+                let whole = std::sync::Arc::new(walked.answer);
+                cache.put(&request_key, std::sync::Arc::clone(&whole));
+                pruned(&whole, read)
+            }
+            (Some(read), _, _) => prune(walked.answer, read),
+            (None, _, _) => walked.answer,
+        };
+        Ok(Ok(with_request(answer, request)))
+    }
+
+    /// The key under which this walk may come from (and go to) the run's
+    /// shared walks (see `run::walks`): a scenario on a warm server, its
+    /// main session, the first walk of this request in the scenario, no
+    /// page cap or pattern of its own, and the raw `pages` not read (the
+    /// store keeps the joined list only).
+    fn shared_walk(
+        &mut self,
+        step: &Step,
+        written: &RequestStep<'_>,
+        method: &str,
+        params: Option<&Value>,
+        read: &ReadTree,
+    ) -> Option<String> {
+        let on_warm_main = self.shared
+            && self.cfg.walks.is_some()
+            && step.session.as_deref().is_none_or(|s| s == super::MAIN);
+        let reads_pages = read.field_read("pages").is_some();
+        if !on_warm_main || written.max_pages.is_some() || step.sentinel || reads_pages {
+            return None;
+        }
+        let request = WalkCache::request_key(method, params, step.meta);
+        // A second walk of the same request in one scenario compares two
+        // answers of the server: it goes to the server.
+        self.walked.insert(request.clone()).then_some(request)
     }
 
     /// How many items `method` walks at most, as the probe's listing of the

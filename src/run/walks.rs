@@ -1,0 +1,100 @@
+//! Walks of a list shared between the read-only scenarios of one era on
+//! warm servers. Dozens of scenarios begin with the same unfiltered
+//! `tools/list`; on a server of 10,000 tools each walk is 200 pages. A
+//! shared scenario only reads, so the server's lists stay as they were, and
+//! the answer an earlier scenario walked is the answer this one would get.
+//!
+//! What keeps a fault visible: only a complete walk with a result is kept
+//! (a walk that goes in circles, stops early or gets an error is walked
+//! again by everyone); a scenario reuses a walk only the first time it asks
+//! for it, so one that walks a list twice to compare the answers gets a
+//! second, fresh walk from the server; steps with their own page cap, a
+//! pattern to match or another session than the warm one never reuse; and a
+//! list-changed notification empties the store.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use crate::scenario::expr_reads::ReadTree;
+
+/// Complete walks by what was asked, each kept once as it came (without
+/// its raw `pages`); each scenario gets the part it reads.
+#[derive(Debug, Default)]
+pub struct WalkCache {
+    walks: Mutex<HashMap<String, Arc<Value>>>,
+}
+
+/// Entries kept at most: a run asks for a few dozen different walks.
+const MAX_ENTRIES: usize = 64;
+
+impl WalkCache {
+    /// What a walk is known by: the request and whether it carries the
+    /// stateless `_meta`.
+    pub fn request_key(method: &str, params: Option<&Value>, meta: bool) -> String {
+        let params = params.map_or_else(String::new, Value::to_string);
+        format!("{method}\n{params}\n{meta}")
+    }
+
+    /// What a stored walk keeps of the joined answer: all but `pages`.
+    pub fn stored_read() -> ReadTree {
+        ReadTree::whole_fields(&["jsonrpc", "id", "result", "error", "page_count"])
+    }
+
+    /// The walk an earlier scenario made of this request.
+    pub fn get(&self, request: &str) -> Option<Arc<Value>> {
+        let walks = self.walks.lock().unwrap_or_else(|e| e.into_inner());
+        walks.get(request).cloned()
+    }
+
+    pub fn put(&self, request: &str, answer: Arc<Value>) {
+        let mut walks = self.walks.lock().unwrap_or_else(|e| e.into_inner());
+        if walks.len() < MAX_ENTRIES {
+            walks.insert(request.to_string(), answer);
+        }
+    }
+
+    /// Forgets every walk: the server said a list changed.
+    pub fn clear(&self) {
+        self.walks.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+}
+
+/// Whether a server notification says one of its lists changed.
+pub fn says_list_changed(notification: &Value) -> bool {
+    notification
+        .get("method")
+        .and_then(Value::as_str)
+        .is_some_and(|m| m.ends_with("/list_changed"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_walk_is_found_by_its_request_and_forgotten_on_clear() {
+        let cache = WalkCache::default();
+        let request = WalkCache::request_key("tools/list", None, false);
+        cache.put(&request, Arc::new(json!({"result": {"tools": []}})));
+        assert!(cache.get(&request).is_some());
+        let other = WalkCache::request_key("tools/list", Some(&json!({"filter": {}})), false);
+        assert!(cache.get(&other).is_none(), "other params");
+        let stateless = WalkCache::request_key("tools/list", None, true);
+        assert!(cache.get(&stateless).is_none(), "other _meta");
+        cache.clear();
+        assert!(cache.get(&request).is_none());
+    }
+
+    #[test]
+    fn list_changed_notifications_are_recognised() {
+        assert!(says_list_changed(
+            &json!({"method": "notifications/tools/list_changed"})
+        ));
+        assert!(!says_list_changed(
+            &json!({"method": "notifications/progress"})
+        ));
+    }
+}
