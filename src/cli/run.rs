@@ -194,6 +194,9 @@ pub fn main_job(args: RunArgs) -> Result<u8> {
                 Ok(130)
             }
         };
+        if args.quality && matches!(code, Ok(c) if c <= EXIT_FAILURES) {
+            super::quality::after_run(&args, &target).await;
+        }
         target.stop().await;
         code
     })
@@ -219,6 +222,7 @@ const SUBCOMMANDS: &[&str] = &[
     "show",
     "merge",
     "matrix",
+    "quality",
     "serve-reference",
     "help",
 ];
@@ -320,7 +324,7 @@ fn print_not_started(reason: &str, over_http: bool) {
 }
 
 /// stdio (a command, or the reference server) or HTTP (`--url`, maybe launching the command).
-async fn build_target(args: &RunArgs) -> Result<Target> {
+pub(super) async fn build_target(args: &RunArgs) -> Result<Target> {
     let Some(url) = &args.url else {
         let mut target = stdio_target(&args.command, &args.env, args.cwd.as_deref())?;
         if let Target::Stdio(spec) = &mut target {
