@@ -150,7 +150,11 @@ pub fn main(flags: QualityFlags, args: RunArgs) -> Result<u8> {
     for line in &missed {
         eprintln!("gate not met: {line}");
     }
-    Ok(if missed.is_empty() { EXIT_OK } else { EXIT_FAILURES })
+    Ok(if missed.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_FAILURES
+    })
 }
 
 /// A labelled set, or the one-line error naming file:line:col.
@@ -233,4 +237,19 @@ pub async fn after_run(args: &RunArgs, target: &mcp_conform::run::Target) {
         }
         Err(e) => eprintln!("quality: not measured: {e}"),
     }
+}
+
+/// Queries per surface in a matrix's quality column: enough for a figure
+/// with an interval, bounded so that a matrix of many servers stays quick.
+const MATRIX_QUERIES: usize = 100;
+
+/// The quality column of one matrix server (none when it could not be
+/// measured).
+pub async fn for_matrix(
+    target: &mcp_conform::run::Target,
+    timeout_ms: u64,
+) -> Option<QualityReport> {
+    let mut opts = QualityOptions::new(Duration::from_millis(timeout_ms));
+    opts.max_queries = Some(MATRIX_QUERIES);
+    measure(target, &opts).await.ok()
 }

@@ -21,12 +21,11 @@ pub fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
 /// about which item is wanted ("get rid of a whole area and everything in
 /// it"), and matching them ranks items whose text merely uses them.
 const QUERY_STOPWORDS: &[&str] = &[
-    "a", "about", "all", "an", "and", "are", "as", "at", "be", "by", "can", "could", "do",
-    "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it",
-    "its", "me", "my", "of", "on", "or", "our", "please", "should", "so", "some", "than",
-    "that", "the", "their", "them", "then", "there", "these", "this", "those", "to", "us",
-    "was", "we", "were", "what", "when", "where", "which", "who", "why", "will", "with",
-    "would", "you", "your",
+    "a", "about", "all", "an", "and", "are", "as", "at", "be", "by", "can", "could", "do", "does",
+    "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me",
+    "my", "of", "on", "or", "our", "please", "should", "so", "some", "than", "that", "the",
+    "their", "them", "then", "there", "these", "this", "those", "to", "us", "was", "we", "were",
+    "what", "when", "where", "which", "who", "why", "will", "with", "would", "you", "your",
 ];
 
 /// The stemmed terms of a query, without function words unless the query
@@ -109,7 +108,10 @@ mod tests {
     #[test]
     fn queries_drop_function_words_unless_nothing_else_is_left() {
         assert!(QUERY_STOPWORDS.windows(2).all(|w| w[0] < w[1]));
-        assert_eq!(query_terms("get rid of a whole area"), ["get", "rid", "whol", "area"]);
+        assert_eq!(
+            query_terms("get rid of a whole area"),
+            ["get", "rid", "whol", "area"]
+        );
         assert_eq!(query_terms("the a"), ["the", "a"]);
         assert_eq!(query_terms("page_create"), ["page", "creat"]);
     }

@@ -59,7 +59,11 @@ pub fn console(r: &QualityReport) -> String {
     }
     for s in &r.surfaces {
         let _ = writeln!(out, "\n{}", surface_title(s));
-        let _ = writeln!(out, "  {:<10} {:<20} {:<20}", "metric", "server", "BM25 baseline");
+        let _ = writeln!(
+            out,
+            "  {:<10} {:<20} {:<20}",
+            "metric", "server", "BM25 baseline"
+        );
         for (name, a, b) in rows(s) {
             let _ = writeln!(out, "  {name:<10} {:<20} {:<20}", fig(&a), fig(&b));
         }
@@ -80,10 +84,18 @@ pub fn console(r: &QualityReport) -> String {
                     )
                 })
                 .collect();
-            let _ = writeln!(out, "  MRR by query kind, server / BM25: {}", kinds.join(" · "));
+            let _ = writeln!(
+                out,
+                "  MRR by query kind, server / BM25: {}",
+                kinds.join(" · ")
+            );
         }
         if s.failed > 0 {
-            let first = s.queries.iter().find_map(|q| q.error.as_deref()).unwrap_or("");
+            let first = s
+                .queries
+                .iter()
+                .find_map(|q| q.error.as_deref())
+                .unwrap_or("");
             let _ = writeln!(out, "  {} queries got no answer (first: {first})", s.failed);
         }
         if !s.unknown_names.is_empty() {
@@ -164,9 +176,12 @@ pub fn surface_svg(s: &SurfaceReport) -> String {
     // Left: metrics, 0..1.
     for (i, (name, a, b)) in rows(s).iter().enumerate() {
         let x = 40.0 + i as f64 * 64.0;
-        for (j, (f, colour, class)) in [(a, SERVER_COLOUR, "server"), (b, BASELINE_COLOUR, "baseline")]
-            .into_iter()
-            .enumerate()
+        for (j, (f, colour, class)) in [
+            (a, SERVER_COLOUR, "server"),
+            (b, BASELINE_COLOUR, "baseline"),
+        ]
+        .into_iter()
+        .enumerate()
         {
             let bx = x + j as f64 * 22.0;
             let bh = f.mean.clamp(0.0, 1.0) * scale;
@@ -176,7 +191,10 @@ pub fn surface_svg(s: &SurfaceReport) -> String {
                 bottom - bh,
                 fig(f)
             );
-            let (lo, hi) = (bottom - f.low.clamp(0.0, 1.0) * scale, bottom - f.high.clamp(0.0, 1.0) * scale);
+            let (lo, hi) = (
+                bottom - f.low.clamp(0.0, 1.0) * scale,
+                bottom - f.high.clamp(0.0, 1.0) * scale,
+            );
             let _ = write!(
                 svg,
                 r##"<line x1="{:.1}" x2="{:.1}" y1="{lo:.1}" y2="{hi:.1}" stroke="#1d1f23"/>"##,
@@ -184,7 +202,12 @@ pub fn surface_svg(s: &SurfaceReport) -> String {
                 bx + 10.0
             );
         }
-        let _ = write!(svg, r#"<text x="{:.1}" y="{}" text-anchor="middle">{name}</text>"#, x + 21.0, bottom + 14.0);
+        let _ = write!(
+            svg,
+            r#"<text x="{:.1}" y="{}" text-anchor="middle">{name}</text>"#,
+            x + 21.0,
+            bottom + 14.0
+        );
     }
     let _ = write!(
         svg,
@@ -194,13 +217,25 @@ pub fn surface_svg(s: &SurfaceReport) -> String {
     // Right: rank distribution.
     let server = rank_distribution(&s.queries, false);
     let base = rank_distribution(&s.queries, true);
-    let most = server.iter().chain(&base).copied().max().unwrap_or(1).max(1) as f64;
-    let _ = write!(svg, r#"<text x="400" y="34">first relevant item at rank (queries)</text>"#);
+    let most = server
+        .iter()
+        .chain(&base)
+        .copied()
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64;
+    let _ = write!(
+        svg,
+        r#"<text x="400" y="34">first relevant item at rank (queries)</text>"#
+    );
     for (i, bucket) in RANK_BUCKETS.iter().enumerate() {
         let x = 400.0 + i as f64 * 52.0;
-        for (j, (count, colour, class)) in [(server[i], SERVER_COLOUR, "server"), (base[i], BASELINE_COLOUR, "baseline")]
-            .into_iter()
-            .enumerate()
+        for (j, (count, colour, class)) in [
+            (server[i], SERVER_COLOUR, "server"),
+            (base[i], BASELINE_COLOUR, "baseline"),
+        ]
+        .into_iter()
+        .enumerate()
         {
             let bh = count as f64 / most * scale;
             let _ = write!(
@@ -210,7 +245,12 @@ pub fn surface_svg(s: &SurfaceReport) -> String {
                 bottom - bh
             );
         }
-        let _ = write!(svg, r#"<text x="{:.1}" y="{}" text-anchor="middle">{bucket}</text>"#, x + 21.0, bottom + 14.0);
+        let _ = write!(
+            svg,
+            r#"<text x="{:.1}" y="{}" text-anchor="middle">{bucket}</text>"#,
+            x + 21.0,
+            bottom + 14.0
+        );
     }
     let _ = write!(
         svg,
@@ -243,15 +283,30 @@ pub fn html(r: &QualityReport) -> String {
          table{border-collapse:collapse;background:#fff;margin:8px 0}td,th{border:1px solid #d8dce3;padding:4px 10px}\
          section{background:#fff;border:1px solid #d8dce3;border-radius:6px;padding:8px 16px;margin:12px 0}</style></head><body>",
     );
-    let _ = write!(out, "<h1>Search quality</h1><p class=\"meta\">{}</p>", escape(&heading(r)));
+    let _ = write!(
+        out,
+        "<h1>Search quality</h1><p class=\"meta\">{}</p>",
+        escape(&heading(r))
+    );
     if r.nothing_to_measure() {
-        out.push_str("<p class=\"nothing\">Nothing to measure: the server offers no search surface.</p>");
+        out.push_str(
+            "<p class=\"nothing\">Nothing to measure: the server offers no search surface.</p>",
+        );
     }
     for s in &r.surfaces {
-        let _ = write!(out, "<section class=\"surface\"><h2>{}</h2>", escape(&surface_title(s)));
+        let _ = write!(
+            out,
+            "<section class=\"surface\"><h2>{}</h2>",
+            escape(&surface_title(s))
+        );
         out.push_str("<table><tr><th>metric</th><th>server</th><th>BM25 baseline</th></tr>");
         for (name, a, b) in rows(s) {
-            let _ = write!(out, "<tr><td>{name}</td><td>{}</td><td>{}</td></tr>", fig(&a), fig(&b));
+            let _ = write!(
+                out,
+                "<tr><td>{name}</td><td>{}</td><td>{}</td></tr>",
+                fig(&a),
+                fig(&b)
+            );
         }
         let _ = write!(
             out,
@@ -281,18 +336,30 @@ mod tests {
     use crate::quality::{Feature, Item, Query, QueryKind, Relevant, Surface};
 
     fn report() -> QualityReport {
-        let items = vec![Item { name: "a_b".into(), description: "x <y>".into() }];
+        let items = vec![Item {
+            name: "a_b".into(),
+            description: "x <y>".into(),
+        }];
         let q = Query {
             text: "a b".into(),
             kind: QueryKind::Name,
             feature: Feature::Tools,
-            relevant: vec![Relevant { name: "a_b".into(), grade: 1.0 }],
+            relevant: vec![Relevant {
+                name: "a_b".into(),
+                grade: 1.0,
+            }],
         };
         let s = surface_report(
             Surface::ToolsSearch,
             &["a_b".to_string()],
             &Baseline::new(&items),
-            vec![(q, Answer::Ranked { names: vec!["a_b".into()], latency_ms: 1.0 })],
+            vec![(
+                q,
+                Answer::Ranked {
+                    names: vec!["a_b".into()],
+                    latency_ms: 1.0,
+                },
+            )],
             0,
         );
         QualityReport {
@@ -319,10 +386,53 @@ mod tests {
     #[test]
     fn tables_hold_server_and_baseline() {
         let text = console(&report());
-        assert!(text.contains("MRR        1.00 [1.00, 1.00]    1.00 [1.00, 1.00]"), "{text}");
-        assert!(markdown(&report()).contains("| recall@5 | 1.00 [1.00, 1.00] | 1.00 [1.00, 1.00] |"));
+        assert!(
+            text.contains("MRR        1.00 [1.00, 1.00]    1.00 [1.00, 1.00]"),
+            "{text}"
+        );
+        assert!(
+            markdown(&report()).contains("| recall@5 | 1.00 [1.00, 1.00] | 1.00 [1.00, 1.00] |")
+        );
         let v: serde_json::Value = serde_json::from_str(&json(&report())).expect("json");
         assert_eq!(v["surfaces"][0]["queries"][0]["ranks"][0], 1);
         assert_eq!(v["surfaces"][0]["surface"], "tools/search");
     }
+}
+
+/// The quality column of `mcp-conform matrix` (quality.md): per server, the
+/// MRR and recall@5 of each surface beside the baseline's.
+pub fn matrix_markdown(rows: &[(String, Option<QualityReport>)]) -> String {
+    use crate::quality::Surface;
+    let mut out = String::from(
+        "# Search quality per server\n\nMRR / recall@5 of each surface, BM25 baseline in brackets \
+         (self-retrieval queries; `mcp-conform quality` gives the whole table).\n\n| server |",
+    );
+    for s in Surface::ALL {
+        let _ = write!(out, " {} |", s.label());
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---|".repeat(Surface::ALL.len()));
+    out.push('\n');
+    for (name, report) in rows {
+        let _ = write!(out, "| {} |", name.replace('|', "\\|"));
+        for s in Surface::ALL {
+            let measured = report
+                .as_ref()
+                .and_then(|r| r.surfaces.iter().find(|x| x.surface == s));
+            let cell = match (report, measured) {
+                (None, _) => "not measured".to_string(),
+                (Some(_), None) => "not offered".to_string(),
+                (Some(_), Some(x)) => match (&x.server, &x.baseline) {
+                    (Some(a), Some(b)) => format!(
+                        "{:.2} / {:.2} ({:.2} / {:.2})",
+                        a.mrr.mean, a.recall_at_5.mean, b.mrr.mean, b.recall_at_5.mean
+                    ),
+                    _ => "no queries".to_string(),
+                },
+            };
+            let _ = write!(out, " {cell} |");
+        }
+        out.push('\n');
+    }
+    out
 }

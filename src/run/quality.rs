@@ -69,7 +69,9 @@ pub async fn measure(target: &Target, opts: &QualityOptions) -> Result<QualityRe
     for surface in offered {
         reports.push(measure_surface(&mut session, surface, &catalogs, opts).await);
     }
-    session.close_in_background(Duration::from_millis(100)).await;
+    session
+        .close_in_background(Duration::from_millis(100))
+        .await;
     Ok(QualityReport {
         format: measure::FORMAT,
         target: target.display(),
@@ -96,7 +98,10 @@ struct Catalogs {
 impl Catalogs {
     async fn read(session: &mut Session, server: &Value, timeout: Duration) -> Catalogs {
         let mut list = async |feature: Feature| {
-            if server.pointer(&format!("/capabilities/{}", feature.plural())).is_none() {
+            if server
+                .pointer(&format!("/capabilities/{}", feature.plural()))
+                .is_none()
+            {
                 return Vec::new();
             }
             list_all(session, feature, timeout).await
@@ -203,7 +208,11 @@ async fn measure_surface(
     let items = catalogs.items(feature);
     let names: Vec<String> = items.iter().map(|i| i.name.clone()).collect();
     let all = match &opts.labelled {
-        Some((_, set)) => set.iter().filter(|q| q.feature == feature).cloned().collect(),
+        Some((_, set)) => set
+            .iter()
+            .filter(|q| q.feature == feature)
+            .cloned()
+            .collect(),
         None => queries::self_queries(&items, feature, opts.seed, opts.sentences),
     };
     let chosen = queries::sample(all, opts.max_queries, opts.seed);
@@ -225,7 +234,8 @@ async fn authorize_tool_search(session: &mut Session, catalogs: &Catalogs, timeo
     let uri = catalogs.resources.iter().find_map(|r| {
         let uri = r.get("uri")?.as_str()?;
         let bare = uri.split(['?', '#']).next()?;
-        bare.ends_with("tool_descriptions").then(|| bare.to_string())
+        bare.ends_with("tool_descriptions")
+            .then(|| bare.to_string())
     });
     if let Some(uri) = uri {
         let params = json!({ "uri": format!("{uri}?tools={TOOL_SEARCH}") });
@@ -253,7 +263,10 @@ async fn ask(session: &mut Session, surface: Surface, query: &str, timeout: Dura
             params["cursor"] = c;
         }
         let started = Instant::now();
-        let answer = match session.request(method, Some(params), None, Some(timeout)).await {
+        let answer = match session
+            .request(method, Some(params), None, Some(timeout))
+            .await
+        {
             Ok(a) => a,
             Err(e) if names.is_empty() => return Answer::Failed(e.to_string()),
             Err(_) => break,
