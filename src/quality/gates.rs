@@ -97,7 +97,7 @@ mod tests {
         let gate = |metric, min| Gate { metric, min };
         assert!(check(
             &[gate(Metric::RecallAt5, 1.0), gate(Metric::Mrr, 0.5)],
-            &[r.clone()]
+            std::slice::from_ref(&r)
         )
         .is_empty());
         let missed = check(&[gate(Metric::RecallAt1, 0.5)], &[r]);

@@ -18,7 +18,7 @@ pub const TOOL_DESCRIPTIONS_NAME: &str = "Tool Descriptions - Required for tool 
 
 /// Field weights: a word in the name says more about a tool than one in its
 /// description.
-const W_NAME: f32 = 1.5;
+const W_NAME: f32 = 3.0;
 const W_TITLE: f32 = 2.0;
 const W_TAG: f32 = 1.5;
 const W_CATEGORY: f32 = 1.5;

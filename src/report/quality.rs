@@ -35,7 +35,7 @@ fn surface_title(s: &SurfaceReport) -> String {
 }
 
 /// Every metric as (name, server, baseline).
-fn rows<'a>(s: &'a SurfaceReport) -> Vec<(&'static str, Figure, Figure)> {
+fn rows(s: &SurfaceReport) -> Vec<(&'static str, Figure, Figure)> {
     match (&s.server, &s.baseline) {
         (Some(a), Some(b)) => a
             .named()
@@ -328,6 +328,44 @@ pub fn html(r: &QualityReport) -> String {
     out
 }
 
+/// The quality column of `mcp-conform matrix` (quality.md): per server, the
+/// MRR and recall@5 of each surface beside the baseline's.
+pub fn matrix_markdown(rows: &[(String, Option<QualityReport>)]) -> String {
+    use crate::quality::Surface;
+    let mut out = String::from(
+        "# Search quality per server\n\nMRR / recall@5 of each surface, BM25 baseline in brackets \
+         (self-retrieval queries; `mcp-conform quality` gives the whole table).\n\n| server |",
+    );
+    for s in Surface::ALL {
+        let _ = write!(out, " {} |", s.label());
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---|".repeat(Surface::ALL.len()));
+    out.push('\n');
+    for (name, report) in rows {
+        let _ = write!(out, "| {} |", name.replace('|', "\\|"));
+        for s in Surface::ALL {
+            let measured = report
+                .as_ref()
+                .and_then(|r| r.surfaces.iter().find(|x| x.surface == s));
+            let cell = match (report, measured) {
+                (None, _) => "not measured".to_string(),
+                (Some(_), None) => "not offered".to_string(),
+                (Some(_), Some(x)) => match (&x.server, &x.baseline) {
+                    (Some(a), Some(b)) => format!(
+                        "{:.2} / {:.2} ({:.2} / {:.2})",
+                        a.mrr.mean, a.recall_at_5.mean, b.mrr.mean, b.recall_at_5.mean
+                    ),
+                    _ => "no queries".to_string(),
+                },
+            };
+            let _ = write!(out, " {cell} |");
+        }
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -397,42 +435,4 @@ mod tests {
         assert_eq!(v["surfaces"][0]["queries"][0]["ranks"][0], 1);
         assert_eq!(v["surfaces"][0]["surface"], "tools/search");
     }
-}
-
-/// The quality column of `mcp-conform matrix` (quality.md): per server, the
-/// MRR and recall@5 of each surface beside the baseline's.
-pub fn matrix_markdown(rows: &[(String, Option<QualityReport>)]) -> String {
-    use crate::quality::Surface;
-    let mut out = String::from(
-        "# Search quality per server\n\nMRR / recall@5 of each surface, BM25 baseline in brackets \
-         (self-retrieval queries; `mcp-conform quality` gives the whole table).\n\n| server |",
-    );
-    for s in Surface::ALL {
-        let _ = write!(out, " {} |", s.label());
-    }
-    out.push_str("\n|---|");
-    out.push_str(&"---|".repeat(Surface::ALL.len()));
-    out.push('\n');
-    for (name, report) in rows {
-        let _ = write!(out, "| {} |", name.replace('|', "\\|"));
-        for s in Surface::ALL {
-            let measured = report
-                .as_ref()
-                .and_then(|r| r.surfaces.iter().find(|x| x.surface == s));
-            let cell = match (report, measured) {
-                (None, _) => "not measured".to_string(),
-                (Some(_), None) => "not offered".to_string(),
-                (Some(_), Some(x)) => match (&x.server, &x.baseline) {
-                    (Some(a), Some(b)) => format!(
-                        "{:.2} / {:.2} ({:.2} / {:.2})",
-                        a.mrr.mean, a.recall_at_5.mean, b.mrr.mean, b.recall_at_5.mean
-                    ),
-                    _ => "no queries".to_string(),
-                },
-            };
-            let _ = write!(out, " {cell} |");
-        }
-        out.push('\n');
-    }
-    out
 }
