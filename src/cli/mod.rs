@@ -195,6 +195,11 @@ pub struct RunArgs {
     /// line, an HTTP body, one SSE event, and one HTTP response stream in all.
     #[arg(long, value_name = "BYTES", default_value_t = mcp_conform::jsonrpc::DEFAULT_MAX_LINE, value_parser = positive_usize)]
     pub max_message_bytes: usize,
+    /// Send HTTP requests through this proxy (an http:// or https:// URL).
+    /// Without it no proxy is used, whatever HTTP_PROXY, HTTPS_PROXY or ALL_PROXY say:
+    /// a proxy receives every header you pass, so you name it yourself.
+    #[arg(long, value_name = "URL", value_parser = parse_url, requires = "url")]
+    pub proxy: Option<String>,
     /// Extra HTTP header for every request (K:V, repeatable), e.g. authorization.
     #[arg(long = "header", value_name = "K:V", value_parser = parse_header)]
     pub headers: Vec<(String, String)>,

@@ -336,6 +336,7 @@ pub(super) async fn build_target(args: &RunArgs) -> Result<Target> {
     spec.headers = args.headers.clone();
     spec.timeout = Duration::from_millis(args.timeout_ms);
     spec.max_body = args.max_message_bytes;
+    spec.proxy = args.proxy.clone();
     if args.command.is_empty() {
         return Ok(Target::Http {
             spec,

@@ -68,7 +68,7 @@ impl Target {
             }
             Target::Http { spec, process, .. } => {
                 HttpConnection::new(spec, era.is_stateless(), &era.version)
-                    .map(|c| Connection::Http(c, process.clone()))
+                    .map(|c| Connection::Http(Box::new(c), process.clone()))
             }
             Target::InProcess(config) => {
                 let (input, output) = crate::reference::in_process::spawn(config.clone());
@@ -88,10 +88,11 @@ impl Target {
         command.stdout_is_log = true;
         let display = command.display();
         // Any answer, a redirect too, means the server is up; none is followed.
-        let client = reqwest::Client::builder()
+        let builder = reqwest::Client::builder()
             .connect_timeout(Duration::from_millis(500))
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
+            .redirect(reqwest::redirect::Policy::none());
+        let client = crate::transport::http::with_proxy(builder, spec.proxy.as_deref())
+            .and_then(reqwest::ClientBuilder::build)
             .map_err(|e| TransportError::Closed(e.to_string()))?;
         let answers = |client: &reqwest::Client| {
             client

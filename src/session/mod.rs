@@ -70,7 +70,7 @@ pub type SharedProcess = Arc<tokio::sync::Mutex<StdioConnection>>;
 /// The connection a session runs over.
 pub enum Connection {
     Stdio(Box<StdioConnection>),
-    Http(HttpConnection, Option<SharedProcess>),
+    Http(Box<HttpConnection>, Option<SharedProcess>),
     /// The reference server in the same process (`Target::InProcess`).
     Pipe(Box<crate::transport::PipeConnection>),
 }
@@ -772,6 +772,10 @@ impl Session {
     /// reason is the clue.
     fn body_hint(&self, violations_before: usize) -> String {
         match self.violations_since(violations_before).last() {
+            // The reason names the content type the harness saw.
+            Some(v) if !v.excerpt.is_empty() && !v.reason.is_empty() => {
+                format!("; {}: {:?}", v.reason, v.excerpt)
+            }
             Some(v) if !v.excerpt.is_empty() => format!("; the body: {:?}", v.excerpt),
             Some(v) if !v.reason.is_empty() => format!("; {}", v.reason),
             _ => String::new(),
@@ -1124,7 +1128,7 @@ mod tests {
         let conn = HttpConnection::new(&HttpSpec::new(url), false, "2025-11-25").expect("a client");
         let mut s = Session::new(
             "main",
-            Connection::Http(conn, None),
+            Connection::Http(Box::new(conn), None),
             Era::new("2025-11-25"),
             Duration::from_secs(5),
             Transcript::new(),

@@ -33,6 +33,10 @@ pub struct HttpSpec {
     /// The `x-mcp-header` annotations learnt from the server's tool lists,
     /// shared by every connection made from this spec.
     pub tool_headers: ToolHeaders,
+    /// A proxy the user named (`--proxy`); none otherwise. Proxies from the
+    /// environment (`HTTP_PROXY`, `ALL_PROXY`) are never used: they would
+    /// receive the user's headers although the user named another host.
+    pub proxy: Option<String>,
 }
 
 impl HttpSpec {
@@ -43,6 +47,7 @@ impl HttpSpec {
             timeout: Duration::from_secs(5),
             max_body: crate::jsonrpc::DEFAULT_MAX_LINE,
             tool_headers: ToolHeaders::default(),
+            proxy: None,
         }
     }
 }
@@ -90,10 +95,11 @@ fn stateless_headers(msg: &Value, tools: &ToolHeaders) -> Vec<(String, String)> 
 
 impl HttpConnection {
     pub fn new(spec: &HttpSpec, stateless: bool, version: &str) -> Result<Self, TransportError> {
-        let client = client(spec.timeout).map_err(|e| TransportError::Spawn {
-            command: spec.url.clone(),
-            reason: error_chain(&e),
-        })?;
+        let client =
+            client(spec.timeout, spec.proxy.as_deref()).map_err(|e| TransportError::Spawn {
+                command: spec.url.clone(),
+                reason: error_chain(&e),
+            })?;
         let (tx, rx) = mpsc::channel(QUEUE);
         Ok(Self {
             spec: spec.clone(),
@@ -473,21 +479,33 @@ const QUEUE: usize = 64;
 
 /// The client of every session: it follows no redirect (one to another host
 /// would carry the user's headers there, and reqwest strips only
-/// `authorization`), and asks for no compression (without Accept-Encoding,
-/// any coding is acceptable) and decodes none, so a compressed body is
-/// reported, never inflated.
-fn client(timeout: Duration) -> reqwest::Result<reqwest::Client> {
+/// `authorization`), goes through no proxy but the one the user named, and
+/// asks for no compression (without Accept-Encoding, any coding is
+/// acceptable) and decodes none, so a compressed body is reported, never
+/// inflated.
+fn client(timeout: Duration, proxy: Option<&str>) -> reqwest::Result<reqwest::Client> {
     let mut identity = HeaderMap::new();
     identity.insert(ACCEPT_ENCODING, HeaderValue::from_static("identity"));
-    reqwest::Client::builder()
+    let builder = reqwest::Client::builder()
         .connect_timeout(timeout)
         .default_headers(identity)
         .redirect(reqwest::redirect::Policy::none())
         .no_gzip()
         .no_brotli()
         .no_deflate()
-        .no_zstd()
-        .build()
+        .no_zstd();
+    with_proxy(builder, proxy)?.build()
+}
+
+/// No proxy from the environment; the one the user named, if any.
+pub fn with_proxy(
+    builder: reqwest::ClientBuilder,
+    proxy: Option<&str>,
+) -> reqwest::Result<reqwest::ClientBuilder> {
+    Ok(match proxy {
+        Some(url) => builder.proxy(reqwest::Proxy::all(url)?),
+        None => builder.no_proxy(),
+    })
 }
 
 /// Sends a request and waits (within the timeout) for its answer's
@@ -584,7 +602,12 @@ async fn deliver_body(exchange: &Exchange, body: &[u8], seen: &Seen) -> bool {
             answered
         }
         _ => {
-            let (status, content_type) = (seen.status, &seen.content_type);
+            // The status is said by the unanswered POST that follows.
+            let content_type = if seen.content_type.is_empty() {
+                "no content type"
+            } else {
+                &seen.content_type
+            };
             let what = if body.is_empty() {
                 "an empty body"
             } else {
@@ -592,7 +615,7 @@ async fn deliver_body(exchange: &Exchange, body: &[u8], seen: &Seen) -> bool {
             };
             exchange
                 .deliver(Incoming::Garbage {
-                    reason: format!("HTTP {status} with {what} ({content_type})"),
+                    reason: format!("{what} ({content_type})"),
                     excerpt: excerpt(body),
                 })
                 .await;

@@ -6,12 +6,13 @@
 //! of the run survives it. Ignored, with the reason, where python3 is
 //! missing (unless the `python` prerequisite is required). Beside them, a
 //! server that redirects to another host never gets the user's headers
-//! there.
+//! there, and neither does a proxy the user did not name.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use libtest_mimic::Trial;
@@ -80,11 +81,11 @@ const HTTP_CASES: &[(&str, &str)] = &[
     ),
     (
         "html-200",
-        "HTTP 200 OK with a body that is not a JSON-RPC message (text/html); the body: \"<!doctype html>",
+        "with 200 OK and no JSON-RPC response; a body that is not a JSON-RPC message (text/html): \"<!doctype html>",
     ),
     (
         "status-500",
-        "answered its HTTP POST with 500 Internal Server Error and no JSON-RPC response; the body: \"Internal Server Error\"",
+        "answered its HTTP POST with 500 Internal Server Error and no JSON-RPC response; a body that is not a JSON-RPC message (text/plain): \"Internal Server Error\"",
     ),
     (
         "cut-short",
@@ -328,16 +329,19 @@ pub fn trials() -> Vec<Trial> {
             prereq::python,
             every_hostile_server_gets_named_verdicts_and_leaves_nothing_behind,
         ),
-        // Run with --include-ignored: its memory bound does not hold yet
-        // for the three cases that send past the 16 MiB cap (peak RSS 124
-        // to 174 MiB measured; reports/hostile-http.md).
         prereq::trial(
             "hostile::every_hostile_http_server_gets_named_verdicts_and_leaves_nothing_behind",
             Prereq::Python,
             prereq::python,
             every_hostile_http_server_gets_named_verdicts_and_leaves_nothing_behind,
-        )
-        .with_ignored_flag(true),
+        ),
+        Trial::test(
+            "hostile::a_proxy_from_the_environment_never_gets_the_users_header",
+            || {
+                a_proxy_from_the_environment_never_gets_the_users_header();
+                Ok(())
+            },
+        ),
         Trial::test(
             "hostile::a_header_the_user_gives_never_reaches_the_host_a_redirect_names",
             || {
@@ -513,38 +517,37 @@ fn judge(
 /// reaches it, and a server on 127.0.0.1 that answers every request with a
 /// `307` pointing there; the harness runs with a secret header against the
 /// first. Nothing may reach the second: a redirect is not followed.
-fn a_header_the_user_gives_never_reaches_the_host_a_redirect_names() {
-    let other = TcpListener::bind("127.0.0.2:0")
-        .unwrap_or_else(|e| panic!("cannot listen on 127.0.0.2 (loopback): {e}"));
-    let steal = format!(
-        "http://127.0.0.2:{}/steal",
-        other.local_addr().map(|a| a.port()).unwrap_or(0)
-    );
-    other
-        .set_nonblocking(true)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let server = TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
-    let url = format!(
-        "http://127.0.0.1:{}/mcp",
-        server.local_addr().map(|a| a.port()).unwrap_or(0)
-    );
-    let redirect = format!(
-        "HTTP/1.1 307 Temporary Redirect\r\nLocation: {steal}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    );
-    let first_saw = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
-    let seen = first_saw.clone();
+/// A loopback listener on `ip` that records what each connection sent and
+/// answers every one with `answer`: its port, and what it has seen.
+fn recording_listener(ip: &str, answer: String) -> (u16, Arc<Mutex<Vec<String>>>) {
+    let listener =
+        TcpListener::bind((ip, 0)).unwrap_or_else(|e| panic!("cannot listen on {ip}: {e}"));
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = seen.clone();
     std::thread::spawn(move || {
-        for conn in server.incoming().flatten() {
-            let mut conn = conn;
+        for mut conn in listener.incoming().flatten() {
             let _ = conn.set_read_timeout(Some(Duration::from_millis(500)));
-            let mut buf = [0u8; 4096];
+            let mut buf = [0u8; 8192];
             let n = conn.read(&mut buf).unwrap_or(0);
-            if let Ok(mut s) = seen.lock() {
-                s.extend_from_slice(&buf[..n]);
+            if let Ok(mut s) = record.lock() {
+                s.push(String::from_utf8_lossy(&buf[..n]).into_owned());
             }
-            let _ = conn.write_all(redirect.as_bytes());
+            let _ = conn.write_all(answer.as_bytes());
         }
     });
+    (port, seen)
+}
+
+fn seen_by(listener: &Arc<Mutex<Vec<String>>>) -> Vec<String> {
+    listener.lock().map(|s| s.clone()).unwrap_or_default()
+}
+
+const NOT_FOUND: &str = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+
+/// Runs the handshake against `url` with a secret header, more arguments
+/// and environment variables.
+fn handshake_with_secret(url: &str, more: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
     let out = Command::new(common::bin())
         .args([
             "-q",
@@ -556,11 +559,74 @@ fn a_header_the_user_gives_never_reaches_the_host_a_redirect_names() {
             "2000",
         ])
         .args(["--protocol-version", "2025-11-25"])
-        .args(["--header", "x-api-key:SECRET123"])
-        .args(["--header", "authorization:Bearer SECRET456"])
-        .args(["--url", &url])
+        .args(["--header", "x-api-key:SECRET123", "--url", url])
+        .args(more)
+        .envs(env.iter().copied())
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
+/// A proxy set in the environment is a host the user did not name on the
+/// command line: it gets nothing. One named with --proxy gets the requests.
+fn a_proxy_from_the_environment_never_gets_the_users_header() {
+    let (proxy_port, proxy) = recording_listener("127.0.0.2", NOT_FOUND.to_string());
+    let (server_port, server) = recording_listener("127.0.0.1", NOT_FOUND.to_string());
+    let proxy_url = format!("http://127.0.0.2:{proxy_port}");
+    let url = format!("http://127.0.0.1:{server_port}/mcp");
+    let env: Vec<(&str, &str)> = [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "all_proxy",
+    ]
+    .into_iter()
+    .map(|k| (k, proxy_url.as_str()))
+    .chain([("NO_PROXY", ""), ("no_proxy", "")])
+    .collect();
+    let (_, text) = handshake_with_secret(&url, &[], &env);
+    assert!(
+        seen_by(&proxy).is_empty(),
+        "the environment's proxy got connections: {:?}\n{text}",
+        seen_by(&proxy)
+    );
+    assert!(
+        seen_by(&server).iter().any(|r| r.contains("SECRET123")),
+        "the server at --url did not get the request: {text}"
+    );
+    let (_, text) = handshake_with_secret(&url, &["--proxy", &proxy_url], &[]);
+    assert!(
+        seen_by(&proxy)
+            .iter()
+            .any(|r| r.contains(&url) && r.contains("SECRET123")),
+        "the proxy named with --proxy did not get the request: {:?}\n{text}",
+        seen_by(&proxy)
+    );
+}
+
+fn a_header_the_user_gives_never_reaches_the_host_a_redirect_names() {
+    let other = TcpListener::bind("127.0.0.2:0")
+        .unwrap_or_else(|e| panic!("cannot listen on 127.0.0.2 (loopback): {e}"));
+    let steal = format!(
+        "http://127.0.0.2:{}/steal",
+        other.local_addr().map(|a| a.port()).unwrap_or(0)
+    );
+    other
+        .set_nonblocking(true)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let redirect = format!(
+        "HTTP/1.1 307 Temporary Redirect\r\nLocation: {steal}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    let (port, first_saw) = recording_listener("127.0.0.1", redirect);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (code, text) =
+        handshake_with_secret(&url, &["--header", "authorization:Bearer SECRET456"], &[]);
     let mut reached = Vec::new();
     while let Ok((mut conn, _)) = other.accept() {
         let _ = conn.set_nonblocking(false);
@@ -573,18 +639,12 @@ fn a_header_the_user_gives_never_reaches_the_host_a_redirect_names() {
         reached.is_empty(),
         "the redirect's host got connections: {reached:?}"
     );
-    let first = first_saw.lock().map(|s| s.clone()).unwrap_or_default();
     assert!(
-        String::from_utf8_lossy(&first).contains("SECRET123"),
+        seen_by(&first_saw).iter().any(|r| r.contains("SECRET123")),
         "the server at --url did not get the request: {:?}",
-        String::from_utf8_lossy(&first)
+        seen_by(&first_saw)
     );
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert_eq!(code, Some(3), "{text}");
     assert!(
         text.contains(&format!(
             "answered 307 Temporary Redirect to Location {steal}"
