@@ -13,6 +13,7 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         unranked_search_fault_lowers_mrr,
         shipped_labelled_set_is_measured_with_styles,
         bad_labelled_set_names_file_line_and_column,
+        a_run_with_quality_adds_info_and_keeps_its_verdict,
     ]
 }
 
@@ -166,5 +167,34 @@ fn bad_labelled_set_names_file_line_and_column() {
     assert!(
         stderr.contains(&format!("{f}:3:29: the grade of `page_create`")),
         "{stderr}"
+    );
+}
+
+/// `--quality` on a run: the figures follow the summary as info; the exit
+/// code stays the run's, even when the ranking is careless.
+fn a_run_with_quality_adds_info_and_keeps_its_verdict() {
+    let out = common::cli(&[
+        "-q",
+        "-p",
+        "sep-1300",
+        "--quality",
+        "--",
+        common::bin(),
+        "serve-reference",
+        "--fault",
+        "search-unranked",
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    let info = stdout
+        .find("INFO  search quality")
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        stdout.find("conformance result:").is_some_and(|v| v < info),
+        "{stdout}"
+    );
+    assert!(
+        stdout[info..].contains("tools/search: 314 queries"),
+        "{stdout}"
     );
 }
