@@ -5,6 +5,7 @@ pub mod baseline;
 pub mod builtin;
 pub mod fixture;
 pub mod jsonrpc;
+pub mod quality;
 pub mod reference;
 pub mod report;
 pub mod requirements;

@@ -155,6 +155,7 @@ pub fn matrix(
         .enable_all()
         .build()?;
     let mut columns = Vec::new();
+    let mut quality_rows = Vec::new();
     for server in &spec.servers {
         let env: Vec<(String, String)> = server.env.clone().into_iter().collect();
         let command = if server.command.is_empty() {
@@ -204,6 +205,10 @@ pub fn matrix(
             &policy,
             |e| collector.handle(&e),
         ));
+        quality_rows.push((
+            server.name.clone(),
+            runtime.block_on(super::quality::for_matrix(&launched, timeout_ms)),
+        ));
         runtime.block_on(launched.stop());
         let column = match run {
             Ok(_) => {
@@ -250,8 +255,12 @@ pub fn matrix(
         &out_dir.join("matrix.html"),
         &matrix::html(&columns, &requirements),
     )?;
+    write_file(
+        &out_dir.join("quality.md"),
+        &mcp_conform::report::quality::matrix_markdown(&quality_rows),
+    )?;
     println!(
-        "wrote matrix.md, matrix.html, drafts.md and drafts.html in {}",
+        "wrote matrix.md, matrix.html, drafts.md, drafts.html and quality.md in {}",
         out_dir.display()
     );
     Ok(EXIT_OK)

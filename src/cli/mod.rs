@@ -3,6 +3,7 @@
 mod argv;
 mod combine;
 mod explain;
+mod quality;
 mod run;
 mod select;
 mod sources;
@@ -75,6 +76,16 @@ pub enum Command {
         #[arg(short = 'j', long, value_name = "N")]
         jobs: Option<usize>,
     },
+    /// Relevance figures of every search surface (tools/list query, tools/search,
+    /// prompts/search, resources/search, tool_search) beside a BM25 baseline.
+    /// Exit codes: 0 measured or nothing to measure, 1 a --min-… gate not met,
+    /// 2 usage error or bad --queries file, 3 the server could not be reached.
+    Quality {
+        #[command(flatten)]
+        flags: quality::QualityFlags,
+        #[command(flatten)]
+        run: Box<RunArgs>,
+    },
     /// Serve the built-in reference server (stdio) that implements every profile.
     ServeReference(mcp_conform::reference::ServeArgs),
     /// Print a requirement (its rule, whose rule it is, quote, source and the scenarios that check it) or a scenario.
@@ -141,6 +152,10 @@ pub struct RunArgs {
     /// (slower; for checking that sharing changes no verdict).
     #[arg(long)]
     pub isolate: bool,
+    /// After the run, measure search relevance (as `mcp-conform quality` does) and
+    /// print the figures as info; they never change the verdict or exit code.
+    #[arg(long)]
+    pub quality: bool,
     /// Warnings fail the run too.
     #[arg(long)]
     pub strict: bool,
@@ -359,6 +374,7 @@ pub fn dispatch(cli: Cli, raw: &[String]) -> Result<u8> {
             timeout_ms,
             jobs,
         }) => combine::matrix(&file, &out_dir, &profiles, timeout_ms, jobs),
+        Some(Command::Quality { flags, run }) => quality::main(flags, *run),
         Some(Command::ServeReference(args)) => {
             mcp_conform::reference::run(args)?;
             Ok(EXIT_OK)

@@ -199,6 +199,9 @@ fn execute(
                 Ok(EXIT_INTERRUPTED)
             }
         };
+        if args.quality && matches!(code, Ok(c) if c <= EXIT_FAILURES) {
+            super::quality::after_run(&args, &target).await;
+        }
         target.stop().await;
         code
     })
@@ -224,6 +227,7 @@ const SUBCOMMANDS: &[&str] = &[
     "show",
     "merge",
     "matrix",
+    "quality",
     "serve-reference",
     "help",
 ];
@@ -325,7 +329,7 @@ fn print_not_started(reason: &str, over_http: bool) {
 }
 
 /// stdio (a command, or the reference server) or HTTP (`--url`, maybe launching the command).
-async fn build_target(args: &RunArgs) -> Result<Target> {
+pub(super) async fn build_target(args: &RunArgs) -> Result<Target> {
     let Some(url) = &args.url else {
         let mut target = stdio_target(&args.command, &args.env, args.cwd.as_deref())?;
         if let Target::Stdio(spec) = &mut target {

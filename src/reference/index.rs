@@ -196,25 +196,19 @@ impl SearchIndex {
     }
 
     fn score(&self, query: &str, allowed: Option<&Bitset>, exact: &[u32]) -> Vec<(u32, f32)> {
-        let mut terms: Vec<String> = text::tokens(query).collect();
+        let mut terms: Vec<String> = text::query_terms(query);
         terms.sort();
         terms.dedup();
         let n = self.len() as f32;
         // Dense accumulator: far cheaper than a hash map when a common term
         // touches a large share of a big catalog.
         SCORES.with(|cell| {
-            let mut acc = cell.borrow_mut();
+            let (acc, hits) = &mut *cell.borrow_mut();
             if acc.len() < self.len() {
                 acc.resize(self.len(), 0.0);
+                hits.resize(self.len(), 0);
             }
             let mut touched: Vec<u32> = Vec::new();
-            let mut add = |doc: u32, s: f32| {
-                let slot = &mut acc[doc as usize];
-                if *slot == 0.0 {
-                    touched.push(doc);
-                }
-                *slot += s;
-            };
             for term in &terms {
                 let Some(list) = self.postings.get(term.as_str()) else {
                     continue;
@@ -226,20 +220,37 @@ impl SearchIndex {
                         continue;
                     }
                     let norm = 1.0 - B + B * self.doc_len[p.doc as usize] / self.avg_len;
-                    add(p.doc, idf * p.wtf * (K1 + 1.0) / (p.wtf + K1 * norm));
+                    let d = p.doc as usize;
+                    if hits[d] == 0 {
+                        touched.push(p.doc);
+                    }
+                    hits[d] = hits[d].saturating_add(1);
+                    acc[d] += idf * p.wtf * (K1 + 1.0) / (p.wtf + K1 * norm);
                 }
             }
+            // Coordination: a document matching more of the query's distinct
+            // terms ranks above one matching a single term heavily (a name
+            // word such as "get" shared by many tools must not outrank the
+            // tool the rest of the query describes).
+            let wanted = terms.len().max(1) as f32;
+            let mut scored: Vec<(u32, f32)> = touched
+                .into_iter()
+                .map(|d| {
+                    let i = d as usize;
+                    let coord = f32::from(std::mem::take(&mut hits[i])) / wanted;
+                    (d, std::mem::take(&mut acc[i]) * (0.5 + 0.5 * coord))
+                })
+                .collect();
             for &doc in exact {
                 if (doc as usize) < self.len() && allowed.is_none_or(|a| a.contains(doc as usize)) {
                     // Far above any BM25 score, so exact names always lead.
-                    add(doc, 1.0e6);
+                    match scored.iter_mut().find(|(d, _)| *d == doc) {
+                        Some(s) => s.1 += 1.0e6,
+                        None => scored.push((doc, 1.0e6)),
+                    }
                 }
             }
-            // Leave the accumulator all zeros for the next query.
-            touched
-                .into_iter()
-                .map(|d| (d, std::mem::take(&mut acc[d as usize])))
-                .collect()
+            scored
         })
     }
 }
@@ -248,7 +259,9 @@ thread_local! {
     /// The dense score accumulator, reused across queries: allocating and
     /// zeroing one slot per document on every query of a 100k-tool catalog
     /// costs more than scoring.
-    static SCORES: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Beside each score, how many query terms the document matched.
+    static SCORES: std::cell::RefCell<(Vec<f32>, Vec<u16>)> =
+        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }
 
 /// The high half of a sort key: higher scores sort first. Scores are never

@@ -17,6 +17,32 @@ pub fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
     words(text).map(|w| stem(&w))
 }
 
+/// English function words: in a query of other words too they say nothing
+/// about which item is wanted ("get rid of a whole area and everything in
+/// it"), and matching them ranks items whose text merely uses them.
+const QUERY_STOPWORDS: &[&str] = &[
+    "a", "about", "all", "an", "and", "are", "as", "at", "be", "by", "can", "could", "do", "does",
+    "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me",
+    "my", "of", "on", "or", "our", "please", "should", "so", "some", "than", "that", "the",
+    "their", "them", "then", "there", "these", "this", "those", "to", "us", "was", "we", "were",
+    "what", "when", "where", "which", "who", "why", "will", "with", "would", "you", "your",
+];
+
+/// The stemmed terms of a query, without function words unless the query
+/// has nothing else (a query of only "the" still matches what says "the").
+pub fn query_terms(query: &str) -> Vec<String> {
+    let all: Vec<String> = words(query).collect();
+    let content: Vec<&String> = all
+        .iter()
+        .filter(|w| QUERY_STOPWORDS.binary_search(&w.as_str()).is_err())
+        .collect();
+    if content.is_empty() {
+        all.iter().map(|w| stem(w)).collect()
+    } else {
+        content.into_iter().map(|w| stem(w)).collect()
+    }
+}
+
 /// Strips a plural `s`/`es`/`ies`, `ing` or `ed`, then a trailing `e`, from
 /// words long enough that the remainder is still distinctive.
 pub fn stem(word: &str) -> String {
@@ -77,6 +103,17 @@ mod tests {
             tokens(".* ${jndi:x} %00").collect::<Vec<_>>(),
             ["jndi", "x", "00"]
         );
+    }
+
+    #[test]
+    fn queries_drop_function_words_unless_nothing_else_is_left() {
+        assert!(QUERY_STOPWORDS.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(
+            query_terms("get rid of a whole area"),
+            ["get", "rid", "whol", "area"]
+        );
+        assert_eq!(query_terms("the a"), ["the", "a"]);
+        assert_eq!(query_terms("page_create"), ["page", "creat"]);
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod policy;
 pub mod pool;
 pub mod probe;
 pub mod property;
+pub mod quality;
 pub mod scheduler;
 pub mod target;
 pub mod walks;

@@ -186,12 +186,78 @@ fn outcome_counts(report: &Value) -> OutcomeCounts {
 }
 
 pub fn trials() -> Vec<Trial> {
-    vec![prereq::trial(
-        "browser::html_report_renders_and_expands_a_failure",
-        Prereq::Browser,
-        prereq::browser,
-        html_report_renders_and_expands_a_failure,
-    )]
+    vec![
+        prereq::trial(
+            "browser::html_report_renders_and_expands_a_failure",
+            Prereq::Browser,
+            prereq::browser,
+            html_report_renders_and_expands_a_failure,
+        ),
+        prereq::trial(
+            "browser::quality_report_draws_its_charts",
+            Prereq::Browser,
+            prereq::browser,
+            quality_report_draws_its_charts,
+        ),
+    ]
+}
+
+/// `mcp-conform quality --report-html`: one inline SVG chart per surface,
+/// server and baseline bars for each of the five metrics, the rank
+/// distribution, drawn with no script at all.
+fn quality_report_draws_its_charts() {
+    let dir = common::output_dir("quality-browser");
+    let report = dir.join("quality.html");
+    let out = common::cli(&[
+        "quality",
+        "--max-queries",
+        "20",
+        "--report-html",
+        &report.display().to_string(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::text(&out.stderr));
+    common::runtime().block_on(async {
+        let driver = start_driver(&dir.join("chrome-profile")).await;
+        driver
+            .call(
+                reqwest::Method::POST,
+                "/url",
+                Some(json!({"url": format!("file://{}", report.display())})),
+            )
+            .await;
+        assert!(driver.find_all("script").await.is_empty(), "no script");
+        let charts = driver.find_all("svg.quality-chart").await;
+        assert_eq!(charts.len(), 5, "one chart per surface of the reference");
+        assert!(driver.displayed(&charts[0]).await);
+        assert_eq!(
+            driver
+                .find_all("svg.quality-chart rect.bar.server")
+                .await
+                .len(),
+            25
+        );
+        assert_eq!(
+            driver
+                .find_all("svg.quality-chart rect.bar.baseline")
+                .await
+                .len(),
+            25
+        );
+        assert_eq!(
+            driver
+                .find_all("svg.quality-chart rect.rank.server")
+                .await
+                .len(),
+            30
+        );
+        let shot = driver.call(reqwest::Method::GET, "/screenshot", None).await;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(shot.as_str().unwrap_or(""))
+            .unwrap_or_default();
+        assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
+        std::fs::write(dir.join("quality.png"), png).unwrap_or_else(|e| panic!("{e}"));
+        driver.call(reqwest::Method::DELETE, "", None).await;
+    });
 }
 
 fn html_report_renders_and_expands_a_failure() {

@@ -70,6 +70,7 @@ mod prereq;
 #[cfg(unix)]
 mod probe_waits;
 mod properties;
+mod quality;
 mod quotes;
 mod rate_limit;
 mod reference_base;
@@ -129,6 +130,7 @@ fn main() {
     trials.extend(reference_faults::trials());
     trials.extend(reference_base::trials());
     trials.extend(reports::trials());
+    trials.extend(quality::trials());
     trials.extend(cli::trials());
     trials.extend(mutations_restore::trials());
     #[cfg(unix)]

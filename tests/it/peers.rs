@@ -210,5 +210,58 @@ pub fn trials() -> Vec<Trial> {
             move || check_peer(peer),
         )
     })
+    .chain(quality_trials())
     .collect()
+}
+
+/// `mcp-conform quality` on peers with no search surface: nothing to
+/// measure, exit 0.
+fn quality_trials() -> Vec<Trial> {
+    [
+        (
+            "quality_nothing_to_measure_on_server_everything",
+            everything(Transport::Stdio),
+        ),
+        (
+            "quality_nothing_to_measure_on_python_mcp_server",
+            python_mcp(Transport::Stdio),
+        ),
+    ]
+    .into_iter()
+    .map(|(name, peer)| {
+        let probe = peer.clone();
+        prereq::trial(
+            format!("peers::{name}"),
+            Prereq::Peers,
+            move || available(&probe),
+            move || quality_nothing_to_measure(peer),
+        )
+    })
+    .collect()
+}
+
+fn quality_nothing_to_measure(peer: Peer) {
+    let (options, command) = invocation(&peer);
+    let mut args: Vec<&str> = vec!["quality"];
+    args.extend(options.iter().map(String::as_str));
+    args.push("--");
+    args.extend(command.iter().map(String::as_str));
+    let out = common::cli(&args);
+    let stdout = common::text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}: {stdout}{}",
+        peer.name,
+        common::text(&out.stderr)
+    );
+    assert!(
+        stdout.contains("nothing to measure"),
+        "{}: {stdout}",
+        peer.name
+    );
+    assert!(
+        stdout.contains("tools/search: capabilities.tools.search is not true"),
+        "{stdout}"
+    );
 }
