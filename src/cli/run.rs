@@ -200,7 +200,7 @@ fn execute(
             }
         };
         if args.quality && matches!(code, Ok(c) if c <= EXIT_FAILURES) {
-            super::quality::after_run(&args, &target).await;
+            super::quality::after_run(args, &target).await;
         }
         target.stop().await;
         code

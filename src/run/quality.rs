@@ -150,6 +150,7 @@ async fn list_all(session: &mut Session, feature: Feature, timeout: Duration) ->
         budget: timeout.saturating_mul(20),
         timeout,
         meta: true,
+        keep: None,
     };
     match session.paginate(&format!("{field}/list"), None, walk).await {
         Ok(w) => w
