@@ -27,5 +27,7 @@ pub fn scenarios() -> Result<Vec<Scenario>, LoadErrors> {
         .filter(|(p, _)| *p != "requirements.yaml" && *p != "sources.yaml")
         .map(|(p, t)| (format!("{BUILTIN_PREFIX}{p}"), t.to_string()))
         .collect();
-    load_sources(&sources)
+    let mut loaded = load_sources(&sources)?;
+    crate::sources::resolve_scenarios(&mut loaded);
+    Ok(loaded)
 }

@@ -1,10 +1,10 @@
 //! mcp-conform: a declarative conformance harness for MCP servers and the draft
 //! tool-discovery extensions.
 
-pub mod baseline;
 pub mod builtin;
 pub mod fixture;
 pub mod jsonrpc;
+pub mod protocol;
 pub mod quality;
 pub mod reference;
 pub mod report;

@@ -7,8 +7,7 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-use crate::builtin;
-use crate::scenario::model::{Provenance, SpecRef};
+use crate::scenario::model::{Provenance, Scenario, SpecRef};
 use crate::scenario::source::parse_yaml;
 
 /// The id of this project's own rules document.
@@ -16,6 +15,9 @@ pub const INTERPRETATIONS: &str = "interpretations";
 
 /// The project's interpretations document, as shipped.
 pub const INTERPRETATIONS_TEXT: &str = include_str!("../docs/interpretations.md");
+/// The source registry, embedded here (not read through `builtin`, which
+/// loads scenarios and so depends on this module).
+const SOURCES_TEXT: &str = include_str!("../scenarios/sources.yaml");
 
 /// How far a document has come.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -124,7 +126,7 @@ pub fn parse(text: &str) -> Result<Vec<Source>, SourcesError> {
 /// The built-in registry (empty when the file is missing).
 pub fn all() -> Result<&'static [Source], SourcesError> {
     static ALL: OnceLock<Result<Vec<Source>, SourcesError>> = OnceLock::new();
-    ALL.get_or_init(|| builtin::file("sources.yaml").map_or(Ok(Vec::new()), parse))
+    ALL.get_or_init(|| parse(SOURCES_TEXT))
         .as_ref()
         .map(Vec::as_slice)
         .map_err(Clone::clone)
@@ -146,6 +148,14 @@ pub fn resolve_with(registry: &[Source], spec: &mut SpecRef) {
     spec.provenance = Some(source.provenance);
     if spec.url.is_none() {
         spec.url = source.location(spec.section.as_deref());
+    }
+}
+
+/// Names each cited source of each scenario and its location, for reports:
+/// done once the scenarios are loaded, so that the loader stays pure.
+pub fn resolve_scenarios(scenarios: &mut [Scenario]) {
+    for s in scenarios {
+        s.spec.iter_mut().for_each(resolve);
     }
 }
 

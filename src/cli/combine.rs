@@ -12,7 +12,7 @@ use super::EXIT_OK;
 use mcp_conform::report::data::{Collector, FORMAT};
 use mcp_conform::report::matrix::{self, Column};
 use mcp_conform::report::{html, json, junit, markdown};
-use mcp_conform::run::catalog::{run_catalog, RunOptions};
+use mcp_conform::run::catalog_run::{run_catalog, RunOptions};
 use mcp_conform::run::events::Summary;
 use mcp_conform::run::{RunPolicy, Target};
 use mcp_conform::transport::HttpSpec;

@@ -197,7 +197,7 @@ pub struct RunArgs {
     #[arg(short, long)]
     pub verbose: bool,
     /// Lines of each finding's diff shown on the console (0: all; the JSON and HTML reports keep every line).
-    #[arg(long, value_name = "N", default_value_t = mcp_conform::report::diff::DEFAULT_DIFF_LINES)]
+    #[arg(long, value_name = "N", default_value_t = mcp_conform::report::evidence::DEFAULT_DIFF_LINES)]
     pub diff_lines: usize,
     /// Print only failures and the summary.
     #[arg(short, long)]

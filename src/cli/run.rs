@@ -9,11 +9,11 @@ use anyhow::{bail, Context, Result};
 
 use super::usage::Usage;
 use super::{select, Format, RunArgs, EXIT_FAILURES, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE};
-use mcp_conform::baseline::{self, Baseline};
 use mcp_conform::report::console::{ConsoleOptions, ConsoleReporter};
 use mcp_conform::report::data::{Collector, ReportData};
 use mcp_conform::report::{github, html, json, junit, markdown, Renderer};
-use mcp_conform::run::catalog::{run_catalog, RunOptions};
+use mcp_conform::run::baseline::{self, Baseline};
+use mcp_conform::run::catalog_run::{run_catalog, RunOptions};
 use mcp_conform::run::events::Event;
 use mcp_conform::run::probe::EraChoice;
 use mcp_conform::run::property::PropertyRun;

@@ -26,7 +26,8 @@ pub fn load(args: &RunArgs) -> Result<Loaded, LoadErrors> {
     let mut errors = Vec::new();
     for path in &args.scenarios {
         match load_path(path) {
-            Ok(extra) => {
+            Ok(mut extra) => {
+                mcp_conform::sources::resolve_scenarios(&mut extra);
                 for s in extra {
                     match scenarios.iter().position(|b| b.id == s.id) {
                         Some(i) if i < builtin_count => {

@@ -2,7 +2,7 @@
 //! (`serve-reference --catalog-gen N --out FILE`). The same N and seed
 //! always give the same file.
 
-use super::catalog::{
+use super::catalog_file::{
     Catalog, Category, Label, Prompt, PromptArgument, Resource, Tool, ToolFile, FORMAT,
 };
 use serde_json::{json, Value};

@@ -2,11 +2,11 @@
 //! JSON-RPC envelope checks, era selection, the method table, error
 //! mapping and the faults that act on the envelope.
 
-use super::era::{self, Era};
 use super::error::{RpcError, NOT_INITIALIZED, RATE_LIMITED};
 use super::faults::Fault;
 use super::handlers::{self, Ctx};
 use super::params::Params;
+use super::served_era::{self as era, Era};
 use super::server::Server;
 use super::session::SessionState;
 use crate::jsonrpc::{codes, decode_line, error_response, response, DecodeError, Message};
@@ -473,7 +473,7 @@ fn digits_as_number(id: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reference::catalog::Catalog;
+    use crate::reference::catalog_file::Catalog;
     use crate::reference::server::Config;
 
     fn server() -> Server {

@@ -88,12 +88,12 @@ impl RpcError {
 
     /// A URI that names no resource: -32002 in the stateful eras (MCP
     /// 2025-11-25 "Resource not found: -32002"), -32602 in 2026-07-28.
-    pub fn resource_not_found(uri: &str, era: crate::reference::era::Era) -> Self {
+    pub fn resource_not_found(uri: &str, era: crate::reference::served_era::Era) -> Self {
         let e = match era {
-            crate::reference::era::Era::Stateful => {
+            crate::reference::served_era::Era::Stateful => {
                 RpcError::new(RESOURCE_NOT_FOUND, format!("Resource not found: {uri}"))
             }
-            crate::reference::era::Era::Stateless => {
+            crate::reference::served_era::Era::Stateless => {
                 RpcError::invalid_params(format!("Resource not found: {uri}"))
             }
         };

@@ -3,7 +3,7 @@
 //! constraint; an unknown name matches nothing.
 
 use super::bitset::Bitset;
-use super::catalog::Tool;
+use super::catalog_file::Tool;
 use super::error::RpcError;
 use super::faults::{Fault, Faults};
 use super::live::Snapshot;
@@ -141,7 +141,7 @@ fn drop_after_repeats(names: &[String]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reference::catalog::Catalog;
+    use crate::reference::catalog_file::Catalog;
     use serde_json::json;
 
     fn snap() -> Snapshot {

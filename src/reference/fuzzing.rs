@@ -26,7 +26,7 @@
 //!   any character of an issued cursor makes it invalid;
 //! - `?tools=` lists decode to trimmed, non-empty, distinct names.
 
-use super::catalog::Catalog;
+use super::catalog_file::Catalog;
 use super::cursor::{self, CursorKey, Position};
 use super::filter::ToolFilter;
 use super::handlers::progressive::selected_tools;

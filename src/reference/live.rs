@@ -6,7 +6,7 @@
 //! first use so that start-up only pays for parsing.
 
 use super::bitset::Bitset;
-use super::catalog::{Catalog, Tool};
+use super::catalog_file::{Catalog, Tool};
 use super::index::{Field, SearchIndex};
 use std::collections::HashMap;
 use std::sync::OnceLock;

@@ -9,11 +9,10 @@
 
 pub mod args;
 pub mod bitset;
-pub mod catalog;
+pub mod catalog_file;
 pub mod catalog_gen;
 pub mod cursor;
 pub mod dispatch;
-pub mod era;
 pub mod error;
 pub mod faults;
 pub mod filter;
@@ -25,6 +24,7 @@ pub mod index;
 pub mod live;
 pub mod params;
 pub mod rate;
+pub mod served_era;
 pub mod server;
 pub mod session;
 pub mod shared_auth;
@@ -32,7 +32,7 @@ pub mod stdio;
 pub mod store;
 pub mod text;
 
-pub use catalog::{Catalog, CatalogError};
+pub use catalog_file::{Catalog, CatalogError};
 pub use faults::{Fault, FaultTrace, Faults};
 pub use server::{Config, Server};
 pub use session::{Change, SessionState};

@@ -2,7 +2,7 @@
 //! in-memory store and the change feed. Transports own sessions and call
 //! [`Server::handle`] / [`Server::handle_line`] (see `dispatch.rs`).
 
-use super::catalog::Catalog;
+use super::catalog_file::Catalog;
 use super::cursor::CursorKey;
 use super::faults::{Fault, Faults};
 use super::live::Snapshot;

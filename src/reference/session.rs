@@ -4,8 +4,8 @@
 //! Over stdio one process is one session; an HTTP transport keeps one
 //! `SessionState` per `Mcp-Session-Id`.
 
-use super::era::META_SUBSCRIPTION;
 use super::rate::{RateSpec, TokenBucket};
+use super::served_era::META_SUBSCRIPTION;
 use crate::jsonrpc::notification;
 use serde_json::{json, Value};
 use std::collections::HashSet;

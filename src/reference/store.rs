@@ -6,7 +6,7 @@
 //! Tools whose verb is not recognised answer with an acknowledgement that
 //! echoes their validated arguments.
 
-use crate::reference::catalog::Tool;
+use crate::reference::catalog_file::Tool;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 

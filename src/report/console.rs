@@ -6,7 +6,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::diff::{self, DEFAULT_DIFF_LINES, SENT_CHARS};
+use super::evidence::{self, DEFAULT_DIFF_LINES, SENT_CHARS};
 use super::overview::{self, Brief, Overview, Problem};
 use crate::run::events::{Event, RunInfo, Summary};
 use crate::run::outcome::{Finding, Outcome, ScenarioResult};
@@ -469,14 +469,14 @@ impl<W: Write> ConsoleReporter<W> {
             s.push_str(&property_lines(p));
         }
         if let Some(actual) = &f.actual {
-            let (label, sent) = diff::server_sent(actual, SENT_CHARS);
+            let (label, sent) = evidence::server_sent(actual, SENT_CHARS);
             s.push_str(&format!("  {label}: {sent}\n"));
         }
         if let Some(text) = &f.diff {
             let capped = if f.outcome == Outcome::Warn && !self.opts.verbose {
-                diff::first_change(text, self.diff_lines)
+                evidence::first_change(text, self.diff_lines)
             } else {
-                diff::cap(text, self.diff_lines)
+                evidence::cap(text, self.diff_lines)
             };
             for line in capped.lines {
                 let painted = if line.starts_with('+') && !line.starts_with("+++") {

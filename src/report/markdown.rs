@@ -4,7 +4,7 @@
 //! its quote and a collapsed diff.
 
 use super::data::ReportData;
-use super::diff::{self, DEFAULT_DIFF_LINES, SENT_CHARS};
+use super::evidence::{self, DEFAULT_DIFF_LINES, SENT_CHARS};
 use super::overview;
 use crate::run::events::Counts;
 use crate::run::outcome::{Outcome, ScenarioResult};
@@ -135,7 +135,7 @@ fn problem(r: &ScenarioResult, eras: &str) -> String {
             md.push_str(&format!("\nAt {}\n", code_span(at)));
         }
         if let Some(actual) = &f.actual {
-            let (label, sent) = diff::server_sent(actual, SENT_CHARS);
+            let (label, sent) = evidence::server_sent(actual, SENT_CHARS);
             md.push_str(&format!(
                 "\n{}: {}\n",
                 upper_first(&label),
@@ -153,7 +153,7 @@ fn problem(r: &ScenarioResult, eras: &str) -> String {
         for d in diffs {
             // A job summary or a comment has a size limit: the JSON and HTML
             // reports keep the whole diff.
-            let capped = diff::cap(d, Some(DEFAULT_DIFF_LINES));
+            let capped = evidence::cap(d, Some(DEFAULT_DIFF_LINES));
             for line in capped.lines {
                 md.push_str(line);
                 md.push('\n');

@@ -3,8 +3,8 @@
 
 pub mod console;
 pub mod data;
-pub mod diff;
 pub mod drafts;
+pub mod evidence;
 pub mod github;
 pub mod html;
 pub mod json;

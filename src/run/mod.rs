@@ -1,7 +1,8 @@
 //! I/O side of a run: targets, the executor of one scenario, the scheduler
 //! and the event stream every reporter consumes.
 
-pub mod catalog;
+pub mod baseline;
+pub mod catalog_run;
 pub mod events;
 pub mod executor;
 pub mod outcome;

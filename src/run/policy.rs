@@ -5,8 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::baseline::Baseline;
 use super::outcome::{Outcome, ScenarioResult};
-use crate::baseline::Baseline;
 
 /// The judge's settings for one run.
 #[derive(Debug, Clone, Default)]
@@ -147,7 +147,7 @@ impl Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::baseline;
+    use crate::run::baseline;
     use crate::scenario::load::load_str;
 
     fn result(id: &str, outcome: Outcome) -> ScenarioResult {

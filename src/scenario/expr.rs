@@ -369,7 +369,8 @@ helpers! {
     tool_result: 1, schema_errors: 2, url_encode: 1, sum: 1, reachable: 2, common_words: 2,
     groups_of: 1, field_is: 3, has_path: 2, is_true: 2, schema_problems: 1, instance_errors: 2,
     base64_valid: 1, sample_args: 1, prompt_args: 1, expand_template: 1, may_call: 2,
-    template_vars: 1, only: 2, sample: 3, repeated: 1,
+    template_vars: 1, only: 2, sample: 3, repeated: 1, is_pd_uri: 1, pd_uris: 1,
+    uri_safe_picks: 2, tool_names: 1,
 }
 
 /// Calls with up to this many arguments reach a helper whatever its own
@@ -924,7 +925,7 @@ fn groups_of(a: &[Value]) -> HelperResult {
 }
 
 /// The grouping extension's membership key in `_meta`.
-pub(super) const GROUPS_META_KEY: &str = "io.modelcontextprotocol/groups";
+pub(super) use crate::protocol::META_GROUPS as GROUPS_META_KEY;
 
 /// Percent-encodes a text for use in a URI query (RFC 3986 unreserved kept).
 fn url_encode(a: &[Value]) -> HelperResult {
@@ -1033,6 +1034,34 @@ fn expand_template(a: &[Value]) -> HelperResult {
 fn template_vars(a: &[Value]) -> HelperResult {
     let template = str_arg("template_vars", &a[0])?;
     Ok(strings(core::template_vars(template)))
+}
+
+fn is_pd_uri(a: &[Value]) -> HelperResult {
+    Ok(Value::Bool(core::is_pd_uri(str_arg("is_pd_uri", &a[0])?)))
+}
+
+fn pd_uris(a: &[Value]) -> HelperResult {
+    Ok(strings(core::pd_uris(core::listed_items(
+        &a[0],
+        "resources",
+    ))))
+}
+
+fn uri_safe_picks(a: &[Value]) -> HelperResult {
+    let n = a[1].as_u64().ok_or_else(|| {
+        ExecutionError::function_error("uri_safe_picks", "expects a tools/list answer and a count")
+    })?;
+    let tools = core::listed_items(&a[0], "tools");
+    Ok(strings(core::uri_safe_picks(
+        tools,
+        usize::try_from(n).unwrap_or(usize::MAX),
+    )))
+}
+
+fn tool_names(a: &[Value]) -> HelperResult {
+    Ok(Value::Array(core::listed_names(core::listed_items(
+        &a[0], "tools",
+    ))))
 }
 
 fn may_call(a: &[Value]) -> HelperResult {

@@ -271,9 +271,122 @@ pub fn may_call(tool: &Value, policy: &str) -> bool {
     }
 }
 
+/// The progressive-disclosure signal (docs/interpretations.md#capability-detection):
+/// a resource URI whose path, before any query or fragment, ends in
+/// `tool_descriptions`.
+pub fn is_pd_uri(uri: &str) -> bool {
+    uri_base(uri).ends_with("tool_descriptions")
+}
+
+/// A URI without its query and fragment.
+fn uri_base(uri: &str) -> &str {
+    uri.split(['?', '#']).next().unwrap_or(uri)
+}
+
+/// The items of a list answer: `listed` itself when it is a list, else the
+/// answer's `result.<field>` list (`[]` for an error or a malformed answer).
+pub fn listed_items<'a>(listed: &'a Value, field: &str) -> &'a [Value] {
+    listed
+        .as_array()
+        .or_else(|| listed.get("result")?.get(field)?.as_array())
+        .map_or(&[], Vec::as_slice)
+}
+
+/// The names of listed entries (`tools`, `prompts`…): each map's `name`,
+/// whatever its type, so that a check on names sees a malformed one.
+pub fn listed_names(items: &[Value]) -> Vec<Value> {
+    items
+        .iter()
+        .filter_map(|t| t.get("name").cloned())
+        .collect()
+}
+
+/// The distinct `tool_descriptions` URIs (without query or fragment) among
+/// listed resources, in list order; entries that are not resources with a
+/// string `uri` are passed over.
+pub fn pd_uris(resources: &[Value]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let uris = resources
+        .iter()
+        .filter_map(|r| r.get("uri").and_then(Value::as_str));
+    for uri in uris.filter(|u| is_pd_uri(u)) {
+        let base = uri_base(uri).to_string();
+        if !out.contains(&base) {
+            out.push(base);
+        }
+    }
+    out
+}
+
+/// The tools a check uses by name inside a URI query: of the first `n`
+/// listed names (read-only tools first, so a check prefers tools that
+/// change nothing), those that go into a query unescaped.
+pub fn uri_safe_picks(tools: &[Value], n: usize) -> Vec<String> {
+    let named = |t: &&Value| t.get("name").is_some_and(Value::is_string);
+    let read_only = |t: &&Value| t.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true));
+    let first = tools.iter().filter(named).filter(read_only);
+    let rest = tools.iter().filter(named).filter(|t| !read_only(t));
+    first
+        .chain(rest)
+        .take(n.min(tools.len()))
+        .filter_map(|t| t.get("name").and_then(Value::as_str))
+        .filter(|name| {
+            name.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn progressive_disclosure_is_detected_by_the_uri_path_alone() {
+        for yes in [
+            "tool_descriptions",
+            "mcp://x/tool_descriptions?tools=a",
+            "x/tool_descriptions#f?q",
+        ] {
+            assert!(is_pd_uri(yes), "{yes}");
+        }
+        for no in [
+            "tool_descriptions/x",
+            "x?tool_descriptions",
+            "tool_description",
+            "x#tool_descriptions",
+        ] {
+            assert!(!is_pd_uri(no), "{no}");
+        }
+        let listed = [
+            json!({"uri": "a/tool_descriptions?tools=x"}),
+            json!({"uri": "a/tool_descriptions"}),
+            json!({"uri": 3}),
+            json!({"uri": "b/readme"}),
+        ];
+        assert_eq!(pd_uris(&listed), ["a/tool_descriptions"]);
+        let answer = json!({"result": {"resources": listed}});
+        assert_eq!(
+            pd_uris(listed_items(&answer, "resources")),
+            ["a/tool_descriptions"]
+        );
+        assert!(listed_items(&json!({"error": {"code": -32601}}), "resources").is_empty());
+    }
+
+    #[test]
+    fn picks_put_read_only_tools_first_and_keep_uri_safe_names() {
+        let tools = [
+            json!({"name": "write"}),
+            json!({"name": "has space", "annotations": {"readOnlyHint": true}}),
+            json!({"name": "read", "annotations": {"readOnlyHint": true}}),
+            json!({"title": "no name"}),
+            json!({"name": "last"}),
+        ];
+        assert_eq!(uri_safe_picks(&tools, 12), ["read", "write", "last"]);
+        assert_eq!(uri_safe_picks(&tools, 2), ["read"]);
+        assert_eq!(listed_names(&tools).len(), 4);
+    }
 
     #[test]
     fn schemas_are_checked_against_their_meta_schema() {

@@ -53,6 +53,15 @@ impl ReadTree {
         }
     }
 
+    /// Reads `item` of each entry of a list, given as the list itself or
+    /// as its answer (`result.<field>`).
+    fn listed(field: &str, item: ReadTree) -> ReadTree {
+        let mut read = ReadTree::items(item.clone());
+        let list = ReadTree::field(field, ReadTree::items(item));
+        read.merge(ReadTree::field("result", list));
+        read
+    }
+
     pub fn is_whole(&self) -> bool {
         self.whole
     }
@@ -253,6 +262,23 @@ impl Reads {
                 let mut read = ReadTree::field("groups", ReadTree::whole());
                 read.merge(ReadTree::field("_meta", meta));
                 self.walk(value, read);
+            }
+            // `pd_uris`, `uri_safe_picks` and `tool_names` take a list or
+            // its list answer, and read a few fields of each item.
+            ("pd_uris", None, [value]) => {
+                let item = ReadTree::field("uri", ReadTree::whole());
+                self.walk(value, ReadTree::listed("resources", item));
+            }
+            ("tool_names", None, [value]) => {
+                let item = ReadTree::field("name", ReadTree::whole());
+                self.walk(value, ReadTree::listed("tools", item));
+            }
+            ("uri_safe_picks", None, [value, n]) => {
+                self.walk(n, ReadTree::whole());
+                let hint = ReadTree::field("readOnlyHint", ReadTree::whole());
+                let mut item = ReadTree::field("name", ReadTree::whole());
+                item.merge(ReadTree::field("annotations", hint));
+                self.walk(value, ReadTree::listed("tools", item));
             }
             // The length of a list (each item present, none read); a map's
             // or a string's size needs all of it, as the conversion gives.

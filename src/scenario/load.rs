@@ -398,12 +398,10 @@ impl Loader<'_> {
         }
         let requires = self.build_requires(root.get("requires"));
         let asserts = self.build_asserts("", root.get("assert"));
-        let mut spec: Vec<SpecRef> = root
+        let spec: Vec<SpecRef> = root
             .get("spec")
             .and_then(|v| serde_json::from_value(v.clone()).ok())
             .unwrap_or_default();
-        // name each cited source and its location for reports (sources.yaml)
-        spec.iter_mut().for_each(crate::sources::resolve);
         let strings = |key: &str| -> Vec<String> {
             root.get(key)
                 .and_then(Value::as_array)

@@ -2,13 +2,8 @@
 
 use serde_json::{json, Map, Value};
 
-pub const V2025_06_18: &str = "2025-06-18";
-pub const V2025_11_25: &str = "2025-11-25";
-pub const V2026_07_28: &str = "2026-07-28";
-/// Every version the harness speaks, oldest first.
-pub const KNOWN_VERSIONS: &[&str] = &[V2025_06_18, V2025_11_25, V2026_07_28];
-/// The newest version that still has an `initialize` handshake.
-pub const NEWEST_STATEFUL: &str = V2025_11_25;
+pub use crate::protocol::{KNOWN_VERSIONS, NEWEST_STATEFUL, V2025_06_18, V2025_11_25, V2026_07_28};
+use crate::protocol::{META_CAPABILITIES, META_CLIENT_INFO, META_VERSION};
 
 /// A protocol version and whether it has sessions.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,9 +55,9 @@ pub fn client_capabilities(_era: &Era) -> Value {
 /// object or absent; anything else is sent as written, for wrong-type tests).
 pub fn with_meta(params: Option<Value>, era: &Era) -> Option<Value> {
     let meta = json!({
-        "io.modelcontextprotocol/protocolVersion": era.version,
-        "io.modelcontextprotocol/clientCapabilities": client_capabilities(era),
-        "io.modelcontextprotocol/clientInfo": client_info(),
+        META_VERSION: era.version,
+        META_CAPABILITIES: client_capabilities(era),
+        META_CLIENT_INFO: client_info(),
     });
     match params {
         None => Some(json!({ "_meta": meta })),

@@ -15,6 +15,11 @@
 //! instead (see prereq.rs). Filter as with any test binary:
 //! `cargo test --test it -- gates::`, or
 //! `cargo test --test it -- scenarios::tiny-stdio-auto::`.
+//!
+//! A test function is a trial only once a `trials![…]` list names it. One
+//! that no list names is dead code, and dead code does not build here: a
+//! forgotten registration stops `cargo test` instead of passing unseen.
+#![deny(dead_code)]
 
 /// The harness runs in this process here: the allocator the binary uses
 /// (see src/main.rs), for the same reason.

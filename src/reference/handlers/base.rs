@@ -4,10 +4,10 @@
 
 use super::Ctx;
 use crate::jsonrpc::notification;
-use crate::reference::era::{self, Era, META_SUBSCRIPTION};
 use crate::reference::error::RpcError;
 use crate::reference::faults::Fault;
 use crate::reference::params::Params;
+use crate::reference::served_era::{self as era, Era, META_SUBSCRIPTION};
 use crate::reference::server::Server;
 use crate::reference::session::Subscription;
 use serde_json::{json, Value};

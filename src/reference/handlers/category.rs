@@ -3,7 +3,7 @@
 
 use super::tools::minimal_schema;
 use super::Ctx;
-use crate::reference::catalog::Tool;
+use crate::reference::catalog_file::Tool;
 use crate::reference::faults::{Fault, Faults};
 use crate::reference::live::Snapshot;
 use serde_json::{json, Map, Value};

@@ -11,7 +11,7 @@
 //! may belong to groups: `group: {name, title?, description?, groups?}`.
 
 use super::Ctx;
-use crate::reference::catalog::{Catalog, Label, Tool};
+use crate::reference::catalog_file::{Catalog, Label, Tool};
 use crate::reference::error::RpcError;
 use crate::reference::faults::Fault;
 use crate::reference::params::Params;

@@ -21,7 +21,7 @@ use serde_json::{json, Map, Value};
 /// The extension's identifier in `capabilities.extensions`.
 pub const EXTENSION: &str = "io.modelcontextprotocol/grouping";
 /// The reserved `_meta` key of membership.
-pub const META_GROUPS: &str = "io.modelcontextprotocol/groups";
+pub use crate::protocol::META_GROUPS;
 /// Groups per `groups/list` page: smaller than the other lists' 50, so the
 /// reference catalog's 17 groups span two pages and a client has to follow
 /// the cursor to resolve every membership name.

@@ -3,7 +3,7 @@
 
 use super::grouping::{self, GROUPS_PAGE};
 use super::{paged_list, paged_list_of, Ctx};
-use crate::reference::catalog::Label;
+use crate::reference::catalog_file::Label;
 use crate::reference::error::RpcError;
 use crate::reference::faults::Fault;
 use crate::reference::params::Params;

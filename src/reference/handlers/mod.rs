@@ -14,10 +14,10 @@ pub mod tools;
 pub mod utility;
 
 use super::cursor::{self, CursorError, Position};
-use super::era::Era;
 use super::error::RpcError;
 use super::faults::{Fault, Faults};
 use super::live::Snapshot;
+use super::served_era::Era;
 use super::server::Server;
 use super::session::SessionState;
 use serde_json::Value;

@@ -4,14 +4,14 @@
 //! `tools/call` checks.
 
 use super::{grouping, paged_list, Ctx};
-use crate::reference::catalog::{Resource, Tool};
-use crate::reference::era::Era;
+use crate::reference::catalog_file::{Resource, Tool};
 use crate::reference::error::{RpcError, TOOL_DESCRIPTION_REQUIRED};
 use crate::reference::faults::Fault;
 use crate::reference::live::{
     TOOL_DESCRIPTIONS_NAME, TOOL_DESCRIPTIONS_TEMPLATE, TOOL_DESCRIPTIONS_URI,
 };
 use crate::reference::params::{Params, MAX_LIST_ENTRIES};
+use crate::reference::served_era::Era;
 use serde_json::{json, Map, Value};
 
 /// The description of the `tool_descriptions` resource: the workflow a

@@ -1,7 +1,7 @@
 //! `prompts/list` and `prompts/get`.
 
 use super::{grouping, paged_list, Ctx};
-use crate::reference::catalog::Prompt;
+use crate::reference::catalog_file::Prompt;
 use crate::reference::error::RpcError;
 use crate::reference::faults::Fault;
 use crate::reference::params::Params;

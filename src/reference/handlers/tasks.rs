@@ -5,11 +5,11 @@
 //! 2026-07-28 moved tasks to an extension without `tasks/list`.
 
 use super::{grouping, paged_list, Ctx};
-use crate::reference::catalog::Task;
-use crate::reference::era::V2025_11_25;
+use crate::reference::catalog_file::Task;
 use crate::reference::error::RpcError;
 use crate::reference::faults::Fault;
 use crate::reference::params::Params;
+use crate::reference::served_era::V2025_11_25;
 use serde_json::{json, Value};
 
 /// Whether a session that negotiated `version` has tasks.

@@ -3,7 +3,7 @@
 
 use super::{category, grouping, progressive, window, with_next, Ctx, LIST_PAGE};
 use crate::reference::args;
-use crate::reference::catalog::Tool;
+use crate::reference::catalog_file::Tool;
 use crate::reference::cursor;
 use crate::reference::error::RpcError;
 use crate::reference::faults::Fault;
@@ -53,7 +53,7 @@ pub fn list_entry(tool: &Tool, full: bool) -> Value {
 
 pub fn entry(ctx: &Ctx<'_>, tool: &Tool) -> Value {
     let mut e = list_entry(tool, ctx.has(Fault::PdFullSchemasInList));
-    if ctx.era == crate::reference::era::Era::Stateless {
+    if ctx.era == crate::reference::served_era::Era::Stateless {
         show_header_parameters(&mut e, tool);
     }
     if ctx.has(Fault::ListNoInputSchema) {
@@ -122,7 +122,7 @@ fn show_header_parameters(entry: &mut Value, tool: &Tool) {
 /// or on the walk: a per-process salt leaves some tools out, and every
 /// second walk serves its first page reversed.
 fn stateless_list_faults(ctx: &Ctx<'_>, first_page: bool, tools: &mut Vec<Value>) {
-    if ctx.era != crate::reference::era::Era::Stateless {
+    if ctx.era != crate::reference::served_era::Era::Stateless {
         return;
     }
     if first_page && ctx.has(Fault::ToolsListOrderVaries) {

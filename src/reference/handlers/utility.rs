@@ -3,10 +3,10 @@
 
 use super::Ctx;
 use crate::jsonrpc::notification;
-use crate::reference::era::Era;
 use crate::reference::error::RpcError;
 use crate::reference::faults::Fault;
 use crate::reference::params::Params;
+use crate::reference::served_era::Era;
 use serde_json::{json, Value};
 
 /// The syslog severities of MCP logging, least severe first.

@@ -40,8 +40,10 @@ use super::sessions::{Listener, SessionEntry, STREAM_QUEUE};
 use super::{json_response, rpc_error_status, App, Shared};
 use crate::jsonrpc::{codes, decode_line, response};
 use crate::reference::dispatch::{overlong_error, parse_error};
-use crate::reference::era::{self, META_SERVER_INFO, META_SUBSCRIPTION, META_VERSION};
 use crate::reference::faults::Fault;
+use crate::reference::served_era::{
+    self as era, META_SERVER_INFO, META_SUBSCRIPTION, META_VERSION,
+};
 use crate::reference::session::{SessionState, Subscription};
 use crate::transport::param_headers::{annotated_values, decode_value};
 use axum::body::Body;

@@ -174,6 +174,18 @@ fn initial_bindings(cfg: &RunConfig) -> Bindings {
     b
 }
 
+/// `versions` in CEL: the revisions of `crate::protocol`, so that no
+/// scenario spells them out.
+fn protocol_versions() -> Value {
+    use crate::protocol::{KNOWN_VERSIONS, OLDER_REVISIONS, STATEFUL};
+    let published: Vec<&str> = OLDER_REVISIONS
+        .iter()
+        .chain(KNOWN_VERSIONS)
+        .copied()
+        .collect();
+    json!({ "known": KNOWN_VERSIONS, "stateful": STATEFUL, "published": published })
+}
+
 fn base_bindings(cfg: &RunConfig) -> Bindings {
     let mut b = Bindings::default();
     b.insert("server", cfg.server.clone());
@@ -183,6 +195,7 @@ fn base_bindings(cfg: &RunConfig) -> Bindings {
     b.insert("call_tools", json!(cfg.call_tools.as_str()));
     b.insert("run_seed", json!(cfg.property.seed));
     b.insert("sample_size", json!(cfg.sample_size));
+    b.insert("versions", protocol_versions());
     if let Some(probe) = &cfg.probe {
         b.insert("probe", probe.clone());
     }

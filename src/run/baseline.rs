@@ -20,7 +20,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::run::outcome::{Outcome, ScenarioResult};
+use super::outcome::{Outcome, ScenarioResult};
 use crate::scenario::source::{parse_yaml, Position};
 
 /// One `scenario-id` or `scenario-id:check` line.

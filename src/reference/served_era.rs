@@ -4,22 +4,10 @@
 use super::error::{RpcError, UNSUPPORTED_PROTOCOL_VERSION};
 use serde_json::{json, Value};
 
-pub const V2025_06_18: &str = "2025-06-18";
-pub const V2025_11_25: &str = "2025-11-25";
-pub const V2026_07_28: &str = "2026-07-28";
-
-/// Versions negotiated with `initialize`, newest first.
-pub const STATEFUL: &[&str] = &[V2025_11_25, V2025_06_18];
-/// Versions carried per request in `_meta`.
-pub const STATELESS: &[&str] = &[V2026_07_28];
-
-pub const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-pub const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-pub const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
-/// The per-request log level: without it a 2026-07-28 server "MUST NOT
-/// emit notifications/message for a request" (Server, Utilities, Logging).
-pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+pub use crate::protocol::{
+    META_CAPABILITIES, META_LOG_LEVEL, META_SERVER_INFO, META_SUBSCRIPTION, META_VERSION,
+    OLDER_REVISIONS, STATEFUL, STATELESS, V2025_06_18, V2025_11_25, V2026_07_28,
+};
 
 /// Whether a request's `_meta` names a log level.
 pub fn has_log_level(params: Option<&Value>) -> bool {
@@ -71,9 +59,6 @@ pub fn classify(params: Option<&Value>) -> Result<Era, RpcError> {
         Err(unsupported(v))
     }
 }
-
-/// Published MCP revisions older than those this server speaks.
-const OLDER_REVISIONS: &[&str] = &["2024-11-05", "2025-03-26"];
 
 /// Whether the request's `_meta` names an older published revision (what
 /// `--fault old-revision-served` mistakes for the current one).
