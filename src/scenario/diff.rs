@@ -123,7 +123,8 @@ fn project_at(actual: &Value, pattern: &Pattern) -> Value {
                 .collect(),
         );
     }
-    let absent_ok = |q: &Pattern| matches!(&q.node, Node::Object(o) if o.op(Operator::Absent).is_some());
+    let absent_ok =
+        |q: &Pattern| matches!(&q.node, Node::Object(o) if o.op(Operator::Absent).is_some());
     if plain
         .iter()
         .any(|(k, q)| !a.contains_key(*k) && !absent_ok(q))

@@ -861,7 +861,9 @@ impl Compiler<'_> {
                     .then(|| Op::Bound(operator == Operator::Gte, n.unwrap_or(0.0)))
             }
             Operator::OneOf => match operand {
-                Value::Array(alts) if !alts.is_empty() => Some(Op::OneOf(self.items(alts, at, true))),
+                Value::Array(alts) if !alts.is_empty() => {
+                    Some(Op::OneOf(self.items(alts, at, true)))
+                }
                 _ => {
                     fits(self, false);
                     None
@@ -1204,10 +1206,9 @@ impl Pattern {
         }
         let has_fields = o.has_fields();
         let Some(v) = value else {
-            let needs_value = o
-                .entries
-                .iter()
-                .any(|e| matches!(e, Entry::Op(n, _) if !matches!(n, Operator::Not | Operator::OneOf)));
+            let needs_value = o.entries.iter().any(
+                |e| matches!(e, Entry::Op(n, _) if !matches!(n, Operator::Not | Operator::OneOf)),
+            );
             if needs_value || has_fields {
                 return self.fail(path, "expected a value, but the key is absent");
             }
@@ -1611,7 +1612,10 @@ mod tests {
             .map(|m| m.keys().map(String::as_str).collect())
             .unwrap_or_default();
         let in_table: Vec<&str> = Operator::ALL.iter().map(|op| op.name()).collect();
-        assert_eq!(in_schema, in_table, "schemas/scenario.schema.json $defs.pattern");
+        assert_eq!(
+            in_schema, in_table,
+            "schemas/scenario.schema.json $defs.pattern"
+        );
     }
 
     #[test]
