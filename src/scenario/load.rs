@@ -13,14 +13,16 @@ use serde_json::{Map, Value};
 use super::expr;
 use super::interpolate::{Template, ValueTemplate};
 use super::model::{
-    Action, Assertion, Expr, Fixture, ForEach, Isolation, Level, Place, Requirement, Scenario,
-    SpecRef, Step, Transport,
+    Action, Assertion, Expr, Fixture, ForEach, Isolation, Place, Requirement, Scenario, SpecRef,
+    Step, Transport,
 };
 use super::pattern::{self, describe};
 use super::source::{parse_yaml, Position, SourceDoc};
 
 mod load_fields;
 mod load_generate;
+
+use load_fields::raw;
 
 /// The scenario file schema, shipped with the binary.
 pub const SCENARIO_SCHEMA: &str = include_str!("../../schemas/scenario.schema.json");
@@ -270,8 +272,8 @@ fn describe_place(pointer: &str) -> String {
     }
 }
 
-/// `; did you mean 'k'?` for the allowed key nearest `key`, else the list
-/// of allowed keys.
+/// `; did you mean 'k'?` for the allowed key nearest `key` (two swapped
+/// letters count as one edit), else the list of allowed keys.
 fn suggest_key(allowed: &[&str], key: &str) -> String {
     let mut unique: Vec<&str> = Vec::new();
     for k in allowed {
@@ -282,8 +284,8 @@ fn suggest_key(allowed: &[&str], key: &str) -> String {
     let allowed = unique;
     allowed
         .iter()
-        .filter(|k| strsim::levenshtein(k, key) <= 2)
-        .min_by_key(|k| strsim::levenshtein(k, key))
+        .filter(|k| strsim::osa_distance(k, key) <= 2)
+        .min_by_key(|k| strsim::osa_distance(k, key))
         .map(|k| format!("; did you mean '{k}'?"))
         .unwrap_or_else(|| {
             if allowed.is_empty() {
@@ -437,7 +439,7 @@ impl Loader<'_> {
                 self.check_shareable(&g.steps, &[]);
             }
         }
-        let requires = self.build_requires(root.get("requires"));
+        let requires = self.build_requires(raw(&root, "", "requires"));
         let asserts = self.build_asserts("", &root);
         let spec = self.build_spec(&root);
         let transports = self.transports(&root);
@@ -629,7 +631,7 @@ impl Loader<'_> {
         let present: Vec<&str> = ACTIONS
             .iter()
             .copied()
-            .filter(|a| obj.contains_key(*a))
+            .filter(|a| raw(obj, pointer, a).is_some())
             .collect();
         if present.len() > 1 {
             self.error(
@@ -641,8 +643,7 @@ impl Loader<'_> {
             );
             return None;
         }
-        let params = obj
-            .get("params")
+        let params = raw(obj, pointer, "params")
             .map(|p| self.value_template(&format!("{pointer}/params"), p));
         if params.is_some()
             && present
@@ -656,7 +657,8 @@ impl Loader<'_> {
         }
         let action = self.build_action(pointer, obj, present.first().copied(), params);
         let base = format!("{pointer}/expect");
-        let expect = obj.get("expect").and_then(|written| {
+        let written = raw(obj, pointer, "expect");
+        let expect = written.and_then(|written| {
             let locate = |at: &str| self.place(&format!("{base}{at}"));
             match pattern::compile(written, &locate) {
                 Ok(p) => Some(p),
@@ -669,7 +671,7 @@ impl Loader<'_> {
                 }
             }
         });
-        if obj.contains_key("expect") && matches!(action, Action::Sleep { .. } | Action::Check) {
+        if written.is_some() && matches!(action, Action::Sleep { .. } | Action::Check) {
             self.error(
                 &base,
                 "expect needs a step that gets an answer (request, send_raw or wait_notification)",
@@ -786,8 +788,7 @@ impl Loader<'_> {
             Some("request") => Action::Request {
                 method: text(self, "request"),
                 params,
-                rpc_id: obj
-                    .get("rpc_id")
+                rpc_id: raw(obj, pointer, "rpc_id")
                     .map(|id| self.value_template(&format!("{pointer}/rpc_id"), id)),
                 no_wait: self.flag(obj, pointer, "no_wait", false),
                 paginate: self.text(obj, pointer, "paginate"),
@@ -849,8 +850,7 @@ impl Loader<'_> {
                 "an http step has a JSON body or a text body, not both",
             );
         }
-        let body = spec
-            .get("body")
+        let body = raw(&spec, &base, "body")
             .map(|body| self.value_template(&format!("{base}/body"), body));
         let text = self
             .text(&spec, &base, "text")
@@ -1022,6 +1022,7 @@ fn load_each(sources: &[(String, String)]) -> Vec<Result<Scenario, LoadErrors>> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::model::Level;
 
     const GOOD: &str = "\
 id: base/unknown-method

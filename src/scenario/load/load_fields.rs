@@ -14,6 +14,17 @@ use crate::scenario::source::escape_pointer;
 /// A mapping of a scenario file.
 pub(super) type Obj = Map<String, Value>;
 
+/// The value under `key` of the mapping at `pointer`, as written. Every key
+/// the builder reads goes through here or [`Loader::field`], so that a test
+/// can compare what it reads with what the schema allows.
+pub(super) fn raw<'v>(obj: &'v Obj, pointer: &str, key: &str) -> Option<&'v Value> {
+    #[cfg(test)]
+    tests::note(pointer, key);
+    #[cfg(not(test))]
+    let _ = pointer;
+    obj.get(key)
+}
+
 impl Loader<'_> {
     /// The value under `key` of the mapping at `pointer`, if `read` takes
     /// it; a value it does not take is an error saying it must be `what`.
@@ -25,7 +36,7 @@ impl Loader<'_> {
         what: &str,
         read: impl FnOnce(&'v Value) -> Option<T>,
     ) -> Option<T> {
-        let value = obj.get(key)?;
+        let value = raw(obj, pointer, key)?;
         let taken = read(value);
         if taken.is_none() {
             let at = format!("{pointer}/{}", escape_pointer(key));
@@ -49,7 +60,7 @@ impl Loader<'_> {
 
     /// A key the file must have: its absence is an error too.
     pub(super) fn required_text(&mut self, obj: &Obj, pointer: &str, key: &str) -> Option<String> {
-        if !obj.contains_key(key) {
+        if raw(obj, pointer, key).is_none() {
             self.error(
                 pointer,
                 format!("{} is missing required key {key}", describe_place(pointer)),
@@ -145,5 +156,125 @@ impl Loader<'_> {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use std::cell::RefCell;
+    use std::collections::BTreeSet;
+
+    use serde_json::Value;
+
+    use crate::scenario::expr;
+    use crate::scenario::load::{schema_document, Loader};
+    use crate::scenario::source::parse_yaml;
+
+    thread_local! {
+        /// (mapping kind, key) of every key the builder read on this thread.
+        static READ: RefCell<BTreeSet<(&'static str, String)>> = const { RefCell::new(BTreeSet::new()) };
+    }
+
+    pub(super) fn note(pointer: &str, key: &str) {
+        if let Some(kind) = kind(pointer) {
+            READ.with(|r| r.borrow_mut().insert((kind, key.to_string())));
+        }
+    }
+
+    /// Which mapping of a scenario file `pointer` is.
+    fn kind(pointer: &str) -> Option<&'static str> {
+        let parts: Vec<&str> = pointer
+            .split('/')
+            .skip(1)
+            .map(|p| if p.parse::<usize>().is_ok() { "*" } else { p })
+            .collect();
+        Some(match parts.as_slice() {
+            [] => "scenario",
+            ["steps" | "cleanup", "*"] | ["generate", "steps", "*"] => "step",
+            ["steps" | "cleanup", "*", "http"] | ["generate", "steps", "*", "http"] => "http",
+            ["generate"] => "generate",
+            ["generate", "vars", _] => "generator",
+            [.., "assert", "*"] => "assertion",
+            ["requires", "*"] | [.., "skip_unless"] => "requirement",
+            _ => return None,
+        })
+    }
+
+    /// The keys the schema allows in a kind of mapping.
+    fn schema_keys(kind: &str) -> BTreeSet<String> {
+        let one = |pointer: &str| vec![pointer.to_string()];
+        let forms = match kind {
+            "scenario" => one(""),
+            "step" => one("/$defs/step"),
+            "http" => one("/$defs/step/properties/http"),
+            "generate" => one("/properties/generate"),
+            "assertion" => one("/$defs/assertion/oneOf/1"),
+            "requirement" => one("/$defs/requirement"),
+            _ => {
+                let generators = schema_document()
+                    .pointer("/$defs/generator/oneOf")
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len);
+                (0..generators)
+                    .map(|i| format!("/$defs/generator/oneOf/{i}"))
+                    .collect()
+            }
+        };
+        forms
+            .iter()
+            .filter_map(|f| schema_document().pointer(&format!("{f}/properties")))
+            .filter_map(Value::as_object)
+            .flat_map(|m| m.keys().cloned())
+            .collect()
+    }
+
+    /// Scenarios that, between them, take every branch of the builder: each
+    /// action, each generator form, every list of checks.
+    const EVERY_BRANCH: &[&str] = &[
+        "id: base/a\ntitle: t\nprofile: base\nlevel: MUST\nrequires:\n  - { expr: \"true\", reason: r }\nassert: [{ expr: \"true\" }]\nspec: [{ doc: x }]\nsteps:\n  - { request: a, skip_unless: { expr: \"true\", reason: r } }\n  - { notify: a }\n  - { send_raw: a }\n  - { wait_notification: a }\n  - { sleep_ms: 1 }\n  - { http: { method: GET } }\ncleanup:\n  - { request: a }\n",
+        "id: base/b\ntitle: t\nprofile: base\nlevel: MUST\nsteps:\n  - { id: all, request: a }\ngenerate:\n  vars:\n    a: { subset: \"[1]\" }\n    b: { pick: \"[1]\" }\n    c: { text: [words], words: \"['a']\" }\n    d: { int: [0, 1] }\n    e: { one_of: [1] }\n    f: { near_miss: \"['a']\" }\n    g: { combinations: [a] }\n  steps:\n    - { request: a }\n  assert: [\"true\"]\n",
+    ];
+
+    #[test]
+    fn the_builder_reads_exactly_the_keys_the_schema_allows() {
+        READ.with(|r| r.borrow_mut().clear());
+        for text in EVERY_BRANCH {
+            let doc = parse_yaml(text).unwrap_or_else(|e| panic!("{e}"));
+            let mut loader = Loader {
+                file: "t.yaml",
+                doc,
+                errors: Vec::new(),
+            };
+            let _ = expr::collecting_reads(|| loader.build());
+        }
+        let read = READ.with(|r| r.borrow().clone());
+        let mut wrong = Vec::new();
+        for kind in [
+            "scenario",
+            "step",
+            "http",
+            "generate",
+            "generator",
+            "assertion",
+            "requirement",
+        ] {
+            let read: BTreeSet<String> = read
+                .iter()
+                .filter(|(k, _)| *k == kind)
+                .map(|(_, key)| key.clone())
+                .collect();
+            let allowed = schema_keys(kind);
+            for key in read.difference(&allowed) {
+                wrong.push(format!(
+                    "{kind}: the loader reads '{key}', the schema refuses it"
+                ));
+            }
+            for key in allowed.difference(&read) {
+                wrong.push(format!(
+                    "{kind}: the schema allows '{key}', the loader never reads it"
+                ));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
 }

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::Loader;
+use super::{raw, Loader};
 use crate::scenario::generate::{
     Gen, Generate, TextKind, DEFAULT_CASES, DEFAULT_MAX_SHRINKS, FIRST_EXAMPLE,
 };
@@ -142,7 +142,7 @@ impl Loader<'_> {
         if spec.contains_key("text") {
             return self.build_text_gen(pointer, spec);
         }
-        if let Some(bounds) = spec.get("int") {
+        if let Some(bounds) = raw(spec, pointer, "int") {
             let pair = bounds.as_array().map(|b| {
                 (
                     b.first().and_then(Value::as_i64),
