@@ -313,6 +313,11 @@ pub fn call(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     };
     let tool = snap.tool(doc);
     progressive::require_authorized(ctx, name)?;
+    // What the tool needs from the client comes before its arguments: a
+    // client that lacks it learns so whatever it passed.
+    if let Some(answer) = super::client_input::gate(ctx, p, tool)? {
+        return Ok(answer);
+    }
     // The `category-bad-args-internal-error` fault: tool_search's argument
     // errors escape as protocol errors.
     let escapes = ctx.has(Fault::CategoryBadArgsInternalError) && name == "tool_search";
