@@ -1133,6 +1133,11 @@ steps:
     const GENERATE: &str =
         "generate:\n  vars:\n    n: { int: [0, 3] }\n  assert:\n    - \"true\"\n";
 
+    /// `GOOD` with a generate block, `from` in it replaced by `to`.
+    fn generate(from: &str, to: &str) -> String {
+        format!("{GOOD}{}", GENERATE.replace(from, to))
+    }
+
     #[test]
     fn an_unknown_key_anywhere_names_the_nearest_allowed_one() {
         let http = |to: &str| {
@@ -1142,7 +1147,6 @@ steps:
                     to,
                 )
         };
-        let generate = |from: &str, to: &str| format!("{GOOD}{}", GENERATE.replace(from, to));
         let cases = [
             (GOOD.replace("title:", "titel:"), "t.yaml:2:1: unknown key 'titel' in the scenario; did you mean 'title'?"),
             (generate("  vars:", "  case: 4\n  vars:"), "t.yaml:14:3: unknown key 'case' in key 'generate'; did you mean 'cases'?"),
@@ -1214,34 +1218,22 @@ steps:
             ),
             (
                 "cases",
-                format!(
-                    "{GOOD}{}",
-                    GENERATE.replace("  vars:", "  cases: 2.0\n  vars:")
-                ),
+                generate("  vars:", "  cases: 2.0\n  vars:"),
                 "key 'generate.cases'",
             ),
             (
                 "max_shrinks",
-                format!(
-                    "{GOOD}{}",
-                    GENERATE.replace("  vars:", "  max_shrinks: 2.0\n  vars:")
-                ),
+                generate("  vars:", "  max_shrinks: 2.0\n  vars:"),
                 "key 'generate.max_shrinks'",
             ),
             (
                 "subset min",
-                format!(
-                    "{GOOD}{}",
-                    GENERATE.replace("int: [0, 3]", "subset: \"[1]\", min: 2.0")
-                ),
+                generate("int: [0, 3]", "subset: \"[1]\", min: 2.0"),
                 "key 'generate.vars.n.min'",
             ),
             (
                 "text max_len",
-                format!(
-                    "{GOOD}{}",
-                    GENERATE.replace("int: [0, 3]", "text: [ascii], max_len: 2.0")
-                ),
+                generate("int: [0, 3]", "text: [ascii], max_len: 2.0"),
                 "key 'generate.vars.n.max_len'",
             ),
         ];
@@ -1261,7 +1253,7 @@ steps:
     /// The builder's own errors, without the schema in front of it: what
     /// it makes of a value the schema would have refused, had the two
     /// drifted apart.
-    fn built_unchecked(text: &str) -> Vec<String> {
+    pub(super) fn built_unchecked(text: &str) -> Vec<String> {
         let doc = parse_yaml(text).unwrap_or_else(|e| panic!("{e}"));
         let mut loader = Loader {
             file: "t.yaml",
