@@ -229,7 +229,8 @@ impl Loader<'_> {
         };
         if let Some(branch) = context
             .iter()
-            .filter(|errors| !errors.iter().any(wrong_form))
+            // A form with no errors (the value fits two forms) explains nothing.
+            .filter(|errors| !errors.is_empty() && !errors.iter().any(wrong_form))
             .min_by_key(|errors| errors.len())
         {
             return Some(Form::Branch(branch));
