@@ -151,11 +151,19 @@ fn query_words(text: &str) -> Vec<String> {
     out
 }
 
-fn tool_search(
-    faults: &Faults,
+/// tool_search's `query` (a blank one is none), `category` (a known id)
+/// and `tags`.
+struct SearchArgs<'a> {
+    query: Option<&'a str>,
+    category: Option<&'a str>,
+    tags: Vec<String>,
+}
+
+/// Reads [`SearchArgs`], or says why they are wrong.
+fn search_args<'a>(
     snap: &Snapshot,
-    args: &Map<String, Value>,
-) -> Result<Value, String> {
+    args: &'a Map<String, Value>,
+) -> Result<SearchArgs<'a>, String> {
     let query = match args.get("query") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.as_str()).filter(|s| !s.trim().is_empty()),
@@ -184,7 +192,23 @@ fn tool_search(
             .collect(),
         Some(_) => return Err("'tags' must be an array of strings".into()),
     };
-    let mut tags = tags;
+    Ok(SearchArgs {
+        query,
+        category,
+        tags,
+    })
+}
+
+fn tool_search(
+    faults: &Faults,
+    snap: &Snapshot,
+    args: &Map<String, Value>,
+) -> Result<Value, String> {
+    let SearchArgs {
+        query,
+        category,
+        mut tags,
+    } = search_args(snap, args)?;
     faults::category::rewrite_tags(faults, args, &mut tags);
     let limit = match faults::category::ignored_limit(faults, args, category) {
         Some(limit) => limit,

@@ -8,6 +8,7 @@ use crate::reference::cursor;
 use crate::reference::error::RpcError;
 use crate::reference::faults;
 use crate::reference::index::SearchIndex;
+use crate::reference::live::Snapshot;
 use crate::reference::params::{check_query_len, Params};
 use crate::reference::text;
 use serde_json::{Map, Value};
@@ -70,7 +71,38 @@ fn search(ctx: &mut Ctx<'_>, p: &Params<'_>, feature: Feature) -> Result<Value, 
         _ => ctx.resume(cursor_arg, scope)?,
     };
     let snap = std::sync::Arc::clone(&ctx.snap);
-    let (index, exact, total_docs): (&SearchIndex, Vec<u32>, usize) = match feature {
+    let (index, exact, total_docs) = index_of(ctx, &snap, feature, query);
+    let (docs, total) = match query.filter(|_| !unbound) {
+        None => {
+            let w = window(offset, page, total_docs);
+            ((w.offset as u32..w.end as u32).collect(), total_docs)
+        }
+        Some(q) => match faults::search::rewrite_ranking(ctx, index, q, &exact, offset, page) {
+            Some(found) => found,
+            None => {
+                let start = faults::search::rewrite_start(ctx, q, offset);
+                let r = index.search(q, None, &exact, start, page);
+                (r.docs, r.total)
+            }
+        },
+    };
+    let (key, mut items) = items(ctx, feature, &docs);
+    let next = ctx.next_cursor(scope, offset, items.len(), total);
+    faults::search::rewrite_items(ctx, feature, query, next.is_none(), page, &mut items);
+    let mut result = Map::new();
+    result.insert(key.into(), Value::Array(items));
+    Ok(with_next(Value::Object(result), next))
+}
+
+/// The index a search of `feature` ranks with, the documents whose name is
+/// exactly the query, and how many documents there are.
+fn index_of<'s>(
+    ctx: &Ctx<'_>,
+    snap: &'s Snapshot,
+    feature: Feature,
+    query: Option<&str>,
+) -> (&'s SearchIndex, Vec<u32>, usize) {
+    match feature {
         Feature::Tools => (
             snap.tool_index(),
             query.map(|q| snap.exact_tools(q)).unwrap_or_default(),
@@ -93,27 +125,7 @@ fn search(ctx: &mut Ctx<'_>, p: &Params<'_>, feature: Feature) -> Result<Value, 
             let exact = exact_by_name(names.iter().map(String::as_str), query);
             (snap.resource_index(), exact, entries.len())
         }
-    };
-    let (docs, total) = match query.filter(|_| !unbound) {
-        None => {
-            let w = window(offset, page, total_docs);
-            ((w.offset as u32..w.end as u32).collect(), total_docs)
-        }
-        Some(q) => match faults::search::rewrite_ranking(ctx, index, q, &exact, offset, page) {
-            Some(found) => found,
-            None => {
-                let start = faults::search::rewrite_start(ctx, q, offset);
-                let r = index.search(q, None, &exact, start, page);
-                (r.docs, r.total)
-            }
-        },
-    };
-    let (key, mut items) = items(ctx, feature, &docs);
-    let next = ctx.next_cursor(scope, offset, items.len(), total);
-    faults::search::rewrite_items(ctx, feature, query, next.is_none(), page, &mut items);
-    let mut result = Map::new();
-    result.insert(key.into(), Value::Array(items));
-    Ok(with_next(Value::Object(result), next))
+    }
 }
 
 fn items(ctx: &Ctx<'_>, feature: Feature, docs: &[u32]) -> (&'static str, Vec<Value>) {
