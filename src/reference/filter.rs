@@ -105,18 +105,19 @@ impl ToolFilter {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::reference::catalog_file::Catalog;
     use serde_json::json;
 
-    fn snap() -> Snapshot {
+    pub(crate) fn snap() -> Snapshot {
         let cat = Catalog::from_slice(include_bytes!("../../fixtures/catalogs/mini.json"))
             .expect("mini loads");
         Snapshot::new(cat, 1)
     }
 
-    fn names(s: &Snapshot, f: &Value, faults: &Faults) -> Vec<String> {
+    /// The names of the tools `f` admits under `faults`.
+    pub(crate) fn names(s: &Snapshot, f: &Value, faults: &Faults) -> Vec<String> {
         let f = ToolFilter::parse(f.as_object()).expect("valid");
         match f.allowed(s, faults) {
             None => s.tools().map(|t| t.name.to_string()).collect(),

@@ -105,26 +105,8 @@ pub fn rewrite_tags(ctx: &Ctx<'_>, items: &mut Vec<Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reference::catalog_file::Catalog;
-    use crate::reference::live::Snapshot;
+    use crate::reference::filter::tests::{names, snap};
     use serde_json::json;
-
-    fn snap() -> Snapshot {
-        let cat = Catalog::from_slice(include_bytes!("../../../fixtures/catalogs/mini.json"))
-            .expect("mini loads");
-        Snapshot::new(cat, 1)
-    }
-
-    fn names(s: &Snapshot, f: &Value, faults: &Faults) -> Vec<String> {
-        let f = ToolFilter::parse(f.as_object()).expect("valid");
-        match f.allowed(s, faults) {
-            None => s.tools().map(|t| t.name.to_string()).collect(),
-            Some(b) => b
-                .iter()
-                .map(|d| s.tool(d as u32).name.to_string())
-                .collect(),
-        }
-    }
 
     #[test]
     fn faults_change_semantics() {
