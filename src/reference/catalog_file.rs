@@ -142,6 +142,11 @@ pub struct ToolFile {
     pub annotations: Value,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub audience: Vec<String>,
+    /// Client capabilities a call needs (`sampling`, `elicitation`, `roots`):
+    /// in 2026-07-28 the server asks for them with an `InputRequiredResult`,
+    /// or refuses with -32021 when the client did not declare them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requires_client: Vec<String>,
 }
 
 /// A tool, stored compactly: the fields every list and search touches are
@@ -159,6 +164,8 @@ pub struct Tool {
     pub groups: Box<[Arc<str>]>,
     pub tags: Box<[Arc<str>]>,
     pub annotations: JsonText,
+    /// See [`ToolFile::requires_client`].
+    pub requires_client: Box<[Arc<str>]>,
     details: JsonText,
     visible: bool,
     /// Whether `inputSchema` is an object with `"type": "object"`, decided
@@ -196,6 +203,8 @@ struct ToolSource {
     annotations: Option<Box<RawValue>>,
     #[serde(default)]
     audience: Vec<String>,
+    #[serde(default)]
+    requires_client: Vec<String>,
 }
 
 /// Just enough of a schema to tell whether it is an object schema; every
@@ -260,6 +269,7 @@ impl From<ToolSource> for Tool {
             category: src.category.map(label_arc),
             groups: src.groups.into_iter().map(label_arc).collect(),
             tags: src.tags.into_iter().map(label_arc).collect(),
+            requires_client: src.requires_client.into_iter().map(label_arc).collect(),
         }
     }
 }
@@ -285,6 +295,7 @@ impl From<ToolFile> for Tool {
             groups: f.groups,
             tags: f.tags,
             audience: f.audience,
+            requires_client: f.requires_client,
         })
     }
 }
@@ -318,6 +329,7 @@ impl From<Tool> for ToolFile {
             groups: t.groups.iter().map(|g| g.to_string()).collect(),
             tags: t.tags.iter().map(|g| g.to_string()).collect(),
             annotations: t.annotations.value(),
+            requires_client: t.requires_client.iter().map(|c| c.to_string()).collect(),
         }
     }
 }

@@ -364,6 +364,7 @@ fn random_tool(rng: &mut Rng, names: &mut HashSet<String>) -> Tool {
         groups,
         tags,
         audience: Vec::new(),
+        requires_client: Vec::new(),
     }
     .into()
 }
@@ -422,6 +423,7 @@ fn system_tools() -> Vec<Tool> {
             tags: vec!["stable".into(), "read-only".into(), "search".into()],
             annotations: annotations(Kind::Read),
             audience: Vec::new(),
+            requires_client: Vec::new(),
         }
         .into()
     };

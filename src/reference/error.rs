@@ -15,6 +15,8 @@ pub const RATE_LIMITED: i64 = -32000;
 pub const NOT_INITIALIZED: i64 = crate::jsonrpc::codes::INVALID_REQUEST;
 /// The 2026-07-28 `UnsupportedProtocolVersionError`.
 pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+/// The 2026-07-28 `MissingRequiredClientCapabilityError`.
+pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
 /// MCP's "Resource not found" before 2026-07-28.
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
 

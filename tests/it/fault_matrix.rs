@@ -237,6 +237,11 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("completion-overflow", &["CORE-COMPL-01"][..]),
         ("stateless-needs-discover", &["MCP26-STATELESS-01"][..]),
         ("log-without-log-level", &["MCP26-LOG-01"][..]),
+        (
+            "input-requests-undeclared",
+            &["MCP26-CAP-01", "MCP26-CAP-02"][..],
+        ),
+        ("required-capability-no-data", &["MCP26-CAP-01"][..]),
         ("grouping-task-membership-top-level", &["GRP-MEM-01"][..]),
         // Caught only by generated inputs: near misses of the server's own
         // names, combinations of optional arguments, versions at the edges.

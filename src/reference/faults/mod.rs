@@ -19,6 +19,7 @@ use std::str::FromStr;
 
 pub mod base;
 pub mod category;
+pub mod client_input;
 pub mod envelope;
 pub mod filter;
 pub mod grouping;
@@ -210,6 +211,8 @@ faults! {
     LogBelowLevel = "log-below-level": "logging/setLevel is acknowledged with a debug-level notifications/message whatever level was set",
     CompletionOverflow = "completion-overflow": "completion/complete answers 101 values (at most 100 are allowed)",
     StatelessNeedsDiscover = "stateless-needs-discover": "2026-07-28: a connection's requests other than server/discover are refused (-32600) until it has sent server/discover (relies on an earlier request)",
+    InputRequestsUndeclared = "input-requests-undeclared": "2026-07-28: tools/call of a tool that needs the client's sampling answers an InputRequiredResult asking for it although the request's clientCapabilities does not declare it, instead of -32021",
+    RequiredCapabilityNoData = "required-capability-no-data": "2026-07-28: the -32021 for an undeclared client capability has no data.requiredCapabilities",
     LogWithoutLogLevel = "log-without-log-level": "2026-07-28: resources/list is preceded by a notifications/message although the request carries no io.modelcontextprotocol/logLevel",
 }
 

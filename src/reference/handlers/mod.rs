@@ -3,6 +3,7 @@
 
 pub mod base;
 pub mod category;
+pub mod client_input;
 pub mod control;
 pub mod grouping;
 pub mod groups;

@@ -186,6 +186,11 @@ pub fn call(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     };
     let tool = snap.tool(doc);
     progressive::require_authorized(ctx, name)?;
+    // What the tool needs from the client comes before its arguments: a
+    // client that lacks it learns so whatever it passed.
+    if let Some(answer) = super::client_input::gate(ctx, p, tool)? {
+        return Ok(answer);
+    }
     faults::category::rewrite_arguments(ctx, name, &mut arguments);
     let schema = tool.input_schema();
     if let Err(why) = args::validate(&schema, &arguments) {

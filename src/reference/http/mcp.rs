@@ -68,7 +68,11 @@ pub const SESSION_NOT_FOUND: i64 = -32001;
 /// The 2026-07-28 `HeaderMismatchError`.
 pub const HEADER_MISMATCH: i64 = -32020;
 /// Errors the 2026-07-28 schema says travel with HTTP 400.
-const BAD_REQUEST_CODES: &[i64] = &[HEADER_MISMATCH, -32021, -32022];
+const BAD_REQUEST_CODES: &[i64] = &[
+    HEADER_MISMATCH,
+    crate::reference::error::MISSING_REQUIRED_CLIENT_CAPABILITY,
+    crate::reference::error::UNSUPPORTED_PROTOCOL_VERSION,
+];
 
 const LISTEN: &str = "subscriptions/listen";
 
