@@ -89,7 +89,10 @@ fn every_format_is_written_and_valid() {
         .flatten()
         .filter(|s| s["outcome"] == "skip")
         .count();
-    assert!(skipped >= 1, "the fixed run skips the scenarios of other eras");
+    assert!(
+        skipped >= 1,
+        "the fixed run skips the scenarios of other eras"
+    );
     check_junit_structure(&junit, base, 2, skipped);
     // Its validity against junit.xsd is checked by junit_xsd.rs (it needs xmllint).
     insta::assert_snapshot!("junit_fixed_run", redact(&junit));
