@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 use similar::TextDiff;
 
-use super::pattern::{Node, Op, Pattern};
+use super::pattern::{Node, Op, Operator, Pattern};
 
 /// Keys the executor adds to an answer (the request it sent, the pages it
 /// walked): they are not part of what the server sent.
@@ -80,7 +80,7 @@ fn project_at(actual: &Value, pattern: &Pattern) -> Value {
         }
         _ => return actual.clone(),
     };
-    let inner = match (p.op("$contains"), p.op("$each")) {
+    let inner = match (p.op(Operator::Contains), p.op(Operator::Each)) {
         (Some(Op::Contains(inner)), _) => Some((inner, false)),
         (_, Some(Op::Each(inner))) => Some((inner, true)),
         _ => None,
@@ -100,7 +100,7 @@ fn project_at(actual: &Value, pattern: &Pattern) -> Value {
             _ => {}
         }
     }
-    if let Some(Op::OneOf(alts)) = p.op("$one_of") {
+    if let Some(Op::OneOf(alts)) = p.op(Operator::OneOf) {
         return project_one_of(actual, alts);
     }
     let Value::Object(a) = actual else {
@@ -123,7 +123,8 @@ fn project_at(actual: &Value, pattern: &Pattern) -> Value {
                 .collect(),
         );
     }
-    let absent_ok = |q: &Pattern| matches!(&q.node, Node::Object(o) if o.op("$absent").is_some());
+    let absent_ok =
+        |q: &Pattern| matches!(&q.node, Node::Object(o) if o.op(Operator::Absent).is_some());
     if plain
         .iter()
         .any(|(k, q)| !a.contains_key(*k) && !absent_ok(q))

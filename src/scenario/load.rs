@@ -13,13 +13,16 @@ use serde_json::{Map, Value};
 use super::expr;
 use super::interpolate::{Template, ValueTemplate};
 use super::model::{
-    Action, Assertion, Expr, Fixture, ForEach, Isolation, Level, Place, Requirement, Scenario,
-    SpecRef, Step, Transport,
+    Action, Assertion, Expr, Fixture, ForEach, Isolation, Place, Requirement, Scenario, SpecRef,
+    Step, Transport,
 };
-use super::pattern;
+use super::pattern::{self, describe};
 use super::source::{parse_yaml, Position, SourceDoc};
 
+mod load_fields;
 mod load_generate;
+
+use load_fields::raw;
 
 /// The scenario file schema, shipped with the binary.
 pub const SCENARIO_SCHEMA: &str = include_str!("../../schemas/scenario.schema.json");
@@ -50,10 +53,47 @@ pub struct LoadErrors(pub Vec<LoadError>);
 
 fn schema_validator() -> &'static Result<Validator, String> {
     static VALIDATOR: OnceLock<Result<Validator, String>> = OnceLock::new();
-    VALIDATOR.get_or_init(|| {
-        let schema: Value = serde_json::from_str(SCENARIO_SCHEMA).map_err(|e| e.to_string())?;
-        jsonschema::validator_for(&schema).map_err(|e| e.to_string())
-    })
+    VALIDATOR
+        .get_or_init(|| jsonschema::validator_for(schema_document()).map_err(|e| e.to_string()))
+}
+
+/// The schema as JSON (`null` if it does not parse, which the validator
+/// then reports).
+fn schema_document() -> &'static Value {
+    static SCHEMA: OnceLock<Value> = OnceLock::new();
+    SCHEMA.get_or_init(|| serde_json::from_str(SCENARIO_SCHEMA).unwrap_or(Value::Null))
+}
+
+/// The schema node at `path` (a schema location, with or without `$ref`
+/// steps in it).
+fn schema_at(path: &str) -> Option<&'static Value> {
+    let root = schema_document();
+    let mut node = root;
+    for part in path.split('/').skip(1) {
+        node = if part == "$ref" {
+            let target = node.get("$ref")?.as_str()?.strip_prefix('#')?;
+            root.pointer(target)?
+        } else {
+            let part = part.replace("~1", "/").replace("~0", "~");
+            match node {
+                Value::Array(items) => items.get(part.parse::<usize>().ok()?)?,
+                _ => node.get(&part)?,
+            }
+        };
+    }
+    Some(node)
+}
+
+/// The keys allowed where a schema error was found: the `properties` of
+/// the object schema holding the failed keyword.
+fn keys_beside(e: &jsonschema::ValidationError) -> Vec<&'static str> {
+    let path = e.schema_path().as_str();
+    let parent = path.rsplit_once('/').map_or("", |(p, _)| p);
+    schema_at(parent)
+        .and_then(|node| node.get("properties"))
+        .and_then(Value::as_object)
+        .map(|m| m.keys().map(String::as_str).collect())
+        .unwrap_or_default()
 }
 
 struct Loader<'a> {
@@ -88,10 +128,10 @@ impl Loader<'_> {
             }
         };
         let value = self.doc.value.clone();
-        let mut found: Vec<(Position, String)> = validator
-            .iter_errors(&value)
-            .map(|e| self.describe_schema_error(&e))
-            .collect();
+        let mut found: Vec<(Position, String)> = Vec::new();
+        for e in validator.iter_errors(&value) {
+            self.describe_schema_error(&e, &mut found);
+        }
         found.sort_by_key(|(p, _)| (p.line, p.col));
         found.dedup();
         for (position, message) in found {
@@ -99,18 +139,33 @@ impl Loader<'_> {
         }
     }
 
-    fn describe_schema_error(&self, e: &jsonschema::ValidationError) -> (Position, String) {
+    fn describe_schema_error(
+        &self,
+        e: &jsonschema::ValidationError,
+        found: &mut Vec<(Position, String)>,
+    ) {
         let pointer = e.instance_path().as_str().to_string();
         let place = describe_place(&pointer);
-        match e.kind() {
+        let one = match e.kind() {
             ValidationErrorKind::AdditionalProperties { unexpected } => {
                 let key = unexpected.first().cloned().unwrap_or_default();
-                let child = format!("{pointer}/{}", super::source::escape_pointer(&key));
-                let hint = suggest_key(&pointer, &key);
-                (
-                    self.doc.key_position(&child),
-                    format!("unknown key '{key}' in {place}{hint}"),
-                )
+                self.unknown_key(&pointer, &key, &keys_beside(e))
+            }
+            ValidationErrorKind::OneOfNotValid { context }
+            | ValidationErrorKind::AnyOf { context } => {
+                match self.closest_form(e, &pointer, context) {
+                    Some(Form::Branch(errors)) => {
+                        for inner in errors {
+                            self.describe_schema_error(inner, found);
+                        }
+                        return;
+                    }
+                    Some(Form::UnknownKey(message)) => message,
+                    None => (
+                        self.doc.position(&pointer),
+                        format!("{place}: {}", e.masked()),
+                    ),
+                }
             }
             ValidationErrorKind::Required { property } => (
                 self.doc.position(&pointer),
@@ -138,8 +193,69 @@ impl Loader<'_> {
                 self.doc.position(&pointer),
                 format!("{place}: {}", e.masked()),
             ),
-        }
+        };
+        found.push(one);
     }
+
+    /// `unknown key 'k' in …` at the key, with the nearest allowed key.
+    fn unknown_key(&self, pointer: &str, key: &str, allowed: &[&str]) -> (Position, String) {
+        let child = format!("{pointer}/{}", super::source::escape_pointer(key));
+        (
+            self.doc.key_position(&child),
+            format!(
+                "unknown key '{key}' in {}{}",
+                describe_place(pointer),
+                suggest_key(allowed, key)
+            ),
+        )
+    }
+
+    /// Which of the forms of a `oneOf` (a generator, an assertion, …) the
+    /// value was meant to be: the one whose type and required keys it has,
+    /// so that its own errors are reported; else, for an object, a key that
+    /// no form allows.
+    fn closest_form<'e>(
+        &self,
+        e: &jsonschema::ValidationError,
+        pointer: &str,
+        context: &'e [Vec<jsonschema::ValidationError<'static>>],
+    ) -> Option<Form<'e>> {
+        let wrong_form = |inner: &jsonschema::ValidationError| {
+            inner.instance_path().as_str() == pointer
+                && matches!(
+                    inner.kind(),
+                    ValidationErrorKind::Type { .. } | ValidationErrorKind::Required { .. }
+                )
+        };
+        if let Some(branch) = context
+            .iter()
+            // A form with no errors (the value fits two forms) explains nothing.
+            .filter(|errors| !errors.is_empty() && !errors.iter().any(wrong_form))
+            .min_by_key(|errors| errors.len())
+        {
+            return Some(Form::Branch(branch));
+        }
+        let obj = e.instance().as_object()?;
+        let allowed: Vec<&'static str> = context
+            .iter()
+            .flatten()
+            .filter(|inner| inner.instance_path().as_str() == pointer)
+            .flat_map(keys_beside)
+            .collect();
+        if allowed.is_empty() {
+            return None;
+        }
+        let key = obj.keys().find(|k| !allowed.contains(&k.as_str()))?;
+        Some(Form::UnknownKey(self.unknown_key(pointer, key, &allowed)))
+    }
+}
+
+/// What a value that fits none of the forms of a `oneOf` is reported as.
+enum Form<'e> {
+    /// The errors of the form it was meant to be.
+    Branch(&'e [jsonschema::ValidationError<'static>]),
+    /// A key no form allows.
+    UnknownKey((Position, String)),
 }
 
 fn describe_place(pointer: &str) -> String {
@@ -157,67 +273,20 @@ fn describe_place(pointer: &str) -> String {
     }
 }
 
-fn suggest_key(pointer: &str, key: &str) -> String {
-    let in_step = pointer.starts_with("/steps/") || pointer.starts_with("/cleanup/");
-    let allowed: &[&str] = if in_step && pointer.matches('/').count() == 2 {
-        &[
-            "id",
-            "if",
-            "skip_unless",
-            "session",
-            "handshake",
-            "request",
-            "notify",
-            "send_raw",
-            "wait_notification",
-            "sleep_ms",
-            "http",
-            "params",
-            "rpc_id",
-            "no_wait",
-            "sentinel",
-            "bounded",
-            "meta",
-            "paginate",
-            "max_pages",
-            "for_each",
-            "as",
-            "max_items",
-            "expect",
-            "assert",
-            "capture",
-            "timeout_ms",
-            "level",
-        ]
-    } else if pointer.is_empty() {
-        &[
-            "id",
-            "title",
-            "description",
-            "profile",
-            "level",
-            "requirements",
-            "spec",
-            "requires",
-            "eras",
-            "eras_reason",
-            "transports",
-            "fixture",
-            "timeout_ms",
-            "isolation",
-            "handshake",
-            "steps",
-            "cleanup",
-            "assert",
-            "generate",
-        ]
-    } else {
-        &[]
-    };
+/// `; did you mean 'k'?` for the allowed key nearest `key` (two swapped
+/// letters count as one edit), else the list of allowed keys.
+fn suggest_key(allowed: &[&str], key: &str) -> String {
+    let mut unique: Vec<&str> = Vec::new();
+    for k in allowed {
+        if !unique.contains(k) {
+            unique.push(k);
+        }
+    }
+    let allowed = unique;
     allowed
         .iter()
-        .filter(|k| strsim::levenshtein(k, key) <= 2)
-        .min_by_key(|k| strsim::levenshtein(k, key))
+        .filter(|k| strsim::osa_distance(k, key) <= 2)
+        .min_by_key(|k| strsim::osa_distance(k, key))
         .map(|k| format!("; did you mean '{k}'?"))
         .unwrap_or_else(|| {
             if allowed.is_empty() {
@@ -252,20 +321,15 @@ pub fn load_str(file: &str, text: &str) -> Result<Scenario, LoadErrors> {
             s.reads = std::sync::Arc::new(reads);
             Ok(s)
         }
-        _ => Err(LoadErrors(loader.errors)),
+        Some(_) => Err(LoadErrors(loader.errors)),
+        None => {
+            if loader.errors.is_empty() {
+                // Never an empty list of problems for a file that did not load.
+                loader.error("", "internal: the scenario could not be built");
+            }
+            Err(LoadErrors(loader.errors))
+        }
     }
-}
-
-fn get_str(obj: &Map<String, Value>, key: &str) -> Option<String> {
-    obj.get(key).and_then(Value::as_str).map(str::to_string)
-}
-
-fn get_u64(obj: &Map<String, Value>, key: &str) -> Option<u64> {
-    obj.get(key).and_then(Value::as_u64)
-}
-
-fn parse_level(value: Option<&Value>) -> Option<Level> {
-    value.and_then(|v| serde_json::from_value(v.clone()).ok())
 }
 
 impl Loader<'_> {
@@ -348,42 +412,22 @@ impl Loader<'_> {
             ValueTemplate::Literal(value.clone())
         })
     }
+}
 
+impl Loader<'_> {
     fn build(&mut self) -> Option<Scenario> {
-        let root = self.doc.value.as_object()?.clone();
-        self.check_id_names_profile(&root);
-        let steps = root
-            .get("steps")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let mut built = Vec::new();
-        let mut ids: Vec<String> = Vec::new();
-        for (i, step) in steps.iter().enumerate() {
-            let pointer = format!("/steps/{i}");
-            if let Some(step) = step.as_object().and_then(|s| self.build_step(&pointer, s)) {
-                if let Some(id) = &step.id {
-                    if ids.contains(id) {
-                        self.error(
-                            &format!("{pointer}/id"),
-                            format!("step id '{id}' is used twice"),
-                        );
-                    }
-                    ids.push(id.clone());
-                }
-                built.push(step);
-            }
-        }
-        let cleanup = self.build_cleanup(root.get("cleanup"));
-        let generate = self.build_generate(root.get("generate"), &ids);
-        let isolation = match root.get("isolation").and_then(Value::as_str) {
-            Some("shared") => Isolation::Shared,
-            _ => Isolation::Fresh,
+        let Some(root) = self.doc.value.as_object().cloned() else {
+            self.error("", "a scenario file is a mapping of keys (id, title, …)");
+            return None;
         };
-        let handshake = root
-            .get("handshake")
-            .and_then(Value::as_bool)
-            .unwrap_or(true);
+        self.check_id_names_profile(&root);
+        let mut ids: Vec<String> = Vec::new();
+        let steps = self.list(&root, "", "steps");
+        let built = self.build_steps(steps, "/steps", &mut ids);
+        let cleanup = self.build_cleanup(&root);
+        let generate = self.build_generate(&root, &ids);
+        let isolation = self.isolation(&root);
+        let handshake = self.flag(&root, "", "handshake", true);
         if !handshake && isolation == Isolation::Shared {
             self.error(
                 "/handshake",
@@ -396,41 +440,38 @@ impl Loader<'_> {
                 self.check_shareable(&g.steps, &[]);
             }
         }
-        let requires = self.build_requires(root.get("requires"));
-        let asserts = self.build_asserts("", root.get("assert"));
-        let spec: Vec<SpecRef> = root
-            .get("spec")
-            .and_then(|v| serde_json::from_value(v.clone()).ok())
-            .unwrap_or_default();
-        let strings = |key: &str| -> Vec<String> {
-            root.get(key)
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
+        let requires = self.build_requires(raw(&root, "", "requires"));
+        let asserts = self.build_asserts("", &root);
+        let spec = self.build_spec(&root);
+        let transports = self.transports(&root);
+        let fixture = self.text(&root, "", "fixture").and_then(|f| {
+            let parsed = Fixture::parse(&f);
+            if parsed.is_none() {
+                self.error(
+                    "/fixture",
+                    format!("unknown fixture '{f}' (known: reference-catalog)"),
+                );
+            }
+            parsed
+        });
+        let level = self.level(&root, "");
+        if !root.contains_key("level") {
+            self.error("", "the scenario is missing required key level");
+        }
         Some(Scenario {
-            id: get_str(&root, "id")?,
-            title: get_str(&root, "title")?,
-            profile: get_str(&root, "profile")?,
-            level: parse_level(root.get("level"))?,
-            requirements: strings("requirements"),
+            id: self.required_text(&root, "", "id")?,
+            title: self.required_text(&root, "", "title")?,
+            profile: self.required_text(&root, "", "profile")?,
+            level: level?,
+            requirements: self.strings(&root, "", "requirements"),
             spec,
-            description: get_str(&root, "description"),
+            description: self.text(&root, "", "description"),
             requires,
-            eras: strings("eras"),
-            eras_reason: get_str(&root, "eras_reason"),
-            // the schema allows only the names these parse
-            transports: strings("transports")
-                .iter()
-                .filter_map(|t| Transport::parse(t))
-                .collect(),
-            fixture: get_str(&root, "fixture").and_then(|f| Fixture::parse(&f)),
-            timeout_ms: get_u64(&root, "timeout_ms"),
+            eras: self.strings(&root, "", "eras"),
+            eras_reason: self.text(&root, "", "eras_reason"),
+            transports,
+            fixture,
+            timeout_ms: self.count(&root, "", "timeout_ms"),
             isolation,
             handshake,
             steps: built,
@@ -442,8 +483,77 @@ impl Loader<'_> {
         })
     }
 
+    /// Steps of a list at `at` (`/steps`, `/generate/steps`); their ids join
+    /// `ids`, where each must be new.
+    fn build_steps(&mut self, items: &[Value], at: &str, ids: &mut Vec<String>) -> Vec<Step> {
+        let mut built = Vec::new();
+        for (pointer, obj) in self.mappings(items, at) {
+            let Some(step) = self.build_step(&pointer, &obj) else {
+                continue;
+            };
+            if let Some(id) = &step.id {
+                if ids.contains(id) {
+                    self.error(
+                        &format!("{pointer}/id"),
+                        format!("step id '{id}' is used twice"),
+                    );
+                }
+                ids.push(id.clone());
+            }
+            built.push(step);
+        }
+        built
+    }
+
+    fn isolation(&mut self, root: &Map<String, Value>) -> Isolation {
+        match self.text(root, "", "isolation").as_deref() {
+            None | Some("fresh") => Isolation::Fresh,
+            Some("shared") => Isolation::Shared,
+            Some(other) => {
+                self.error(
+                    "/isolation",
+                    format!("isolation is fresh or shared, not '{other}'"),
+                );
+                Isolation::Fresh
+            }
+        }
+    }
+
+    fn transports(&mut self, root: &Map<String, Value>) -> Vec<Transport> {
+        let names = self.strings(root, "", "transports");
+        let mut out = Vec::new();
+        for (i, name) in names.iter().enumerate() {
+            match Transport::parse(name) {
+                Some(t) => out.push(t),
+                None => self.error(
+                    &format!("/transports/{i}"),
+                    format!("unknown transport '{name}' (known: stdio, http)"),
+                ),
+            }
+        }
+        out
+    }
+
+    /// `spec:` entries, each checked whole: a malformed one is an error at
+    /// its line, never left out of the reports.
+    fn build_spec(&mut self, root: &Map<String, Value>) -> Vec<SpecRef> {
+        let mut out = Vec::new();
+        let items = self.list(root, "", "spec");
+        for (pointer, obj) in self.mappings(items, "/spec") {
+            match serde_json::from_value::<SpecRef>(Value::Object(obj)) {
+                Ok(entry) => out.push(entry),
+                Err(e) => {
+                    let message = format!("{}: {e}", describe_place(&pointer));
+                    self.error(&pointer, message);
+                }
+            }
+        }
+        out
+    }
+
     fn build_requires(&mut self, value: Option<&Value>) -> Vec<Requirement> {
         match value {
+            None => Vec::new(),
             Some(Value::String(s)) => {
                 let expr = self.expr("/requires", s);
                 vec![Requirement {
@@ -451,48 +561,70 @@ impl Loader<'_> {
                     expr,
                 }]
             }
-            Some(Value::Array(items)) => items
-                .iter()
-                .enumerate()
-                .filter_map(|(i, item)| {
-                    let obj = item.as_object()?;
-                    let expr = self.expr(&format!("/requires/{i}/expr"), &get_str(obj, "expr")?);
-                    let reason = get_str(obj, "reason")?;
-                    Some(Requirement {
-                        expr,
-                        reason: self.template(&format!("/requires/{i}/reason"), &reason),
-                    })
-                })
+            Some(Value::Array(items)) => self
+                .mappings(items, "/requires")
+                .into_iter()
+                .filter_map(|(pointer, obj)| self.requirement(&pointer, &obj))
                 .collect(),
-            _ => Vec::new(),
+            Some(other) => {
+                self.error(
+                    "/requires",
+                    format!(
+                        "requires takes a CEL string or a list of {{expr, reason}}, found {}",
+                        describe(other)
+                    ),
+                );
+                Vec::new()
+            }
         }
     }
 
-    fn build_asserts(&mut self, base: &str, value: Option<&Value>) -> Vec<Assertion> {
-        let Some(Value::Array(items)) = value else {
-            return Vec::new();
-        };
-        items
-            .iter()
-            .enumerate()
-            .filter_map(|(i, item)| {
-                let pointer = format!("{base}/assert/{i}");
-                match item {
-                    Value::String(s) => Some(Assertion {
-                        expr: self.expr(&pointer, s),
-                        message: None,
-                        level: None,
-                    }),
-                    Value::Object(obj) => Some(Assertion {
-                        expr: self.expr(&format!("{pointer}/expr"), &get_str(obj, "expr")?),
-                        message: get_str(obj, "message")
-                            .map(|m| self.template(&format!("{pointer}/message"), &m)),
-                        level: parse_level(obj.get("level")),
-                    }),
-                    _ => None,
+    /// `{expr, reason}` at `pointer` (`requires:` entries, `skip_unless:`).
+    fn requirement(&mut self, pointer: &str, obj: &Map<String, Value>) -> Option<Requirement> {
+        let expr = self.required_text(obj, pointer, "expr");
+        let reason = self.required_text(obj, pointer, "reason");
+        Some(Requirement {
+            expr: self.expr(&format!("{pointer}/expr"), &expr?),
+            reason: self.template(&format!("{pointer}/reason"), &reason?),
+        })
+    }
+
+    /// The `assert:` list of the mapping at `base`.
+    fn build_asserts(&mut self, base: &str, obj: &Map<String, Value>) -> Vec<Assertion> {
+        let items = self.list(obj, base, "assert");
+        let mut out = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let pointer = format!("{base}/assert/{i}");
+            match item {
+                Value::String(s) => out.push(Assertion {
+                    expr: self.expr(&pointer, s),
+                    message: None,
+                    level: None,
+                }),
+                Value::Object(entry) => {
+                    let expr = self.required_text(entry, &pointer, "expr");
+                    let message = self
+                        .text(entry, &pointer, "message")
+                        .map(|m| self.template(&format!("{pointer}/message"), &m));
+                    let level = self.level(entry, &pointer);
+                    if let Some(expr) = expr {
+                        out.push(Assertion {
+                            expr: self.expr(&format!("{pointer}/expr"), &expr),
+                            message,
+                            level,
+                        });
+                    }
                 }
-            })
-            .collect()
+                other => self.error(
+                    &pointer,
+                    format!(
+                        "an assert entry is a CEL string or {{expr, message, level}}, found {}",
+                        describe(other)
+                    ),
+                ),
+            }
+        }
+        out
     }
 
     fn build_step(&mut self, pointer: &str, obj: &Map<String, Value>) -> Option<Step> {
@@ -500,7 +632,7 @@ impl Loader<'_> {
         let present: Vec<&str> = ACTIONS
             .iter()
             .copied()
-            .filter(|a| obj.contains_key(*a))
+            .filter(|a| raw(obj, pointer, a).is_some())
             .collect();
         if present.len() > 1 {
             self.error(
@@ -512,8 +644,7 @@ impl Loader<'_> {
             );
             return None;
         }
-        let params = obj
-            .get("params")
+        let params = raw(obj, pointer, "params")
             .map(|p| self.value_template(&format!("{pointer}/params"), p));
         if params.is_some()
             && present
@@ -527,7 +658,8 @@ impl Loader<'_> {
         }
         let action = self.build_action(pointer, obj, present.first().copied(), params);
         let base = format!("{pointer}/expect");
-        let expect = obj.get("expect").and_then(|written| {
+        let written = raw(obj, pointer, "expect");
+        let expect = written.and_then(|written| {
             let locate = |at: &str| self.place(&format!("{base}{at}"));
             match pattern::compile(written, &locate) {
                 Ok(p) => Some(p),
@@ -540,70 +672,37 @@ impl Loader<'_> {
                 }
             }
         });
-        if obj.contains_key("expect") && matches!(action, Action::Sleep { .. } | Action::Check) {
+        if written.is_some() && matches!(action, Action::Sleep { .. } | Action::Check) {
             self.error(
                 &base,
                 "expect needs a step that gets an answer (request, send_raw or wait_notification)",
             );
         }
-        let for_each = match (get_str(obj, "for_each"), get_str(obj, "as")) {
-            (Some(items), Some(var)) => Some(ForEach {
-                items: self.expr(&format!("{pointer}/for_each"), &items),
-                var,
-                max_items: get_u64(obj, "max_items").map_or(DEFAULT_MAX_ITEMS, |n| n as usize),
-            }),
-            _ => None,
-        };
-        let captures = obj
-            .get("capture")
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(name, v)| {
-                        let src = v.as_str()?;
-                        Some((
-                            name.clone(),
-                            self.expr(&format!("{pointer}/capture/{name}"), src),
-                        ))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let condition = get_str(obj, "if").map(|src| self.expr(&format!("{pointer}/if"), &src));
-        let skip_unless = obj
-            .get("skip_unless")
-            .and_then(Value::as_object)
-            .and_then(|o| {
-                let expr = self.expr(&format!("{pointer}/skip_unless/expr"), &get_str(o, "expr")?);
-                let reason = get_str(o, "reason")?;
-                Some(Requirement {
-                    expr,
-                    reason: self.template(&format!("{pointer}/skip_unless/reason"), &reason),
-                })
-            });
+        let for_each = self.build_for_each(pointer, obj);
+        let captures = self.build_captures(pointer, obj);
+        let condition = self
+            .text(obj, pointer, "if")
+            .map(|src| self.expr(&format!("{pointer}/if"), &src));
+        let skip_unless = self
+            .mapping(obj, pointer, "skip_unless")
+            .and_then(|o| self.requirement(&format!("{pointer}/skip_unless"), o));
         let step = Step {
-            id: get_str(obj, "id"),
+            id: self.text(obj, pointer, "id"),
             condition,
             skip_unless,
-            session: get_str(obj, "session"),
-            handshake: obj
-                .get("handshake")
-                .and_then(Value::as_bool)
-                .unwrap_or(true),
+            session: self.text(obj, pointer, "session"),
+            handshake: self.flag(obj, pointer, "handshake", true),
             action,
             for_each,
-            meta: obj.get("meta").and_then(Value::as_bool).unwrap_or(true),
-            sentinel: obj
-                .get("sentinel")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-            bounded: obj.get("bounded").and_then(Value::as_bool).unwrap_or(false),
+            meta: self.flag(obj, pointer, "meta", true),
+            sentinel: self.flag(obj, pointer, "sentinel", false),
+            bounded: self.flag(obj, pointer, "bounded", false),
             expect_place: self.place(&format!("{pointer}/expect")),
             expect,
-            asserts: self.build_asserts(pointer, obj.get("assert")),
+            asserts: self.build_asserts(pointer, obj),
             captures,
-            timeout_ms: get_u64(obj, "timeout_ms"),
-            level: parse_level(obj.get("level")),
+            timeout_ms: self.count(obj, pointer, "timeout_ms"),
+            level: self.level(obj, pointer),
             place,
         };
         if let Some(why) = step.sentinel_misplaced() {
@@ -623,6 +722,57 @@ impl Loader<'_> {
         Some(step)
     }
 
+    /// `for_each` and `as` go together.
+    fn build_for_each(&mut self, pointer: &str, obj: &Map<String, Value>) -> Option<ForEach> {
+        let items = self.text(obj, pointer, "for_each");
+        let var = self.text(obj, pointer, "as");
+        let max_items = self.size(obj, pointer, "max_items");
+        match (items, var) {
+            (Some(items), Some(var)) => Some(ForEach {
+                items: self.expr(&format!("{pointer}/for_each"), &items),
+                var,
+                max_items: max_items.unwrap_or(DEFAULT_MAX_ITEMS),
+            }),
+            (None, None) => None,
+            (Some(_), None) => {
+                self.error(
+                    pointer,
+                    format!("{} is missing required key as", describe_place(pointer)),
+                );
+                None
+            }
+            (None, Some(_)) => {
+                self.error(
+                    pointer,
+                    format!(
+                        "{} is missing required key for_each",
+                        describe_place(pointer)
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// `capture:`: name → CEL.
+    fn build_captures(&mut self, pointer: &str, obj: &Map<String, Value>) -> Vec<(String, Expr)> {
+        let Some(map) = self.mapping(obj, pointer, "capture") else {
+            return Vec::new();
+        };
+        let at = format!("{pointer}/capture");
+        let mut out = Vec::new();
+        for name in map.keys() {
+            if let Some(src) = self.text(map, &at, name) {
+                let expr = self.expr(
+                    &format!("{at}/{}", super::source::escape_pointer(name)),
+                    &src,
+                );
+                out.push((name.clone(), expr));
+            }
+        }
+        out
+    }
+
     fn build_action(
         &mut self,
         pointer: &str,
@@ -630,39 +780,36 @@ impl Loader<'_> {
         kind: Option<&str>,
         params: Option<ValueTemplate>,
     ) -> Action {
+        // The action key's own value, a string (its presence chose `kind`).
+        let text = |loader: &mut Self, key: &str| {
+            let text = loader.text(obj, pointer, key).unwrap_or_default();
+            loader.template(&format!("{pointer}/{key}"), &text)
+        };
         match kind {
             Some("request") => Action::Request {
-                method: self.template(
-                    &format!("{pointer}/request"),
-                    &get_str(obj, "request").unwrap_or_default(),
-                ),
+                method: text(self, "request"),
                 params,
-                rpc_id: obj
-                    .get("rpc_id")
+                rpc_id: raw(obj, pointer, "rpc_id")
                     .map(|id| self.value_template(&format!("{pointer}/rpc_id"), id)),
-                no_wait: obj.get("no_wait").and_then(Value::as_bool).unwrap_or(false),
-                paginate: get_str(obj, "paginate"),
-                max_pages: get_u64(obj, "max_pages").map(|n| n as usize),
+                no_wait: self.flag(obj, pointer, "no_wait", false),
+                paginate: self.text(obj, pointer, "paginate"),
+                max_pages: self.size(obj, pointer, "max_pages"),
             },
             Some("notify") => Action::Notify {
-                method: self.template(
-                    &format!("{pointer}/notify"),
-                    &get_str(obj, "notify").unwrap_or_default(),
-                ),
+                method: text(self, "notify"),
                 params,
             },
-            Some("send_raw") => {
-                let text = get_str(obj, "send_raw").unwrap_or_default();
-                Action::SendRaw {
-                    text: self.template(&format!("{pointer}/send_raw"), &text),
-                }
-            }
+            Some("send_raw") => Action::SendRaw {
+                text: text(self, "send_raw"),
+            },
             Some("wait_notification") => Action::WaitNotification {
-                method: get_str(obj, "wait_notification").unwrap_or_default(),
+                method: self
+                    .text(obj, pointer, "wait_notification")
+                    .unwrap_or_default(),
             },
             Some("http") => self.build_http(pointer, obj),
             Some(_) => Action::Sleep {
-                ms: get_u64(obj, "sleep_ms").unwrap_or(0),
+                ms: self.count(obj, pointer, "sleep_ms").unwrap_or(0),
             },
             None => Action::Check,
         }
@@ -672,14 +819,10 @@ impl Loader<'_> {
 impl Loader<'_> {
     /// `cleanup:` steps undo; they carry no checks, since a verdict is
     /// already reached when they run.
-    fn build_cleanup(&mut self, value: Option<&Value>) -> Vec<Step> {
-        let items = value.and_then(Value::as_array).cloned().unwrap_or_default();
+    fn build_cleanup(&mut self, root: &Map<String, Value>) -> Vec<Step> {
+        let items = self.list(root, "", "cleanup");
         let mut out = Vec::new();
-        for (i, item) in items.iter().enumerate() {
-            let pointer = format!("/cleanup/{i}");
-            let Some(obj) = item.as_object() else {
-                continue;
-            };
+        for (pointer, obj) in self.mappings(items, "/cleanup") {
             for key in ["expect", "assert", "capture", "skip_unless", "for_each"] {
                 if obj.contains_key(key) {
                     let at = self.doc.key_position(&format!("{pointer}/{key}"));
@@ -689,7 +832,7 @@ impl Loader<'_> {
                     );
                 }
             }
-            if let Some(step) = self.build_step(&pointer, obj) {
+            if let Some(step) = self.build_step(&pointer, &obj) {
                 out.push(step);
             }
         }
@@ -698,9 +841,8 @@ impl Loader<'_> {
 
     fn build_http(&mut self, pointer: &str, obj: &Map<String, Value>) -> Action {
         let base = format!("{pointer}/http");
-        let spec = obj
-            .get("http")
-            .and_then(Value::as_object)
+        let spec = self
+            .mapping(obj, pointer, "http")
             .cloned()
             .unwrap_or_default();
         if spec.contains_key("body") && spec.contains_key("text") {
@@ -709,22 +851,12 @@ impl Loader<'_> {
                 "an http step has a JSON body or a text body, not both",
             );
         }
-        let body = spec
-            .get("body")
+        let body = raw(&spec, &base, "body")
             .map(|body| self.value_template(&format!("{base}/body"), body));
-        let text = get_str(&spec, "text").map(|t| self.template(&format!("{base}/text"), &t));
-        let headers = spec
-            .get("headers")
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .map(|(k, v)| {
-                        let at = format!("{base}/headers/{}", super::source::escape_pointer(k));
-                        (k.clone(), v.as_str().map(|v| self.template(&at, v)))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let text = self
+            .text(&spec, &base, "text")
+            .map(|t| self.template(&format!("{base}/text"), &t));
+        let headers = self.build_headers(&base, &spec);
         let http_only = self.doc.value.get("transports") == Some(&serde_json::json!(["http"]));
         if !http_only {
             let at = self.doc.key_position(&base);
@@ -734,12 +866,42 @@ impl Loader<'_> {
             );
         }
         Action::Http {
-            method: get_str(&spec, "method").unwrap_or_else(|| "POST".into()),
+            method: self
+                .text(&spec, &base, "method")
+                .unwrap_or_else(|| "POST".into()),
             body,
             text,
             headers,
-            read_ms: get_u64(&spec, "read_ms").unwrap_or(0),
+            read_ms: self.count(&spec, &base, "read_ms").unwrap_or(0),
         }
+    }
+
+    /// Header overrides: a string (with `${…}`), or null to remove one.
+    fn build_headers(
+        &mut self,
+        base: &str,
+        spec: &Map<String, Value>,
+    ) -> Vec<(String, Option<Template>)> {
+        let Some(headers) = self.mapping(spec, base, "headers") else {
+            return Vec::new();
+        };
+        let at = format!("{base}/headers");
+        let mut out = Vec::new();
+        for (name, value) in headers {
+            let pointer = format!("{at}/{}", super::source::escape_pointer(name));
+            match value {
+                Value::Null => out.push((name.clone(), None)),
+                Value::String(v) => out.push((name.clone(), Some(self.template(&pointer, v)))),
+                other => self.error(
+                    &pointer,
+                    format!(
+                        "a header is a string, or null to remove it, found {}",
+                        describe(other)
+                    ),
+                ),
+            }
+        }
+        out
     }
 }
 
@@ -861,6 +1023,7 @@ fn load_each(sources: &[(String, String)]) -> Vec<Result<Scenario, LoadErrors>> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::model::Level;
 
     const GOOD: &str = "\
 id: base/unknown-method
@@ -966,6 +1129,190 @@ steps:
             errors(&text),
             ["t.yaml:9:5: unknown key 'expct' in step 1; did you mean 'expect'?"]
         );
+    }
+
+    const GENERATE: &str =
+        "generate:\n  vars:\n    n: { int: [0, 3] }\n  assert:\n    - \"true\"\n";
+
+    /// `GOOD` with a generate block, `from` in it replaced by `to`.
+    fn generate(from: &str, to: &str) -> String {
+        format!("{GOOD}{}", GENERATE.replace(from, to))
+    }
+
+    #[test]
+    fn an_unknown_key_anywhere_names_the_nearest_allowed_one() {
+        let http = |to: &str| {
+            GOOD.replace("steps:", "transports: [http]\nsteps:")
+                .replace(
+                    "request: no/such/method\n    expect: { error: { code: -32601 } }",
+                    to,
+                )
+        };
+        let cases = [
+            (GOOD.replace("title:", "titel:"), "t.yaml:2:1: unknown key 'titel' in the scenario; did you mean 'title'?"),
+            (generate("  vars:", "  case: 4\n  vars:"), "t.yaml:14:3: unknown key 'case' in key 'generate'; did you mean 'cases'?"),
+            (generate("[0, 3] }", "[0, 3], mx: 3 }"), "t.yaml:15:23: unknown key 'mx' in key 'generate.vars.n' (allowed: int)"),
+            (generate("int: [0, 3]", "picks: \"[1]\""), "t.yaml:15:10: unknown key 'picks' in key 'generate.vars.n'; did you mean 'pick'?"),
+            (GOOD.replace("message: must", "mesage: must"), "t.yaml:12:9: unknown key 'mesage' in step 1 key 'assert.0'; did you mean 'message'?"),
+            (GOOD.replace("steps:", "spec:\n  - doc: jsonrpc-2.0\n    sectoin: x\nsteps:"), "t.yaml:8:5: unknown key 'sectoin' in key 'spec.0'; did you mean 'section'?"),
+            (GOOD.replace("steps:", "requires:\n  - expr: \"true\"\n    reson: x\nsteps:"), "t.yaml:8:5: unknown key 'reson' in key 'requires.0'; did you mean 'reason'?"),
+            (http("http: { methd: GET }"), "t.yaml:9:13: unknown key 'methd' in step 1 key 'http'; did you mean 'method'?"),
+        ];
+        let wrong: Vec<String> = cases
+            .iter()
+            .filter_map(|(text, expected)| {
+                let e = errors(text);
+                (!e.iter().any(|e| e == expected)).then(|| format!("{expected}\n  got {e:?}"))
+            })
+            .collect();
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    #[test]
+    fn a_number_with_a_decimal_point_is_refused_where_a_count_goes() {
+        // Each of these was read as no value at all (the schema's `integer`
+        // takes 2.0): a timeout, a sleep or a case count silently defaulted.
+        let step = |key: &str| format!("    {key}: 2.0\n    expect:");
+        let cases = [
+            (
+                "scenario timeout_ms",
+                GOOD.replace("steps:", "timeout_ms: 2.0\nsteps:"),
+                "key 'timeout_ms'",
+            ),
+            (
+                "step timeout_ms",
+                GOOD.replace("    expect:", &step("timeout_ms")),
+                "step 1 key 'timeout_ms'",
+            ),
+            (
+                "max_pages",
+                GOOD.replace(
+                    "    expect:",
+                    &format!("    paginate: tools\n{}", step("max_pages")),
+                ),
+                "step 1 key 'max_pages'",
+            ),
+            (
+                "max_items",
+                GOOD.replace(
+                    "    expect:",
+                    &format!("    for_each: \"[1]\"\n    as: x\n{}", step("max_items")),
+                ),
+                "step 1 key 'max_items'",
+            ),
+            (
+                "sleep_ms",
+                GOOD.replace(
+                    "    expect:",
+                    "  - sleep_ms: 2.0\n  - request: x\n    expect:",
+                ),
+                "step 2 key 'sleep_ms'",
+            ),
+            (
+                "read_ms",
+                GOOD.replace("steps:", "transports: [http]\nsteps:")
+                    .replace(
+                        "request: no/such/method\n    expect: { error: { code: -32601 } }",
+                        "http: { method: GET, read_ms: 2.0 }",
+                    ),
+                "step 1 key 'http.read_ms'",
+            ),
+            (
+                "cases",
+                generate("  vars:", "  cases: 2.0\n  vars:"),
+                "key 'generate.cases'",
+            ),
+            (
+                "max_shrinks",
+                generate("  vars:", "  max_shrinks: 2.0\n  vars:"),
+                "key 'generate.max_shrinks'",
+            ),
+            (
+                "subset min",
+                generate("int: [0, 3]", "subset: \"[1]\", min: 2.0"),
+                "key 'generate.vars.n.min'",
+            ),
+            (
+                "text max_len",
+                generate("int: [0, 3]", "text: [ascii], max_len: 2.0"),
+                "key 'generate.vars.n.max_len'",
+            ),
+        ];
+        let wrong: Vec<String> = cases
+            .iter()
+            .filter_map(|(what, text, place)| {
+                let e = errors(text);
+                let expected = format!(
+                    "{place} takes a whole number (written without a decimal point), found 2.0"
+                );
+                (e.len() != 1 || !e[0].ends_with(&expected)).then(|| format!("{what}: {e:?}"))
+            })
+            .collect();
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    /// The builder's own errors, without the schema in front of it: what
+    /// it makes of a value the schema would have refused, had the two
+    /// drifted apart.
+    pub(super) fn built_unchecked(text: &str) -> Vec<String> {
+        let doc = parse_yaml(text).unwrap_or_else(|e| panic!("{e}"));
+        let mut loader = Loader {
+            file: "t.yaml",
+            doc,
+            errors: Vec::new(),
+        };
+        let _ = expr::collecting_reads(|| loader.build());
+        loader.errors.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn the_builder_refuses_a_malformed_key_rather_than_drop_it() {
+        let at_step = |to: &str| GOOD.replace("    expect:", &format!("{to}\n    expect:"));
+        let cases = [
+            // A malformed `spec:` entry was dropped by `.ok()`, and with it
+            // every quote of the scenario.
+            (GOOD.replace("steps:", "spec:\n  - doc: x\n    sectoin: y\nsteps:"), "t.yaml:7:5: key 'spec.0': unknown field `sectoin`"),
+            (GOOD.replace("steps:", "spec:\n  - section: y\nsteps:"), "t.yaml:7:5: key 'spec.0': missing field `doc`"),
+            (GOOD.replace("steps:", "spec: [5]\nsteps:"), "t.yaml:6:8: key 'spec.0' must be a mapping, found 5"),
+            (GOOD.replace("steps:", "spec: x\nsteps:"), "t.yaml:6:7: key 'spec' takes a list, found \"x\""),
+            (GOOD.replace("steps:", "requires: 5\nsteps:"), "t.yaml:6:11: requires takes a CEL string or a list"),
+            (GOOD.replace("steps:", "requires:\n  - expr: \"true\"\nsteps:"), "t.yaml:7:5: key 'requires.0' is missing required key reason"),
+            (GOOD.replace("steps:", "isolation: sometimes\nsteps:"), "t.yaml:6:12: isolation is fresh or shared, not 'sometimes'"),
+            (GOOD.replace("steps:", "transports: [tcp]\nsteps:"), "t.yaml:6:14: unknown transport 'tcp'"),
+            (GOOD.replace("steps:", "fixture: other\nsteps:"), "t.yaml:6:10: unknown fixture 'other'"),
+            (GOOD.replace("steps:", "handshake: \"no\"\nsteps:"), "t.yaml:6:12: key 'handshake' takes true or false, found \"no\""),
+            (GOOD.replace("steps:", "eras: [2025, x]\nsteps:"), "t.yaml:6:8: key 'eras.0' takes a string, found 2025"),
+            (GOOD.replace("level: MUST", "level: MUSTY"), "t.yaml:4:8: key 'level' takes one of MUST, SHOULD, MAY, INFO, found \"MUSTY\""),
+            (GOOD.replace("title: unknown methods get -32601\n", ""), "t.yaml:1:1: the scenario is missing required key title"),
+            (GOOD.replace("  - id: r\n", "  - 5\n  - id: r\n"), "t.yaml:7:5: step 1 must be a mapping, found 5"),
+            (at_step("    if: 5"), "t.yaml:9:9: step 1 key 'if' takes a string, found 5"),
+            (at_step("    capture: { n: 5 }"), "t.yaml:9:19: step 1 key 'capture.n' takes a string, found 5"),
+            (at_step("    skip_unless: { expr: \"true\" }"), "t.yaml:9:18: step 1 key 'skip_unless' is missing required key reason"),
+            (at_step("    for_each: \"[1]\""), "t.yaml:7:5: step 1 is missing required key as"),
+            (at_step("    timeout_ms: -1"), "t.yaml:9:17: step 1 key 'timeout_ms' takes a whole number"),
+            (GOOD.replace("      - expr:", "      - 5\n      - expr:"), "t.yaml:11:9: an assert entry is a CEL string or {expr, message, level}, found 5"),
+            (GOOD.replace("      - expr: \"r.error.code == -32601\"\n", "      - level: MUST\n"), "t.yaml:11:9: step 1 key 'assert.0' is missing required key expr"),
+            (GOOD.replace("        message: must", "        level: MUSTY\n        message: must"), "t.yaml:12:16: step 1 key 'assert.0.level' takes one of MUST"),
+            (GOOD.replace("steps:", "transports: [http]\nsteps:").replace("request: no/such/method\n    expect: { error: { code: -32601 } }", "http: { headers: { Accept: 5 } }"), "t.yaml:9:32: a header is a string, or null to remove it, found 5"),
+            (format!("{GOOD}generate:\n  vars:\n    n: x\n  assert: [\"true\"]\n"), "t.yaml:15:8: a generator is a mapping, found \"x\""),
+            (format!("{GOOD}generate:\n  vars:\n    n: {{ int: [0, 3] }}\n  cases: 9\n  examples:\n    - {{ n: 5 }}\n  assert: [\"true\"]\n"), "t.yaml:18:12: key 'generate.examples.0.n' takes a string, found 5"),
+            (format!("{GOOD}generate:\n  vars:\n    n: {{ pick: 5 }}\n  assert: [\"true\"]\n"), "t.yaml:15:16: key 'generate.vars.n.pick' takes a string, found 5"),
+            (format!("{GOOD}generate:\n  vars:\n    n: {{ subset: \"[1]\", repeats: 1 }}\n  assert: [\"true\"]\n"), "t.yaml:15:34: key 'generate.vars.n.repeats' takes true or false, found 1"),
+        ];
+        let wrong: Vec<String> = cases
+            .iter()
+            .filter_map(|(text, expected)| {
+                let e = built_unchecked(text);
+                (!e.iter().any(|e| e.starts_with(expected)))
+                    .then(|| format!("{expected}\n  got {e:?}"))
+            })
+            .collect();
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+        for (text, expected) in &cases {
+            // The schema refuses each first, with its own message.
+            assert!(load_str("t.yaml", text).is_err(), "{expected}");
+        }
+        assert_eq!(built_unchecked(GOOD), Vec::<String>::new());
     }
 
     #[test]

@@ -17,38 +17,159 @@ use super::interpolate::{InterpolateError, Template, ValueTemplate};
 use super::model::Place;
 use super::source::escape_pointer;
 
-/// Operators that test the value they sit on.
-const OPERATORS: &[&str] = &[
-    "$type",
-    "$absent",
-    "$present",
-    "$regex",
-    "$contains",
-    "$unordered",
-    "$each",
-    "$len",
-    "$min_len",
-    "$max_len",
-    "$gte",
-    "$lte",
-    "$one_of",
-    "$not",
-    "$eq",
-];
-/// Keys that modify how the surrounding object or alternative is read.
-const MODIFIERS: &[&str] = &["$exact", "$label", "$verdict", "$note"];
-/// Operators whose operand may be written as one `${…}`, typed once filled in.
-const DEFERRABLE: &[&str] = &[
-    "$len",
-    "$min_len",
-    "$max_len",
-    "$gte",
-    "$lte",
-    "$unordered",
-    "$regex",
-    "$type",
-    "$one_of",
-];
+/// Declares [`Operator`] from one table: each row gives the variant, the
+/// key as written, what its operand is ([`Operand`]), whether that operand
+/// may be one `${…}` filled in at run time, and what the key does
+/// ([`Role`]). Every list of operators (the lookup by name, the "known"
+/// list of an error, the deferrable ones) is read from this table.
+macro_rules! operators {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal, $operand:ident, defers: $defers:literal, $role:ident;)*) => {
+        /// A `$`-key of a pattern.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Operator {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Operator {
+            /// Every operator, in the order of the table.
+            pub const ALL: &'static [Operator] = &[$(Operator::$variant),*];
+
+            /// The key as written, e.g. `$min_len`.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Operator::$variant => $name,)*
+                }
+            }
+
+            /// What the operand is.
+            pub fn operand(self) -> Operand {
+                match self {
+                    $(Operator::$variant => Operand::$operand,)*
+                }
+            }
+
+            /// Whether the operand may be written as one `${…}`, typed once
+            /// it is filled in.
+            pub fn defers(self) -> bool {
+                match self {
+                    $(Operator::$variant => $defers,)*
+                }
+            }
+
+            /// What the key does.
+            pub fn role(self) -> Role {
+                match self {
+                    $(Operator::$variant => Role::$role,)*
+                }
+            }
+        }
+    };
+}
+
+operators! {
+    /// The value's JSON type is one of those named.
+    Type = "$type", TypeNames, defers: true, Test;
+    /// The key is not there.
+    Absent = "$absent", True, defers: false, Test;
+    /// The key is there, with any value.
+    Present = "$present", True, defers: false, Test;
+    /// The string matches the regular expression.
+    Regex = "$regex", Regex, defers: true, Test;
+    /// An array item matches; a string contains; an object has the key.
+    Contains = "$contains", Pattern, defers: false, Test;
+    /// The same items in any order.
+    Unordered = "$unordered", Patterns, defers: true, Test;
+    /// Every item (or object value) matches.
+    Each = "$each", Pattern, defers: false, Test;
+    /// The length of an array, string or object is exactly n.
+    Len = "$len", Count, defers: true, Test;
+    /// … at least n.
+    MinLen = "$min_len", Count, defers: true, Test;
+    /// … at most n.
+    MaxLen = "$max_len", Count, defers: true, Test;
+    /// A number at least this.
+    Gte = "$gte", Number, defers: true, Test;
+    /// A number at most this.
+    Lte = "$lte", Number, defers: true, Test;
+    /// One of several acceptable outcomes matches.
+    OneOf = "$one_of", Alternatives, defers: true, Test;
+    /// The pattern does not match.
+    Not = "$not", Pattern, defers: false, Test;
+    /// Equal to the operand taken literally (no operators inside).
+    Eq = "$eq", Literal, defers: false, Test;
+    /// No keys beyond those listed.
+    Exact = "$exact", True, defers: false, Object;
+    /// The name a report gives the `$one_of` alternative that matched.
+    Label = "$label", Text, defers: false, Alternative;
+    /// What an accepted alternative makes of the verdict.
+    Verdict = "$verdict", Verdict, defers: false, Alternative;
+    /// The text of that warning or note.
+    Note = "$note", Text, defers: false, Alternative;
+}
+
+impl Operator {
+    /// The operator written as `name`.
+    pub fn from_name(name: &str) -> Option<Operator> {
+        Operator::ALL.iter().copied().find(|op| op.name() == name)
+    }
+}
+
+/// What an operator takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operand {
+    /// A type name or a non-empty list of them.
+    TypeNames,
+    /// Only `true`.
+    True,
+    /// A regular expression.
+    Regex,
+    /// One pattern.
+    Pattern,
+    /// A list of patterns.
+    Patterns,
+    /// A non-empty list of patterns, the alternatives.
+    Alternatives,
+    /// A non-negative integer.
+    Count,
+    /// A number.
+    Number,
+    /// Any JSON value, taken as written.
+    Literal,
+    /// A string (with `${…}` holes).
+    Text,
+    /// `pass`, `warn` or `info`.
+    Verdict,
+}
+
+impl Operand {
+    /// What the operand must be, for an error message (`$len takes …`).
+    pub fn what(self) -> &'static str {
+        match self {
+            Operand::TypeNames => "a type name or a non-empty list of type names",
+            Operand::True => "true",
+            Operand::Regex => "a regular expression string",
+            Operand::Pattern => "a pattern",
+            Operand::Patterns => "a list of patterns",
+            Operand::Alternatives => "a non-empty list of patterns",
+            Operand::Count => "a non-negative integer",
+            Operand::Number => "a number",
+            Operand::Literal => "a JSON value",
+            Operand::Text => "a string",
+            Operand::Verdict => "one of \"pass\", \"warn\", \"info\"",
+        }
+    }
+}
+
+/// What a `$`-key does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Tests the value it sits on.
+    Test,
+    /// Changes how the object it sits in is matched.
+    Object,
+    /// Describes the `$one_of` alternative it sits in (only there).
+    Alternative,
+}
 
 /// A JSON type name of `$type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,8 +309,8 @@ pub enum Key {
 pub enum Entry {
     /// A plain key: the answer's value under it must match.
     Field(Key, Pattern),
-    /// An operator (`name` as written, e.g. `$len`).
-    Op(String, Op),
+    /// An operator that tests the value, with its typed operand.
+    Op(Operator, Op),
 }
 
 /// An object pattern: its keys and operators, and the modifiers of an
@@ -217,9 +338,9 @@ impl ObjectPattern {
         self.entries.iter().any(|e| matches!(e, Entry::Field(..)))
     }
 
-    pub fn op(&self, name: &str) -> Option<&Op> {
+    pub fn op(&self, operator: Operator) -> Option<&Op> {
         self.entries.iter().find_map(|e| match e {
-            Entry::Op(n, op) if n == name => Some(op),
+            Entry::Op(n, op) if *n == operator => Some(op),
             _ => None,
         })
     }
@@ -376,18 +497,21 @@ impl Pattern {
         };
         let mut source = Map::new();
         if o.exact {
-            source.insert("$exact".into(), Value::Bool(true));
+            source.insert(Operator::Exact.name().into(), Value::Bool(true));
         }
         if let Some(v) = o.verdict {
-            source.insert("$verdict".into(), Value::String(v.as_str().into()));
+            source.insert(
+                Operator::Verdict.name().into(),
+                Value::String(v.as_str().into()),
+            );
         }
-        for (name, t, slot) in [
-            ("$label", &o.label, &mut out.label),
-            ("$note", &o.note, &mut out.note),
+        for (operator, t, slot) in [
+            (Operator::Label, &o.label, &mut out.label),
+            (Operator::Note, &o.note, &mut out.note),
         ] {
             if let Some(t) = t {
                 let text = t.render_text(b)?;
-                source.insert(name.into(), Value::String(text.clone()));
+                source.insert(operator.name().into(), Value::String(text.clone()));
                 *slot = Some(Template::literal(&text));
             }
         }
@@ -402,10 +526,10 @@ impl Pattern {
                     source.insert(key.clone(), p.source.clone());
                     out.entries.push(Entry::Field(Key::Fixed(key), p));
                 }
-                Entry::Op(name, op) => {
-                    let (op, operand) = resolve_op(name, op, &self.place, b)?;
-                    source.insert(name.clone(), operand);
-                    out.entries.push(Entry::Op(name.clone(), op));
+                Entry::Op(operator, op) => {
+                    let (op, operand) = resolve_op(*operator, op, &self.place, b)?;
+                    source.insert(operator.name().into(), operand);
+                    out.entries.push(Entry::Op(*operator, op));
                 }
             }
         }
@@ -443,7 +567,7 @@ fn reorder_like(written: &Value, mut filled: Map<String, Value>) -> Map<String, 
 
 /// An operator with its `${…}` filled in, and its operand as JSON.
 fn resolve_op(
-    name: &str,
+    operator: Operator,
     op: &Op,
     place: &Place,
     b: &Bindings,
@@ -464,7 +588,7 @@ fn resolve_op(
                 errors: Vec::new(),
                 runtime: true,
             };
-            let op = c.operator(name, &operand, "", false).unwrap_or_else(|| {
+            let op = c.operator(operator, &operand, "").unwrap_or_else(|| {
                 Op::Invalid(
                     c.errors
                         .first()
@@ -575,47 +699,7 @@ impl Compiler<'_> {
         for (key, operand) in map {
             let at = format!("{ptr}/{}", escape_pointer(key));
             if key.starts_with('$') {
-                match key.as_str() {
-                    "$exact" => {
-                        o.exact =
-                            self.check(key, operand, &at, operand == &Value::Bool(true), "true")
-                    }
-                    "$label" | "$note" | "$verdict" if !in_alt => self.error(
-                        &at,
-                        format!("{key} is only allowed directly inside a $one_of alternative"),
-                    ),
-                    "$label" | "$note" => {
-                        if self.check(key, operand, &at, operand.is_string(), "a string") {
-                            let t = self.template(operand.as_str().unwrap_or_default(), &at);
-                            dynamic |= !t.is_literal();
-                            if key == "$label" {
-                                o.label = Some(t);
-                            } else {
-                                o.note = Some(t);
-                            }
-                        }
-                    }
-                    "$verdict" => match operand.as_str() {
-                        Some("pass") => o.verdict = Some(AltVerdict::Pass),
-                        Some("warn") => o.verdict = Some(AltVerdict::Warn),
-                        Some("info") => o.verdict = Some(AltVerdict::Info),
-                        _ => {
-                            self.check(
-                                key,
-                                operand,
-                                &at,
-                                false,
-                                "one of \"pass\", \"warn\", \"info\"",
-                            );
-                        }
-                    },
-                    _ => {
-                        if let Some(op) = self.operator(key, operand, &at, in_alt) {
-                            dynamic |= op_is_dynamic(&op);
-                            o.entries.push(Entry::Op(key.clone(), op));
-                        }
-                    }
-                }
+                dynamic |= self.dollar_key(key, operand, &at, in_alt, &mut o);
             } else {
                 let key = if !self.runtime && key.contains("${") {
                     let t = self.template(key, &at);
@@ -630,6 +714,80 @@ impl Compiler<'_> {
             }
         }
         (o, dynamic)
+    }
+
+    /// One `$`-key of an object pattern, recorded in `o`; whether it is
+    /// filled in at run time.
+    fn dollar_key(
+        &mut self,
+        key: &str,
+        operand: &Value,
+        at: &str,
+        in_alt: bool,
+        o: &mut ObjectPattern,
+    ) -> bool {
+        let Some(operator) = Operator::from_name(key) else {
+            self.error(at, unknown_operator(key));
+            return false;
+        };
+        match operator.role() {
+            Role::Alternative if !in_alt => {
+                self.error(
+                    at,
+                    format!("{key} is only allowed directly inside a $one_of alternative"),
+                );
+                false
+            }
+            Role::Test => match self.operator(operator, operand, at) {
+                Some(op) => {
+                    let dynamic = op_is_dynamic(&op);
+                    o.entries.push(Entry::Op(operator, op));
+                    dynamic
+                }
+                None => false,
+            },
+            Role::Object | Role::Alternative => self.modifier(operator, operand, at, o),
+        }
+    }
+
+    /// `$exact`, `$label`, `$verdict` or `$note`, recorded in `o`; whether
+    /// it is filled in at run time.
+    fn modifier(
+        &mut self,
+        operator: Operator,
+        operand: &Value,
+        at: &str,
+        o: &mut ObjectPattern,
+    ) -> bool {
+        let verdict = match operand.as_str() {
+            Some("pass") => Some(AltVerdict::Pass),
+            Some("warn") => Some(AltVerdict::Warn),
+            Some("info") => Some(AltVerdict::Info),
+            _ => None,
+        };
+        let fits = match operator.operand() {
+            Operand::True => operand == &Value::Bool(true),
+            Operand::Text => operand.is_string(),
+            Operand::Verdict => verdict.is_some(),
+            _ => false,
+        };
+        if !self.check(operator, operand, at, fits) {
+            return false;
+        }
+        let mut text = || self.template(operand.as_str().unwrap_or_default(), at);
+        let template = match operator {
+            Operator::Exact => {
+                o.exact = true;
+                return false;
+            }
+            Operator::Verdict => {
+                o.verdict = verdict;
+                return false;
+            }
+            Operator::Label => o.label.insert(text()),
+            _ => o.note.insert(text()),
+        };
+        !template.is_literal()
     }
 
     /// A compiled template; one without holes holds its text with `$${`
@@ -651,121 +809,77 @@ impl Compiler<'_> {
     }
 
     /// Records `$key takes {what}` unless `ok`; gives `ok`.
-    fn check(&mut self, key: &str, operand: &Value, at: &str, ok: bool, what: &str) -> bool {
+    fn check(&mut self, operator: Operator, operand: &Value, at: &str, ok: bool) -> bool {
         if !ok {
             self.error(
                 at,
-                format!("{key} takes {what}, found {}", describe(operand)),
+                format!(
+                    "{} takes {}, found {}",
+                    operator.name(),
+                    operator.operand().what(),
+                    describe(operand)
+                ),
             );
         }
         ok
     }
 
     /// The typed operator, or None after recording why the operand does not fit.
-    fn operator(&mut self, key: &str, operand: &Value, at: &str, _in_alt: bool) -> Option<Op> {
-        if !self.runtime && DEFERRABLE.contains(&key) {
+    fn operator(&mut self, operator: Operator, operand: &Value, at: &str) -> Option<Op> {
+        if !self.runtime && operator.defers() {
             if let Some(text) = operand.as_str().filter(|t| t.contains("${")) {
                 let t = self.template(text, at);
                 return Some(Op::Deferred(t));
             }
         }
-        let fits = |c: &mut Self, ok: bool, what: &str| c.check(key, operand, at, ok, what);
-        match key {
-            "$type" => {
-                let names: Vec<&Value> = match operand {
-                    Value::String(_) => vec![operand],
-                    Value::Array(ts) if !ts.is_empty() => ts.iter().collect(),
-                    _ => {
-                        fits(self, false, "a type name or a non-empty list of type names");
-                        return None;
-                    }
-                };
-                let mut types = Vec::new();
-                for name in names {
-                    let parsed = match name {
-                        Value::String(t) => JsonType::parse(t),
-                        other => Err(format!(
-                            "$type list entries must be type names, found {}",
-                            describe(other)
-                        )),
-                    };
-                    match parsed {
-                        Ok(t) => types.push(t),
-                        Err(message) => {
-                            self.error(at, message);
-                            return None;
-                        }
-                    }
-                }
-                Some(Op::Type(types))
-            }
-            "$absent" => fits(self, operand == &Value::Bool(true), "true").then_some(Op::Absent),
-            "$present" => fits(self, operand == &Value::Bool(true), "true").then_some(Op::Present),
-            "$regex" => match operand {
-                Value::String(re) => match Regex::new(re) {
-                    Ok(re) => Some(Op::Regex(re)),
-                    Err(e) => {
-                        let text = e.to_string();
-                        let reason = text
-                            .lines()
-                            .last()
-                            .unwrap_or(&text)
-                            .trim_start_matches("error: ")
-                            .to_string();
-                        self.error(at, format!("$regex {re:?} does not compile: {reason}"));
-                        None
-                    }
-                },
+        let fits = |c: &mut Self, ok: bool| c.check(operator, operand, at, ok);
+        match operator {
+            Operator::Type => self.type_names(operand, at),
+            Operator::Absent => fits(self, operand == &Value::Bool(true)).then_some(Op::Absent),
+            Operator::Present => fits(self, operand == &Value::Bool(true)).then_some(Op::Present),
+            Operator::Regex => match operand {
+                Value::String(re) => self.regex(re, at),
                 _ => {
-                    fits(self, false, "a regular expression string");
+                    fits(self, false);
                     None
                 }
             },
-            "$len" | "$min_len" | "$max_len" => {
+            Operator::Len | Operator::MinLen | Operator::MaxLen => {
                 let n = operand.as_u64();
-                fits(self, n.is_some(), "a non-negative integer").then(|| {
-                    let bound = match key {
-                        "$len" => LenBound::Exactly,
-                        "$min_len" => LenBound::AtLeast,
+                fits(self, n.is_some()).then(|| {
+                    let bound = match operator {
+                        Operator::Len => LenBound::Exactly,
+                        Operator::MinLen => LenBound::AtLeast,
                         _ => LenBound::AtMost,
                     };
                     Op::Len(bound, n.unwrap_or(0))
                 })
             }
-            "$gte" | "$lte" => {
+            Operator::Gte | Operator::Lte => {
                 let n = operand.as_f64().filter(|_| operand.is_number());
-                fits(self, n.is_some(), "a number")
-                    .then(|| Op::Bound(key == "$gte", n.unwrap_or(0.0)))
+                fits(self, n.is_some())
+                    .then(|| Op::Bound(operator == Operator::Gte, n.unwrap_or(0.0)))
             }
-            "$one_of" => match operand {
-                Value::Array(alts) if !alts.is_empty() => Some(Op::OneOf(
-                    alts.iter()
-                        .enumerate()
-                        .map(|(i, alt)| self.node(alt, &format!("{at}/{i}"), true))
-                        .collect(),
-                )),
+            Operator::OneOf => match operand {
+                Value::Array(alts) if !alts.is_empty() => {
+                    Some(Op::OneOf(self.items(alts, at, true)))
+                }
                 _ => {
-                    fits(self, false, "a non-empty list of patterns");
+                    fits(self, false);
                     None
                 }
             },
-            "$unordered" => match operand {
-                Value::Array(items) => Some(Op::Unordered(
-                    items
-                        .iter()
-                        .enumerate()
-                        .map(|(i, item)| self.node(item, &format!("{at}/{i}"), false))
-                        .collect(),
-                )),
+            Operator::Unordered => match operand {
+                Value::Array(items) => Some(Op::Unordered(self.items(items, at, false))),
                 _ => {
-                    fits(self, false, "a list of patterns");
+                    fits(self, false);
                     None
                 }
             },
-            "$contains" => Some(Op::Contains(Box::new(self.node(operand, at, false)))),
-            "$each" => Some(Op::Each(Box::new(self.node(operand, at, false)))),
-            "$not" => Some(Op::Not(Box::new(self.node(operand, at, false)))),
-            "$eq" => {
+            Operator::Contains => Some(Op::Contains(Box::new(self.node(operand, at, false)))),
+            Operator::Each => Some(Op::Each(Box::new(self.node(operand, at, false)))),
+            Operator::Not => Some(Op::Not(Box::new(self.node(operand, at, false)))),
+            Operator::Eq => {
                 if self.runtime {
                     return Some(Op::Eq(ValueTemplate::Literal(operand.clone())));
                 }
@@ -777,8 +891,63 @@ impl Compiler<'_> {
                     }
                 }
             }
+            // Modifiers are read by `modifier`, never as a test of a value.
+            Operator::Exact | Operator::Label | Operator::Verdict | Operator::Note => None,
+        }
+    }
+
+    /// The patterns of a list operand (`$one_of`, `$unordered`).
+    fn items(&mut self, items: &[Value], at: &str, alternatives: bool) -> Vec<Pattern> {
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| self.node(item, &format!("{at}/{i}"), alternatives))
+            .collect()
+    }
+
+    /// `$type`: one type name or a non-empty list of them.
+    fn type_names(&mut self, operand: &Value, at: &str) -> Option<Op> {
+        let names: Vec<&Value> = match operand {
+            Value::String(_) => vec![operand],
+            Value::Array(ts) if !ts.is_empty() => ts.iter().collect(),
             _ => {
-                self.error(at, unknown_operator(key));
+                self.check(Operator::Type, operand, at, false);
+                return None;
+            }
+        };
+        let mut types = Vec::new();
+        for name in names {
+            let parsed = match name {
+                Value::String(t) => JsonType::parse(t),
+                other => Err(format!(
+                    "$type list entries must be type names, found {}",
+                    describe(other)
+                )),
+            };
+            match parsed {
+                Ok(t) => types.push(t),
+                Err(message) => {
+                    self.error(at, message);
+                    return None;
+                }
+            }
+        }
+        Some(Op::Type(types))
+    }
+
+    /// `$regex`, compiled now so that a bad one is a load error.
+    fn regex(&mut self, re: &str, at: &str) -> Option<Op> {
+        match Regex::new(re) {
+            Ok(re) => Some(Op::Regex(re)),
+            Err(e) => {
+                let text = e.to_string();
+                let reason = text
+                    .lines()
+                    .last()
+                    .unwrap_or(&text)
+                    .trim_start_matches("error: ")
+                    .to_string();
+                self.error(at, format!("$regex {re:?} does not compile: {reason}"));
                 None
             }
         }
@@ -810,7 +979,7 @@ fn op_is_dynamic(op: &Op) -> bool {
 }
 
 fn unknown_operator(key: &str) -> String {
-    let known: Vec<&str> = OPERATORS.iter().chain(MODIFIERS).copied().collect();
+    let known: Vec<&str> = Operator::ALL.iter().map(|op| op.name()).collect();
     let suggestion = known
         .iter()
         .min_by_key(|k| strsim::levenshtein(k, key))
@@ -823,7 +992,8 @@ fn unknown_operator(key: &str) -> String {
     )
 }
 
-fn describe(value: &Value) -> String {
+/// A value as JSON for a message, cut at 40 characters.
+pub(crate) fn describe(value: &Value) -> String {
     let text = value.to_string();
     if text.len() > 40 {
         format!("{}…", &text[..text.floor_char_boundary(40)])
@@ -1014,7 +1184,7 @@ impl Pattern {
         path: &str,
         m: &mut Matched,
     ) -> Result<(), Mismatch> {
-        if o.op("$absent").is_some() {
+        if o.op(Operator::Absent).is_some() {
             return match value {
                 None => Ok(()),
                 Some(v) => self.fail(
@@ -1023,10 +1193,10 @@ impl Pattern {
                 ),
             };
         }
-        if let Some(Op::OneOf(alts)) = o.op("$one_of") {
+        if let Some(Op::OneOf(alts)) = o.op(Operator::OneOf) {
             self.match_one_of(alts, value, path, m)?;
         }
-        if let Some(Op::Not(inner)) = o.op("$not") {
+        if let Some(Op::Not(inner)) = o.op(Operator::Not) {
             if inner.matches(value).is_ok() {
                 return self.fail(
                     path,
@@ -1036,10 +1206,9 @@ impl Pattern {
         }
         let has_fields = o.has_fields();
         let Some(v) = value else {
-            let needs_value = o
-                .entries
-                .iter()
-                .any(|e| matches!(e, Entry::Op(n, _) if n != "$not" && n != "$one_of"));
+            let needs_value = o.entries.iter().any(
+                |e| matches!(e, Entry::Op(n, _) if !matches!(n, Operator::Not | Operator::OneOf)),
+            );
             if needs_value || has_fields {
                 return self.fail(path, "expected a value, but the key is absent");
             }
@@ -1293,10 +1462,11 @@ impl Pattern {
 
     fn check_len(&self, bound: LenBound, n: u64, v: &Value, path: &str) -> Result<(), Mismatch> {
         let op = match bound {
-            LenBound::Exactly => "$len",
-            LenBound::AtLeast => "$min_len",
-            LenBound::AtMost => "$max_len",
-        };
+            LenBound::Exactly => Operator::Len,
+            LenBound::AtLeast => Operator::MinLen,
+            LenBound::AtMost => Operator::MaxLen,
+        }
+        .name();
         let len = match v {
             Value::Array(a) => a.len(),
             Value::String(s) => s.chars().count(),
@@ -1324,7 +1494,7 @@ impl Pattern {
     }
 
     fn check_bound(&self, gte: bool, bound: f64, v: &Value, path: &str) -> Result<(), Mismatch> {
-        let op = if gte { "$gte" } else { "$lte" };
+        let op = if gte { Operator::Gte } else { Operator::Lte }.name();
         let Some(x) = v.as_f64() else {
             return self.fail(path, format!("{op} needs a number, found {}", describe(v)));
         };
@@ -1431,6 +1601,82 @@ mod tests {
     }
     fn bad(p: Value, v: Value) -> Mismatch {
         matches(&p, Some(&v)).expect_err("should not match")
+    }
+
+    #[test]
+    fn the_scenario_schema_names_exactly_the_operators() {
+        let schema: Value = serde_json::from_str(crate::scenario::load::SCENARIO_SCHEMA)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let in_schema: Vec<&str> = schema["$defs"]["pattern"]["properties"]
+            .as_object()
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        let in_table: Vec<&str> = Operator::ALL.iter().map(|op| op.name()).collect();
+        assert_eq!(
+            in_schema, in_table,
+            "schemas/scenario.schema.json $defs.pattern"
+        );
+    }
+
+    #[test]
+    fn the_scenario_guide_names_every_operator() {
+        let guide = include_str!("../../scenarios/README.md");
+        let section = guide
+            .split("## `expect`: the JSON pattern")
+            .nth(1)
+            .and_then(|s| s.split("\n## ").next())
+            .unwrap_or_default();
+        for op in Operator::ALL {
+            assert!(
+                section.contains(&format!("`{}", op.name())),
+                "scenarios/README.md does not describe {}",
+                op.name()
+            );
+        }
+        let deferred = section
+            .split("\n\n")
+            .find(|paragraph| paragraph.contains("one `${…}`"))
+            .unwrap_or_default();
+        for op in Operator::ALL {
+            assert_eq!(
+                deferred.contains(&format!("`{}`", op.name())),
+                op.defers(),
+                "scenarios/README.md, operands written as one `${{…}}`: {} ({deferred})",
+                op.name()
+            );
+        }
+    }
+
+    #[test]
+    fn names_and_operators_are_one_to_one() {
+        for op in Operator::ALL {
+            assert_eq!(Operator::from_name(op.name()), Some(*op));
+            assert!(op.name().starts_with('$'));
+            // Only a test of a value has an operand to fill in at run time.
+            assert!(!op.defers() || op.role() == Role::Test, "{op:?}");
+        }
+        assert_eq!(Operator::from_name("$lenn"), None);
+        let mut names: Vec<&str> = Operator::ALL.iter().map(|op| op.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Operator::ALL.len());
+    }
+
+    #[test]
+    fn a_deferrable_operand_is_filled_in_and_typed_then() {
+        for op in Operator::ALL {
+            let pattern = json!({ op.name(): "${x}" });
+            let p = compile(&pattern, &|_| Place::default());
+            let deferred = p.as_ref().ok().and_then(|p| match &p.node {
+                Node::Object(o) => o.op(*op).map(|o| matches!(o, Op::Deferred(_))),
+                _ => None,
+            });
+            if op.defers() {
+                assert_eq!(deferred, Some(true), "{}", op.name());
+            } else {
+                assert_ne!(deferred, Some(true), "{}", op.name());
+            }
+        }
     }
 
     #[test]
@@ -1585,7 +1831,7 @@ mod tests {
         let Some(Node::Object(o)) = p.field("name").map(|f| &f.node) else {
             panic!("an object pattern");
         };
-        assert!(matches!(o.op("$regex"), Some(Op::Regex(re)) if re.as_str() == "^tool_"));
+        assert!(matches!(o.op(Operator::Regex), Some(Op::Regex(re)) if re.as_str() == "^tool_"));
         assert!(!p.is_dynamic());
     }
 

@@ -3,66 +3,54 @@
 
 use serde_json::{Map, Value};
 
-use super::{get_u64, Loader};
+use super::{raw, Loader};
 use crate::scenario::generate::{
     Gen, Generate, TextKind, DEFAULT_CASES, DEFAULT_MAX_SHRINKS, FIRST_EXAMPLE,
 };
-use crate::scenario::model::{Expr, Step};
+use crate::scenario::model::Expr;
+use crate::scenario::pattern::describe;
+use crate::scenario::source::escape_pointer;
 
 const DEFAULT_MAX_LEN: usize = 64;
 
 impl Loader<'_> {
     pub(super) fn build_generate(
         &mut self,
-        value: Option<&Value>,
+        root: &Map<String, Value>,
         ids: &[String],
     ) -> Option<Box<Generate>> {
-        let obj = value?.as_object()?.clone();
+        let obj = self.mapping(root, "", "generate")?.clone();
         let base = "/generate";
         let mut vars = Vec::new();
-        for (name, spec) in obj
-            .get("vars")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-        {
-            let pointer = format!("{base}/vars/{name}");
+        let specs = self
+            .mapping(&obj, base, "vars")
+            .cloned()
+            .unwrap_or_default();
+        for (name, spec) in &specs {
+            let pointer = format!("{base}/vars/{}", escape_pointer(name));
             if ids.contains(name) {
                 self.error(
                     &pointer,
                     format!("generated variable '{name}' has the name of a step"),
                 );
             }
-            if let Some(gen) = spec.as_object().and_then(|s| self.build_gen(&pointer, s)) {
+            let Some(spec) = spec.as_object() else {
+                self.error(
+                    &pointer,
+                    format!("a generator is a mapping, found {}", describe(spec)),
+                );
+                continue;
+            };
+            if let Some(gen) = self.build_gen(&pointer, spec) {
                 vars.push((name.clone(), gen));
             }
         }
-        let cases = get_u64(&obj, "cases").map_or(DEFAULT_CASES, |n| n as usize);
-        let examples = self.build_examples(base, obj.get("examples"), &vars, cases);
-        let mut steps: Vec<Step> = Vec::new();
+        let cases = self.size(&obj, base, "cases").unwrap_or(DEFAULT_CASES);
+        let examples = self.build_examples(base, &obj, &vars, cases);
         let mut seen: Vec<String> = ids.to_vec();
-        for (i, step) in obj
-            .get("steps")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            let pointer = format!("{base}/steps/{i}");
-            if let Some(step) = step.as_object().and_then(|s| self.build_step(&pointer, s)) {
-                if let Some(id) = &step.id {
-                    if seen.contains(id) {
-                        self.error(
-                            &format!("{pointer}/id"),
-                            format!("step id '{id}' is used twice"),
-                        );
-                    }
-                    seen.push(id.clone());
-                }
-                steps.push(step);
-            }
-        }
-        let asserts = self.build_asserts(base, obj.get("assert"));
+        let items = self.list(&obj, base, "steps");
+        let steps = self.build_steps(items, &format!("{base}/steps"), &mut seen);
+        let asserts = self.build_asserts(base, &obj);
         if steps.is_empty() && asserts.is_empty() {
             self.error(
                 base,
@@ -71,7 +59,9 @@ impl Loader<'_> {
         }
         Some(Box::new(Generate {
             cases,
-            max_shrinks: get_u64(&obj, "max_shrinks").map_or(DEFAULT_MAX_SHRINKS, |n| n as usize),
+            max_shrinks: self
+                .size(&obj, base, "max_shrinks")
+                .unwrap_or(DEFAULT_MAX_SHRINKS),
             vars,
             examples,
             steps,
@@ -85,11 +75,11 @@ impl Loader<'_> {
     fn build_examples(
         &mut self,
         base: &str,
-        value: Option<&Value>,
+        obj: &Map<String, Value>,
         vars: &[(String, Gen)],
         cases: usize,
     ) -> Vec<Vec<(String, Expr)>> {
-        let items = value.and_then(Value::as_array).cloned().unwrap_or_default();
+        let items = self.list(obj, base, "examples");
         if !items.is_empty() && FIRST_EXAMPLE + items.len() > cases {
             self.error(
                 &format!("{base}/examples"),
@@ -101,16 +91,16 @@ impl Loader<'_> {
             );
         }
         let mut out = Vec::new();
-        for (i, item) in items.iter().enumerate() {
+        for (at, item) in self.mappings(items, &format!("{base}/examples")) {
             let mut example = Vec::new();
-            for (name, cel) in item.as_object().into_iter().flatten() {
-                let pointer = format!("{base}/examples/{i}/{name}");
+            for name in item.keys() {
+                let pointer = format!("{at}/{}", escape_pointer(name));
                 if !vars.iter().any(|(v, _)| v == name) {
                     self.error(&pointer, format!("'{name}' is not a variable of vars"));
                     continue;
                 }
-                if let Some(cel) = cel.as_str() {
-                    example.push((name.clone(), self.expr(&pointer, cel)));
+                if let Some(cel) = self.text(&item, &at, name) {
+                    example.push((name.clone(), self.expr(&pointer, &cel)));
                 }
             }
             out.push(example);
@@ -118,63 +108,53 @@ impl Loader<'_> {
         out
     }
 
+    /// A CEL key of a generator (`subset`, `pick`, `words`, …), compiled.
+    fn gen_expr(&mut self, pointer: &str, spec: &Map<String, Value>, key: &str) -> Option<Expr> {
+        let source = self.text(spec, pointer, key)?;
+        Some(self.expr(&format!("{pointer}/{key}"), &source))
+    }
+
     fn build_gen(&mut self, pointer: &str, spec: &Map<String, Value>) -> Option<Gen> {
-        let flag = |key: &str| spec.get(key).and_then(Value::as_bool).unwrap_or(false);
-        let size = |key: &str| spec.get(key).and_then(Value::as_u64).map(|n| n as usize);
-        if let Some(from) = spec.get("subset").and_then(Value::as_str) {
-            let (min, max) = (size("min").unwrap_or(0), size("max"));
+        let flag = |loader: &mut Self, key: &str| loader.flag(spec, pointer, key, false);
+        if spec.contains_key("subset") {
+            let from = self.gen_expr(pointer, spec, "subset")?;
+            let min = self.size(spec, pointer, "min").unwrap_or(0);
+            let max = self.size(spec, pointer, "max");
             if max.is_some_and(|m| m < min) {
                 self.error(pointer, "max is smaller than min");
             }
             return Some(Gen::Subset {
-                from: self.expr(&format!("{pointer}/subset"), from),
+                from,
                 min,
                 max,
-                repeats: flag("repeats"),
-                unknown: flag("unknown"),
-                variants: flag("variants"),
+                repeats: flag(self, "repeats"),
+                unknown: flag(self, "unknown"),
+                variants: flag(self, "variants"),
             });
         }
-        if let Some(from) = spec.get("pick").and_then(Value::as_str) {
+        if spec.contains_key("pick") {
             return Some(Gen::Pick {
-                from: self.expr(&format!("{pointer}/pick"), from),
-                unknown: flag("unknown"),
-                variants: flag("variants"),
+                from: self.gen_expr(pointer, spec, "pick")?,
+                unknown: flag(self, "unknown"),
+                variants: flag(self, "variants"),
             });
         }
-        if let Some(kinds) = spec.get("text").and_then(Value::as_array) {
-            let mut parsed = Vec::new();
-            for (i, k) in kinds.iter().enumerate() {
-                match k.as_str().and_then(TextKind::parse) {
-                    Some(kind) => parsed.push(kind),
-                    None => {
-                        let names: Vec<&str> = TextKind::ALL.iter().map(|(n, _)| *n).collect();
-                        self.error(
-                            &format!("{pointer}/text/{i}"),
-                            format!("unknown text kind {k}; known: {}", names.join(", ")),
-                        );
-                    }
-                }
-            }
-            let words = spec
-                .get("words")
-                .and_then(Value::as_str)
-                .map(|w| self.expr(&format!("{pointer}/words"), w));
-            if parsed.contains(&TextKind::Words) && words.is_none() {
-                self.error(pointer, "text kind 'words' needs a `words:` list (CEL)");
-            }
-            return Some(Gen::Text {
-                kinds: parsed,
-                words,
-                max_len: size("max_len").unwrap_or(DEFAULT_MAX_LEN),
-            });
+        if spec.contains_key("text") {
+            return self.build_text_gen(pointer, spec);
         }
-        if let Some(bounds) = spec.get("int").and_then(Value::as_array) {
-            let (Some(min), Some(max)) = (
-                bounds.first().and_then(Value::as_i64),
-                bounds.get(1).and_then(Value::as_i64),
-            ) else {
-                self.error(pointer, "int takes [min, max]");
+        if let Some(bounds) = raw(spec, pointer, "int") {
+            let pair = bounds.as_array().map(|b| {
+                (
+                    b.first().and_then(Value::as_i64),
+                    b.get(1).and_then(Value::as_i64),
+                    b.len(),
+                )
+            });
+            let Some((Some(min), Some(max), 2)) = pair else {
+                self.error(
+                    &format!("{pointer}/int"),
+                    "int takes [min, max], two whole numbers",
+                );
                 return None;
             };
             if max < min {
@@ -182,15 +162,17 @@ impl Loader<'_> {
             }
             return Some(Gen::Int { min, max });
         }
-        if let Some(items) = spec.get("one_of").and_then(Value::as_array) {
-            return Some(Gen::OneOf(items.clone()));
+        if spec.contains_key("one_of") {
+            let items = self.list(spec, pointer, "one_of");
+            return Some(Gen::OneOf(items.to_vec()));
         }
-        if let Some(from) = spec.get("near_miss").and_then(Value::as_str) {
+        if spec.contains_key("near_miss") {
             return Some(Gen::NearMiss {
-                from: self.expr(&format!("{pointer}/near_miss"), from),
+                from: self.gen_expr(pointer, spec, "near_miss")?,
             });
         }
-        if let Some(items) = spec.get("combinations").and_then(Value::as_array) {
+        if spec.contains_key("combinations") {
+            let items = self.list(spec, pointer, "combinations");
             let names: Vec<String> = items
                 .iter()
                 .filter_map(Value::as_str)
@@ -206,6 +188,35 @@ impl Loader<'_> {
             "a generator is one of subset, pick, text, int, one_of, near_miss, combinations",
         );
         None
+    }
+
+    /// `text: [kinds…]`, with `words:` for the `words` kind.
+    fn build_text_gen(&mut self, pointer: &str, spec: &Map<String, Value>) -> Option<Gen> {
+        let kinds = self.list(spec, pointer, "text");
+        let mut parsed = Vec::new();
+        for (i, k) in kinds.iter().enumerate() {
+            match k.as_str().and_then(TextKind::parse) {
+                Some(kind) => parsed.push(kind),
+                None => {
+                    let names: Vec<&str> = TextKind::ALL.iter().map(|(n, _)| *n).collect();
+                    self.error(
+                        &format!("{pointer}/text/{i}"),
+                        format!("unknown text kind {k}; known: {}", names.join(", ")),
+                    );
+                }
+            }
+        }
+        let words = self.gen_expr(pointer, spec, "words");
+        if parsed.contains(&TextKind::Words) && words.is_none() {
+            self.error(pointer, "text kind 'words' needs a `words:` list (CEL)");
+        }
+        Some(Gen::Text {
+            kinds: parsed,
+            words,
+            max_len: self
+                .size(spec, pointer, "max_len")
+                .unwrap_or(DEFAULT_MAX_LEN),
+        })
     }
 }
 
