@@ -1,9 +1,10 @@
 //! From one incoming message to the messages that answer it:
-//! JSON-RPC envelope checks, era selection, the method table, error
-//! mapping and the faults that act on the envelope.
+//! JSON-RPC envelope checks, era selection, the method table and error
+//! mapping. The faults that act on the envelope, and those that rewrite a
+//! handler's answer, are applied here from `faults`.
 
 use super::error::{RpcError, NOT_INITIALIZED, RATE_LIMITED};
-use super::faults::Fault;
+use super::faults::{self, envelope};
 use super::handlers::{self, Ctx};
 use super::params::Params;
 use super::served_era::{self as era, Era};
@@ -130,29 +131,17 @@ impl Server {
         method: &str,
         params: Option<&Value>,
     ) -> Vec<Value> {
-        if self.faults().has(Fault::IdLargeDropped) && beyond_double_precision(&id) {
+        let Some(reply_id) = envelope::reply_id(self.faults(), &id) else {
             return Vec::new();
-        }
-        let reply_id = if self.faults().has(Fault::WrongId) {
-            digits_as_number(&id)
-        } else if self.faults().has(Fault::IdAsFloat) {
-            number_as_float(&id)
-        } else if self.faults().has(Fault::IdLargeLossy) {
-            rounded_through_double(&id)
-        } else {
-            id.clone()
         };
         if let Some(bucket) = session.bucket.as_mut() {
             if let Err(ms) = bucket.take() {
-                let e = if self.faults().has(Fault::RateLimitInternalError) {
-                    RpcError::internal("Internal error")
-                } else {
-                    RpcError::new(
-                        RATE_LIMITED,
-                        format!("rate limit exceeded; retry after {ms} ms"),
-                    )
-                    .with_data(json!({"retryAfterMs": ms}))
-                };
+                let e = RpcError::new(
+                    RATE_LIMITED,
+                    format!("rate limit exceeded; retry after {ms} ms"),
+                )
+                .with_data(json!({"retryAfterMs": ms}));
+                let e = envelope::rewrite_rate_limited(self.faults(), e);
                 return vec![e.to_response(reply_id)];
             }
         }
@@ -167,46 +156,28 @@ impl Server {
         let mut out = Vec::new();
         match self.route(&mut ctx, &id, method, params) {
             Ok(Some(mut result)) => {
-                out = progress(self.faults(), method, params);
+                out = progress(method, params);
+                if !out.is_empty() {
+                    envelope::rewrite_progress(self.faults(), &mut out);
+                }
                 if ctx.era == Era::Stateless {
                     era::decorate_stateless(method, &mut result, self.list_ttl_ms());
-                    self.stateless_result_faults(method, params, &mut result);
-                    if self.faults().has(Fault::NoServerInfo) {
-                        if let Some(Value::Object(meta)) = result.get_mut("_meta") {
-                            meta.remove(era::META_SERVER_INFO);
-                        }
-                    }
+                    envelope::rewrite_stateless_result(self.faults(), method, params, &mut result);
                 }
-                if ctx.era == Era::Stateless
-                    && method == "resources/list"
-                    && !era::has_log_level(params)
-                    && self.faults().has(Fault::LogWithoutLogLevel)
-                {
-                    out.push(crate::jsonrpc::notification(
-                        "notifications/message",
-                        Some(json!({"level": "info", "logger": "mcp-conform-reference", "data": "listing resources"})),
-                    ));
-                }
-                if ctx.era == Era::Stateless
-                    && method == "tools/list"
-                    && self.faults().has(Fault::ServerPing2026)
-                {
-                    out.push(crate::jsonrpc::request(
-                        json!(format!("reference-ping-{id}")),
-                        "ping",
-                        None,
-                    ));
-                }
+                out.extend(envelope::before_answer(
+                    self.faults(),
+                    ctx.era,
+                    method,
+                    params,
+                    &id,
+                ));
                 out.push(response(reply_id, result));
             }
             Ok(None) => {}
             Err(e) => {
-                let mut response = self.map_error(e).to_response(reply_id);
-                if self.faults().has(Fault::ErrorCodeString) {
-                    if let Some(code) = response.pointer_mut("/error/code") {
-                        *code = Value::String(code.to_string());
-                    }
-                }
+                let e = envelope::rewrite_error(self.faults(), e);
+                let mut response = e.to_response(reply_id);
+                envelope::rewrite_error_response(self.faults(), &mut response);
                 out.push(response);
             }
         }
@@ -237,25 +208,19 @@ impl Server {
             // respond with an UnsupportedProtocolVersionError" (MCP
             // 2026-07-28, Versioning).
             "server/discover" => match era::classify(params) {
-                Err(e) if !self.serves_any_version(params) => return Err(e),
+                Err(e) if !envelope::discover_serves_any_version(self.faults(), params) => {
+                    return Err(e)
+                }
                 _ => Era::Stateless,
             },
             _ => match era::classify(params) {
-                // `old-revision-served`: an older dated revision is taken
-                // for the current one.
-                Err(e) if self.faults().has(Fault::OldRevisionServed) => {
-                    if era::older_revision(params) {
-                        Era::Stateless
-                    } else {
-                        return Err(e);
-                    }
-                }
+                Err(_) if envelope::old_revision_served(self.faults(), params) => Era::Stateless,
                 other => other?,
             },
         };
         if ctx.era == Era::Stateless {
             self.require_meta(params)?;
-            self.stateless_connection_faults(ctx, method)?;
+            envelope::stateless_connection(self.faults(), ctx.session, method)?;
         }
         let Some((_, handler, gate)) = entry else {
             // subscriptions/listen exists only in the stateless era.
@@ -263,6 +228,7 @@ impl Server {
                 return Err(self.method_not_found(method));
             }
             handlers::base::listen(ctx, id, &p)?;
+            faults::base::rewrite_listen(ctx);
             return Ok(None);
         };
         if *gate == Gate::Session && ctx.era == Era::Stateful && ctx.session.protocol.is_none() {
@@ -275,23 +241,9 @@ impl Server {
                 ),
             ));
         }
-        handler(ctx, &p).map(Some)
-    }
-
-    /// Faults of a 2026-07-28 server that keeps state per connection: one
-    /// that wants `server/discover` before anything else ("Servers MUST
-    /// NOT rely on prior requests over the same connection", MCP
-    /// 2026-07-28, Basic, Statelessness).
-    fn stateless_connection_faults(&self, ctx: &mut Ctx<'_>, method: &str) -> Result<(), RpcError> {
-        if method == "server/discover" {
-            ctx.session.discovered = true;
-        } else if !ctx.session.discovered && self.faults().has(Fault::StatelessNeedsDiscover) {
-            return Err(RpcError::new(
-                codes::INVALID_REQUEST,
-                "Invalid Request: send server/discover on this connection first",
-            ));
-        }
-        Ok(())
+        let mut answer = handler(ctx, &p);
+        faults::rewrite_answer(ctx, params, &mut answer);
+        answer.map(Some)
     }
 
     /// "A request missing any required field is malformed; the server MUST
@@ -303,7 +255,7 @@ impl Server {
             .into_iter()
             .filter(|k| meta.and_then(|m| m.get(*k)).is_none_or(Value::is_null))
             .collect();
-        if missing.is_empty() || self.faults().has(Fault::MetaUnchecked) {
+        if missing.is_empty() || envelope::meta_unchecked(self.faults()) {
             return Ok(());
         }
         Err(RpcError::invalid_params(format!(
@@ -313,51 +265,8 @@ impl Server {
         .with_data(json!({ "missing": missing })))
     }
 
-    /// Whether a fault has server/discover serve the version it names
-    /// although the server does not speak it.
-    fn serves_any_version(&self, params: Option<&Value>) -> bool {
-        self.faults().has(Fault::DiscoverAnyVersion)
-            || (self.faults().has(Fault::OldRevisionServed) && era::older_revision(params))
-    }
-
     fn method_not_found(&self, method: &str) -> RpcError {
-        if self.faults().has(Fault::UnknownMethodInternalError) {
-            RpcError::internal(format!("Internal error: no handler for {method}"))
-        } else {
-            RpcError::method_not_found(method)
-        }
-    }
-
-    /// The faults that break what 2026-07-28 asks of every result; each is
-    /// asked about only where it can act.
-    fn stateless_result_faults(&self, method: &str, params: Option<&Value>, result: &mut Value) {
-        let Value::Object(map) = result else {
-            return;
-        };
-        if !matches!(method, "tools/list" | "server/discover")
-            && self.faults().has(Fault::ResultTypeListsOnly)
-        {
-            map.remove("resultType");
-        }
-        if method == "resources/read" && self.faults().has(Fault::ReadNoCacheHints) {
-            map.remove("ttlMs");
-            map.remove("cacheScope");
-        }
-        let later_page = params.and_then(|p| p.get("cursor")).is_some();
-        if later_page
-            && map.contains_key("cacheScope")
-            && self.faults().has(Fault::CacheScopeVaries)
-        {
-            map.insert("cacheScope".into(), json!("private"));
-        }
-    }
-
-    fn map_error(&self, e: RpcError) -> RpcError {
-        if e.kind == super::error::Kind::BadType && self.faults().has(Fault::BadParamsInternalError)
-        {
-            return RpcError::internal(format!("Internal error: {}", e.message));
-        }
-        e
+        envelope::rewrite_unknown_method(self.faults(), method, RpcError::method_not_found(method))
     }
 
     /// A notification gets no answer (JSON-RPC 2.0 section 4.1), except
@@ -377,32 +286,21 @@ impl Server {
         };
         let known = session.subscriptions.iter().any(|s| &s.id == request_id);
         session.subscriptions.retain(|s| &s.id != request_id);
-        if !known && self.faults().has(Fault::CancelAnswered) {
-            return vec![error_response(
-                Value::Null,
-                codes::INVALID_PARAMS,
-                &format!("no request with id {request_id} is in progress"),
-                None,
-            )];
+        if !known {
+            return envelope::answer_unknown_cancel(self.faults(), request_id);
         }
         Vec::new()
     }
 }
 
 /// The progress a `tools/call` with `_meta.progressToken` reports before
-/// its answer: half done, then done (the same value twice under the
-/// `progress-not-increasing` fault).
-fn progress(faults: &super::faults::Faults, method: &str, params: Option<&Value>) -> Vec<Value> {
+/// its answer: half done, then done.
+fn progress(method: &str, params: Option<&Value>) -> Vec<Value> {
     let token = params.and_then(|p| p.pointer("/_meta/progressToken"));
     let (Some(token), "tools/call") = (token, method) else {
         return Vec::new();
     };
-    let last = if faults.has(Fault::ProgressNotIncreasing) {
-        1
-    } else {
-        2
-    };
-    [1, last]
+    [1, 2]
         .into_iter()
         .map(|n| {
             crate::jsonrpc::notification(
@@ -433,41 +331,6 @@ fn usable_id(value: &Value) -> Value {
         .filter(|id| valid_id(id))
         .cloned()
         .unwrap_or(Value::Null)
-}
-
-/// The `id-as-float` fault: a number id is read into an `f64` and written
-/// back from it.
-fn number_as_float(id: &Value) -> Value {
-    match id.as_f64() {
-        Some(f) if id.is_number() => Value::from(f),
-        _ => id.clone(),
-    }
-}
-
-/// The `id-large-lossy` fault: an integer id held in an `f64`, as a
-/// JavaScript server holds it, and written back as an integer.
-/// An integer id a double cannot hold exactly (the `id-large-dropped` fault).
-fn beyond_double_precision(id: &Value) -> bool {
-    rounded_through_double(id) != *id
-}
-
-fn rounded_through_double(id: &Value) -> Value {
-    match (id.as_i64(), id.as_u64()) {
-        (Some(n), _) => Value::from(n as f64 as i64),
-        (None, Some(n)) => Value::from(n as f64 as u64),
-        _ => id.clone(),
-    }
-}
-
-/// The `wrong-id` fault: a string id made only of digits becomes a number.
-fn digits_as_number(id: &Value) -> Value {
-    match id {
-        Value::String(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => s
-            .parse::<u64>()
-            .map(Value::from)
-            .unwrap_or_else(|_| id.clone()),
-        _ => id.clone(),
-    }
 }
 
 #[cfg(test)]
@@ -523,12 +386,5 @@ mod tests {
         assert!(out[0]["result"]["tools"]
             .as_array()
             .is_some_and(|t| t.len() == 14));
-    }
-
-    #[test]
-    fn wrong_id_fault_only_touches_digit_strings() {
-        assert_eq!(digits_as_number(&json!("42")), json!(42));
-        assert_eq!(digits_as_number(&json!("a1")), json!("a1"));
-        assert_eq!(digits_as_number(&json!(7)), json!(7));
     }
 }

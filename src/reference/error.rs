@@ -25,6 +25,10 @@ pub const RESOURCE_NOT_FOUND: i64 = -32002;
 pub enum Kind {
     /// A parameter had the wrong JSON type.
     BadType,
+    /// `tools/call` named no tool of the catalog.
+    UnknownTool,
+    /// A URI named no resource.
+    ResourceNotFound,
     Other,
 }
 
@@ -85,7 +89,11 @@ impl RpcError {
     }
 
     pub fn unknown_tool(name: &str) -> Self {
-        RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({"name": name}))
+        RpcError {
+            kind: Kind::UnknownTool,
+            ..RpcError::invalid_params(format!("Unknown tool: {name}"))
+                .with_data(json!({"name": name}))
+        }
     }
 
     /// A URI that names no resource: -32002 in the stateful eras (MCP
@@ -99,7 +107,10 @@ impl RpcError {
                 RpcError::invalid_params(format!("Resource not found: {uri}"))
             }
         };
-        e.with_data(json!({"uri": uri}))
+        RpcError {
+            kind: Kind::ResourceNotFound,
+            ..e.with_data(json!({"uri": uri}))
+        }
     }
 
     pub fn to_response(&self, id: Value) -> Value {

@@ -5,7 +5,7 @@
 use super::bitset::Bitset;
 use super::catalog_file::Tool;
 use super::error::RpcError;
-use super::faults::{Fault, Faults};
+use super::faults::{self, Faults};
 use super::live::Snapshot;
 use super::params::string_list;
 use serde_json::{Map, Value};
@@ -29,11 +29,11 @@ impl ToolFilter {
         })
     }
 
-    fn groups(&self) -> &[String] {
+    pub fn groups(&self) -> &[String] {
         self.groups.as_deref().unwrap_or(&[])
     }
 
-    fn tags(&self) -> &[String] {
+    pub fn tags(&self) -> &[String] {
         self.tags.as_deref().unwrap_or(&[])
     }
 
@@ -69,49 +69,32 @@ impl ToolFilter {
                 .cloned()
                 .unwrap_or_else(|| empty.clone())
         };
+        let read = faults::filter::rewrite_filter(faults, self);
         let mut set: Option<Bitset> = None;
-        let tags_present = !self.tags().is_empty();
-        let groups_ignored = tags_present && faults.has(Fault::TagsIgnoreGroups);
-        if self.groups.as_ref().is_some_and(Vec::is_empty)
-            && faults.has(Fault::EmptyGroupsMatchNone)
-        {
-            set = Some(empty.clone());
-        } else if !self.groups().is_empty() && !groups_ignored {
-            let all = faults.has(Fault::GroupsAll);
-            let mut acc = if all { Bitset::full(n) } else { empty.clone() };
-            let names = if faults.has(Fault::FilterGroupsRepeatDropsNext) {
-                drop_after_repeats(self.groups())
-            } else {
-                self.groups().to_vec()
-            };
-            for g in &names {
-                if all {
-                    acc.intersect_with(&bits(&idx.groups, g));
-                } else {
-                    acc.union_with(&bits(&idx.groups, g));
-                }
+        if !read.groups().is_empty() {
+            let mut any = empty.clone();
+            for g in read.groups() {
+                any.union_with(&bits(&idx.groups, g));
             }
-            set = Some(acc);
+            let group_bits = |g: &String| bits(&idx.groups, g);
+            set = Some(faults::filter::rewrite_groups_match(
+                faults,
+                n,
+                read.groups(),
+                group_bits,
+                any,
+            ));
         }
-        if self.tags.as_ref().is_some_and(Vec::is_empty) && faults.has(Fault::EmptyTagsMatchNone) {
+        if faults::filter::empty_list_matches_none(faults, self) {
             set = Some(empty.clone());
         }
-        if tags_present {
-            let any = faults.has(Fault::TagsAny);
-            let mut acc = if any { empty.clone() } else { Bitset::full(n) };
-            let trimmed = faults.has(Fault::TagsTrimmed);
-            for t in self.tags() {
-                let carried = if trimmed {
-                    bits(&idx.tags, &t.trim().to_string())
-                } else {
-                    bits(&idx.tags, t)
-                };
-                if any {
-                    acc.union_with(&carried);
-                } else {
-                    acc.intersect_with(&carried);
-                }
+        if !read.tags().is_empty() {
+            let mut all = Bitset::full(n);
+            for t in read.tags() {
+                all.intersect_with(&bits(&idx.tags, t));
             }
+            let tag_bits = |t: &String| bits(&idx.tags, t);
+            let acc = faults::filter::rewrite_tags_match(faults, n, read.tags(), tag_bits, all);
             match &mut set {
                 Some(s) => s.intersect_with(&acc),
                 None => set = Some(acc),
@@ -121,36 +104,20 @@ impl ToolFilter {
     }
 }
 
-/// `--fault filter-groups-repeat-drops-next`: a de-duplication that skips
-/// one name too many after each repeat.
-fn drop_after_repeats(names: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut skip = false;
-    for n in names {
-        if skip {
-            skip = false;
-        } else if out.contains(n) {
-            skip = true;
-        } else {
-            out.push(n.clone());
-        }
-    }
-    out
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::reference::catalog_file::Catalog;
     use serde_json::json;
 
-    fn snap() -> Snapshot {
+    pub(crate) fn snap() -> Snapshot {
         let cat = Catalog::from_slice(include_bytes!("../../fixtures/catalogs/mini.json"))
             .expect("mini loads");
         Snapshot::new(cat, 1)
     }
 
-    fn names(s: &Snapshot, f: &Value, faults: &Faults) -> Vec<String> {
+    /// The names of the tools `f` admits under `faults`.
+    pub(crate) fn names(s: &Snapshot, f: &Value, faults: &Faults) -> Vec<String> {
         let f = ToolFilter::parse(f.as_object()).expect("valid");
         match f.allowed(s, faults) {
             None => s.tools().map(|t| t.name.to_string()).collect(),
@@ -178,47 +145,6 @@ mod tests {
         assert_eq!(
             names(&s, &json!({"groups": [], "tags": []}), &none).len(),
             14
-        );
-    }
-
-    #[test]
-    fn faults_change_semantics() {
-        let s = snap();
-        let f = |x: Fault| Faults::from_iter([x]);
-        assert!(
-            names(
-                &s,
-                &json!({"groups": ["pages", "discovery"]}),
-                &f(Fault::GroupsAll)
-            ) == ["page_search"]
-        );
-        assert!(
-            names(
-                &s,
-                &json!({"tags": ["delete", "search"]}),
-                &f(Fault::TagsAny)
-            )
-            .len()
-                >= 2
-        );
-        let ignored = names(
-            &s,
-            &json!({"groups": ["tasks"], "tags": ["write"]}),
-            &f(Fault::TagsIgnoreGroups),
-        );
-        assert!(ignored.contains(&"page_update".to_string()));
-        assert!(names(&s, &json!({"groups": []}), &f(Fault::EmptyGroupsMatchNone)).is_empty());
-        // The name after a repeat is dropped; without a repeat nothing changes.
-        let repeated = json!({"groups": ["tasks", "tasks", "pages"]});
-        let dropped = names(&s, &repeated, &f(Fault::FilterGroupsRepeatDropsNext));
-        assert!(!dropped.is_empty() && dropped.iter().all(|n| n.starts_with("task_")));
-        assert!(names(&s, &repeated, &Faults::none())
-            .iter()
-            .any(|n| n.starts_with("page_")));
-        let plain = json!({"groups": ["tasks", "pages"]});
-        assert_eq!(
-            names(&s, &plain, &f(Fault::FilterGroupsRepeatDropsNext)),
-            names(&s, &plain, &Faults::none())
         );
     }
 

@@ -6,6 +6,11 @@
 //! lazily built `index` / `filter` structures) → `handlers` (one module per
 //! profile) → `dispatch` (envelope, era, method table) → `stdio` (the
 //! transport). Transports call [`Server::handle`] with a [`SessionState`].
+//!
+//! The handlers implement the correct behaviour only; the injectable
+//! defects live beside them in `faults`, one module per profile: rewrites
+//! of an answer that `dispatch` applies around the handler call, and named
+//! hooks a handler calls where a fault bends one of its decisions.
 
 pub mod args;
 pub mod bitset;

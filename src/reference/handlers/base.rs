@@ -5,7 +5,7 @@
 use super::Ctx;
 use crate::jsonrpc::notification;
 use crate::reference::error::RpcError;
-use crate::reference::faults::Fault;
+use crate::reference::faults;
 use crate::reference::params::Params;
 use crate::reference::served_era::{self as era, Era, META_SUBSCRIPTION};
 use crate::reference::server::Server;
@@ -51,60 +51,15 @@ pub fn capabilities(server: &Server) -> Value {
         "logging": {},
         "completions": {},
     });
-    if let Some(extensions) = super::grouping::extensions(server) {
-        caps["extensions"] = extensions;
-    }
+    caps["extensions"] = super::grouping::extensions();
     if server.config().control {
         caps["experimental"]["mcp-conform/control"] = json!({});
     }
     if let Some(rate) = server.config().rate {
         caps["experimental"][crate::reference::rate::CAPABILITY] = rate.advertised();
     }
-    let faults = server.faults();
-    if faults.has(Fault::SearchCapabilityMissing) {
-        for feature in ["tools", "prompts", "resources"] {
-            if let Some(Value::Object(f)) = caps.get_mut(feature) {
-                f.remove("search");
-            }
-        }
-    }
-    if faults.has(Fault::QueryCapabilityMissing) {
-        if let Some(Value::Object(f)) = caps.get_mut("tools") {
-            f.remove("filtering");
-        }
-    }
-    if faults.has(Fault::FilteringCapabilityMissing) {
-        if let Value::Object(c) = &mut caps {
-            c.remove("filtering");
-        }
-    }
-    if faults.has(Fault::GroupingListChangedUndeclared) {
-        if let Some(lc) = caps.pointer_mut("/filtering/groups/listChanged") {
-            *lc = json!(false);
-        }
-    }
-    if faults.has(Fault::FilteringListChangedString) {
-        caps["filtering"] =
-            json!({"groups": {"listChanged": "true"}, "tags": {"listChanged": "true"}});
-    }
+    faults::base::rewrite_capabilities(server.faults(), &mut caps);
     caps
-}
-
-/// The handshake answer without what the `no-server-info` and
-/// `no-instructions` faults leave out.
-fn handshake_faults(server: &Server, mut answer: Value) -> Value {
-    if let Value::Object(m) = &mut answer {
-        if server.faults().has(Fault::NoServerInfo) {
-            m.remove("serverInfo");
-            if let Some(Value::Object(meta)) = m.get_mut("_meta") {
-                meta.remove(era::META_SERVER_INFO);
-            }
-        }
-        if server.faults().has(Fault::NoInstructions) {
-            m.remove("instructions");
-        }
-    }
-    answer
 }
 
 pub fn initialize(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
@@ -113,47 +68,37 @@ pub fn initialize(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> 
     p.opt_object("clientInfo")?;
     let version = era::negotiate(requested);
     ctx.session.protocol = Some(version);
-    // `version-echo`: the requested version is answered back, spoken or not.
-    let answered = match requested {
-        Some(r) if !r.is_empty() && ctx.has(Fault::VersionEcho) => r.to_string(),
-        _ => version.to_string(),
-    };
     let mut caps = capabilities(ctx.server);
     if super::tasks::offered(version) {
         caps["tasks"] = super::tasks::capability();
     }
-    let answer = json!({
-        "protocolVersion": answered,
+    Ok(json!({
+        "protocolVersion": version,
         "capabilities": caps,
         "serverInfo": era::server_info(),
         "instructions": INSTRUCTIONS,
-    });
-    Ok(handshake_faults(ctx.server, answer))
+    }))
 }
 
 /// `ping` belongs to the stateful eras: the 2026-07-28 schema has no such
 /// request, so a stateless `ping` is an unknown method there.
 pub fn ping(ctx: &mut Ctx<'_>, _p: &Params<'_>) -> Result<Value, RpcError> {
     match ctx.era {
-        Era::Stateful if ctx.has(Fault::PingNotEmpty) => Ok(json!({"status": "ok"})),
         Era::Stateful => Ok(json!({})),
         Era::Stateless => Err(RpcError::method_not_found("ping")),
     }
 }
 
 pub fn discover(ctx: &mut Ctx<'_>, _p: &Params<'_>) -> Result<Value, RpcError> {
-    Ok(handshake_faults(
-        ctx.server,
-        json!({
-            "supportedVersions": era::supported(),
-            "capabilities": capabilities(ctx.server),
-            "instructions": INSTRUCTIONS,
-            "resultType": "complete",
-            "ttlMs": ctx.server.list_ttl_ms(),
-            "cacheScope": "public",
-            "_meta": {era::META_SERVER_INFO: era::server_info()},
-        }),
-    ))
+    Ok(json!({
+        "supportedVersions": era::supported(),
+        "capabilities": capabilities(ctx.server),
+        "instructions": INSTRUCTIONS,
+        "resultType": "complete",
+        "ttlMs": ctx.server.list_ttl_ms(),
+        "cacheScope": "public",
+        "_meta": {era::META_SERVER_INFO: era::server_info()},
+    }))
 }
 
 /// Opens a notification stream. Its response only comes when the server
@@ -178,17 +123,12 @@ pub fn listen(ctx: &mut Ctx<'_>, id: &Value, p: &Params<'_>) -> Result<(), RpcEr
         resources: flag("resourcesListChanged")?,
         groups: flag("groupsListChanged")?,
         tags: flag("tagsListChanged")?,
-        unfiltered: ctx.has(Fault::ListenSendsUnrequested),
+        unfiltered: false,
     };
-    let mut ack = json!({
+    let ack = json!({
         "notifications": sub.agreed(),
         "_meta": {META_SUBSCRIPTION: id.clone()},
     });
-    if ctx.has(Fault::ListenAckNoSubscriptionId) {
-        if let Value::Object(a) = &mut ack {
-            a.remove("_meta");
-        }
-    }
     ctx.after.push(notification(
         "notifications/subscriptions/acknowledged",
         Some(ack),

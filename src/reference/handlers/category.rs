@@ -4,14 +4,12 @@
 use super::tools::minimal_schema;
 use super::Ctx;
 use crate::reference::catalog_file::Tool;
-use crate::reference::faults::{Fault, Faults};
+use crate::reference::faults::{self, Faults};
 use crate::reference::live::Snapshot;
 use serde_json::{json, Map, Value};
 
 const DEFAULT_LIMIT: usize = 20;
 const MAX_LIMIT: i64 = 100;
-/// What `category-limit-ignored` returns instead of honouring `limit`.
-const FAULTY_LIMIT: usize = 50;
 
 /// The tools this module answers.
 pub const TOOLS: &[&str] = &["tool_search", "list_categories", "get_tools_by_category"];
@@ -31,11 +29,11 @@ pub fn run_on(
 ) -> Option<Result<Value, String>> {
     Some(match tool {
         "tool_search" => tool_search(faults, snap, args),
-        "list_categories" => Ok(list_categories(
-            snap,
-            faults.has(Fault::CategoryCountsHidden),
-            faults.has(Fault::CategoryShape),
-        )),
+        "list_categories" => {
+            let mut answer = list_categories(faults, snap);
+            faults::category::rewrite_categories(faults, &mut answer);
+            Ok(answer)
+        }
         "get_tools_by_category" => tools_by_category(snap, args),
         _ => return None,
     })
@@ -153,28 +151,19 @@ fn query_words(text: &str) -> Vec<String> {
     out
 }
 
-/// `--fault category-case-folded`: `category` is replaced by the id it
-/// names when case is ignored, before the arguments are checked (an input
-/// lower-cased on the way in).
-pub fn fold_category(snap: &Snapshot, args: &mut Map<String, Value>) {
-    let Some(Value::String(c)) = args.get("category") else {
-        return;
-    };
-    if let Some(k) = snap
-        .catalog
-        .categories
-        .iter()
-        .find(|k| k.id.eq_ignore_ascii_case(c))
-    {
-        args.insert("category".into(), Value::String(k.id.to_string()));
-    }
+/// tool_search's `query` (a blank one is none), `category` (a known id)
+/// and `tags`.
+struct SearchArgs<'a> {
+    query: Option<&'a str>,
+    category: Option<&'a str>,
+    tags: Vec<String>,
 }
 
-fn tool_search(
-    faults: &Faults,
+/// Reads [`SearchArgs`], or says why they are wrong.
+fn search_args<'a>(
     snap: &Snapshot,
-    args: &Map<String, Value>,
-) -> Result<Value, String> {
+    args: &'a Map<String, Value>,
+) -> Result<SearchArgs<'a>, String> {
     let query = match args.get("query") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.as_str()).filter(|s| !s.trim().is_empty()),
@@ -203,36 +192,41 @@ fn tool_search(
             .collect(),
         Some(_) => return Err("'tags' must be an array of strings".into()),
     };
-    // These two faults act only on a combination of keys present or left
-    // out (an empty query is present).
-    let no_query = !args.contains_key("query");
-    let tags = if faults.has(Fault::CategoryTagsIgnoredWithoutLimit) && !args.contains_key("limit")
-    {
-        Vec::new()
-    } else {
-        tags
+    Ok(SearchArgs {
+        query,
+        category,
+        tags,
+    })
+}
+
+fn tool_search(
+    faults: &Faults,
+    snap: &Snapshot,
+    args: &Map<String, Value>,
+) -> Result<Value, String> {
+    let SearchArgs {
+        query,
+        category,
+        mut tags,
+    } = search_args(snap, args)?;
+    faults::category::rewrite_tags(faults, args, &mut tags);
+    let limit = match faults::category::ignored_limit(faults, args, category) {
+        Some(limit) => limit,
+        None => parse_limit(args.get("limit"))?,
     };
-    let limit = if faults.has(Fault::CategoryLimitIgnored)
-        || (faults.has(Fault::CategoryLimitIgnoredWithCategory) && no_query && category.is_some())
-    {
-        FAULTY_LIMIT
-    } else {
-        parse_limit(args.get("limit"))?
-    };
+    let category = faults::category::rewrite_category(faults, category, query);
 
     let mut matches: Vec<(&Tool, Scored)> = Vec::new();
     for tool in snap.tools() {
-        let loose = faults.has(Fault::CategoryMatchesTags);
-        let category = category
-            .filter(|_| query.is_none() || !faults.has(Fault::CategoryFilterIgnoredWithQuery));
-        if category.is_some_and(|c| tool.category_id() != Some(c) && !(loose && tool.has_tag(c))) {
+        let outside = |c: &str| {
+            tool.category_id() != Some(c)
+                && !faults::category::category_matches_tag(faults, tool, c)
+        };
+        if category.is_some_and(outside) {
             continue;
         }
-        let tag_ok = if faults.has(Fault::CategoryTagsAll) {
-            tags.iter().all(|t| tool.has_tag(t))
-        } else {
-            tags.iter().any(|t| tool.has_tag(t))
-        };
+        let any_tag = tags.iter().any(|t| tool.has_tag(t));
+        let tag_ok = faults::category::rewrite_tags_match(faults, tool, &tags, any_tag);
         if !tags.is_empty() && !tag_ok {
             continue;
         }
@@ -247,10 +241,7 @@ fn tool_search(
             matches.push((tool, scored));
         }
     }
-    // `category-non-ascii-unsorted`: a fallback path for non-ASCII queries skips the ranking.
-    let unranked = faults.has(Fault::CategoryUnsorted)
-        || (faults.has(Fault::CategoryNonAsciiUnsorted) && query.is_some_and(|q| !q.is_ascii()));
-    if !unranked {
+    if !faults::category::skips_ranking(faults, query) {
         matches.sort_by(|a, b| {
             b.1.score
                 .cmp(&a.1.score)
@@ -258,29 +249,14 @@ fn tool_search(
         });
     }
     let categories = match_counts(snap, &matches);
-    let mut total = matches.len();
-    let repeat = |s: &Scored| {
-        if faults.has(Fault::CategoryDuplicateMatches) {
-            s.matched_on.len().max(1)
-        } else {
-            1
-        }
-    };
-    let tools: Vec<Value> = matches
+    let total = matches.len();
+    let mut tools: Vec<Value> = faults::category::rewrite_matches(faults, matches)
         .into_iter()
-        .flat_map(|(t, s)| std::iter::repeat_n((t, s.clone()), repeat(&s)))
         .take(limit)
-        .map(|(t, s)| {
-            if faults.has(Fault::CategoryShape) {
-                json!({"tool": summary(t), "score": s.score})
-            } else {
-                json!({"tool": summary(t), "score": s.score, "matchedOn": s.matched_on})
-            }
-        })
+        .map(|(t, s)| json!({"tool": summary(t), "score": s.score, "matchedOn": s.matched_on}))
         .collect();
-    if faults.has(Fault::CategoryTotalIsPage) {
-        total = tools.len();
-    }
+    faults::category::rewrite_items(faults, &mut tools);
+    let total = faults::category::rewrite_total(faults, total, tools.len());
     // Built by hand: `json!` would deep-copy the arrays through `to_value`.
     let mut result = Map::with_capacity(3);
     result.insert("tools".into(), Value::Array(tools));
@@ -336,24 +312,19 @@ fn unknown_category(snap: &Snapshot, c: &str) -> String {
     )
 }
 
-fn list_categories(snap: &Snapshot, count_hidden: bool, count_as_string: bool) -> Value {
+/// Every category with the number of tools the caller can see in it.
+fn list_categories(faults: &Faults, snap: &Snapshot) -> Value {
+    let counted = faults::category::counted_tools(faults, snap, snap.tools().collect());
     let categories: Vec<Value> = snap
         .catalog
         .categories
         .iter()
         .map(|c| {
-            let in_cat = |t: &&Tool| t.category_id() == Some(c.id.as_str());
-            let n = if count_hidden {
-                snap.catalog.tools.iter().filter(in_cat).count()
-            } else {
-                snap.tools().filter(in_cat).count()
-            };
-            let count = if count_as_string {
-                json!(n.to_string())
-            } else {
-                json!(n)
-            };
-            json!({"id": c.id, "name": c.name, "description": c.description, "toolCount": count})
+            let n = counted
+                .iter()
+                .filter(|t| t.category_id() == Some(c.id.as_str()))
+                .count();
+            json!({"id": c.id, "name": c.name, "description": c.description, "toolCount": n})
         })
         .collect();
     json!({ "categories": categories })

@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 use super::Ctx;
 use crate::reference::catalog_file::Tool;
 use crate::reference::error::{RpcError, MISSING_REQUIRED_CLIENT_CAPABILITY};
-use crate::reference::faults::Fault;
+use crate::reference::faults;
 use crate::reference::params::Params;
 use crate::reference::served_era::{Era, META_CAPABILITIES};
 
@@ -31,8 +31,7 @@ pub fn gate(ctx: &Ctx<'_>, p: &Params<'_>, tool: &Tool) -> Result<Option<Value>,
         return Ok(None);
     }
     let missing = undeclared(p, tool);
-    // `input-requests-undeclared` asks for the input all the same.
-    if !missing.is_empty() && !ctx.has(Fault::InputRequestsUndeclared) {
+    if !missing.is_empty() && !faults::client_input::asks_anyway(ctx) {
         return Err(missing_capability(ctx, tool, &missing));
     }
     let answered = p.get("inputResponses").and_then(Value::as_object);
@@ -64,7 +63,7 @@ fn undeclared<'t>(p: &Params<'_>, tool: &'t Tool) -> Vec<&'t str> {
 }
 
 fn missing_capability(ctx: &Ctx<'_>, tool: &Tool, missing: &[&str]) -> RpcError {
-    let error = RpcError::new(
+    let mut error = RpcError::new(
         MISSING_REQUIRED_CLIENT_CAPABILITY,
         format!(
             "{} needs the client's {} capability, which the request's clientCapabilities does not declare",
@@ -72,11 +71,10 @@ fn missing_capability(ctx: &Ctx<'_>, tool: &Tool, missing: &[&str]) -> RpcError 
             missing.join(", ")
         ),
     );
-    if ctx.has(Fault::RequiredCapabilityNoData) {
-        return error;
-    }
     let required: Map<String, Value> = missing.iter().map(|c| (c.to_string(), json!({}))).collect();
-    error.with_data(json!({ "requiredCapabilities": required }))
+    error = error.with_data(json!({ "requiredCapabilities": required }));
+    faults::client_input::rewrite_missing_capability(ctx, &mut error);
+    error
 }
 
 /// The request the client fulfils for one capability.

@@ -13,7 +13,6 @@
 use super::Ctx;
 use crate::reference::catalog_file::{Catalog, Label, Tool};
 use crate::reference::error::RpcError;
-use crate::reference::faults::Fault;
 use crate::reference::params::Params;
 use crate::reference::session::Change;
 use serde_json::{json, Value};
@@ -72,9 +71,7 @@ pub fn mutate(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
         .validate()
         .map_err(|e| RpcError::invalid_params(format!("Invalid params: {e}")))?;
     ctx.server.replace_catalog(catalog, change);
-    if !ctx.has(Fault::ListChangedMissing) {
-        ctx.after.extend(ctx.session.notifications_for(&change));
-    }
+    ctx.after.extend(ctx.session.notifications_for(&change));
     Ok(json!({"ok": true}))
 }
 

@@ -13,9 +13,6 @@
 //! `extensions["io.modelcontextprotocol/grouping"]`), and both share
 //! `notifications/groups/list_changed`.
 
-use super::Ctx;
-use crate::reference::faults::Fault;
-use crate::reference::server::Server;
 use serde_json::{json, Map, Value};
 
 /// The extension's identifier in `capabilities.extensions`.
@@ -26,21 +23,10 @@ pub use crate::protocol::META_GROUPS;
 /// reference catalog's 17 groups span two pages and a client has to follow
 /// the cursor to resolve every membership name.
 pub const GROUPS_PAGE: usize = 10;
-/// The group the `grouping-dangling-name` fault names and never lists.
-pub const DANGLING_GROUP: &str = "retired_group";
 
-/// `capabilities.extensions`, or `None` under `grouping-capability-missing`.
-pub fn extensions(server: &Server) -> Option<Value> {
-    let faults = server.faults();
-    if faults.has(Fault::GroupingCapabilityMissing) {
-        return None;
-    }
-    let list_changed = if faults.has(Fault::GroupingListChangedString) {
-        json!("true")
-    } else {
-        json!(!faults.has(Fault::GroupingListChangedUndeclared))
-    };
-    Some(json!({ EXTENSION: {"listChanged": list_changed} }))
+/// `capabilities.extensions`: group changes are announced.
+pub fn extensions() -> Value {
+    json!({ EXTENSION: {"listChanged": true} })
 }
 
 /// Adds `_meta["io.modelcontextprotocol/groups"]` to a list entry; no key
@@ -92,78 +78,9 @@ pub fn strip(entry: &mut Value) {
     }
 }
 
-/// The membership faults that act on every kind of entry as it is served:
-/// `grouping-membership-string` writes the names as one string.
-pub fn serve(ctx: &Ctx<'_>, entry: &mut Value) {
-    if !ctx.has(Fault::GroupingMembershipString) {
-        return;
-    }
-    let names = names_of(entry);
-    if names.is_empty() {
-        return;
-    }
-    if let Some(Value::Object(meta)) = entry.get_mut("_meta") {
-        meta.insert(META_GROUPS.into(), json!(names.join(",")));
-    }
-}
-
-/// The faults that act on `groups/list` entries, in catalog order:
-/// a self-member group, and a cycle closed over a two-deep nesting.
-pub fn group_faults(ctx: &Ctx<'_>, groups: &mut [Value]) {
-    if ctx.has(Fault::GroupingSelfMember) {
-        if let Some(first) = groups.first_mut() {
-            let mut names = names_of(first);
-            let own = first["name"].as_str().unwrap_or_default().to_string();
-            names.push(own);
-            set_names(first, &names);
-        }
-    }
-    if ctx.has(Fault::GroupingCycle) {
-        close_cycle(groups);
-    }
-}
-
-/// `grouping-cycle`: the first group `g` nested two deep (`g -> p -> q`)
-/// is made `q`'s parent too, so `g -> p -> q -> g`; without such a chain,
-/// the first two groups become each other's parents.
-fn close_cycle(groups: &mut [Value]) {
-    let position = |name: &str, groups: &[Value]| groups.iter().position(|g| g["name"] == name);
-    let chain = groups.iter().find_map(|g| {
-        let g_name = g["name"].as_str()?.to_string();
-        names_of(g).into_iter().find_map(|p| {
-            let pi = position(&p, groups)?;
-            let q = names_of(&groups[pi]).into_iter().next()?;
-            Some((g_name.clone(), q))
-        })
-    });
-    let (member, parent) = match chain {
-        Some((g, q)) => (q, g),
-        None if groups.len() >= 2 => {
-            let a = groups[0]["name"].as_str().unwrap_or_default().to_string();
-            let b = groups[1]["name"].as_str().unwrap_or_default().to_string();
-            let mut names = names_of(&groups[0]);
-            names.push(b.clone());
-            set_names(&mut groups[0], &names);
-            (b, a)
-        }
-        None => return,
-    };
-    if let Some(i) = position(&member, groups) {
-        let mut names = names_of(&groups[i]);
-        names.push(parent);
-        set_names(&mut groups[i], &names);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn group(name: &str, parents: &[&str]) -> Value {
-        let mut g = json!({"name": name, "description": "d"});
-        attach(&mut g, parents.iter().copied());
-        g
-    }
 
     #[test]
     fn membership_is_a_meta_key_and_absent_when_empty() {
@@ -175,22 +92,5 @@ mod tests {
         assert_eq!(names_of(&e), ["a", "b"]);
         strip(&mut e);
         assert_eq!(e, json!({"name": "t"}));
-    }
-
-    #[test]
-    fn cycle_fault_closes_a_two_deep_chain() {
-        let mut gs = vec![
-            group("a", &[]),
-            group("c", &["b"]),
-            group("b", &["a"]),
-            group("d", &[]),
-        ];
-        close_cycle(&mut gs);
-        // c -> b -> a, so a now belongs to c.
-        assert_eq!(names_of(&gs[0]), ["c"]);
-        let mut flat = vec![group("x", &[]), group("y", &[])];
-        close_cycle(&mut flat);
-        assert_eq!(names_of(&flat[0]), ["y"]);
-        assert_eq!(names_of(&flat[1]), ["x"]);
     }
 }

@@ -5,7 +5,7 @@ use super::grouping::{self, GROUPS_PAGE};
 use super::{paged_list, paged_list_of, Ctx};
 use crate::reference::catalog_file::Label;
 use crate::reference::error::RpcError;
-use crate::reference::faults::Fault;
+use crate::reference::faults;
 use crate::reference::params::Params;
 use serde_json::{json, Map, Value};
 
@@ -28,30 +28,15 @@ fn group_entry(group: &Label) -> Value {
 }
 
 pub fn groups(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
-    let mut cursor = p.cursor()?;
-    if ctx.has(Fault::GroupingCursorIgnored) {
-        cursor = None;
-    }
+    let cursor = faults::grouping::rewrite_groups_cursor(ctx, p.cursor()?);
     let mut items: Vec<Value> = ctx.snap.catalog.groups.iter().map(group_entry).collect();
-    grouping::group_faults(ctx, &mut items);
-    for item in &mut items {
-        grouping::serve(ctx, item);
-    }
-    if ctx.has(Fault::GroupsListDuplicates) {
-        if let Some(first) = items.first().cloned() {
-            items.push(first);
-        }
-    }
+    faults::grouping::rewrite_groups(ctx, &mut items);
     paged_list_of(ctx, "groups", items, cursor, GROUPS_PAGE)
 }
 
 pub fn tags(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     let cursor = p.cursor()?;
     let mut items: Vec<Value> = ctx.snap.catalog.tags.iter().map(entry).collect();
-    if ctx.has(Fault::TagsListDuplicates) {
-        if let Some(first) = items.first().cloned() {
-            items.push(first);
-        }
-    }
+    faults::filter::rewrite_tags(ctx, &mut items);
     paged_list(ctx, "tags", items, cursor)
 }

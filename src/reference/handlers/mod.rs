@@ -16,7 +16,7 @@ pub mod utility;
 
 use super::cursor::{self, CursorError, Position};
 use super::error::RpcError;
-use super::faults::{Fault, Faults};
+use super::faults::{self, Fault, Faults};
 use super::live::Snapshot;
 use super::served_era::Era;
 use super::server::Server;
@@ -53,14 +53,11 @@ impl Ctx<'_> {
         let Some(cursor) = cursor else {
             return Ok(0);
         };
-        match self
+        let resumed = self
             .server
             .cursors
-            .resume(cursor, self.method, scope, self.snap.generation)
-        {
-            Err(CursorError::Invalid) if self.has(Fault::InvalidCursorOk) => Ok(0),
-            other => other.map_err(cursor_error),
-        }
+            .resume(cursor, self.method, scope, self.snap.generation);
+        faults::paging::rewrite_resume(self, resumed).map_err(cursor_error)
     }
 
     /// The cursor for the page after `[offset, offset + shown)`, if any.
@@ -75,11 +72,7 @@ impl Ctx<'_> {
         if shown == 0 || end >= total {
             return None;
         }
-        let next = if self.has(Fault::CursorDuplicates) {
-            (end - 1).max(offset + 1)
-        } else {
-            end
-        };
+        let next = faults::paging::rewrite_next_offset(self, offset, end);
         Some(self.server.cursors.encode(&Position {
             method: self.method.to_string(),
             scope,

@@ -6,7 +6,7 @@
 use super::{grouping, paged_list, Ctx};
 use crate::reference::catalog_file::{Resource, Tool};
 use crate::reference::error::{RpcError, TOOL_DESCRIPTION_REQUIRED};
-use crate::reference::faults::Fault;
+use crate::reference::faults;
 use crate::reference::live::{
     TOOL_DESCRIPTIONS_NAME, TOOL_DESCRIPTIONS_TEMPLATE, TOOL_DESCRIPTIONS_URI,
 };
@@ -27,10 +27,6 @@ Step 3: Call the tool with the parameters you learned. Fetching a tool's descrip
 that tool for the rest of this session. Calling a tool whose description was not fetched fails \
 with TOOL_DESCRIPTION_REQUIRED, whose resource_uri says what to read. Always specify ?tools=: \
 reading this resource without it fails with MISSING_TOOL_SELECTION.";
-
-/// What `pd-terse-resource` lists the resource as.
-const TERSE_NAME: &str = "Schemas";
-const TERSE_DESCRIPTION: &str = "Full schemas on demand.";
 
 const MISSING_SELECTION: &str = "You must specify one or more tool names in the 'tools' parameter.";
 
@@ -61,55 +57,36 @@ pub fn tool_descriptions_entry() -> Value {
 /// the catalog's resources; index `i` is search document `i`.
 pub fn resource_entries(ctx: &Ctx<'_>) -> Vec<Value> {
     let mut td = tool_descriptions_entry();
-    if ctx.has(Fault::PdTerseResource) {
-        td["name"] = json!(TERSE_NAME);
-        td["description"] = json!(TERSE_DESCRIPTION);
-    }
+    faults::progressive::rewrite_descriptions_entry(ctx, &mut td);
     let groups = &ctx.snap.catalog.tool_descriptions_groups;
     grouping::attach(&mut td, groups.iter().map(String::as_str));
     let mut entries: Vec<Value> = std::iter::once(td)
         .chain(ctx.snap.catalog.resources.iter().map(resource_entry))
         .collect();
     for e in &mut entries {
-        grouping::serve(ctx, e);
+        faults::grouping::serve(ctx, e);
     }
     entries
 }
 
 pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     let cursor = p.cursor()?;
-    let mut entries = resource_entries(ctx);
-    if ctx.has(Fault::ResourcesListNoName) {
-        for e in &mut entries {
-            if let Value::Object(m) = e {
-                if let Some(name) = m.remove("name") {
-                    m.entry("title").or_insert(name);
-                }
-            }
-        }
-    }
+    let entries = resource_entries(ctx);
     paged_list(ctx, "resources", entries, cursor)
 }
 
 pub fn templates(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     let cursor = p.cursor()?;
-    let terse = ctx.has(Fault::PdTerseResource);
     let mut template = json!({
         "uriTemplate": TOOL_DESCRIPTIONS_TEMPLATE,
-        "name": if terse { TERSE_NAME } else { TOOL_DESCRIPTIONS_NAME },
-        "description": if terse { TERSE_DESCRIPTION } else { WORKFLOW },
+        "name": TOOL_DESCRIPTIONS_NAME,
+        "description": WORKFLOW,
         "mimeType": "application/json",
     });
+    faults::progressive::rewrite_descriptions_entry(ctx, &mut template);
     let groups = &ctx.snap.catalog.tool_descriptions_groups;
     grouping::attach(&mut template, groups.iter().map(String::as_str));
-    grouping::serve(ctx, &mut template);
-    if ctx.has(Fault::TemplateNoUriTemplate) {
-        if let Value::Object(t) = &mut template {
-            if let Some(u) = t.remove("uriTemplate") {
-                t.insert("uri".into(), u);
-            }
-        }
-    }
+    faults::grouping::serve(ctx, &mut template);
     paged_list(ctx, "resourceTemplates", vec![template], cursor)
 }
 
@@ -121,41 +98,11 @@ pub fn read(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     }
     let found = ctx.snap.catalog.resources.iter().find(|r| r.uri == uri);
     let Some(resource) = found else {
-        if ctx.has(Fault::ResourceMissingEmpty) {
-            return Ok(json!({"contents": []}));
-        }
-        return Err(not_found(ctx, uri));
+        return Err(RpcError::resource_not_found(uri, ctx.era));
     };
-    let mut contents =
+    let contents =
         json!({"uri": resource.uri, "mimeType": resource.mime_type, "text": resource.text});
-    read_faults(ctx, &mut contents);
     Ok(json!({"contents": [contents]}))
-}
-
-fn not_found(ctx: &Ctx<'_>, uri: &str) -> RpcError {
-    if ctx.era == Era::Stateful && ctx.has(Fault::ResourceNotFoundInternal) {
-        return RpcError::internal(format!("Internal error: no such file {uri}"));
-    }
-    RpcError::resource_not_found(uri, ctx.era)
-}
-
-/// The `read-*` faults, on one contents entry of a catalog resource.
-fn read_faults(ctx: &Ctx<'_>, contents: &mut Value) {
-    let Value::Object(c) = contents else {
-        return;
-    };
-    if ctx.has(Fault::ReadWrongUri) {
-        let uri = c.get("uri").and_then(Value::as_str).unwrap_or_default();
-        c.insert("uri".into(), json!(format!("{uri}#contents")));
-    }
-    if ctx.has(Fault::ReadBadBlob) {
-        if let Some(text) = c.remove("text") {
-            c.insert("blob".into(), text);
-        }
-    }
-    if ctx.has(Fault::ReadNoText) {
-        c.remove("text");
-    }
 }
 
 /// The tool names in a `?tools=a,b` query (several `tools=` parameters
@@ -214,7 +161,7 @@ fn percent_decode(s: &str) -> String {
 /// `{name, description (the full one), inputSchema, examples,
 /// usage_guidance, error_guidance}`, with empty defaults for what the
 /// catalog leaves out.
-fn full_description(tool: &Tool, placeholder: bool) -> Value {
+fn full_description(tool: &Tool) -> Value {
     let mut d = tool.details();
     let mut take = |key: &str, default: Value| match d.get_mut(key).map(Value::take) {
         None | Some(Value::Null) => default,
@@ -227,19 +174,19 @@ fn full_description(tool: &Tool, placeholder: bool) -> Value {
     json!({
         "name": &*tool.name,
         "description": description,
-        "inputSchema": if placeholder {
-            super::tools::minimal_schema()
-        } else {
-            take("inputSchema", json!({"type": "object"}))
-        },
+        "inputSchema": take("inputSchema", json!({"type": "object"})),
         "examples": take("examples", json!([])),
         "usage_guidance": take("usage_guidance", json!({})),
         "error_guidance": take("error_guidance", json!({})),
     })
 }
 
-/// How many names `--fault pd-selection-capped` serves.
-const SELECTION_CAP: usize = 4;
+/// A tool's full description as this request's read shows it.
+fn describe(ctx: &Ctx<'_>, tool: &Tool) -> Value {
+    let mut d = full_description(tool);
+    faults::progressive::rewrite_description(ctx, &mut d);
+    d
+}
 
 fn read_descriptions(ctx: &mut Ctx<'_>, uri: &str, query: &str) -> Result<Value, RpcError> {
     let (mut names, given) = selected_tools(query);
@@ -248,49 +195,18 @@ fn read_descriptions(ctx: &mut Ctx<'_>, uri: &str, query: &str) -> Result<Value,
             "Invalid params: ?tools= names {given} tools; at most {MAX_LIST_ENTRIES} are allowed"
         )));
     }
-    if ctx.has(Fault::PdSelectionCapped) {
-        names.truncate(SELECTION_CAP);
-    }
+    faults::progressive::rewrite_selection(ctx, &mut names);
     if names.is_empty() {
-        if !ctx.has(Fault::PdMissingSelectionOk) {
-            return Err(missing_selection());
-        }
-        names = ctx.snap.tools().map(|t| t.name.to_string()).collect();
+        names = faults::progressive::selection_when_missing(ctx).ok_or_else(missing_selection)?;
     }
     let snap = std::sync::Arc::clone(&ctx.snap);
-    let placeholder = ctx.has(Fault::PdPlaceholderSchema);
     let mut out = Map::new();
     let mut authorized = Vec::new();
     for name in &names {
-        let doc = if ctx.has(Fault::PdCaseInsensitive) {
-            snap.docs_ignoring_case(name).first().copied()
-        } else if ctx.has(Fault::PdNamesSuffix) && snap.doc(name).is_none() {
-            // A lookup of namespaced names by their last part.
-            snap.tools()
-                .find(|t| t.name.ends_with(name.as_str()))
-                .and_then(|t| snap.doc(&t.name))
-        } else {
-            snap.doc(name)
-        };
-        // `pd-auth-filter-scoped`: names outside the last filtered view are unknown.
-        let doc = doc.filter(|_| {
-            !ctx.has(Fault::PdAuthFilterScoped)
-                || ctx.session.view.as_ref().is_none_or(|v| v.contains(name))
-        });
-        let tool = doc.map(|d| snap.tool(d)).or_else(|| {
-            // `pd-describes-hidden`: the lookup runs over every tool, hidden ones included.
-            ctx.has(Fault::PdDescribesHidden)
-                .then(|| {
-                    snap.catalog
-                        .tools
-                        .iter()
-                        .find(|t| &*t.name == name.as_str())
-                })
-                .flatten()
-        });
+        let tool = faults::progressive::rewrite_lookup(ctx, &snap, name, snap.doc(name));
         match tool {
             Some(tool) => {
-                out.insert(name.clone(), full_description(tool, placeholder));
+                out.insert(name.clone(), describe(ctx, tool));
                 authorized.push(tool.name.to_string());
             }
             None => {
@@ -302,11 +218,7 @@ fn read_descriptions(ctx: &mut Ctx<'_>, uri: &str, query: &str) -> Result<Value,
             }
         }
     }
-    if ctx.has(Fault::PdExtraTools) {
-        if let Some(extra) = snap.tools().find(|t| !out.contains_key(&*t.name)) {
-            out.insert(extra.name.to_string(), full_description(extra, placeholder));
-        }
-    }
+    faults::progressive::rewrite_descriptions(ctx, &snap, &mut out, |t| describe(ctx, t));
     authorize(ctx, authorized);
     let text = Value::Object(out).to_string();
     Ok(json!({"contents": [{"uri": uri, "mimeType": "application/json", "text": text}]}))
@@ -326,18 +238,7 @@ fn authorize(ctx: &mut Ctx<'_>, mut names: Vec<String>) {
     if names.is_empty() {
         return;
     }
-    if ctx.has(Fault::PdFirstNameOnly) {
-        names.truncate(1);
-    }
-    if ctx.has(Fault::PdAuthReplaced) {
-        ctx.session.authorized.clear();
-    }
-    if ctx.has(Fault::PdAuthorizeAny) {
-        ctx.session.authorized_all = true;
-    }
-    if let Some(shared) = &ctx.server.shared_auth {
-        shared.add(&names);
-    }
+    faults::progressive::rewrite_authorization(ctx, &mut names);
     ctx.session.authorized.extend(names);
 }
 
@@ -347,26 +248,22 @@ fn authorize(ctx: &mut Ctx<'_>, mut names: Vec<String>) {
 /// session to hold an authorization, so there the fetch is recommended (the
 /// instructions say so) but not enforced.
 pub fn require_authorized(ctx: &Ctx<'_>, name: &str) -> Result<(), RpcError> {
-    if ctx.era == Era::Stateless || ctx.has(Fault::PdNoAuth) {
+    if ctx.era == Era::Stateless || faults::progressive::calls_unchecked(ctx) {
         return Ok(());
     }
-    let ok = match &ctx.server.shared_auth {
-        Some(shared) => shared.contains(name),
-        None => ctx.session.authorized_all || ctx.session.authorized.contains(name),
-    };
+    let ok = faults::progressive::authorized(ctx, name)
+        .unwrap_or_else(|| ctx.session.authorized.contains(name));
     if ok {
         return Ok(());
     }
-    let uri = if ctx.has(Fault::PdResourceUriBare) {
-        TOOL_DESCRIPTIONS_URI.to_string()
-    } else {
-        format!("{TOOL_DESCRIPTIONS_URI}?tools={name}")
-    };
-    Err(RpcError::new(
+    let uri = format!("{TOOL_DESCRIPTIONS_URI}?tools={name}");
+    let mut e = RpcError::new(
         TOOL_DESCRIPTION_REQUIRED,
         format!("Tool '{name}' requires fetching its description before use."),
     )
-    .with_data(json!({"code": "TOOL_DESCRIPTION_REQUIRED", "resource_uri": uri})))
+    .with_data(json!({"code": "TOOL_DESCRIPTION_REQUIRED", "resource_uri": uri}));
+    faults::progressive::rewrite_auth_error(ctx, &mut e);
+    Err(e)
 }
 
 #[cfg(test)]

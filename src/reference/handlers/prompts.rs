@@ -3,7 +3,7 @@
 use super::{grouping, paged_list, Ctx};
 use crate::reference::catalog_file::Prompt;
 use crate::reference::error::RpcError;
-use crate::reference::faults::Fault;
+use crate::reference::faults;
 use crate::reference::params::Params;
 use serde_json::{json, Map, Value};
 
@@ -17,10 +17,8 @@ pub fn entry(ctx: &Ctx<'_>, p: &Prompt) -> Value {
     e.insert("description".into(), json!(p.description));
     e.insert("arguments".into(), json!(p.arguments));
     let mut e = Value::Object(e);
-    if !ctx.has(Fault::GroupingNoPromptMembership) {
-        grouping::attach(&mut e, p.groups.iter().map(String::as_str));
-        grouping::serve(ctx, &mut e);
-    }
+    grouping::attach(&mut e, p.groups.iter().map(String::as_str));
+    faults::grouping::rewrite_prompt_entry(ctx, &mut e);
     e
 }
 
@@ -49,7 +47,9 @@ pub fn get(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     let mut values: Vec<(&str, &str)> = Vec::new();
     for arg in &prompt.arguments {
         match args.and_then(|a| a.get(&arg.name)) {
-            None | Some(Value::Null) if arg.required && !ctx.has(Fault::PromptMissingArgOk) => {
+            None | Some(Value::Null)
+                if arg.required && !faults::primitives::renders_missing_argument(ctx) =>
+            {
                 return Err(RpcError::invalid_params(format!(
                     "Missing required argument '{}' for prompt {name}",
                     arg.name
@@ -69,7 +69,7 @@ pub fn get(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     Ok(json!({
         "description": prompt.description,
         "messages": [{
-            "role": if ctx.has(Fault::PromptBadRole) { "system" } else { "user" },
+            "role": "user",
             "content": {"type": "text", "text": render(&prompt.template, &values)},
         }],
     }))

@@ -6,20 +6,18 @@
 use super::{progressive, prompts, tools, window, with_next, Ctx};
 use crate::reference::cursor;
 use crate::reference::error::RpcError;
-use crate::reference::faults::Fault;
-use crate::reference::filter::ToolFilter;
+use crate::reference::faults;
 use crate::reference::index::SearchIndex;
+use crate::reference::live::Snapshot;
 use crate::reference::params::{check_query_len, Params};
 use crate::reference::text;
 use serde_json::{Map, Value};
 
 /// Most items in one search response (the draft's limit).
 pub const SEARCH_PAGE: usize = 10;
-/// What `search-page-overflow` returns instead.
-const OVERFLOW_PAGE: usize = 25;
-
+/// What a search looks through.
 #[derive(Clone, Copy)]
-enum Feature {
+pub enum Feature {
     Tools,
     Prompts,
     Resources,
@@ -38,21 +36,16 @@ pub fn resources(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
 }
 
 fn search(ctx: &mut Ctx<'_>, p: &Params<'_>, feature: Feature) -> Result<Value, RpcError> {
-    // Faults whose cursors are not bound to a query: a page after the first
-    // comes from the whole unranked list (`search-cursor-drops-query`), even
-    // when the query is missing (`search-cursor-without-query-ok`).
-    let unbound = p.cursor()?.is_some()
-        && if p.opt_str("query")?.is_some() {
-            ctx.has(Fault::SearchCursorDropsQuery)
-        } else {
-            ctx.has(Fault::SearchCursorWithoutQueryOk)
-        };
+    // Only a fault unbinds a cursor from its query (the page then comes
+    // from the whole unranked list).
+    let unbound =
+        faults::search::unbound_cursor(ctx, p.cursor()?.is_some(), p.opt_str("query")?.is_some());
     let query = match p.opt_str("query")? {
         Some(q) => {
             check_query_len(q)?;
             Some(q)
         }
-        None if ctx.has(Fault::SearchMissingQueryOk) || unbound => None,
+        None if faults::search::missing_query_ok(ctx) || unbound => None,
         None => {
             return Err(RpcError::missing(
                 "query",
@@ -61,11 +54,7 @@ fn search(ctx: &mut Ctx<'_>, p: &Params<'_>, feature: Feature) -> Result<Value, 
         }
     };
     let cursor_arg = p.cursor()?;
-    let page = if ctx.has(Fault::SearchPageOverflow) {
-        OVERFLOW_PAGE
-    } else {
-        SEARCH_PAGE
-    };
+    let page = faults::search::rewrite_page_size(ctx, SEARCH_PAGE);
     // A missing query (fault only) gets its own scope, distinct from "".
     let scope = match query {
         Some(q) => cursor::scope(&["q", q]),
@@ -82,7 +71,38 @@ fn search(ctx: &mut Ctx<'_>, p: &Params<'_>, feature: Feature) -> Result<Value, 
         _ => ctx.resume(cursor_arg, scope)?,
     };
     let snap = std::sync::Arc::clone(&ctx.snap);
-    let (index, exact, total_docs): (&SearchIndex, Vec<u32>, usize) = match feature {
+    let (index, exact, total_docs) = index_of(ctx, &snap, feature, query);
+    let (docs, total) = match query.filter(|_| !unbound) {
+        None => {
+            let w = window(offset, page, total_docs);
+            ((w.offset as u32..w.end as u32).collect(), total_docs)
+        }
+        Some(q) => match faults::search::rewrite_ranking(ctx, index, q, &exact, offset, page) {
+            Some(found) => found,
+            None => {
+                let start = faults::search::rewrite_start(ctx, q, offset);
+                let r = index.search(q, None, &exact, start, page);
+                (r.docs, r.total)
+            }
+        },
+    };
+    let (key, mut items) = items(ctx, feature, &docs);
+    let next = ctx.next_cursor(scope, offset, items.len(), total);
+    faults::search::rewrite_items(ctx, feature, query, next.is_none(), page, &mut items);
+    let mut result = Map::new();
+    result.insert(key.into(), Value::Array(items));
+    Ok(with_next(Value::Object(result), next))
+}
+
+/// The index a search of `feature` ranks with, the documents whose name is
+/// exactly the query, and how many documents there are.
+fn index_of<'s>(
+    ctx: &Ctx<'_>,
+    snap: &'s Snapshot,
+    feature: Feature,
+    query: Option<&str>,
+) -> (&'s SearchIndex, Vec<u32>, usize) {
+    match feature {
         Feature::Tools => (
             snap.tool_index(),
             query.map(|q| snap.exact_tools(q)).unwrap_or_default(),
@@ -105,71 +125,17 @@ fn search(ctx: &mut Ctx<'_>, p: &Params<'_>, feature: Feature) -> Result<Value, 
             let exact = exact_by_name(names.iter().map(String::as_str), query);
             (snap.resource_index(), exact, entries.len())
         }
-    };
-    let (docs, total) = match query.filter(|_| !unbound) {
-        None => {
-            let w = window(offset, page, total_docs);
-            ((w.offset as u32..w.end as u32).collect(), total_docs)
-        }
-        Some(q) if ctx.has(Fault::SearchUnranked) => {
-            let all = index.matches_in_order(q, None);
-            let w = window(offset, page, all.len());
-            (all[w.offset..w.end].to_vec(), all.len())
-        }
-        Some(q) if ctx.has(Fault::SessionVaryingResults) => {
-            static SALT: std::sync::OnceLock<std::collections::hash_map::RandomState> =
-                std::sync::OnceLock::new();
-            let salt = SALT.get_or_init(Default::default);
-            let r = index.search_salted(q, &exact, offset, page, salt);
-            (r.docs, r.total)
-        }
-        Some(q) => {
-            let start = if offset > 0 && !q.is_ascii() && ctx.has(Fault::SearchNonAsciiOffByOne) {
-                offset - 1
-            } else {
-                offset
-            };
-            let r = index.search(q, None, &exact, start, page);
-            (r.docs, r.total)
-        }
-    };
-    let (key, mut items) = items(ctx, feature, &docs);
-    let next = ctx.next_cursor(scope, offset, items.len(), total);
-    match (feature, query) {
-        (Feature::Tools, Some(q)) if next.is_none() && ctx.has(Fault::SearchExposesHidden) => {
-            items.extend(tools::hidden_entries(ctx, Some(q), &ToolFilter::default()));
-        }
-        (Feature::Prompts | Feature::Resources, Some(q))
-            if items.len() < page && ctx.has(Fault::SearchMixedFeatures) =>
-        {
-            let r = snap
-                .tool_index()
-                .search(q, None, &[], 0, page - items.len());
-            items.extend(r.docs.iter().map(|&d| tools::entry(ctx, snap.tool(d))));
-        }
-        _ => {}
     }
-    let mut result = Map::new();
-    result.insert(key.into(), Value::Array(items));
-    Ok(with_next(Value::Object(result), next))
 }
 
 fn items(ctx: &Ctx<'_>, feature: Feature, docs: &[u32]) -> (&'static str, Vec<Value>) {
     match feature {
         Feature::Tools => {
-            let drop_groups = ctx.has(Fault::SearchNotIdentical);
-            let items = docs
+            let mut items: Vec<Value> = docs
                 .iter()
-                .map(|&d| {
-                    let mut e = tools::entry(ctx, ctx.snap.tool(d));
-                    if drop_groups {
-                        if let Value::Object(m) = &mut e {
-                            m.remove("groups");
-                        }
-                    }
-                    e
-                })
+                .map(|&d| tools::entry(ctx, ctx.snap.tool(d)))
                 .collect();
+            faults::search::rewrite_tool_items(ctx, &mut items);
             ("tools", items)
         }
         Feature::Prompts => {

@@ -7,7 +7,7 @@
 use super::{grouping, paged_list, Ctx};
 use crate::reference::catalog_file::Task;
 use crate::reference::error::RpcError;
-use crate::reference::faults::Fault;
+use crate::reference::faults;
 use crate::reference::params::Params;
 use crate::reference::served_era::V2025_11_25;
 use serde_json::{json, Value};
@@ -29,14 +29,8 @@ fn entry(ctx: &Ctx<'_>, t: &Task) -> Value {
         // `ttl` is required, null for unlimited retention
         map.entry("ttl").or_insert(Value::Null);
     }
-    if ctx.has(Fault::GroupingTaskMembershipTopLevel) {
-        if !t.groups.is_empty() {
-            e["groups"] = json!(t.groups);
-        }
-        return e;
-    }
     grouping::attach(&mut e, t.groups.iter().map(String::as_str));
-    grouping::serve(ctx, &mut e);
+    faults::grouping::rewrite_task_entry(ctx, t, &mut e);
     e
 }
 

@@ -4,7 +4,7 @@
 use super::Ctx;
 use crate::jsonrpc::notification;
 use crate::reference::error::RpcError;
-use crate::reference::faults::Fault;
+use crate::reference::faults;
 use crate::reference::params::Params;
 use crate::reference::served_era::Era;
 use serde_json::{json, Value};
@@ -32,26 +32,17 @@ pub fn set_level(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
         return Err(RpcError::method_not_found("logging/setLevel"));
     }
     let level = p.req_str("level")?;
-    if !LOG_LEVELS.contains(&level) && !ctx.has(Fault::SetLevelUnknownOk) {
+    if !LOG_LEVELS.contains(&level) && !faults::primitives::accepts_unknown_level(ctx) {
         return Err(RpcError::invalid_params(format!(
             "Unknown log level '{level}': expected one of {}",
             LOG_LEVELS.join(", ")
         )));
     }
-    let sent = if ctx.has(Fault::LogBelowLevel) {
-        "debug"
-    } else {
-        level
-    };
     ctx.after.push(notification(
         "notifications/message",
-        Some(json!({"level": sent, "logger": "mcp-conform-reference", "data": format!("log level set to {level}")})),
+        Some(json!({"level": level, "logger": "mcp-conform-reference", "data": format!("log level set to {level}")})),
     ));
-    Ok(if ctx.has(Fault::SetLevelEcho) {
-        json!({"level": level})
-    } else {
-        json!({})
-    })
+    Ok(json!({}))
 }
 
 /// `completion/complete`: a prompt's arguments and the tool-descriptions
@@ -88,12 +79,12 @@ pub fn complete(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
         .filter(|n| n.starts_with(typed))
         .collect();
     let total = matches.len();
-    let shown = if ctx.has(Fault::CompletionOverflow) {
-        MAX_COMPLETIONS + 1
-    } else {
-        total.min(MAX_COMPLETIONS)
-    };
-    // The overflow fault repeats matches to pass the limit.
+    let shown = faults::primitives::rewrite_completion_count(
+        ctx,
+        total.min(MAX_COMPLETIONS),
+        MAX_COMPLETIONS,
+    );
+    // Cycled: a fault may ask for more values than there are matches.
     let values: Vec<&str> = matches.iter().cycle().take(shown).copied().collect();
     Ok(json!({"completion": {
         "values": values,

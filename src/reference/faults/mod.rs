@@ -1,11 +1,54 @@
 //! Injectable faults: each one is a small, honest deviation a real
 //! implementer could make, so that every scenario can be shown to catch
 //! something.
+//!
+//! The handlers implement the drafts and the MCP specification; the faults
+//! live here, beside them, one module per profile. A fault acts in one of
+//! two ways:
+//! - it rewrites an answer (or an error) after the handler ran: the
+//!   `rewrite_*` functions, applied around the handler call by `dispatch`;
+//! - it changes a decision inside a handler: the handler calls a named hook
+//!   (`tools::entry`, `filter::groups_all`, …) whose correct answer is the
+//!   plain behaviour, and only the hook knows which fault bends it.
+//!
+//! Every hook asks [`Faults::has`] only where its fault can act, so a
+//! [`FaultTrace`] names just the conversations a fault can change.
 
-use std::collections::BTreeSet;
 use std::fmt;
 use std::str::FromStr;
-use std::sync::{Arc, Mutex};
+
+pub mod base;
+pub mod category;
+pub mod client_input;
+pub mod envelope;
+pub mod filter;
+pub mod grouping;
+pub mod paging;
+pub mod primitives;
+pub mod progressive;
+pub mod search;
+pub mod tools;
+mod trace;
+
+pub use trace::{FaultTrace, Faults};
+
+use crate::reference::error::RpcError;
+use crate::reference::handlers::Ctx;
+use serde_json::Value;
+
+/// The faults that only rewrite a handler's answer (or error), applied by
+/// `dispatch` right after the handler ran: `params` are the request's.
+pub fn rewrite_answer(
+    ctx: &mut Ctx<'_>,
+    params: Option<&Value>,
+    answer: &mut Result<Value, RpcError>,
+) {
+    match ctx.method {
+        "initialize" | "server/discover" | "ping" => base::rewrite_answer(ctx, params, answer),
+        "tools/call" => tools::rewrite_call(ctx, answer),
+        _ => primitives::rewrite_answer(ctx, params, answer),
+    }
+}
 
 macro_rules! faults {
     ($($variant:ident = $name:literal : $help:literal,)*) => {
@@ -195,88 +238,6 @@ impl FromStr for Fault {
     }
 }
 
-/// The faults enabled in one server, and where to note each one its code
-/// asks about. [`Faults::has`] is the only way to read them, so a trace
-/// misses no fault that acts.
-#[derive(Debug, Clone, Default)]
-pub struct Faults {
-    on: BTreeSet<Fault>,
-    trace: Option<FaultTrace>,
-}
-
-impl PartialEq for Faults {
-    fn eq(&self, other: &Self) -> bool {
-        self.on == other.on
-    }
-}
-
-impl Eq for Faults {}
-
-impl Faults {
-    pub fn none() -> Self {
-        Faults::default()
-    }
-
-    pub fn parse<S: AsRef<str>>(names: &[S]) -> Result<Self, UnknownFault> {
-        names
-            .iter()
-            .map(|n| n.as_ref().parse())
-            .collect::<Result<BTreeSet<_>, _>>()
-            .map(|on| Faults { on, trace: None })
-    }
-
-    /// These faults, with every [`Faults::has`] noted in `trace`.
-    pub fn traced(self, trace: FaultTrace) -> Self {
-        Faults {
-            trace: Some(trace),
-            ..self
-        }
-    }
-
-    /// Whether `fault` is on. Every fault acts only where the server's code
-    /// asks this, which is what makes a [`FaultTrace`] complete.
-    pub fn has(&self, fault: Fault) -> bool {
-        if let Some(trace) = &self.trace {
-            trace.note(fault);
-        }
-        self.on.contains(&fault)
-    }
-}
-
-impl FromIterator<Fault> for Faults {
-    fn from_iter<I: IntoIterator<Item = Fault>>(iter: I) -> Self {
-        Faults {
-            on: iter.into_iter().collect(),
-            trace: None,
-        }
-    }
-}
-
-/// The faults a server's code asked about ([`Faults::has`]), on or not.
-/// A conversation during which the server never asked about a fault goes
-/// the same way with that fault on: the fault matrix runs a scenario
-/// against a faulty server only when its conversation with the clean one
-/// asked about that fault.
-#[derive(Debug, Clone, Default)]
-pub struct FaultTrace(Arc<Mutex<BTreeSet<Fault>>>);
-
-impl FaultTrace {
-    pub fn new() -> Self {
-        FaultTrace::default()
-    }
-
-    fn note(&self, fault: Fault) {
-        if let Ok(mut seen) = self.0.lock() {
-            seen.insert(fault);
-        }
-    }
-
-    /// The faults asked about so far.
-    pub fn consulted(&self) -> BTreeSet<Fault> {
-        self.0.lock().map(|seen| seen.clone()).unwrap_or_default()
-    }
-}
-
 /// The text printed by `--fault help`.
 pub fn help_text() -> String {
     let width = Fault::ALL.iter().map(|f| f.name().len()).max().unwrap_or(0);
@@ -290,20 +251,7 @@ pub fn help_text() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_trace_notes_every_fault_asked_about_on_or_off() {
-        let trace = FaultTrace::new();
-        let faults = Faults::parse(&["ignore-query"])
-            .expect("a known fault")
-            .traced(trace.clone());
-        assert!(faults.has(Fault::IgnoreQuery));
-        assert!(!faults.has(Fault::TagsAny));
-        assert_eq!(
-            trace.consulted(),
-            BTreeSet::from([Fault::IgnoreQuery, Fault::TagsAny])
-        );
-    }
+    use std::collections::BTreeSet;
 
     #[test]
     fn names_round_trip_and_are_unique() {
