@@ -517,6 +517,26 @@ pub fn source_path(origin: &str) -> String {
 pub const MUTATE_METHOD: &str = "conform/mutate";
 
 impl Scenario {
+    /// Whether another step of this scenario walks the same request as
+    /// `step` (the same method and parameters as written): such a scenario
+    /// compares two walks of one server, so neither may be another
+    /// scenario's walk.
+    pub fn walks_request_again(&self, step: &Step) -> bool {
+        let Action::Request { method, params, .. } = &step.action else {
+            return false;
+        };
+        let generated = self.generate.iter().flat_map(|g| g.steps.iter());
+        self.steps
+            .iter()
+            .chain(generated)
+            .filter(|other| {
+                matches!(&other.action, Action::Request { method: m, params: p, paginate: Some(_), .. }
+                    if m == method && p == params)
+            })
+            .count()
+            > 1
+    }
+
     /// `file:line:col` of a place in this scenario's file.
     pub fn location(&self, place: &Place) -> String {
         place.location(&source_path(&self.origin))
@@ -550,6 +570,15 @@ mod tests {
         assert!(requirement("has(probe.search) && step.x == 1").reads_probe());
         assert!(!requirement("'probe.tools' != ''").reads_probe());
         assert!(!requirement("vars.probe_count > 0").reads_probe());
+    }
+
+    #[test]
+    fn a_scenario_that_walks_one_request_twice_is_told_so() {
+        let text = "id: base/x\ntitle: x\nprofile: base\nlevel: MUST\nrequirements: [BASE-ERR-01]\nsteps:\n  - id: a\n    request: tools/list\n    paginate: tools\n  - id: b\n    request: prompts/list\n    paginate: prompts\n  - id: c\n    request: tools/list\n    paginate: tools\n";
+        let s = crate::scenario::load::load_str("x.yaml", text).unwrap_or_else(|e| panic!("{e}"));
+        assert!(s.walks_request_again(&s.steps[0]));
+        assert!(!s.walks_request_again(&s.steps[1]));
+        assert!(s.walks_request_again(&s.steps[2]));
     }
 
     #[test]
