@@ -369,7 +369,7 @@ helpers! {
     tool_result: 1, schema_errors: 2, url_encode: 1, sum: 1, reachable: 2, common_words: 2,
     groups_of: 1, field_is: 3, has_path: 2, is_true: 2, schema_problems: 1, instance_errors: 2,
     base64_valid: 1, sample_args: 1, prompt_args: 1, expand_template: 1, may_call: 2,
-    template_vars: 1, only: 2, sample: 3, repeated: 1, is_pd_uri: 1, pd_uris: 1,
+    template_vars: 1, only: 2, sample: 3, repeated: 1, by_frequency: 1, is_pd_uri: 1, pd_uris: 1,
     uri_safe_picks: 2, tool_names: 1,
 }
 
@@ -578,6 +578,28 @@ fn repeated(a: &[Value]) -> HelperResult {
         }
     }
     Ok(Value::Array(out))
+}
+
+/// The distinct items, the most frequent first, ties in the order of first
+/// occurrence (what `xs.distinct().sortBy(x, -count(xs, x))` gives, in one
+/// pass where that counts the whole list for every distinct item: a tag
+/// vocabulary over ten thousand tools took seconds).
+fn by_frequency(a: &[Value]) -> HelperResult {
+    let items = list_arg("by_frequency", &a[0])?;
+    let mut order: Vec<(&Value, usize)> = Vec::new();
+    let mut position: HashMap<String, usize> = HashMap::new();
+    for item in items {
+        let slot = *position.entry(canonical(item)).or_insert_with(|| {
+            order.push((item, 0));
+            order.len() - 1
+        });
+        order[slot].1 += 1;
+    }
+    // A stable sort keeps first occurrences in order among equal counts.
+    order.sort_by(|a, b| b.1.cmp(&a.1));
+    Ok(Value::Array(
+        order.into_iter().map(|(v, _)| v.clone()).collect(),
+    ))
 }
 
 fn unique(a: &[Value]) -> HelperResult {
@@ -1147,6 +1169,30 @@ mod tests {
             assert_eq!(eval_bool(source, &b), Ok(want), "{source}");
         }
         assert!(eval_bool("field_is(r, 'uri', 'text')", &b).is_err());
+    }
+
+    #[test]
+    fn by_frequency_orders_distinct_items_most_frequent_first() {
+        let b = b(
+            json!({"xs": ["b", "a", "c", "a", "c", "a", "d"], "objs": [{"k": 1}, {"k": 2}, {"k": 2.0}]}),
+        );
+        assert_eq!(
+            eval("by_frequency(xs)", &b),
+            Ok(json!(["a", "c", "b", "d"]))
+        );
+        assert_eq!(eval("by_frequency([])", &b), Ok(json!([])));
+        assert_eq!(
+            eval("by_frequency(objs)", &b),
+            Ok(json!([{"k": 2}, {"k": 1}]))
+        );
+        assert_eq!(
+            eval(
+                "by_frequency(xs) == xs.distinct().sortBy(x, -count(xs, x))",
+                &b
+            ),
+            Ok(json!(true))
+        );
+        assert!(eval("by_frequency('x')", &b).is_err());
     }
 
     #[test]
