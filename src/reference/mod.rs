@@ -29,6 +29,8 @@ pub mod index;
 pub mod live;
 pub mod params;
 pub mod rate;
+#[cfg(test)]
+mod ranking_bar;
 pub mod served_era;
 pub mod server;
 pub mod session;
