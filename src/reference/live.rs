@@ -302,11 +302,8 @@ mod tests {
         }
         assert!(!text.contains("case-sensitive"), "notes are not indexed");
         // The documentation ranks; it does not select: "markdown" is only in
-        // page_create's parameter text.
-        assert_eq!(
-            s.tool_index().search("markdown", None, &[], 0, 10).total,
-            0
-        );
+        // the documentation of page_create and page_update.
+        assert_eq!(s.tool_index().search("markdown", None, &[], 0, 10).total, 0);
     }
 
     #[test]

@@ -28,9 +28,9 @@ pub mod in_process;
 pub mod index;
 pub mod live;
 pub mod params;
-pub mod rate;
 #[cfg(test)]
 mod ranking_bar;
+pub mod rate;
 pub mod served_era;
 pub mod server;
 pub mod session;
