@@ -1004,17 +1004,21 @@ fn reachable(a: &[Value]) -> HelperResult {
 
 const SCHEMA_ERRORS: &str = "schema_errors";
 
+/// A function declared on one evaluation's context (the interpreter's own
+/// boxed form, which may hold state).
+type ContextFunction = Box<
+    dyn for<'c, 'v> Fn(&mut FunctionContext<'c, 'v>) -> Result<CowVal<'c, 'v>, ExecutionError>
+        + Send
+        + Sync,
+>;
+
 /// Violations of a schema definition (`schema_errors(init, 'InitializeResult')`),
 /// in the run's schemas. The only helper that needs more than its
 /// arguments: it is declared on the evaluation's context, holding the
 /// bindings' handle to the schemas, rather than in the shared environment.
 fn declare_schema_errors(ctx: &mut Context, schemas: &Schemas) {
     let schemas = schemas.clone();
-    let helper: Box<
-        dyn for<'c, 'v> Fn(&mut FunctionContext<'c, 'v>) -> Result<CowVal<'c, 'v>, ExecutionError>
-            + Send
-            + Sync,
-    > = Box::new(move |ftx| {
+    let helper: ContextFunction = Box::new(move |ftx| {
         let body = |a: &[Value]| {
             let def = str_arg(SCHEMA_ERRORS, &a[1])?;
             Ok(strings(schemas.errors(&a[0], def)))
