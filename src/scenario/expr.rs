@@ -607,7 +607,7 @@ fn by_frequency(a: &[Value]) -> HelperResult {
         order[slot].1 += 1;
     }
     // A stable sort keeps first occurrences in order among equal counts.
-    order.sort_by(|a, b| b.1.cmp(&a.1));
+    order.sort_by_key(|entry| std::cmp::Reverse(entry.1));
     Ok(Value::Array(
         order.into_iter().map(|(v, _)| v.clone()).collect(),
     ))
