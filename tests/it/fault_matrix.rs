@@ -117,6 +117,7 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("id-large-lossy", &["BASE-ID-01"][..]),
         ("id-large-dropped", &["BASE-ID-01"][..]),
         ("invalid-cursor-ok", &["BASE-PAGE-02"][..]),
+        ("cursor-trimmed", &["BASE-PAGE-02"][..]),
         ("list-no-input-schema", &["BASE-SCHEMA-01"][..]),
         ("resources-list-no-name", &["BASE-SCHEMA-01"][..]),
         ("stdout-noise", &["BASE-STDIO-01"][..]),

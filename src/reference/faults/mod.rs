@@ -108,6 +108,7 @@ faults! {
     IdLargeLossy = "id-large-lossy": "integer ids beyond 2^53 are stored as doubles and come back rounded",
     IdLargeDropped = "id-large-dropped": "requests whose integer id is beyond 2^53 are dropped without an answer",
     InvalidCursorOk = "invalid-cursor-ok": "an unreadable cursor restarts the list from the first page instead of -32602",
+    CursorTrimmed = "cursor-trimmed": "whitespace around a cursor is trimmed before it is read: ` c ` resumes where `c` does instead of -32602",
     ListNoInputSchema = "list-no-input-schema": "tools/list entries omit inputSchema (only tool_descriptions has it)",
     ResourcesListNoName = "resources-list-no-name": "resources/list entries carry a title but no name",
     StdoutNoise = "stdout-noise": "the stdio server prints a log line on stdout for each unknown method",

@@ -4,6 +4,15 @@ use super::Fault;
 use crate::reference::cursor::CursorError;
 use crate::reference::handlers::Ctx;
 
+/// `cursor-trimmed`: whitespace around a cursor is dropped before it is
+/// read, so a cursor the server never issued (` c `) resumes where `c` does.
+pub fn rewrite_cursor<'a>(ctx: &Ctx<'_>, cursor: &'a str) -> &'a str {
+    if ctx.has(Fault::CursorTrimmed) {
+        return cursor.trim();
+    }
+    cursor
+}
+
 /// `invalid-cursor-ok`: an unreadable cursor restarts the list instead of
 /// being refused.
 pub fn rewrite_resume(

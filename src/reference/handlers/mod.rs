@@ -53,6 +53,7 @@ impl Ctx<'_> {
         let Some(cursor) = cursor else {
             return Ok(0);
         };
+        let cursor = faults::paging::rewrite_cursor(self, cursor);
         let resumed = self
             .server
             .cursors
