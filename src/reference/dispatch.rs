@@ -162,7 +162,11 @@ impl Server {
                 if !out.is_empty() {
                     envelope::rewrite_progress(self.faults(), &mut out);
                 }
-                out.extend(envelope::unrequested_progress(self.faults(), method, params));
+                out.extend(envelope::unrequested_progress(
+                    self.faults(),
+                    method,
+                    params,
+                ));
                 if ctx.era == Era::Stateless {
                     era::decorate_stateless(method, &mut result, self.list_ttl_ms());
                     envelope::rewrite_stateless_result(self.faults(), method, params, &mut result);

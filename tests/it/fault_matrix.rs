@@ -241,9 +241,15 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("id-zero-dropped", &["BASE-ID-01"][..]),
         ("id-non-ascii-mangled", &["BASE-ID-03"][..]),
         ("ping-needs-initialized", &["CORE-UTIL-04"][..]),
-        ("tool-invalid-args-ok", &["CORE-TOOL-07", "CORE-TOOL-09"][..]),
+        (
+            "tool-invalid-args-ok",
+            &["CORE-TOOL-07", "CORE-TOOL-09"][..],
+        ),
         ("structured-no-text", &["CORE-TOOL-08"][..]),
-        ("progress-unrequested", &["CORE-UTIL-03", "CORE-UTIL-05"][..]),
+        (
+            "progress-unrequested",
+            &["CORE-UTIL-03", "CORE-UTIL-05"][..],
+        ),
         ("stateless-needs-discover", &["MCP26-STATELESS-01"][..]),
         ("log-without-log-level", &["MCP26-LOG-01"][..]),
         (

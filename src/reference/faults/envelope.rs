@@ -234,7 +234,9 @@ pub fn drop_id_zero(faults: &Faults, id: &Value) -> bool {
 /// `progress-unrequested`: a `tools/call` that asked for no progress gets
 /// a progress notification anyway, under a token it never sent.
 pub fn unrequested_progress(faults: &Faults, method: &str, params: Option<&Value>) -> Vec<Value> {
-    let asked = params.and_then(|p| p.pointer("/_meta/progressToken")).is_some();
+    let asked = params
+        .and_then(|p| p.pointer("/_meta/progressToken"))
+        .is_some();
     if method != "tools/call" || asked || !faults.has(Fault::ProgressUnrequested) {
         return Vec::new();
     }
