@@ -92,29 +92,68 @@ pub fn builtin() -> &'static SchemaSet {
     })
 }
 
-static USER: OnceLock<SchemaSet> = OnceLock::new();
-
-/// Installs the `--mcp-schema` document (once per process).
-pub fn set_user_schema(path: &str, root: Value) -> bool {
-    USER.set(SchemaSet::new(&format!("schema {path}"), root))
-        .is_ok()
+/// The schemas one run validates against (`schema_errors` in CEL): the
+/// shipped ones, and the user's `--mcp-schema` document when given. Each run
+/// carries its own in its configuration, so two runs in one process never see
+/// each other's schema. Cloning shares the compiled validators.
+#[derive(Clone, Default)]
+pub struct Schemas {
+    user: Option<Arc<SchemaSet>>,
 }
 
-/// Violations of `def` by `value` in the shipped schema, and in the user's
-/// schema when one was given and it defines `def`.
-pub fn errors(value: &Value, def: &str) -> Vec<String> {
-    let mut out = builtin().errors(value, def);
-    if let Some(user) = USER.get() {
-        if user.has(def) {
+impl std::fmt::Debug for Schemas {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let user = self.user.as_ref().map(|u| u.name.as_str());
+        f.debug_struct("Schemas").field("user", &user).finish()
+    }
+}
+
+/// Why a `--mcp-schema` file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum UserSchemaError {
+    #[error("cannot read the file: {0}")]
+    Read(#[from] std::io::Error),
+    #[error("the file is not JSON: {0}")]
+    NotJson(#[from] serde_json::Error),
+    #[error("the schema has neither $defs nor definitions (expected an MCP schema.json)")]
+    NoDefinitions,
+}
+
+impl Schemas {
+    /// The shipped schemas and `root`, the user's document named `path`.
+    pub fn with_user(path: &str, root: Value) -> Result<Self, UserSchemaError> {
+        if root.get("$defs").is_none() && root.get("definitions").is_none() {
+            return Err(UserSchemaError::NoDefinitions);
+        }
+        Ok(Self {
+            user: Some(Arc::new(SchemaSet::new(&format!("schema {path}"), root))),
+        })
+    }
+
+    /// The shipped schemas and the user's `--mcp-schema` file.
+    pub fn with_user_file(path: &std::path::Path) -> Result<Self, UserSchemaError> {
+        let text = std::fs::read_to_string(path)?;
+        Self::with_user(&path.display().to_string(), serde_json::from_str(&text)?)
+    }
+
+    /// Violations of `def` by `value` in the shipped schema, and in the
+    /// user's schema when one was given and it defines `def`.
+    pub fn errors(&self, value: &Value, def: &str) -> Vec<String> {
+        let mut out = builtin().errors(value, def);
+        if let Some(user) = self.user.as_ref().filter(|u| u.has(def)) {
             out.extend(user.errors(value, def));
         }
+        out
     }
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn errors(value: &Value, def: &str) -> Vec<String> {
+        Schemas::default().errors(value, def)
+    }
 
     #[test]
     fn checks_messages_against_definitions() {
@@ -129,5 +168,39 @@ mod tests {
             errors(&json!({}), "NoSuchDef"),
             vec!["mcp-conform schema has no definition NoSuchDef".to_string()]
         );
+    }
+
+    /// A user schema that requires `mark` of every tool list.
+    fn marking(path: &str) -> Schemas {
+        let root = json!({"$defs": {"ListToolsResult": {"required": ["mark"]}}});
+        Schemas::with_user(path, root).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn a_user_schema_adds_its_violations_to_the_shipped_ones() {
+        let list = json!({"tools": []});
+        assert!(errors(&list, "ListToolsResult").is_empty());
+        let e = marking("u.json").errors(&list, "ListToolsResult");
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].starts_with("schema u.json: (root): "), "{e:?}");
+        // A definition the user's document lacks is checked by the shipped one only.
+        let shipped = errors(&json!({}), "Error");
+        assert!(!shipped.is_empty());
+        assert_eq!(marking("u.json").errors(&json!({}), "Error"), shipped);
+    }
+
+    #[test]
+    fn each_set_of_schemas_keeps_its_own_user_schema() {
+        let (one, two, none) = (marking("one.json"), marking("two.json"), Schemas::default());
+        let list = json!({"tools": []});
+        assert!(one.errors(&list, "ListToolsResult")[0].contains("one.json"));
+        assert!(two.errors(&list, "ListToolsResult")[0].contains("two.json"));
+        assert!(none.errors(&list, "ListToolsResult").is_empty());
+    }
+
+    #[test]
+    fn a_document_without_definitions_is_no_user_schema() {
+        let e = Schemas::with_user("x.json", json!({"type": "object"}));
+        assert!(matches!(e, Err(UserSchemaError::NoDefinitions)));
     }
 }

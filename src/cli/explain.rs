@@ -188,17 +188,23 @@ fn spec_lines(spec: &SpecRef, prefix: &str) -> String {
     out
 }
 
-fn explain_scenario(s: &Scenario, registry: &[Requirement]) -> String {
-    let mut out = format!("{} [{}] ({})\n{}\n", s.id, s.level, s.profile, s.title);
+/// A scenario's requirements and the sources it quotes, a line each (and
+/// the quote's), every line after `prefix`.
+fn grounds(s: &Scenario, registry: &[Requirement], prefix: &str) -> String {
+    let mut out = String::new();
     for id in &s.requirements {
-        out.push_str(&format!(
-            "requirement: {}\n",
-            requirement_line(id, registry)
-        ));
+        let line = requirement_line(id, registry);
+        out.push_str(&format!("{prefix}requirement: {line}\n"));
     }
     for spec in &s.spec {
-        out.push_str(&spec_lines(spec, ""));
+        out.push_str(&spec_lines(spec, prefix));
     }
+    out
+}
+
+fn explain_scenario(s: &Scenario, registry: &[Requirement]) -> String {
+    let mut out = format!("{} [{}] ({})\n{}\n", s.id, s.level, s.profile, s.title);
+    out.push_str(&grounds(s, registry, ""));
     if let Some(d) = &s.description {
         out.push_str(&format!("description: {}\n", d.trim()));
     }
@@ -211,15 +217,7 @@ fn explain_scenario(s: &Scenario, registry: &[Requirement]) -> String {
 
 fn show_header(s: &Scenario, registry: &[Requirement]) -> String {
     let mut out = format!("# {} [{}] ({}), {}\n", s.id, s.level, s.profile, s.origin);
-    for id in &s.requirements {
-        out.push_str(&format!(
-            "# requirement: {}\n",
-            requirement_line(id, registry)
-        ));
-    }
-    for spec in &s.spec {
-        out.push_str(&spec_lines(spec, "# "));
-    }
+    out.push_str(&grounds(s, registry, "# "));
     out.push_str("#\n");
     out
 }

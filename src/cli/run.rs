@@ -20,6 +20,7 @@ use mcp_conform::run::property::PropertyRun;
 use mcp_conform::run::Target;
 use mcp_conform::run::{RunPolicy, Verdict};
 use mcp_conform::scenario::model::Scenario;
+use mcp_conform::schema::Schemas;
 use mcp_conform::session::era::KNOWN_VERSIONS;
 use mcp_conform::transport::stdio::kill_all_groups;
 use mcp_conform::transport::{HttpSpec, StdioSpec};
@@ -87,16 +88,6 @@ pub fn shard(mut scenarios: Vec<Scenario>, spec: &str) -> Result<Vec<Scenario>> 
         .collect())
 }
 
-fn install_user_schema(path: &Path) -> Result<()> {
-    let text = std::fs::read_to_string(path).context("cannot read the file")?;
-    let root: serde_json::Value = serde_json::from_str(&text).context("the file is not JSON")?;
-    if root.get("$defs").is_none() && root.get("definitions").is_none() {
-        bail!("the schema has neither $defs nor definitions (expected an MCP schema.json)");
-    }
-    mcp_conform::schema::set_user_schema(&path.display().to_string(), root);
-    Ok(())
-}
-
 fn load_baseline(path: &Path) -> Result<Baseline, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
@@ -108,9 +99,9 @@ pub fn main_job(args: RunArgs) -> Result<u8> {
         Ok(Plan::Listed) => Ok(EXIT_OK),
         Ok(Plan::Run {
             selected,
-            eras,
+            opts,
             policy,
-        }) => execute(&args, selected, eras, &policy),
+        }) => execute(&args, selected, &opts, &policy),
         Err(usage) => Ok(usage.report()),
     }
 }
@@ -121,7 +112,7 @@ enum Plan {
     Listed,
     Run {
         selected: Vec<Scenario>,
-        eras: EraChoice,
+        opts: RunOptions,
         policy: RunPolicy,
     },
 }
@@ -156,13 +147,15 @@ fn plan(args: &RunArgs) -> Result<Plan, Usage> {
         .map(load_baseline)
         .transpose()?
         .unwrap_or_default();
-    if let Some(path) = &args.mcp_schema {
-        let shown = path.display().to_string();
-        install_user_schema(path).map_err(|e| Usage::of_option("--mcp-schema", &shown, e))?;
-    }
+    let schemas = match &args.mcp_schema {
+        None => Schemas::default(),
+        Some(path) => Schemas::with_user_file(path).map_err(|e| {
+            Usage::of_option("--mcp-schema", &path.display().to_string(), e.to_string())
+        })?,
+    };
     Ok(Plan::Run {
         selected,
-        eras: era_choice(&args.protocol_version)?,
+        opts: run_options(args, era_choice(&args.protocol_version)?, schemas),
         policy: RunPolicy {
             baseline,
             strict: args.strict,
@@ -176,7 +169,7 @@ fn plan(args: &RunArgs) -> Result<Plan, Usage> {
 fn execute(
     args: &RunArgs,
     selected: Vec<Scenario>,
-    eras: EraChoice,
+    opts: &RunOptions,
     policy: &RunPolicy,
 ) -> Result<u8> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -192,7 +185,7 @@ fn execute(
             }
         };
         let code = tokio::select! {
-            code = run_and_report(args, target.clone(), eras, selected, policy) => code,
+            code = run_and_report(args, target.clone(), opts, selected, policy) => code,
             _ = tokio::signal::ctrl_c() => {
                 kill_all_groups();
                 eprintln!("\ninterrupted: every server process was stopped");
@@ -387,13 +380,8 @@ fn default_format() -> Format {
     }
 }
 
-async fn run_and_report(
-    args: &RunArgs,
-    target: Target,
-    eras: EraChoice,
-    scenarios: Vec<Scenario>,
-    policy: &RunPolicy,
-) -> Result<u8> {
+/// How to run, as the arguments say.
+fn run_options(args: &RunArgs, eras: EraChoice, schemas: Schemas) -> RunOptions {
     let mut opts = RunOptions::new(
         eras,
         Duration::from_millis(args.timeout_ms),
@@ -409,10 +397,21 @@ async fn run_and_report(
         seed: args.seed.unwrap_or(0),
         case: None,
     });
+    opts.schemas = schemas;
+    opts
+}
+
+async fn run_and_report(
+    args: &RunArgs,
+    target: Target,
+    opts: &RunOptions,
+    scenarios: Vec<Scenario>,
+    policy: &RunPolicy,
+) -> Result<u8> {
     let order: Vec<String> = scenarios.iter().map(|s| s.id.clone()).collect();
     let mut console = console(args);
     let mut collector = Collector::default();
-    let outcome = run_catalog(target, scenarios, &opts, policy, |event| {
+    let outcome = run_catalog(target, scenarios, opts, policy, |event| {
         if !matches!(event, Event::Done(_)) || !console_skips_done(&event) {
             console.handle(&event);
         }

@@ -5,9 +5,16 @@
 //! document is the sum over fields of `weight × occurrences`. Ties are broken
 //! by document name, so the order is fully deterministic. The query is only
 //! ever tokenised: no operator, wildcard or pattern in it has any meaning.
+//!
+//! A field either *selects* (a query word found in it makes the document a
+//! result) or only *ranks* (its words add to the score of a document some
+//! selecting field already matched). What a client sees of an item selects;
+//! the fuller documentation a server keeps behind it only ranks, so every
+//! result is explained by its own entry and no hidden text widens a result.
 
 use super::bitset::Bitset;
 use super::text;
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 const K1: f32 = 1.2;
@@ -15,14 +22,53 @@ const B: f32 = 0.75;
 
 /// One field of a document to index.
 pub struct Field<'a> {
-    pub text: &'a str,
+    pub text: Cow<'a, str>,
     pub weight: f32,
+    /// Whether a query word found in this field makes the document a result
+    /// (else the field only adds to the score of a selected document).
+    pub selects: bool,
 }
+
+impl<'a> Field<'a> {
+    /// A field that selects its document.
+    pub fn selecting(text: impl Into<Cow<'a, str>>, weight: f32) -> Self {
+        Field {
+            text: text.into(),
+            weight,
+            selects: true,
+        }
+    }
+
+    /// A field that only ranks documents other fields selected.
+    pub fn ranking(text: impl Into<Cow<'a, str>>, weight: f32) -> Self {
+        Field {
+            text: text.into(),
+            weight,
+            selects: false,
+        }
+    }
+}
+
+/// Set in a posting's document number when the term occurs only in fields
+/// that rank (document numbers stay far below 2^31).
+const RANKS_ONLY: u32 = 1 << 31;
 
 #[derive(Debug, Clone, Copy)]
 struct Posting {
+    /// The document, with [`RANKS_ONLY`] set when no selecting field holds
+    /// the term.
     doc: u32,
     wtf: f32,
+}
+
+impl Posting {
+    fn doc(self) -> u32 {
+        self.doc & !RANKS_ONLY
+    }
+
+    fn selects(self) -> bool {
+        self.doc & RANKS_ONLY == 0
+    }
 }
 
 #[derive(Debug, Default)]
@@ -50,20 +96,23 @@ impl SearchIndex {
     {
         let mut postings: HashMap<Box<str>, Vec<Posting>> = HashMap::new();
         let mut doc_len = Vec::with_capacity(names.len());
-        let mut local: HashMap<String, f32> = HashMap::new();
+        let mut local: HashMap<String, (f32, bool)> = HashMap::new();
+        debug_assert!(names.len() < RANKS_ONLY as usize);
         for doc in 0..names.len() {
             local.clear();
             let mut len = 0.0;
             for field in fields(doc) {
-                for tok in text::tokens(field.text) {
-                    *local.entry(tok).or_default() += field.weight;
+                for tok in text::tokens(&field.text) {
+                    let entry = local.entry(tok).or_default();
+                    entry.0 += field.weight;
+                    entry.1 |= field.selects;
                     len += field.weight;
                 }
             }
             doc_len.push(len);
-            for (tok, wtf) in local.drain() {
+            for (tok, (wtf, selects)) in local.drain() {
                 let posting = Posting {
-                    doc: doc as u32,
+                    doc: doc as u32 | if selects { 0 } else { RANKS_ONLY },
                     wtf,
                 };
                 match postings.get_mut(tok.as_str()) {
@@ -203,10 +252,11 @@ impl SearchIndex {
         // Dense accumulator: far cheaper than a hash map when a common term
         // touches a large share of a big catalog.
         SCORES.with(|cell| {
-            let (acc, hits) = &mut *cell.borrow_mut();
+            let (acc, hits, selected) = &mut *cell.borrow_mut();
             if acc.len() < self.len() {
                 acc.resize(self.len(), 0.0);
                 hits.resize(self.len(), 0);
+                selected.resize(self.len(), false);
             }
             let mut touched: Vec<u32> = Vec::new();
             for term in &terms {
@@ -216,15 +266,16 @@ impl SearchIndex {
                 let df = list.len() as f32;
                 let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
                 for p in list {
-                    if allowed.is_some_and(|a| !a.contains(p.doc as usize)) {
+                    let d = p.doc() as usize;
+                    if allowed.is_some_and(|a| !a.contains(d)) {
                         continue;
                     }
-                    let norm = 1.0 - B + B * self.doc_len[p.doc as usize] / self.avg_len;
-                    let d = p.doc as usize;
+                    let norm = 1.0 - B + B * self.doc_len[d] / self.avg_len;
                     if hits[d] == 0 {
-                        touched.push(p.doc);
+                        touched.push(p.doc());
                     }
                     hits[d] = hits[d].saturating_add(1);
+                    selected[d] |= p.selects();
                     acc[d] += idf * p.wtf * (K1 + 1.0) / (p.wtf + K1 * norm);
                 }
             }
@@ -233,12 +284,14 @@ impl SearchIndex {
             // word such as "get" shared by many tools must not outrank the
             // tool the rest of the query describes).
             let wanted = terms.len().max(1) as f32;
+            // A document only ranking fields matched is not a result.
             let mut scored: Vec<(u32, f32)> = touched
                 .into_iter()
-                .map(|d| {
+                .filter_map(|d| {
                     let i = d as usize;
                     let coord = f32::from(std::mem::take(&mut hits[i])) / wanted;
-                    (d, std::mem::take(&mut acc[i]) * (0.5 + 0.5 * coord))
+                    let score = std::mem::take(&mut acc[i]) * (0.5 + 0.5 * coord);
+                    std::mem::take(&mut selected[i]).then_some((d, score))
                 })
                 .collect();
             for &doc in exact {
@@ -259,9 +312,10 @@ thread_local! {
     /// The dense score accumulator, reused across queries: allocating and
     /// zeroing one slot per document on every query of a 100k-tool catalog
     /// costs more than scoring.
-    /// Beside each score, how many query terms the document matched.
-    static SCORES: std::cell::RefCell<(Vec<f32>, Vec<u16>)> =
-        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    /// Beside each score, how many query terms the document matched, and
+    /// whether a selecting field matched one.
+    static SCORES: std::cell::RefCell<(Vec<f32>, Vec<u16>, Vec<bool>)> =
+        const { std::cell::RefCell::new((Vec::new(), Vec::new(), Vec::new())) };
 }
 
 /// The high half of a sort key: higher scores sort first. Scores are never
@@ -289,14 +343,8 @@ mod tests {
         let names: Vec<&str> = docs.iter().map(|d| d.0).collect();
         SearchIndex::build(&names, |i| {
             vec![
-                Field {
-                    text: docs[i].0,
-                    weight: 3.0,
-                },
-                Field {
-                    text: docs[i].1,
-                    weight: 1.0,
-                },
+                Field::selecting(docs[i].0, 3.0),
+                Field::selecting(docs[i].1, 1.0),
             ]
         })
     }
@@ -332,6 +380,27 @@ mod tests {
         }
         assert_eq!(all.docs, paged);
         assert_eq!(all.total, 200);
+    }
+
+    #[test]
+    fn ranking_fields_reorder_but_never_select() {
+        let names = ["page_archive", "page_delete", "task_delete"];
+        let docs = ["Hide a page.", "Remove a page.", "Remove a task."];
+        let notes = ["", "Gone for good, with its children.", "Gone for good."];
+        let idx = SearchIndex::build(&names, |i| {
+            vec![
+                Field::selecting(names[i], 3.0),
+                Field::selecting(docs[i], 1.0),
+                Field::ranking(notes[i], 0.5),
+            ]
+        });
+        // Without the notes the two page tools tie and the name decides.
+        let r = idx.search("page gone", None, &[], 0, 10);
+        assert_eq!(r.docs, [1, 0], "the note ranks page_delete first");
+        // A word only the notes hold selects nothing.
+        assert_eq!(idx.search("children", None, &[], 0, 10).total, 0);
+        assert_eq!(idx.search("good", None, &[], 0, 10).total, 0);
+        assert!(idx.matches_in_order("gone", None).is_empty());
     }
 
     #[test]

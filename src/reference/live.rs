@@ -23,6 +23,9 @@ const W_TITLE: f32 = 2.0;
 const W_TAG: f32 = 1.5;
 const W_CATEGORY: f32 = 1.5;
 const W_TEXT: f32 = 1.0;
+/// A tool's fuller documentation, behind its listing: half a description
+/// word, and it only ranks (see [`tool_documentation`]).
+const W_DOCS: f32 = 0.5;
 
 pub struct Snapshot {
     pub catalog: Catalog,
@@ -163,6 +166,7 @@ impl Snapshot {
                         fields.push(field(&c.name, W_CATEGORY));
                     }
                 }
+                fields.push(Field::ranking(tool_documentation(t), W_DOCS));
                 fields
             })
         })
@@ -233,7 +237,35 @@ fn cmp_ignoring_case(a: &str, b: &str) -> std::cmp::Ordering {
 }
 
 fn field(text: &str, weight: f32) -> Field<'_> {
-    Field { text, weight }
+    Field::selecting(text, weight)
+}
+
+/// The prose a tool keeps behind its listing that says what it is for: its
+/// full description, its `when_to_use` guidance, the descriptions of its
+/// examples and of its input parameters. They say in more and other words
+/// what the tool does, so among the tools a query's words select, the one
+/// whose documentation also speaks of the rest of the query ranks higher.
+/// Left out: `when_not_to_use` and error guidance, which describe the cases
+/// and name the tools that are *not* this one.
+fn tool_documentation(tool: &Tool) -> String {
+    let details = tool.details();
+    let mut out = String::new();
+    let mut push = |v: &serde_json::Value| {
+        if let Some(s) = v.as_str() {
+            out.push_str(s);
+            out.push('\n');
+        }
+    };
+    push(&details["full_description"]);
+    push(&details["usage_guidance"]["when_to_use"]);
+    for example in details["examples"].as_array().into_iter().flatten() {
+        push(&example["description"]);
+    }
+    let props = details["inputSchema"]["properties"].as_object();
+    for prop in props.into_iter().flat_map(|p| p.values()) {
+        push(&prop["description"]);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -253,6 +285,25 @@ mod tests {
         assert!(s.doc("admin_purge_workspace").is_none());
         assert!(s.tools().all(|t| &*t.name != "admin_purge_workspace"));
         assert!(s.filters().groups.get("admin-ops").map(|b| b.count()) == Some(1));
+    }
+
+    #[test]
+    fn a_tool_is_documented_by_its_guidance_examples_and_parameters() {
+        let s = mini();
+        let doc = s.doc("page_create").expect("known");
+        let text = tool_documentation(s.tool(doc));
+        for part in [
+            "starts as a draft",           // full description
+            "when you need to",            // when_to_use
+            "Draft page",                  // an example's description
+            "Space that will contain the", // a parameter's description
+        ] {
+            assert!(text.contains(part), "{part}: {text}");
+        }
+        assert!(!text.contains("case-sensitive"), "notes are not indexed");
+        // The documentation ranks; it does not select: "markdown" is only in
+        // the documentation of page_create and page_update.
+        assert_eq!(s.tool_index().search("markdown", None, &[], 0, 10).total, 0);
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub mod in_process;
 pub mod index;
 pub mod live;
 pub mod params;
+#[cfg(test)]
+mod ranking_bar;
 pub mod rate;
 pub mod served_era;
 pub mod server;

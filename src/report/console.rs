@@ -623,30 +623,11 @@ pub fn one_line(text: &str, max: usize) -> String {
 mod tests {
     use super::*;
     use crate::run::outcome::Finding;
-    use crate::scenario::model::Level;
 
     fn result_with(finding: Finding) -> ScenarioResult {
-        ScenarioResult {
-            id: "x/y".into(),
-            title: "t".into(),
-            profile: "x".into(),
-            level: Level::Must,
-            requirements: Vec::new(),
-            bases: Vec::new(),
-            spec: Vec::new(),
-            origin: "test".into(),
-            era: String::new(),
-            outcome: Outcome::Fail,
-            expected_failure: false,
-            message: String::new(),
-            findings: vec![finding],
-            alternatives: Vec::new(),
-            duration_ms: 0,
-            transcript: Vec::new(),
-            transcript_dropped: 0,
-            stderr_tail: String::new(),
-            server_exits: Vec::new(),
-        }
+        let mut r = ScenarioResult::for_test("base/y", Outcome::Fail);
+        r.findings = vec![finding];
+        r
     }
 
     #[test]
@@ -674,7 +655,7 @@ mod tests {
         quiet.several_eras = true;
         assert_eq!(
             quiet.problem_line(&problems[0]),
-            "FAILED [MUST] x/y (2025-06-18, 2025-11-25): no answer"
+            "FAILED [MUST] base/y (2025-06-18, 2025-11-25): no answer"
         );
     }
 

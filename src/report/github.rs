@@ -186,32 +186,17 @@ pub fn sarif(data: &ReportData) -> String {
 mod tests {
     use super::*;
     use crate::run::outcome::Finding;
-    use crate::scenario::model::Level;
 
     fn failing() -> ScenarioResult {
         let mut f = Finding::new(Outcome::Fail, Some("step 1".into()), "bad, 100%");
         f.location = Some("scenarios/base/x.yaml:15:19".into());
-        ScenarioResult {
-            id: "base/x".into(),
-            title: "Title".into(),
-            profile: "base".into(),
-            level: Level::Must,
-            requirements: vec!["BASE-ERR-01".into()],
-            bases: Vec::new(),
-            spec: Vec::new(),
-            origin: "test".into(),
-            era: "2025-06-18".into(),
-            outcome: Outcome::Fail,
-            expected_failure: false,
-            message: "step 1: bad, 100%".into(),
-            findings: vec![f],
-            alternatives: Vec::new(),
-            duration_ms: 0,
-            transcript: Vec::new(),
-            transcript_dropped: 0,
-            stderr_tail: String::new(),
-            server_exits: Vec::new(),
-        }
+        let mut r = ScenarioResult::for_test("base/x", Outcome::Fail);
+        r.title = "Title".into();
+        r.requirements = vec!["BASE-ERR-01".into()];
+        r.era = "2025-06-18".into();
+        r.message = "step 1: bad, 100%".into();
+        r.findings = vec![f];
+        r
     }
 
     #[test]

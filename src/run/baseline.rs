@@ -228,22 +228,10 @@ pub fn write(results: &[ScenarioResult], strict: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::model::Level;
 
     fn result(id: &str, outcome: Outcome, reqs: &[&str]) -> ScenarioResult {
-        let mut r = ScenarioResult::blank(
-            &crate::scenario::load::load_str(
-                "x.yaml",
-                &format!(
-                    "id: {id}\ntitle: t\nprofile: base\nlevel: MUST\nsteps:\n  - request: ping\n"
-                ),
-            )
-            .unwrap_or_else(|e| panic!("{e}")),
-            outcome,
-            String::new(),
-        );
+        let mut r = ScenarioResult::for_test(id, outcome);
         r.requirements = reqs.iter().map(|s| s.to_string()).collect();
-        r.level = Level::Must;
         r
     }
 

@@ -19,6 +19,7 @@ use super::property::PropertyRun;
 use super::scheduler::run_jobs;
 use super::target::Target;
 use crate::scenario::model::Scenario;
+use crate::schema::Schemas;
 use crate::session::era::KNOWN_VERSIONS;
 
 /// How to run.
@@ -41,6 +42,8 @@ pub struct RunOptions {
     pub call_budget: Duration,
     /// At most how many groups, tags or tools a "for every" invariant checks.
     pub sample_size: usize,
+    /// The schemas messages are validated against (`--mcp-schema`).
+    pub schemas: Schemas,
 }
 
 impl RunOptions {
@@ -64,6 +67,7 @@ impl RunOptions {
             call_tools: CallTools::default(),
             call_budget: super::executor::DEFAULT_CALL_BUDGET,
             sample_size: super::DEFAULT_SAMPLE_SIZE,
+            schemas: Schemas::default(),
         }
     }
 }
@@ -162,6 +166,7 @@ pub async fn run_catalog(
             call_tools: opts.call_tools,
             call_budget: opts.call_budget,
             sample_size: opts.sample_size,
+            schemas: opts.schemas.clone(),
         });
         work.extend(scenarios.iter().map(|s| (s.clone(), Arc::clone(&cfg))));
     }

@@ -232,3 +232,15 @@ impl ScenarioResult {
         }
     }
 }
+
+#[cfg(test)]
+impl ScenarioResult {
+    /// The result `outcome` of a one-step MUST scenario `id` (in profile
+    /// base), for the tests of what reads results.
+    pub(crate) fn for_test(id: &str, outcome: Outcome) -> Self {
+        let text =
+            format!("id: {id}\ntitle: t\nprofile: base\nlevel: MUST\nsteps:\n  - request: ping\n");
+        let s = crate::scenario::load::load_str("x.yaml", &text).unwrap_or_else(|e| panic!("{e}"));
+        Self::blank(&s, outcome, String::new())
+    }
+}

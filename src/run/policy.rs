@@ -148,15 +148,9 @@ impl Verdict {
 mod tests {
     use super::*;
     use crate::run::baseline;
-    use crate::scenario::load::load_str;
 
     fn result(id: &str, outcome: Outcome) -> ScenarioResult {
-        let s = load_str(
-            "x.yaml",
-            &format!("id: {id}\ntitle: t\nprofile: base\nlevel: MUST\nsteps:\n  - request: ping\n"),
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-        ScenarioResult::blank(&s, outcome, String::new())
+        ScenarioResult::for_test(id, outcome)
     }
 
     fn judged(policy: &RunPolicy, mut results: Vec<ScenarioResult>) -> Verdict {

@@ -10,13 +10,14 @@ use cel::common::types::DYN_TYPE;
 use cel::common::value::{CowVal, Val};
 use cel::context::VariableResolver;
 use cel::objects::Value as CelValue;
-use cel::{Context, Env, ExecutionError, Program};
+use cel::{Context, Env, ExecutionError, FunctionContext, Program};
 use serde_json::{Map, Value};
 
 use super::cel_value::{json_to_val, json_to_val_read, val_to_json};
 use super::expr_core as core;
 use super::expr_reads::ReadTree;
 pub use super::expr_reads::Reads;
+use crate::schema::Schemas;
 
 /// A CEL error, with the expression's own position inside its text.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -52,6 +53,8 @@ fn env() -> Arc<Env> {
 pub struct Compiled {
     program: Arc<Program>,
     reads: Arc<Reads>,
+    /// Whether the text calls `schema_errors` (declared per evaluation).
+    validates: bool,
 }
 
 impl std::fmt::Debug for Compiled {
@@ -130,6 +133,7 @@ fn compile_new(source: &str) -> Result<Compiled, ExprError> {
     Ok(Compiled {
         reads: Arc::new(Reads::of(program.expression())),
         program: Arc::new(program),
+        validates: source.contains(SCHEMA_ERRORS),
     })
 }
 
@@ -204,6 +208,8 @@ fn clean_parse_error(text: &str) -> String {
 pub struct Bindings {
     json: HashMap<String, Arc<Value>>,
     cel: HashMap<String, Arc<Converted>>,
+    /// What `schema_errors` validates against: the run's schemas.
+    schemas: Schemas,
 }
 
 /// The CEL values made of one binding so far, by the part they cover;
@@ -251,6 +257,11 @@ impl Bindings {
 
     pub fn contains(&self, name: &str) -> bool {
         self.json.contains_key(name)
+    }
+
+    /// Validates with the run's schemas (the shipped ones by default).
+    pub fn set_schemas(&mut self, schemas: Schemas) {
+        self.schemas = schemas;
     }
 
     fn cel_value(&self, name: &str, read: &ReadTree) -> Option<Arc<dyn Val>> {
@@ -303,6 +314,9 @@ fn execute(compiled: &Compiled, bindings: &Bindings, whole: bool) -> Result<Valu
     );
     let mut ctx = Context::with_env(env());
     ctx.set_variable_resolver(&lent);
+    if compiled.validates {
+        declare_schema_errors(&mut ctx, &bindings.schemas);
+    }
     let out = CelValue::resolve_val(compiled.program.expression(), &ctx)
         .map_err(|e| ExprError::Eval(e.to_string()))?;
     val_to_json(out.as_ref())
@@ -349,10 +363,6 @@ pub fn eval_bool(source: &str, bindings: &Bindings) -> Result<bool, ExprError> {
 
 type HelperResult = Result<Value, ExecutionError>;
 
-/// A helper's body: its arguments as JSON, as many as it takes; its answer
-/// as JSON.
-type Helper = fn(&[Value]) -> HelperResult;
-
 macro_rules! helpers {
     ($($name:ident: $arity:literal),* $(,)?) => {
         /// The helper functions documented in scenarios/README.md: each one's
@@ -366,10 +376,10 @@ macro_rules! helpers {
 helpers! {
     same_set: 2, subset: 2, intersect: 2, minus: 2, unique: 1, sorted: 1, non_increasing: 1, marker: 2, carrier: 2,
     parse_json: 1, keys: 1, tokens: 1, lower: 1, json_equal: 2, count: 2, distinctive_word: 2,
-    tool_result: 1, schema_errors: 2, url_encode: 1, sum: 1, reachable: 2, common_words: 2,
+    tool_result: 1, url_encode: 1, sum: 1, reachable: 2, common_words: 2,
     groups_of: 1, field_is: 3, has_path: 2, is_true: 2, schema_problems: 1, instance_errors: 2,
     base64_valid: 1, sample_args: 1, prompt_args: 1, expand_template: 1, may_call: 2,
-    template_vars: 1, only: 2, sample: 3, repeated: 1, is_pd_uri: 1, pd_uris: 1,
+    template_vars: 1, only: 2, sample: 3, repeated: 1, by_frequency: 1, is_pd_uri: 1, pd_uris: 1,
     uri_safe_picks: 2, tool_names: 1,
 }
 
@@ -394,11 +404,12 @@ fn add_helpers(env: &mut Env) {
 }
 
 /// Runs helper `name` on the interpreter's values: checks the count,
-/// converts the arguments to JSON and the answer back.
+/// converts the arguments to JSON and the answer back. The body takes its
+/// arguments as JSON, as many as it declares, and answers JSON.
 fn call<'b, 'v>(
     name: &str,
     arity: usize,
-    body: Helper,
+    body: impl FnOnce(&[Value]) -> HelperResult,
     args: Vec<CowVal<'b, 'v>>,
 ) -> Result<CowVal<'b, 'v>, ExecutionError> {
     if args.len() != arity {
@@ -578,6 +589,28 @@ fn repeated(a: &[Value]) -> HelperResult {
         }
     }
     Ok(Value::Array(out))
+}
+
+/// The distinct items, the most frequent first, ties in the order of first
+/// occurrence (what `xs.distinct().sortBy(x, -count(xs, x))` gives, in one
+/// pass where that counts the whole list for every distinct item: a tag
+/// vocabulary over ten thousand tools took seconds).
+fn by_frequency(a: &[Value]) -> HelperResult {
+    let items = list_arg("by_frequency", &a[0])?;
+    let mut order: Vec<(&Value, usize)> = Vec::new();
+    let mut position: HashMap<String, usize> = HashMap::new();
+    for item in items {
+        let slot = *position.entry(canonical(item)).or_insert_with(|| {
+            order.push((item, 0));
+            order.len() - 1
+        });
+        order[slot].1 += 1;
+    }
+    // A stable sort keeps first occurrences in order among equal counts.
+    order.sort_by(|a, b| b.1.cmp(&a.1));
+    Ok(Value::Array(
+        order.into_iter().map(|(v, _)| v.clone()).collect(),
+    ))
 }
 
 fn unique(a: &[Value]) -> HelperResult {
@@ -991,13 +1024,32 @@ fn reachable(a: &[Value]) -> HelperResult {
     Ok(Value::Array(found))
 }
 
-/// Violations of a schema definition (`schema_errors(init, 'InitializeResult')`).
-fn schema_errors(a: &[Value]) -> HelperResult {
-    let def = str_arg("schema_errors", &a[1])?;
-    let errors = crate::schema::errors(&a[0], def);
-    Ok(Value::Array(
-        errors.into_iter().map(Value::String).collect(),
-    ))
+const SCHEMA_ERRORS: &str = "schema_errors";
+
+/// A function declared on one evaluation's context (the interpreter's own
+/// boxed form, which may hold state).
+type ContextFunction = Box<
+    dyn for<'c, 'v> Fn(&mut FunctionContext<'c, 'v>) -> Result<CowVal<'c, 'v>, ExecutionError>
+        + Send
+        + Sync,
+>;
+
+/// Violations of a schema definition (`schema_errors(init, 'InitializeResult')`),
+/// in the run's schemas. The only helper that needs more than its
+/// arguments: it is declared on the evaluation's context, holding the
+/// bindings' handle to the schemas, rather than in the shared environment.
+fn declare_schema_errors(ctx: &mut Context, schemas: &Schemas) {
+    let schemas = schemas.clone();
+    let helper: ContextFunction = Box::new(move |ftx| {
+        let body = |a: &[Value]| {
+            let def = str_arg(SCHEMA_ERRORS, &a[1])?;
+            Ok(strings(schemas.errors(&a[0], def)))
+        };
+        call(SCHEMA_ERRORS, 2, body, std::mem::take(&mut ftx.args))
+    });
+    // Fails only if the environment declared the name too (a unit test
+    // evaluates the helper).
+    let _ = ctx.add_function(SCHEMA_ERRORS, helper);
 }
 
 fn strings(list: Vec<String>) -> Value {
@@ -1093,6 +1145,26 @@ mod tests {
     }
 
     #[test]
+    fn schema_errors_validates_with_the_bindings_own_schemas() {
+        let mut strict = b(json!({"lists": [{"tools": []}]}));
+        let plain = strict.clone();
+        let root = json!({"$defs": {"ListToolsResult": {"required": ["mark"]}}});
+        let schemas = Schemas::with_user("strict.json", root).unwrap_or_else(|e| panic!("{e}"));
+        strict.set_schemas(schemas);
+        // Inside a comprehension too: the helper lives on the evaluation's context.
+        let count = "lists.map(l, size(schema_errors(l, 'ListToolsResult')))";
+        assert_eq!(eval(count, &strict), Ok(json!([1])));
+        assert_eq!(eval(count, &plain), Ok(json!([0])));
+        let bad_count = eval("schema_errors(1)", &plain).map_err(|e| e.to_string());
+        assert!(
+            bad_count
+                .as_ref()
+                .is_err_and(|e| e.contains("takes 2 argument(s), got 1")),
+            "{bad_count:?}"
+        );
+    }
+
+    #[test]
     fn has_path_and_is_true_guard_nested_keys() {
         let b = Bindings::from(
             serde_json::json!({"server": {"capabilities": {
@@ -1147,6 +1219,30 @@ mod tests {
             assert_eq!(eval_bool(source, &b), Ok(want), "{source}");
         }
         assert!(eval_bool("field_is(r, 'uri', 'text')", &b).is_err());
+    }
+
+    #[test]
+    fn by_frequency_orders_distinct_items_most_frequent_first() {
+        let b = b(
+            json!({"xs": ["b", "a", "c", "a", "c", "a", "d"], "objs": [{"k": 1}, {"k": 2}, {"k": 2.0}]}),
+        );
+        assert_eq!(
+            eval("by_frequency(xs)", &b),
+            Ok(json!(["a", "c", "b", "d"]))
+        );
+        assert_eq!(eval("by_frequency([])", &b), Ok(json!([])));
+        assert_eq!(
+            eval("by_frequency(objs)", &b),
+            Ok(json!([{"k": 2}, {"k": 1}]))
+        );
+        assert_eq!(
+            eval(
+                "by_frequency(xs) == xs.distinct().sortBy(x, -count(xs, x))",
+                &b
+            ),
+            Ok(json!(true))
+        );
+        assert!(eval("by_frequency('x')", &b).is_err());
     }
 
     #[test]

@@ -452,6 +452,48 @@ fn a_failing_check_points_at_its_line_and_a_baseline_names_its_step_id() {
 }
 
 /// This module's tests, as trials named `module::function`.
+/// `--mcp-schema FILE`: the handshake answer is validated against the
+/// user's schema as well as the shipped one (a schema the reference server's
+/// answer breaks fails base/schema-handshake, naming the file); a file that
+/// is no schema is a usage error naming the option.
+fn an_mcp_schema_file_is_validated_against() {
+    let dir = common::output_dir("mcp-schema");
+    let demanding = dir.join("demanding.json");
+    let required = serde_json::json!({"required": ["notInAnyAnswer"]});
+    let schema =
+        serde_json::json!({"$defs": {"InitializeResult": required, "DiscoverResult": required}});
+    std::fs::write(&demanding, schema.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    let run = |extra: &[&str]| {
+        let mut args = vec!["-k", "base/schema-handshake"];
+        args.extend_from_slice(extra);
+        mcp_conform(&args)
+    };
+    let plain = run(&[]);
+    assert_eq!(plain.status.code(), Some(0), "{}", text(&plain.stdout));
+    let shown = demanding.display().to_string();
+    let out = run(&["--mcp-schema", &shown]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let console = text(&out.stdout);
+    assert!(console.contains("base/schema-handshake"), "{console}");
+    assert!(
+        console.contains(&format!("schema {shown}: (root): "))
+            && console.contains("notInAnyAnswer"),
+        "{console}"
+    );
+    let not_a_schema = dir.join("plain.json");
+    std::fs::write(&not_a_schema, "{\"type\": \"object\"}").unwrap_or_else(|e| panic!("{e}"));
+    let shown = not_a_schema.display().to_string();
+    let out = run(&["--mcp-schema", &shown]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains(&format!(
+            "error: --mcp-schema {shown}: the schema has neither $defs nor definitions"
+        )),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     trials![
         a_malformed_scenario_file_exits_2_with_file_line_col,
@@ -469,6 +511,7 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         explain_and_show_suggest_the_closest_id_on_a_miss,
         show_prints_a_built_in_scenario_with_its_requirement_level_and_sources,
         drafts_only_reports_project_rules_as_info,
-        a_failing_check_points_at_its_line_and_a_baseline_names_its_step_id
+        a_failing_check_points_at_its_line_and_a_baseline_names_its_step_id,
+        an_mcp_schema_file_is_validated_against
     ]
 }

@@ -27,6 +27,7 @@ use crate::scenario::expr::Bindings;
 use crate::scenario::model::{
     Assertion, Fixture, ForEach, Isolation, Level, Place, Scenario, Step,
 };
+use crate::schema::Schemas;
 use crate::session::{Era, Session, Transcript};
 
 /// What every scenario of a run shares.
@@ -61,6 +62,8 @@ pub struct RunConfig {
     /// At most how many items a "for every group / tag / tool" invariant
     /// checks (`sample_size` in CEL, with `sample(list, sample_size, run_seed)`).
     pub sample_size: usize,
+    /// What `schema_errors` validates against (`--mcp-schema`).
+    pub schemas: Schemas,
 }
 
 /// The default of `--call-budget-ms`: a tool that works for longer (a
@@ -114,6 +117,7 @@ impl RunConfig {
             call_tools: CallTools::default(),
             call_budget: DEFAULT_CALL_BUDGET,
             sample_size: super::DEFAULT_SAMPLE_SIZE,
+            schemas: Schemas::default(),
         }
     }
 }
@@ -188,6 +192,7 @@ fn protocol_versions() -> Value {
 
 fn base_bindings(cfg: &RunConfig) -> Bindings {
     let mut b = Bindings::default();
+    b.set_schemas(cfg.schemas.clone());
     b.insert("server", cfg.server.clone());
     b.insert("era", json!(cfg.era.version));
     b.insert("liveness_method", json!(cfg.era.liveness_method()));

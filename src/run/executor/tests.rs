@@ -244,3 +244,60 @@ async fn a_scenario_level_assert_and_a_should_level_warn() {
     assert_eq!(r.outcome, Outcome::Warn, "{:?}", r.findings);
     assert_eq!(r.findings[0].step_id.as_deref(), Some("assert[0]"));
 }
+
+/// Each run validates against its own `--mcp-schema`: two runs in one
+/// process, at the same time, with different user schemas (one the answer
+/// breaks, one it meets) and none, each get their own verdict.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_run_validates_against_its_own_user_schema() {
+    use crate::schema::Schemas;
+    let demanding = |field: &str| {
+        let root = json!({"$defs": {"ListToolsResult": {"required": [field]}}});
+        Schemas::with_user(&format!("{field}.json"), root).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let s = scenario(
+        "",
+        r#"
+  - id: list
+    request: tools/list
+  - assert:
+      - expr: "size(schema_errors(list.result, 'ListToolsResult')) == 0"
+        message: "${schema_errors(list.result, 'ListToolsResult')}"
+"#,
+    );
+    let run_under = |schemas: Schemas| {
+        let mut cfg = RunConfig::isolated(
+            Target::InProcess(Config::default()),
+            Era::new("2025-11-25"),
+            json!({"capabilities": {"tools": {}}}),
+            Duration::from_secs(5),
+            true,
+        );
+        cfg.schemas = schemas;
+        let s = s.clone();
+        tokio::spawn(async move { run_scenario(&s, &cfg).await })
+    };
+    let runs = [
+        run_under(demanding("nonsense")),
+        run_under(demanding("tools")),
+        run_under(Schemas::default()),
+    ];
+    let mut results = Vec::new();
+    for run in runs {
+        results.push(run.await.unwrap_or_else(|e| panic!("{e}")));
+    }
+    assert_eq!(
+        results[0].outcome,
+        Outcome::Fail,
+        "{:?}",
+        results[0].findings
+    );
+    assert!(
+        results[0].message.contains("schema nonsense.json: (root):"),
+        "{}",
+        results[0].message
+    );
+    for r in &results[1..] {
+        assert_eq!(r.outcome, Outcome::Pass, "{}: {:?}", r.message, r.findings);
+    }
+}
