@@ -106,7 +106,9 @@ impl Server {
             return vec![invalid_request(Value::Null, "batches are not supported")];
         }
         match Message::classify(msg) {
+            Message::Invalid { .. } if envelope::drop_invalid_request(self.faults()) => Vec::new(),
             Message::Invalid { value, reason } => vec![invalid_request(usable_id(&value), &reason)],
+            Message::Request { id, .. } if envelope::drop_id_zero(self.faults(), &id) => Vec::new(),
             Message::Request { id, method, params } => {
                 if !valid_id(&id) {
                     return vec![invalid_request(
@@ -160,6 +162,11 @@ impl Server {
                 if !out.is_empty() {
                     envelope::rewrite_progress(self.faults(), &mut out);
                 }
+                out.extend(envelope::unrequested_progress(
+                    self.faults(),
+                    method,
+                    params,
+                ));
                 if ctx.era == Era::Stateless {
                     era::decorate_stateless(method, &mut result, self.list_ttl_ms());
                     envelope::rewrite_stateless_result(self.faults(), method, params, &mut result);
@@ -241,6 +248,9 @@ impl Server {
                 ),
             ));
         }
+        if method == "ping" && ctx.era == Era::Stateful && !ctx.session.initialized {
+            faults::base::refuse_early_ping(ctx)?;
+        }
         let mut answer = handler(ctx, &p);
         faults::rewrite_answer(ctx, params, &mut answer);
         answer.map(Some)
@@ -270,15 +280,18 @@ impl Server {
     }
 
     /// A notification gets no answer (JSON-RPC 2.0 section 4.1), except
-    /// under the `cancel-answered` fault.
+    /// under the `cancel-answered` and `notification-answered` faults.
     fn notification(
         &self,
         session: &mut SessionState,
         method: &str,
         params: Option<&Value>,
     ) -> Vec<Value> {
+        if method == "notifications/initialized" {
+            session.initialized = true;
+        }
         if method != "notifications/cancelled" {
-            return Vec::new();
+            return envelope::answer_unknown_notification(self.faults(), method);
         }
         // Cancelling a subscriptions/listen request closes that stream.
         let Some(request_id) = params.and_then(|p| p.get("requestId")) else {

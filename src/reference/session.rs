@@ -79,6 +79,9 @@ pub struct SessionState {
     /// Whether this connection has sent `server/discover` (only the
     /// `stateless-needs-discover` fault asks).
     pub discovered: bool,
+    /// Whether the client has sent `notifications/initialized` (only the
+    /// `ping-needs-initialized` fault asks).
+    pub initialized: bool,
 }
 
 impl SessionState {
@@ -92,6 +95,7 @@ impl SessionState {
             subscriptions: Vec::new(),
             bucket: rate.map(TokenBucket::new),
             discovered: false,
+            initialized: false,
         }
     }
 

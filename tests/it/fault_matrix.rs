@@ -236,6 +236,21 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("set-level-unknown-ok", &["CORE-LOG-02"][..]),
         ("log-below-level", &["CORE-LOG-03"][..]),
         ("completion-overflow", &["CORE-COMPL-01"][..]),
+        ("completion-unknown-ref-ok", &["CORE-COMPL-02"][..]),
+        ("notification-answered", &["BASE-NOTIF-01"][..]),
+        ("invalid-request-silent", &["BASE-ERR-05"][..]),
+        ("id-zero-dropped", &["BASE-ID-01"][..]),
+        ("id-non-ascii-mangled", &["BASE-ID-03"][..]),
+        ("ping-needs-initialized", &["CORE-UTIL-04"][..]),
+        (
+            "tool-invalid-args-ok",
+            &["CORE-TOOL-07", "CORE-TOOL-09"][..],
+        ),
+        ("structured-no-text", &["CORE-TOOL-08"][..]),
+        (
+            "progress-unrequested",
+            &["CORE-UTIL-03", "CORE-UTIL-05"][..],
+        ),
         ("stateless-needs-discover", &["MCP26-STATELESS-01"][..]),
         ("log-without-log-level", &["MCP26-LOG-01"][..]),
         (
@@ -262,6 +277,10 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
 fn fault_options(fault: &str) -> &'static [&'static str] {
     match fault {
         "rate-limit-no-recovery" | "rate-limit-internal-error" => &["--rate-limit", "5/s"],
+        // The reference's tools/list shows placeholder input schemas (its
+        // progressive disclosure): with full ones, tools have required
+        // arguments a call can leave out.
+        "tool-invalid-args-ok" => &["--fault", "pd-full-schemas-in-list"],
         _ => &[],
     }
 }

@@ -2,7 +2,7 @@
 //! (`initialize`, `server/discover`), `ping` and `subscriptions/listen`.
 
 use super::{grouping, Fault, Faults};
-use crate::reference::error::RpcError;
+use crate::reference::error::{RpcError, NOT_INITIALIZED};
 use crate::reference::handlers::Ctx;
 use crate::reference::served_era as era;
 use serde_json::{json, Value};
@@ -75,6 +75,18 @@ pub fn rewrite_ping(ctx: &Ctx<'_>, answer: &mut Value) {
     if ctx.has(Fault::PingNotEmpty) {
         *answer = json!({"status": "ok"});
     }
+}
+
+/// `ping-needs-initialized`: a ping that comes before
+/// `notifications/initialized` is refused as if the session were not open.
+pub fn refuse_early_ping(ctx: &Ctx<'_>) -> Result<(), RpcError> {
+    if !ctx.has(Fault::PingNeedsInitialized) {
+        return Ok(());
+    }
+    Err(RpcError::new(
+        NOT_INITIALIZED,
+        "Invalid Request: the session is not initialized yet".to_string(),
+    ))
 }
 
 /// A `subscriptions/listen` stream just opened: it also gets what it did

@@ -16,8 +16,11 @@ pub fn reply_id(faults: &Faults, id: &Value) -> Option<Value> {
     if faults.has(Fault::IdLargeDropped) && beyond_double_precision(id) {
         return None;
     }
+    let non_ascii = id.as_str().is_some_and(|s| !s.is_ascii());
     Some(if faults.has(Fault::WrongId) {
         digits_as_number(id)
+    } else if non_ascii && faults.has(Fault::IdNonAsciiMangled) {
+        latin1_mojibake(id)
     } else if faults.has(Fault::IdAsFloat) {
         number_as_float(id)
     } else if faults.has(Fault::IdLargeLossy) {
@@ -194,6 +197,55 @@ pub fn answer_unknown_cancel(faults: &Faults, request_id: &Value) -> Vec<Value> 
     )]
 }
 
+/// The notifications a server handles; any other is one it does not know.
+const KNOWN_NOTIFICATIONS: &[&str] = &[
+    "notifications/initialized",
+    "notifications/cancelled",
+    "notifications/progress",
+    "notifications/roots/list_changed",
+];
+
+/// `notification-answered`: a notification the server does not handle is
+/// answered with -32601, as a request of that method would be.
+pub fn answer_unknown_notification(faults: &Faults, method: &str) -> Vec<Value> {
+    if KNOWN_NOTIFICATIONS.contains(&method) || !faults.has(Fault::NotificationAnswered) {
+        return Vec::new();
+    }
+    vec![error_response(
+        Value::Null,
+        codes::METHOD_NOT_FOUND,
+        &format!("Method not found: {method}"),
+        None,
+    )]
+}
+
+/// `invalid-request-silent`: a message that is not a valid Request is
+/// dropped instead of answered with -32600.
+pub fn drop_invalid_request(faults: &Faults) -> bool {
+    faults.has(Fault::InvalidRequestSilent)
+}
+
+/// `id-zero-dropped`: a request with id 0 is read as having no id (a
+/// falsy id), so as a notification, and gets no answer.
+pub fn drop_id_zero(faults: &Faults, id: &Value) -> bool {
+    id.as_i64() == Some(0) && faults.has(Fault::IdZeroDropped)
+}
+
+/// `progress-unrequested`: a `tools/call` that asked for no progress gets
+/// a progress notification anyway, under a token it never sent.
+pub fn unrequested_progress(faults: &Faults, method: &str, params: Option<&Value>) -> Vec<Value> {
+    let asked = params
+        .and_then(|p| p.pointer("/_meta/progressToken"))
+        .is_some();
+    if method != "tools/call" || asked || !faults.has(Fault::ProgressUnrequested) {
+        return Vec::new();
+    }
+    vec![crate::jsonrpc::notification(
+        "notifications/progress",
+        Some(json!({"progressToken": 0, "progress": 1, "total": 2})),
+    )]
+}
+
 /// The `id-as-float` fault: a number id is read into an `f64` and written
 /// back from it.
 fn number_as_float(id: &Value) -> Value {
@@ -218,6 +270,15 @@ fn rounded_through_double(id: &Value) -> Value {
     }
 }
 
+/// The `id-non-ascii-mangled` fault: a string id's UTF-8 bytes, each read
+/// as one Latin-1 character.
+fn latin1_mojibake(id: &Value) -> Value {
+    match id {
+        Value::String(s) => Value::String(s.bytes().map(char::from).collect()),
+        other => other.clone(),
+    }
+}
+
 /// The `wrong-id` fault: a string id made only of digits becomes a number.
 fn digits_as_number(id: &Value) -> Value {
     match id {
@@ -238,6 +299,7 @@ mod tests {
         assert_eq!(digits_as_number(&json!("42")), json!(42));
         assert_eq!(digits_as_number(&json!("a1")), json!("a1"));
         assert_eq!(digits_as_number(&json!(7)), json!(7));
+        assert_eq!(latin1_mojibake(&json!("é")), json!("Ã©"));
     }
 
     #[test]

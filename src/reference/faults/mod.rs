@@ -215,6 +215,15 @@ faults! {
     InputRequestsUndeclared = "input-requests-undeclared": "2026-07-28: tools/call of a tool that needs the client's sampling answers an InputRequiredResult asking for it although the request's clientCapabilities does not declare it, instead of -32021",
     RequiredCapabilityNoData = "required-capability-no-data": "2026-07-28: the -32021 for an undeclared client capability has no data.requiredCapabilities",
     LogWithoutLogLevel = "log-without-log-level": "2026-07-28: resources/list is preceded by a notifications/message although the request carries no io.modelcontextprotocol/logLevel",
+    NotificationAnswered = "notification-answered": "a notification the server does not handle (an unknown method, or a request method sent without an id) is answered with -32601 (id null)",
+    InvalidRequestSilent = "invalid-request-silent": "a message that is not a valid Request (`method` not a string, `jsonrpc` not \"2.0\") is dropped without an answer",
+    IdNonAsciiMangled = "id-non-ascii-mangled": "string ids holding non-ASCII characters come back mangled: their UTF-8 bytes read as Latin-1 (`é` becomes `Ã©`)",
+    IdZeroDropped = "id-zero-dropped": "a request whose id is 0 is taken for a notification (a falsy id) and gets no answer",
+    PingNeedsInitialized = "ping-needs-initialized": "ping before notifications/initialized is refused (-32600) instead of answered",
+    CompletionUnknownRefOk = "completion-unknown-ref-ok": "completion/complete for a prompt that does not exist answers an empty completion instead of -32602",
+    ToolInvalidArgsOk = "tool-invalid-args-ok": "tools/call with arguments its inputSchema refuses (a required one missing) answers a success: the arguments are not validated",
+    StructuredNoText = "structured-no-text": "tools/call results carry structuredContent, but their text content is a sentence instead of the serialized JSON",
+    ProgressUnrequested = "progress-unrequested": "tools/call without a progressToken still sends a notifications/progress (with progressToken 0)",
 }
 
 impl fmt::Display for Fault {

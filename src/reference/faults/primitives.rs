@@ -172,3 +172,9 @@ fn rewrite_list_changed(ctx: &mut Ctx<'_>) {
         });
     }
 }
+
+/// `completion-unknown-ref-ok`: a completion for a prompt or template the
+/// server does not have answers an empty completion instead of -32602.
+pub fn answer_unknown_ref(ctx: &Ctx<'_>) -> bool {
+    ctx.has(Fault::CompletionUnknownRefOk)
+}

@@ -205,10 +205,12 @@ pub fn hidden_entries(ctx: &Ctx<'_>, query: Option<&str>, filter: &ToolFilter) -
 }
 
 /// `unknown-tool-result`: a call of an unknown tool is answered with a
-/// result marked `isError` instead of a JSON-RPC error.
+/// result marked `isError` instead of a JSON-RPC error; `structured-no-text`
+/// on a result.
 pub fn rewrite_call(ctx: &Ctx<'_>, answer: &mut Result<Value, RpcError>) {
-    let Err(e) = answer else {
-        return;
+    let e = match answer {
+        Ok(result) => return text_without_json(ctx, result),
+        Err(e) => e,
     };
     if e.kind != Kind::UnknownTool || !ctx.has(Fault::UnknownToolResult) {
         return;
@@ -220,4 +222,19 @@ pub fn rewrite_call(ctx: &Ctx<'_>, answer: &mut Result<Value, RpcError>) {
         .and_then(Value::as_str)
         .unwrap_or_default();
     *answer = Ok(error_result(&format!("Unknown tool: {name}")));
+}
+
+/// `tool-invalid-args-ok`: arguments the tool's inputSchema refuses are
+/// not validated, and the call succeeds.
+pub fn accept_invalid_arguments(ctx: &Ctx<'_>) -> bool {
+    ctx.has(Fault::ToolInvalidArgsOk)
+}
+
+/// `structured-no-text`: a result with structured content whose text is a
+/// sentence instead of the serialized JSON.
+fn text_without_json(ctx: &Ctx<'_>, result: &mut Value) {
+    if result.get("structuredContent").is_none() || !ctx.has(Fault::StructuredNoText) {
+        return;
+    }
+    result["content"] = json!([{"type": "text", "text": "Done: see the structured content."}]);
 }

@@ -194,6 +194,9 @@ pub fn call(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     faults::category::rewrite_arguments(ctx, name, &mut arguments);
     let schema = tool.input_schema();
     if let Err(why) = args::validate(&schema, &arguments) {
+        if faults::tools::accept_invalid_arguments(ctx) {
+            return Ok(ok_result(json!({})));
+        }
         return failed(
             ctx,
             name,

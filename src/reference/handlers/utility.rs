@@ -66,6 +66,9 @@ pub fn complete(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
         }
         _ => false,
     };
+    if !known && faults::primitives::answer_unknown_ref(ctx) {
+        return Ok(json!({"completion": {"values": [], "total": 0, "hasMore": false}}));
+    }
     if !known {
         return Err(RpcError::invalid_params(
             "ref names no prompt or resource template of this server",
