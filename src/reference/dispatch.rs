@@ -106,7 +106,11 @@ impl Server {
             return vec![invalid_request(Value::Null, "batches are not supported")];
         }
         match Message::classify(msg) {
-            Message::Invalid { .. } if envelope::drop_invalid_request(self.faults()) => Vec::new(),
+            Message::Invalid { value, .. }
+                if envelope::drop_invalid_request(self.faults(), &value) =>
+            {
+                Vec::new()
+            }
             Message::Invalid { value, reason } => vec![invalid_request(usable_id(&value), &reason)],
             Message::Request { id, .. } if envelope::drop_id_zero(self.faults(), &id) => Vec::new(),
             Message::Request { id, method, params } => {

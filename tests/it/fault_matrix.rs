@@ -239,6 +239,7 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("completion-unknown-ref-ok", &["CORE-COMPL-02"][..]),
         ("notification-answered", &["BASE-NOTIF-01"][..]),
         ("invalid-request-silent", &["BASE-ERR-05"][..]),
+        ("invalid-request-no-id-silent", &["BASE-ERR-05"][..]),
         ("id-zero-dropped", &["BASE-ID-01"][..]),
         ("id-non-ascii-mangled", &["BASE-ID-03"][..]),
         ("ping-needs-initialized", &["CORE-UTIL-04"][..]),

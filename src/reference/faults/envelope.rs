@@ -220,9 +220,11 @@ pub fn answer_unknown_notification(faults: &Faults, method: &str) -> Vec<Value> 
 }
 
 /// `invalid-request-silent`: a message that is not a valid Request is
-/// dropped instead of answered with -32600.
-pub fn drop_invalid_request(faults: &Faults) -> bool {
+/// dropped instead of answered with -32600; `invalid-request-no-id-silent`
+/// drops only one that carries no id (read as a notification).
+pub fn drop_invalid_request(faults: &Faults, value: &Value) -> bool {
     faults.has(Fault::InvalidRequestSilent)
+        || (faults.has(Fault::InvalidRequestNoIdSilent) && value.get("id").is_none())
 }
 
 /// `id-zero-dropped`: a request with id 0 is read as having no id (a

@@ -217,6 +217,7 @@ faults! {
     LogWithoutLogLevel = "log-without-log-level": "2026-07-28: resources/list is preceded by a notifications/message although the request carries no io.modelcontextprotocol/logLevel",
     NotificationAnswered = "notification-answered": "a notification the server does not handle (an unknown method, or a request method sent without an id) is answered with -32601 (id null)",
     InvalidRequestSilent = "invalid-request-silent": "a message that is not a valid Request (`method` not a string, `jsonrpc` not \"2.0\") is dropped without an answer",
+    InvalidRequestNoIdSilent = "invalid-request-no-id-silent": "a message that is not a valid Request and carries no id (`method` not a string) is dropped without an answer, as if it were a notification",
     IdNonAsciiMangled = "id-non-ascii-mangled": "string ids holding non-ASCII characters come back mangled: their UTF-8 bytes read as Latin-1 (`é` becomes `Ã©`)",
     IdZeroDropped = "id-zero-dropped": "a request whose id is 0 is taken for a notification (a falsy id) and gets no answer",
     PingNeedsInitialized = "ping-needs-initialized": "ping before notifications/initialized is refused (-32600) instead of answered",
