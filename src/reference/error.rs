@@ -84,6 +84,15 @@ impl RpcError {
         )
     }
 
+    /// The string at `key` of the error's data ("" when absent).
+    pub fn data_str(&self, key: &str) -> &str {
+        self.data
+            .as_ref()
+            .and_then(|d| d.get(key))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    }
+
     pub fn internal(message: impl Into<String>) -> Self {
         RpcError::new(codes::INTERNAL_ERROR, message)
     }

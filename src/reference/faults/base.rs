@@ -99,12 +99,7 @@ pub fn rewrite_listen(ctx: &mut Ctx<'_>) {
         }
     }
     if ctx.has(Fault::ListenAckNoSubscriptionId) {
-        let ack = ctx
-            .after
-            .iter_mut()
-            .filter(|m| m["method"] == "notifications/subscriptions/acknowledged")
-            .filter_map(|m| m.get_mut("params"));
-        for params in ack {
+        for params in super::notification_params(ctx, "notifications/subscriptions/acknowledged") {
             if let Value::Object(a) = params {
                 a.remove("_meta");
             }

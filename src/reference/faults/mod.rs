@@ -250,6 +250,18 @@ impl FromStr for Fault {
 }
 
 /// The text printed by `--fault help`.
+/// The params of each notification of `method` that the request caused, to
+/// rewrite in place.
+fn notification_params<'a>(
+    ctx: &'a mut Ctx<'_>,
+    method: &'a str,
+) -> impl Iterator<Item = &'a mut Value> + 'a {
+    ctx.after
+        .iter_mut()
+        .filter(move |m| m["method"] == method)
+        .filter_map(|m| m.get_mut("params"))
+}
+
 pub fn help_text() -> String {
     let width = Fault::ALL.iter().map(|f| f.name().len()).max().unwrap_or(0);
     let mut out = String::from("Faults (--fault NAME, repeatable):\n");

@@ -103,12 +103,7 @@ fn rewrite_not_found(ctx: &Ctx<'_>, answer: &mut Result<Value, RpcError>) {
     if ctx.has(Fault::ResourceMissingEmpty) {
         *answer = Ok(json!({"contents": []}));
     } else if ctx.era == Era::Stateful && ctx.has(Fault::ResourceNotFoundInternal) {
-        let uri = e
-            .data
-            .as_ref()
-            .and_then(|d| d.get("uri"))
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let uri = e.data_str("uri");
         *e = RpcError::internal(format!("Internal error: no such file {uri}"));
     }
 }
@@ -139,13 +134,10 @@ pub fn accepts_unknown_level(ctx: &Ctx<'_>) -> bool {
 /// echoed in the result (`set-level-echo`).
 fn rewrite_log_level(ctx: &mut Ctx<'_>, result: &mut Value, level: &str) {
     if ctx.has(Fault::LogBelowLevel) {
-        let confirmation = ctx
-            .after
-            .iter_mut()
-            .filter(|m| m["method"] == "notifications/message")
-            .filter_map(|m| m.pointer_mut("/params/level"));
-        for sent in confirmation {
-            *sent = json!("debug");
+        for params in super::notification_params(ctx, "notifications/message") {
+            if let Some(level) = params.get_mut("level") {
+                *level = json!("debug");
+            }
         }
     }
     if ctx.has(Fault::SetLevelEcho) {

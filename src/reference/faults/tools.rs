@@ -215,12 +215,7 @@ pub fn rewrite_call(ctx: &Ctx<'_>, answer: &mut Result<Value, RpcError>) {
     if e.kind != Kind::UnknownTool || !ctx.has(Fault::UnknownToolResult) {
         return;
     }
-    let name = e
-        .data
-        .as_ref()
-        .and_then(|d| d.get("name"))
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let name = e.data_str("name");
     *answer = Ok(error_result(&format!("Unknown tool: {name}")));
 }
 
