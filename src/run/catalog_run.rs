@@ -149,8 +149,17 @@ pub async fn run_catalog(
     let mut work = Vec::new();
     let mut pools = Vec::new();
     for (era, probed) in probed.into_iter().zip(&probes) {
+        let patience = era.start_cost;
         let pool = warm_pool(era, opts).await;
+        // One server per era serves the `isolation: reused` scenarios in
+        // turn (they are few and short, and a Node or Python start costs
+        // more than waiting); it starts empty: the probe's goes to the
+        // shared scenarios, which only read.
+        let reuse_pool = pool.is_some().then(|| {
+            Arc::new(SessionPool::with_capacity(2, opts.shutdown_grace).with_patience(patience))
+        });
         pools.extend(pool.clone());
+        pools.extend(reuse_pool.clone());
         let cfg = Arc::new(RunConfig {
             target: target.clone(),
             era: probed.era.clone(),
@@ -162,6 +171,7 @@ pub async fn run_catalog(
             fixture_match,
             walks: pool.is_some().then(Default::default),
             pool,
+            reuse_pool,
             property: opts.property,
             call_tools: opts.call_tools,
             call_budget: opts.call_budget,

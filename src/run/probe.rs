@@ -210,6 +210,17 @@ async fn probe_all(target: &Target, waits: Waits) -> Result<Vec<ProbedEra>, Prob
             }
         }
     }
+    // Each accepted era was asked for on a connection of its own and
+    // answered with itself: what scenarios may take as known (`versions.spoken`).
+    let spoken: Vec<String> = accepted
+        .iter()
+        .map(|p| p.probe.era.version.clone())
+        .collect();
+    for p in &mut accepted {
+        if let Some(facts) = p.probe.facts.as_object_mut() {
+            facts.insert("eras".into(), serde_json::json!(spoken));
+        }
+    }
     match (accepted.is_empty(), first_error) {
         (false, _) => Ok(accepted),
         (true, Some(e)) => Err(e),

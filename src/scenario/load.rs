@@ -372,6 +372,15 @@ impl Loader<'_> {
         }
     }
 
+    fn check_reusable(&mut self, step: &Step) {
+        if let Some(why) = step.reuses_badly() {
+            self.error_at(
+                step.place.position,
+                format!("isolation: reused, but the step {why}; use isolation: fresh"),
+            );
+        }
+    }
+
     /// The id and line:col of the node at `pointer`.
     fn place(&self, pointer: &str) -> Place {
         Place {
@@ -428,17 +437,26 @@ impl Loader<'_> {
         let generate = self.build_generate(&root, &ids);
         let isolation = self.isolation(&root);
         let handshake = self.flag(&root, "", "handshake", true);
-        if !handshake && isolation == Isolation::Shared {
+        if !handshake && isolation != Isolation::Fresh {
             self.error(
                 "/handshake",
                 "handshake: false needs a fresh connection (isolation: fresh): a warm one had its handshake",
             );
         }
-        if isolation == Isolation::Shared {
-            self.check_shareable(&built, &cleanup);
-            if let Some(g) = &generate {
-                self.check_shareable(&g.steps, &[]);
+        match isolation {
+            Isolation::Shared => {
+                self.check_shareable(&built, &cleanup);
+                if let Some(g) = &generate {
+                    self.check_shareable(&g.steps, &[]);
+                }
             }
+            Isolation::Reused => {
+                let generated = generate.as_ref().map_or(&[][..], |g| &g.steps[..]);
+                for step in built.iter().chain(&cleanup).chain(generated) {
+                    self.check_reusable(step);
+                }
+            }
+            Isolation::Fresh => {}
         }
         let requires = self.build_requires(raw(&root, "", "requires"));
         let asserts = self.build_asserts("", &root);
@@ -509,10 +527,11 @@ impl Loader<'_> {
         match self.text(root, "", "isolation").as_deref() {
             None | Some("fresh") => Isolation::Fresh,
             Some("shared") => Isolation::Shared,
+            Some("reused") => Isolation::Reused,
             Some(other) => {
                 self.error(
                     "/isolation",
-                    format!("isolation is fresh or shared, not '{other}'"),
+                    format!("isolation is fresh, shared or reused, not '{other}'"),
                 );
                 Isolation::Fresh
             }
@@ -1067,6 +1086,42 @@ steps:
         assert!(errors(&shared)
             .iter()
             .any(|e| e.contains("handshake: false needs a fresh connection")));
+    }
+
+    #[test]
+    fn reused_scenarios_take_literal_jsonrpc_and_refuse_what_could_break_a_server() {
+        let reused = |step: &str| {
+            format!(
+                "isolation: reused\n{}",
+                GOOD.replace("    request: no/such/method\n", step)
+            )
+        };
+        let literal =
+            reused("    send_raw: '{\"jsonrpc\": \"2.0\", \"method\": \"notifications/x\"}'\n");
+        let s = load_str("t.yaml", &literal).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(s.isolation, Isolation::Reused);
+        for (step, why) in [
+            ("    send_raw: 'not json'\n", "literal JSON-RPC 2.0"),
+            (
+                "    send_raw: '{\"jsonrpc\": \"1.0\", \"id\": 1, \"method\": \"ping\"}'\n",
+                "literal JSON-RPC 2.0",
+            ),
+            ("    send_raw: '${x}'\n", "literal JSON-RPC 2.0"),
+            ("    request: conform/mutate\n", "control hook"),
+        ] {
+            assert!(
+                errors(&reused(step))
+                    .iter()
+                    .any(|e| e.contains("isolation: reused, but") && e.contains(why)),
+                "{step}: {:?}",
+                errors(&reused(step))
+            );
+        }
+        assert!(
+            errors(&format!("handshake: false\n{}", reused("    request: a\n")))
+                .iter()
+                .any(|e| e.contains("handshake: false needs a fresh connection"))
+        );
     }
 
     #[test]

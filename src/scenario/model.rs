@@ -386,6 +386,23 @@ impl Step {
         }
     }
 
+    /// Why this step cannot run on a server handed on between `reused`
+    /// scenarios, if it can't: it changes the catalog every scenario reads,
+    /// exchanges raw HTTP, or writes bytes a server need not survive (only
+    /// literal JSON-RPC 2.0 requests and notifications are written raw).
+    pub fn reuses_badly(&self) -> Option<&'static str> {
+        match &self.action {
+            Action::Request { method, .. } if method.source() == MUTATE_METHOD => {
+                Some("changes the server's catalog (control hook)")
+            }
+            Action::Http { .. } => Some("makes raw HTTP exchanges"),
+            Action::SendRaw { text } if !all_jsonrpc_messages(text.source()) => Some(
+                "sends raw bytes other than literal JSON-RPC 2.0 requests and notifications, which may break the connection",
+            ),
+            _ => None,
+        }
+    }
+
     /// A display name for messages: the step id or its ordinal.
     pub fn label(&self, index: usize) -> String {
         match &self.id {
@@ -463,6 +480,14 @@ pub enum Isolation {
     /// serves it. The loader refuses it on steps that change a server's or
     /// session's state (see [`Step::shares_badly`]).
     Shared,
+    /// The scenario may change its session's state (a log level, a
+    /// subscription, a tool call), but reads nothing an earlier scenario's
+    /// changes could sway: a server that served earlier `reused` scenarios,
+    /// and stayed healthy, serves it. Such servers never go back to shared
+    /// scenarios. The loader refuses it on steps that could break the
+    /// connection or change what later scenarios read (see
+    /// [`Step::reuses_badly`]).
+    Reused,
 }
 
 /// A fully loaded and checked scenario.
@@ -514,6 +539,19 @@ pub fn source_path(origin: &str) -> String {
 }
 
 /// The control hook's method: a scenario that calls it changes the server's catalog.
+/// Whether every line of a raw write is a JSON-RPC 2.0 request or
+/// notification written out in full (no `${…}`): what any server must
+/// read without harm.
+fn all_jsonrpc_messages(text: &str) -> bool {
+    !text.contains("${")
+        && text.lines().filter(|l| !l.trim().is_empty()).all(|line| {
+            serde_json::from_str::<serde_json::Value>(line).is_ok_and(|m| {
+                m.get("jsonrpc").and_then(|v| v.as_str()) == Some("2.0")
+                    && m.get("method").is_some_and(|v| v.is_string())
+            })
+        })
+}
+
 pub const MUTATE_METHOD: &str = "conform/mutate";
 
 impl Scenario {

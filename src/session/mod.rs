@@ -250,6 +250,11 @@ pub struct Session {
     /// The handshake answer (initialize or server/discover result).
     pub server: Value,
     abandoned_ids: Vec<Value>,
+    /// The abandoned requests the client cancelled: "The sender of the
+    /// cancellation notification SHOULD ignore any response to the request
+    /// that arrives afterward" (MCP 2025-06-18, Utilities, Cancellation), so
+    /// their late answers are ignored wherever they land.
+    cancelled_ids: Vec<Value>,
     answered_ids: std::collections::HashSet<String>,
     /// Ids answered for the scenarios this warm session served before the
     /// current one: a message with one of them is a second answer.
@@ -288,6 +293,7 @@ impl Session {
             transcript,
             server: Value::Null,
             abandoned_ids: Vec::new(),
+            cancelled_ids: Vec::new(),
             answered_ids: std::collections::HashSet::new(),
             earlier_answered: std::collections::HashSet::new(),
             sent_ids: std::collections::HashSet::new(),
@@ -476,6 +482,7 @@ impl Session {
         if !self.abandoned_ids.contains(&id) {
             self.abandoned_ids.push(id.clone());
         }
+        self.cancelled_ids.push(id.clone());
         let http = matches!(self.conn, Connection::Http(..));
         if let Connection::Http(c, _) = &mut self.conn {
             c.close_last_exchange();
@@ -1031,10 +1038,14 @@ impl Session {
     }
 
     /// Whether the session can serve another scenario as it is: still open,
-    /// nothing unanswered or unconsumed, no wire violation seen.
+    /// nothing unanswered but what it cancelled (whose late answer is
+    /// ignored), nothing unconsumed, no wire violation seen.
     pub fn reusable(&self) -> bool {
         !self.closed
-            && self.abandoned_ids.is_empty()
+            && self
+                .abandoned_ids
+                .iter()
+                .all(|id| self.cancelled_ids.contains(id))
             && self.violations.is_empty()
             && self.notifications_dropped == 0
     }

@@ -1,6 +1,7 @@
 //! The warm pool over stdio: the probe's server serves the shared scenarios
 //! of its era, one at a time, without another server being started; a
-//! server that warned is not handed on.
+//! server that warned but stayed healthy is handed on, one that left a
+//! request unanswered is not.
 //! Counted with a wrapper that notes each start of the reference server.
 
 use std::path::PathBuf;
@@ -57,16 +58,34 @@ fn the_probes_server_serves_every_shared_scenario_of_its_era() {
     assert_eq!(count, 1, "the probe's server only, reused by all four");
 }
 
-fn a_server_that_warned_is_stopped_and_the_next_scenario_gets_another() {
+fn a_server_that_warned_but_answered_everything_is_handed_on() {
     let (code, count) = starts("warned", &SHARED, &["invalid-cursor-ok"]);
     assert_eq!(code, Some(0), "a SHOULD warns and the run passes");
-    assert_eq!(count, 2, "the probe's server, then one after the warning");
+    assert_eq!(
+        count, 1,
+        "the warning left the server healthy: it serves the rest"
+    );
+}
+
+/// `base/id-large-integer` comes before `base/unknown-method` in the
+/// catalog's order.
+const UNANSWERED: [&str; 2] = ["base/id-large-integer", "base/unknown-method"];
+
+fn a_server_that_left_a_request_unanswered_is_stopped_and_the_next_scenario_gets_another() {
+    let (_, clean) = starts("unanswered-clean", &UNANSWERED, &[]);
+    assert_eq!(clean, 1, "a clean server serves both");
+    let (_, count) = starts("unanswered", &UNANSWERED, &["id-large-dropped"]);
+    assert_eq!(
+        count, 2,
+        "the dropped request could still be answered late: the next scenario gets another server"
+    );
 }
 
 /// This module's tests, as trials named `module::function`.
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     trials![
         the_probes_server_serves_every_shared_scenario_of_its_era,
-        a_server_that_warned_is_stopped_and_the_next_scenario_gets_another
+        a_server_that_warned_but_answered_everything_is_handed_on,
+        a_server_that_left_a_request_unanswered_is_stopped_and_the_next_scenario_gets_another
     ]
 }

@@ -49,6 +49,9 @@ pub struct RunConfig {
     pub fixture_match: bool,
     /// Warm sessions for `isolation: shared` scenarios (None: every scenario fresh).
     pub pool: Option<Arc<SessionPool>>,
+    /// Servers handed on between `isolation: reused` scenarios; never to
+    /// shared ones (None: every scenario fresh).
+    pub reuse_pool: Option<Arc<SessionPool>>,
     /// Complete list walks the shared scenarios on warm servers pass on
     /// (None: every scenario walks its own).
     pub walks: Option<Arc<WalkCache>>,
@@ -94,6 +97,15 @@ impl CallTools {
 }
 
 impl RunConfig {
+    /// The pool whose servers a scenario of this isolation runs on.
+    pub fn pool_for(&self, isolation: Isolation) -> Option<&Arc<SessionPool>> {
+        match isolation {
+            Isolation::Shared => self.pool.as_ref(),
+            Isolation::Reused => self.reuse_pool.as_ref(),
+            Isolation::Fresh => None,
+        }
+    }
+
     /// A configuration with every scenario on a fresh server and no probe facts.
     pub fn isolated(
         target: Target,
@@ -112,6 +124,7 @@ impl RunConfig {
             startup: timeout,
             fixture_match,
             pool: None,
+            reuse_pool: None,
             walks: None,
             property: PropertyRun::default(),
             call_tools: CallTools::default(),
@@ -179,15 +192,19 @@ fn initial_bindings(cfg: &RunConfig) -> Bindings {
 }
 
 /// `versions` in CEL: the revisions of `crate::protocol`, so that no
-/// scenario spells them out.
-fn protocol_versions() -> Value {
+/// scenario spells them out, and those the probe found the server speaking.
+fn protocol_versions(probe: Option<&Value>) -> Value {
     use crate::protocol::{KNOWN_VERSIONS, OLDER_REVISIONS, STATEFUL};
     let published: Vec<&str> = OLDER_REVISIONS
         .iter()
         .chain(KNOWN_VERSIONS)
         .copied()
         .collect();
-    json!({ "known": KNOWN_VERSIONS, "stateful": STATEFUL, "published": published })
+    let spoken = probe
+        .and_then(|p| p.get("eras"))
+        .cloned()
+        .unwrap_or_else(|| json!([]));
+    json!({ "known": KNOWN_VERSIONS, "stateful": STATEFUL, "published": published, "spoken": spoken })
 }
 
 fn base_bindings(cfg: &RunConfig) -> Bindings {
@@ -200,7 +217,7 @@ fn base_bindings(cfg: &RunConfig) -> Bindings {
     b.insert("call_tools", json!(cfg.call_tools.as_str()));
     b.insert("run_seed", json!(cfg.property.seed));
     b.insert("sample_size", json!(cfg.sample_size));
-    b.insert("versions", protocol_versions());
+    b.insert("versions", protocol_versions(cfg.probe.as_ref()));
     if let Some(probe) = &cfg.probe {
         b.insert("probe", probe.clone());
     }
@@ -216,17 +233,17 @@ pub async fn run_scenario(s: &Scenario, cfg: &RunConfig) -> ScenarioResult {
         Ok(Some(reason)) => ScenarioResult::skipped(s, reason),
         Err(message) => ScenarioResult::blank(s, Outcome::Error, message),
         Ok(None) => {
-            let shared = s.isolation == Isolation::Shared && cfg.pool.is_some();
-            let first = execute(s, cfg, shared).await;
-            // A failure stands (the scenario only reads, and the equivalence
-            // test holds shared and fresh verdicts equal); a scenario that
-            // could not be evaluated gets a fresh server before it is reported.
-            if shared && first.outcome == Outcome::Error {
+            let pooled = cfg.pool_for(s.isolation).is_some();
+            let first = execute(s, cfg, pooled).await;
+            // A failure stands (the equivalence tests hold shared, reused
+            // and fresh verdicts equal); a scenario that could not be
+            // evaluated gets a fresh server before it is reported.
+            if pooled && first.outcome == Outcome::Error {
                 let mut again = execute(s, cfg, false).await;
                 again.server_exits.insert(
                     0,
                     format!(
-                        "re-run on a fresh server after '{}' on a shared one",
+                        "re-run on a fresh server after '{}' on a warm one",
                         first.outcome
                     ),
                 );
@@ -246,8 +263,8 @@ pub async fn run_scenario(s: &Scenario, cfg: &RunConfig) -> ScenarioResult {
     result
 }
 
-async fn execute(s: &Scenario, cfg: &RunConfig, shared: bool) -> ScenarioResult {
-    let mut exec = Execution::new(s, cfg, shared);
+async fn execute(s: &Scenario, cfg: &RunConfig, pooled: bool) -> ScenarioResult {
+    let mut exec = Execution::new(s, cfg, pooled);
     let stopped = exec.run().await;
     exec.cleanup().await;
     exec.finish(stopped).await
@@ -273,8 +290,11 @@ pub(super) struct Execution<'a> {
     pub(super) unexercised: Option<String>,
     /// Lengths of the wire logs last bound, so unchanged logs are not re-bound.
     bound_logs: (usize, usize),
-    /// The main session comes from (and may go back to) the warm pool.
+    /// The main session comes from (and may go back to) the warm pool of
+    /// shared scenarios.
     shared: bool,
+    /// The pool the main session comes from and may go back to.
+    pooled: Option<Arc<SessionPool>>,
     /// Whether the server wrote to stderr during the step that first went
     /// wrong (its stderr tail is then worth showing with the verdict).
     pub(super) stderr_in_failure: Option<bool>,
@@ -286,7 +306,8 @@ pub(super) struct Execution<'a> {
 }
 
 impl<'a> Execution<'a> {
-    fn new(s: &'a Scenario, cfg: &'a RunConfig, shared: bool) -> Self {
+    fn new(s: &'a Scenario, cfg: &'a RunConfig, pooled: bool) -> Self {
+        let pool = cfg.pool_for(s.isolation).filter(|_| pooled).cloned();
         Self {
             s,
             cfg,
@@ -299,7 +320,8 @@ impl<'a> Execution<'a> {
             skipped: None,
             unexercised: None,
             bound_logs: (0, 0),
-            shared,
+            shared: pool.is_some() && s.isolation == Isolation::Shared,
+            pooled: pool,
             leased: false,
             walked: Default::default(),
             stderr_in_failure: None,

@@ -21,19 +21,16 @@ impl Execution<'_> {
     /// Opens the session `name`, without the era's handshake when
     /// `handshake` is false (a step that sends its own `initialize`).
     async fn open_session_with(&mut self, name: &str, handshake: bool) -> Result<(), String> {
-        if let Some(pool) = self
-            .cfg
-            .pool
-            .as_ref()
-            .filter(|_| self.shared && name == MAIN)
-        {
+        if let Some(pool) = self.pooled.clone().filter(|_| name == MAIN) {
             self.leased = true;
             if let Lease::Warm(mut warm) = pool.lease().await {
                 warm.adopt(name, self.transcript.clone());
+                let earlier = if self.shared { "shared" } else { "reused" };
                 self.transcript.note(
                     name,
-                    "a warm server of an earlier shared scenario (its handshake is not repeated)"
-                        .to_string(),
+                    format!(
+                        "a warm server of an earlier {earlier} scenario (its handshake is not repeated)"
+                    ),
                 );
                 self.sessions.insert(name.to_string(), *warm);
                 return Ok(());

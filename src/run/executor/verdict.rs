@@ -1,7 +1,7 @@
 //! The end of a scenario: its `cleanup` steps, the verdict drawn from its
 //! findings, and the evidence kept beside it (how each server ended, its
-//! stderr, the transcript). A warm session that stayed clean goes back to
-//! the pool.
+//! stderr, the transcript). A warm session that stayed healthy goes back
+//! to its pool.
 
 use std::time::Duration;
 
@@ -58,12 +58,31 @@ impl Execution<'_> {
         for session in self.sessions.values_mut() {
             stderr_relevant |= session.has_exited();
         }
-        if let Some(pool) = self.cfg.pool.clone().filter(|_| self.leased) {
+        if let Some(pool) = self.pooled.clone().filter(|_| self.leased) {
+            let healthy = self.error.is_none()
+                && self
+                    .sessions
+                    .get_mut(MAIN)
+                    .is_some_and(|m| m.reusable() && !m.has_exited());
             match self.sessions.remove(MAIN) {
-                // A server that warned or failed is not handed on: its exit
-                // is evidence, and what it may still send (a late or second
-                // answer) would land in the next scenario's conversation.
-                Some(main) if !wait_for_exit && self.error.is_none() && main.reusable() => {
+                // A server still healthy is handed on, whatever the verdict:
+                // every request it was sent got its answer or was cancelled
+                // (a late answer is ignored wherever it lands), it broke no
+                // rule of the wire, and it is still running (no exit to keep
+                // as evidence).
+                Some(main) if healthy => {
+                    let tail = main.stderr_tail();
+                    if stderr_relevant && !tail.is_empty() {
+                        if several {
+                            stderr.push_str(&format!("--- session {MAIN} ---\n"));
+                        }
+                        stderr.push_str(&tail);
+                    }
+                    if wait_for_exit {
+                        exits.push(format!(
+                            "{MAIN}: server still running, handed on to the next scenario"
+                        ));
+                    }
                     pool.put(main).await
                 }
                 other => {
