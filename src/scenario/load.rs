@@ -1332,7 +1332,7 @@ steps:
             (GOOD.replace("steps:", "spec: x\nsteps:"), "t.yaml:6:7: key 'spec' takes a list, found \"x\""),
             (GOOD.replace("steps:", "requires: 5\nsteps:"), "t.yaml:6:11: requires takes a CEL string or a list"),
             (GOOD.replace("steps:", "requires:\n  - expr: \"true\"\nsteps:"), "t.yaml:7:5: key 'requires.0' is missing required key reason"),
-            (GOOD.replace("steps:", "isolation: sometimes\nsteps:"), "t.yaml:6:12: isolation is fresh or shared, not 'sometimes'"),
+            (GOOD.replace("steps:", "isolation: sometimes\nsteps:"), "t.yaml:6:12: isolation is fresh, shared or reused, not 'sometimes'"),
             (GOOD.replace("steps:", "transports: [tcp]\nsteps:"), "t.yaml:6:14: unknown transport 'tcp'"),
             (GOOD.replace("steps:", "fixture: other\nsteps:"), "t.yaml:6:10: unknown fixture 'other'"),
             (GOOD.replace("steps:", "handshake: \"no\"\nsteps:"), "t.yaml:6:12: key 'handshake' takes true or false, found \"no\""),
