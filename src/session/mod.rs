@@ -255,6 +255,10 @@ pub struct Session {
     /// that arrives afterward" (MCP 2025-06-18, Utilities, Cancellation), so
     /// their late answers are ignored wherever they land.
     cancelled_ids: Vec<Value>,
+    /// How long the first answer on a connection opened without the
+    /// handshake may take: the server process may have only just started,
+    /// and its start-up is not the request's delay (`--startup-timeout-ms`).
+    startup_allowance: Option<Duration>,
     answered_ids: std::collections::HashSet<String>,
     /// Ids answered for the scenarios this warm session served before the
     /// current one: a message with one of them is a second answer.
@@ -294,6 +298,7 @@ impl Session {
             server: Value::Null,
             abandoned_ids: Vec::new(),
             cancelled_ids: Vec::new(),
+            startup_allowance: None,
             answered_ids: std::collections::HashSet::new(),
             earlier_answered: std::collections::HashSet::new(),
             sent_ids: std::collections::HashSet::new(),
@@ -427,7 +432,7 @@ impl Session {
         let params = self.with_era_meta(params, meta);
         let msg = jsonrpc::request(id.clone(), method, params);
         self.send_value(&msg).await?;
-        let timeout = timeout.unwrap_or(self.timeout);
+        let timeout = self.with_startup(timeout.unwrap_or(self.timeout));
         match self.await_response(Some(&id), method, timeout).await {
             Err(SessionError::Timeout { hint, .. }) => {
                 self.abandoned_ids.push(id);
@@ -579,8 +584,23 @@ impl Session {
         if !expect_answer {
             return Ok(Value::Null);
         }
-        self.await_response(None, "the raw message", timeout.unwrap_or(self.timeout))
-            .await
+        let timeout = self.with_startup(timeout.unwrap_or(self.timeout));
+        self.await_response(None, "the raw message", timeout).await
+    }
+
+    /// Gives the first answer awaited on this connection `startup` to come
+    /// (when longer than its own timeout): for a connection opened without
+    /// the handshake, whose first message is a step's own.
+    pub fn allow_startup(&mut self, startup: Duration) {
+        self.startup_allowance = Some(startup);
+    }
+
+    /// `timeout`, or the start-up allowance if this is the first answer
+    /// awaited and the allowance is longer.
+    fn with_startup(&mut self, timeout: Duration) -> Duration {
+        self.startup_allowance
+            .take()
+            .map_or(timeout, |startup| timeout.max(startup))
     }
 
     /// One HTTP exchange as written by an `http:` step, outside the JSON-RPC

@@ -1,7 +1,9 @@
 //! The startup allowance (`--startup-timeout-ms`) is for a server to start:
 //! it covers the probe's handshake, not the lists the probe reads after it.
 //! A server that answers the handshake and then nothing must cost the
-//! request timeout per list, not the startup allowance.
+//! request timeout per list, not the startup allowance. A connection a
+//! scenario opens without the handshake gets the allowance for its first
+//! answer, since its server has only just started.
 
 use std::time::{Duration, Instant};
 
@@ -45,7 +47,43 @@ fn the_startup_allowance_does_not_stretch_the_probes_lists() {
     );
 }
 
+/// A connection opened without the handshake starts a server whose first
+/// answer is a step's own: it gets the startup allowance too, or a server
+/// slower to start than the request timeout fails a check it passes.
+fn a_connection_without_handshake_waits_the_startup_allowance_for_its_first_answer() {
+    let dir = common::output_dir("probe-waits-slow-start");
+    let script = dir.join("slow-start.sh");
+    let body = format!(
+        "#!/bin/sh\nsleep 1\nexec '{}' serve-reference \"$@\"\n",
+        common::bin()
+    );
+    common::write_script(&script, &body);
+    let script = script.display().to_string();
+    let out = common::run_cli(&[
+        "-q",
+        "-k",
+        "base/property-version-negotiation",
+        "--protocol-version",
+        "2025-11-25",
+        "--timeout-ms",
+        "500",
+        "--startup-timeout-ms",
+        "10000",
+        "--",
+        &script,
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "a server that takes 1 s to start failed the initialize questions it answers:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
 /// This module's tests, as trials named `module::function`.
 pub fn trials() -> Vec<libtest_mimic::Trial> {
-    trials![the_startup_allowance_does_not_stretch_the_probes_lists]
+    trials![
+        the_startup_allowance_does_not_stretch_the_probes_lists,
+        a_connection_without_handshake_waits_the_startup_allowance_for_its_first_answer
+    ]
 }

@@ -58,6 +58,7 @@ impl Execution<'_> {
                 "opened without a handshake (step `handshake: false`)"
             };
             self.transcript.note(name, why.to_string());
+            session.allow_startup(self.cfg.startup);
             self.sessions.insert(name.to_string(), session);
             return Ok(());
         }
