@@ -151,10 +151,10 @@ pub async fn run_catalog(
     for (era, probed) in probed.into_iter().zip(&probes) {
         let patience = era.start_cost;
         let pool = warm_pool(era, opts).await;
-        // One server per era serves the `isolation: reused` scenarios in
-        // turn (they are few and short, and a Node or Python start costs
-        // more than waiting); it starts empty: the probe's goes to the
-        // shared scenarios, which only read.
+        // At most two servers per era serve the `isolation: reused`
+        // scenarios in turn (they are few and short, and a Node or Python
+        // start costs more than waiting); the pool starts empty: the
+        // probe's server goes to the shared scenarios, which only read.
         let reuse_pool = pool.is_some().then(|| {
             Arc::new(SessionPool::with_capacity(2, opts.shutdown_grace).with_patience(patience))
         });

@@ -249,7 +249,6 @@ impl FromStr for Fault {
     }
 }
 
-/// The text printed by `--fault help`.
 /// The params of each notification of `method` that the request caused, to
 /// rewrite in place.
 fn notification_params<'a>(
@@ -262,6 +261,7 @@ fn notification_params<'a>(
         .filter_map(|m| m.get_mut("params"))
 }
 
+/// The text printed by `--fault help`.
 pub fn help_text() -> String {
     let width = Fault::ALL.iter().map(|f| f.name().len()).max().unwrap_or(0);
     let mut out = String::from("Faults (--fault NAME, repeatable):\n");

@@ -290,9 +290,6 @@ pub(super) struct Execution<'a> {
     pub(super) unexercised: Option<String>,
     /// Lengths of the wire logs last bound, so unchanged logs are not re-bound.
     bound_logs: (usize, usize),
-    /// The main session comes from (and may go back to) the warm pool of
-    /// shared scenarios.
-    shared: bool,
     /// The pool the main session comes from and may go back to.
     pooled: Option<Arc<SessionPool>>,
     /// Whether the server wrote to stderr during the step that first went
@@ -303,6 +300,14 @@ pub(super) struct Execution<'a> {
     /// The walks this scenario asked for so far: a second one of the same
     /// request goes to the server, whatever the shared store has.
     walked: std::collections::HashSet<String>,
+}
+
+impl Execution<'_> {
+    /// The main session comes from (and may go back to) the warm pool of
+    /// shared scenarios.
+    fn shared(&self) -> bool {
+        self.pooled.is_some() && self.s.isolation == Isolation::Shared
+    }
 }
 
 impl<'a> Execution<'a> {
@@ -320,7 +325,6 @@ impl<'a> Execution<'a> {
             skipped: None,
             unexercised: None,
             bound_logs: (0, 0),
-            shared: pool.is_some() && s.isolation == Isolation::Shared,
             pooled: pool,
             leased: false,
             walked: Default::default(),

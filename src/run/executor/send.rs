@@ -261,7 +261,7 @@ impl Execution<'_> {
         params: Option<&Value>,
         read: &ReadTree,
     ) -> Option<String> {
-        let on_warm_main = self.shared
+        let on_warm_main = self.shared()
             && self.cfg.walks.is_some()
             && step.session.as_deref().is_none_or(|s| s == super::MAIN);
         let reads_pages = read.field_read("pages").is_some();

@@ -25,7 +25,7 @@ impl Execution<'_> {
             self.leased = true;
             if let Lease::Warm(mut warm) = pool.lease().await {
                 warm.adopt(name, self.transcript.clone());
-                let earlier = if self.shared { "shared" } else { "reused" };
+                let earlier = if self.shared() { "shared" } else { "reused" };
                 self.transcript.note(
                     name,
                     format!(

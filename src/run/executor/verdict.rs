@@ -71,12 +71,8 @@ impl Execution<'_> {
                 // rule of the wire, and it is still running (no exit to keep
                 // as evidence).
                 Some(main) if healthy => {
-                    let tail = main.stderr_tail();
-                    if stderr_relevant && !tail.is_empty() {
-                        if several {
-                            stderr.push_str(&format!("--- session {MAIN} ---\n"));
-                        }
-                        stderr.push_str(&tail);
+                    if stderr_relevant {
+                        append_tail(&mut stderr, several.then_some(MAIN), &main.stderr_tail());
                     }
                     if wait_for_exit {
                         exits.push(format!(
@@ -100,12 +96,8 @@ impl Execution<'_> {
                 session.close_in_background(grace).await
             };
             exits.push(format!("{name}: server {how}"));
-            let tail = session.stderr_tail();
-            if stderr_relevant && !tail.is_empty() {
-                if several {
-                    stderr.push_str(&format!("--- session {name} ---\n"));
-                }
-                stderr.push_str(&tail);
+            if stderr_relevant {
+                append_tail(&mut stderr, several.then_some(name), &session.stderr_tail());
             }
         }
         let (transcript, dropped) = self.transcript.take_entries();
@@ -151,4 +143,16 @@ impl Execution<'_> {
             }
         }
     }
+}
+
+/// Adds a server's stderr tail to the evidence, under its session's name
+/// when the scenario had several.
+fn append_tail(stderr: &mut String, session: Option<&str>, tail: &str) {
+    if tail.is_empty() {
+        return;
+    }
+    if let Some(name) = session {
+        stderr.push_str(&format!("--- session {name} ---\n"));
+    }
+    stderr.push_str(tail);
 }
