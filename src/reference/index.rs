@@ -16,6 +16,7 @@ use super::bitset::Bitset;
 use super::text;
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
@@ -78,7 +79,22 @@ pub struct SearchIndex {
     avg_len: f32,
     /// Rank of each document's name in sorted order: the tie-breaker.
     name_rank: Vec<u32>,
+    /// The last few complete rankings, so that walking the pages of one
+    /// query scores the catalog once, not once a page: a broad query over
+    /// 10,000 tools at 10 a page is a thousand pages.
+    recent: Mutex<Vec<(RankingKey, Arc<Vec<u32>>)>>,
 }
+
+/// What a complete ranking depends on.
+#[derive(Debug, PartialEq)]
+struct RankingKey {
+    query: String,
+    allowed: Option<Bitset>,
+    exact: Vec<u32>,
+}
+
+/// Complete rankings kept per index.
+const RECENT_RANKINGS: usize = 4;
 
 /// A ranked result: document numbers, best first.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,6 +152,7 @@ impl SearchIndex {
             doc_len,
             avg_len,
             name_rank: name_ranks(names),
+            recent: Mutex::default(),
         }
     }
 
@@ -159,24 +176,44 @@ impl SearchIndex {
         offset: usize,
         limit: usize,
     ) -> Ranked {
+        let ranked = self.ranking(query, allowed, exact);
+        let total = ranked.len();
+        let end = offset.saturating_add(limit).min(total);
+        Ranked {
+            docs: ranked
+                .get(offset.min(end)..end)
+                .unwrap_or_default()
+                .to_vec(),
+            total,
+        }
+    }
+
+    /// Every match of `query`, best first: from the recent rankings, or
+    /// scored and sorted once and kept.
+    fn ranking(&self, query: &str, allowed: Option<&Bitset>, exact: &[u32]) -> Arc<Vec<u32>> {
+        let key = RankingKey {
+            query: query.to_string(),
+            allowed: allowed.cloned(),
+            exact: exact.to_vec(),
+        };
+        // A poisoned lock only means a panic elsewhere; the rankings kept
+        // are complete.
+        let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, ranked)) = recent.iter().find(|(k, _)| *k == key) {
+            return Arc::clone(ranked);
+        }
         let mut keys: Vec<u64> = self
             .score(query, allowed, exact)
             .into_iter()
             .map(|(doc, score)| score_key(score) | u64::from(doc))
             .collect();
-        let total = keys.len();
-        let end = offset.saturating_add(limit).min(total);
-        if offset >= total {
-            return Ranked {
-                docs: Vec::new(),
-                total,
-            };
+        let end = keys.len();
+        let ranked = Arc::new(self.order_window(&mut keys, end));
+        if recent.len() == RECENT_RANKINGS {
+            recent.remove(0);
         }
-        let ranked = self.order_window(&mut keys, end);
-        Ranked {
-            docs: ranked[offset..end].to_vec(),
-            total,
-        }
+        recent.push((key, Arc::clone(&ranked)));
+        ranked
     }
 
     /// Ranks like `search`, but with scores rounded to one decimal and ties

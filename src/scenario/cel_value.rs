@@ -11,13 +11,22 @@ use cel::common::value::Val;
 use cel::objects::Value as CelValue;
 use serde_json::Value;
 
+use std::sync::Arc;
+
+use super::cel_shared::{json_item, json_member, json_of, json_root, JsonAt, Shared};
 use super::expr_reads::ReadTree;
 
 /// JSON to a CEL value. Integers become `int` (not `uint`) when they fit, so
 /// `type(x) == int` and comparisons with negative literals work on any JSON
-/// integer; larger ones `uint`, the rest `double`.
-pub fn json_to_val(value: &Value) -> Box<dyn Val> {
-    match value {
+/// integer; larger ones `uint`, the rest `double`. Lists and maps keep the
+/// JSON they were made from (see `cel_shared`).
+pub fn json_to_val(value: Value) -> Box<dyn Val> {
+    json_at_to_val(&json_root(Arc::new(value)))
+}
+
+/// [`json_to_val`] of a place in a document the caller holds.
+pub fn json_at_to_val(at: &JsonAt) -> Box<dyn Val> {
+    match *at.get() {
         Value::Null => Box::new(CelNull),
         Value::Bool(b) => Box::new(CelBool::from(*b)),
         Value::Number(n) => match (n.as_i64(), n.as_u64()) {
@@ -25,47 +34,66 @@ pub fn json_to_val(value: &Value) -> Box<dyn Val> {
             (None, Some(u)) => Box::new(CelUInt::from(u)),
             _ => Box::new(CelDouble::from(n.as_f64().unwrap_or(f64::NAN))),
         },
-        Value::String(s) => Box::new(CelString::from(s.clone())),
-        Value::Array(items) => Box::new(CelList::from(
-            items.iter().map(json_to_val).collect::<Vec<_>>(),
-        )),
-        Value::Object(map) => Box::new(CelMap::from(
-            map.iter()
-                .map(|(k, v)| (CelMapKey::from(k.clone()), json_to_val(v)))
-                .collect::<HashMap<_, _>>(),
-        )),
+        Value::String(s) => Shared::boxed(CelString::from(s.clone()), None),
+        Value::Array(items) => Shared::boxed(
+            CelList::from(
+                (0..items.len())
+                    .map(|i| json_at_to_val(&json_item(at, i)))
+                    .collect::<Vec<_>>(),
+            ),
+            Some(at.clone()),
+        ),
+        Value::Object(map) => Shared::boxed(
+            CelMap::from(
+                map.keys()
+                    .map(|k| {
+                        let member = json_at_to_val(&json_member(at, k));
+                        (CelMapKey::from(k.clone()), member)
+                    })
+                    .collect::<HashMap<_, _>>(),
+            ),
+            Some(at.clone()),
+        ),
     }
 }
 
-/// The part of `value` that `read` covers: an object read field by field
-/// keeps only those fields (the ones it has), a list whose items are read
-/// keeps every item, each cut down the same way, and a list of which nothing
-/// is read (only its presence or type) becomes empty. Anything else is
-/// converted whole. What the expression can observe (a field's presence, a
-/// value's type, a list's length, the error for a missing field) is the same
-/// as with the whole value.
-pub fn json_to_val_read(value: &Value, read: &ReadTree) -> Box<dyn Val> {
+/// The part of the JSON at `at` that `read` covers: an object read field by
+/// field keeps only those fields (the ones it has), a list whose items are
+/// read keeps every item, each cut down the same way, and a list of which
+/// nothing is read (only its presence or type) becomes empty. Anything else
+/// is converted whole. What the expression can observe (a field's presence,
+/// a value's type, a list's length, the error for a missing field) is the
+/// same as with the whole value. Only what is converted whole keeps its JSON.
+pub fn json_to_val_read(at: &JsonAt, read: &ReadTree) -> Box<dyn Val> {
     if read.is_whole() {
-        return json_to_val(value);
+        return json_at_to_val(at);
     }
-    match (value, read.item_read()) {
-        (Value::Object(map), None) => Box::new(CelMap::from(
-            read.fields()
-                .iter()
-                .filter_map(|(name, sub)| {
-                    let v = map.get(name)?;
-                    Some((CelMapKey::from(name.clone()), json_to_val_read(v, sub)))
-                })
-                .collect::<HashMap<_, _>>(),
-        )),
-        (Value::Array(items), Some(item)) => Box::new(CelList::from(
-            items
-                .iter()
-                .map(|v| json_to_val_read(v, item))
-                .collect::<Vec<_>>(),
-        )),
-        (Value::Array(_), None) if read.fields().is_empty() => Box::new(CelList::from(Vec::new())),
-        _ => json_to_val(value),
+    match (*at.get(), read.item_read()) {
+        (Value::Object(map), None) => Shared::boxed(
+            CelMap::from(
+                read.fields()
+                    .iter()
+                    .filter(|(name, _)| map.contains_key(name.as_str()))
+                    .map(|(name, sub)| {
+                        let member = json_to_val_read(&json_member(at, name), sub);
+                        (CelMapKey::from(name.clone()), member)
+                    })
+                    .collect::<HashMap<_, _>>(),
+            ),
+            None,
+        ),
+        (Value::Array(items), Some(item)) => Shared::boxed(
+            CelList::from(
+                (0..items.len())
+                    .map(|i| json_to_val_read(&json_item(at, i), item))
+                    .collect::<Vec<_>>(),
+            ),
+            None,
+        ),
+        (Value::Array(_), None) if read.fields().is_empty() => {
+            Shared::boxed(CelList::from(Vec::new()), None)
+        }
+        _ => json_at_to_val(at),
     }
 }
 
@@ -92,30 +120,13 @@ pub fn prune(value: Value, read: &ReadTree) -> Value {
     }
 }
 
-/// [`prune`] of a value that stays as it is: only what is kept is copied.
-pub fn pruned(value: &Value, read: &ReadTree) -> Value {
-    if read.is_whole() {
-        return value.clone();
-    }
-    match (value, read.item_read()) {
-        (Value::Object(map), None) => Value::Object(
-            read.fields()
-                .iter()
-                .filter_map(|(name, sub)| Some((name.clone(), pruned(map.get(name)?, sub))))
-                .collect(),
-        ),
-        (Value::Array(items), Some(item)) => {
-            Value::Array(items.iter().map(|v| pruned(v, item)).collect())
-        }
-        (Value::Array(_), None) if read.fields().is_empty() => Value::Array(Vec::new()),
-        (other, _) => other.clone(),
-    }
-}
-
 /// A CEL value as JSON: numbers as themselves, maps with string keys as
 /// objects. Other values (bytes, timestamps, maps with other keys…) go
 /// through the interpreter's own conversion, which writes them as text.
 pub fn val_to_json(value: &dyn Val) -> Result<Value, String> {
+    if let Some(json) = json_of(value) {
+        return Ok(json.clone());
+    }
     let direct = match value.get_type().kind() {
         Kind::NullType => Some(Value::Null),
         Kind::Boolean => value

@@ -1,6 +1,7 @@
 //! CEL expressions (`assert`, `capture`, `requires`, `for_each`) and the
 //! helper functions a spec editor needs. Values cross the boundary as JSON.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -13,6 +14,7 @@ use cel::objects::Value as CelValue;
 use cel::{Context, Env, ExecutionError, FunctionContext, Program};
 use serde_json::{Map, Value};
 
+use super::cel_shared::{json_of, json_root};
 use super::cel_value::{json_to_val, json_to_val_read, val_to_json};
 use super::expr_core as core;
 use super::expr_reads::ReadTree;
@@ -207,18 +209,24 @@ fn clean_parse_error(text: &str) -> String {
 #[derive(Debug, Clone, Default)]
 pub struct Bindings {
     json: HashMap<String, Arc<Value>>,
-    cel: HashMap<String, Arc<Converted>>,
+    cel: HashMap<String, Arc<Conversions>>,
     /// What `schema_errors` validates against: the run's schemas.
     schemas: Schemas,
 }
 
 /// The CEL values made of one binding so far, by the part they cover;
-/// shared by clones of the bindings.
+/// shared by clones of the bindings, and by every scenario bound to the
+/// same walk of a list (`run::walks`), which dozens of scenarios read.
 #[derive(Debug, Default)]
-struct Converted(Mutex<Vec<(ReadTree, Arc<dyn Val>)>>);
+pub struct Conversions(Mutex<Vec<(ReadTree, Arc<dyn Val>)>>);
 
-impl Converted {
-    fn get(&self, json: &Value, read: &ReadTree) -> Arc<dyn Val> {
+/// Conversions kept of one binding: a value read in many different ways
+/// (a shared walk, by every scenario) would otherwise hold a copy per way.
+/// The oldest is dropped first; whoever still uses it keeps it.
+const MAX_CONVERSIONS: usize = 8;
+
+impl Conversions {
+    fn get(&self, json: &Arc<Value>, read: &ReadTree) -> Arc<dyn Val> {
         // A poisoned lock only means another conversion panicked; the values
         // already stored are whole.
         let mut made = self.0.lock().unwrap_or_else(|e| e.into_inner());
@@ -228,7 +236,11 @@ impl Converted {
         if let Some((_, value)) = covering {
             return Arc::clone(value);
         }
-        let value: Arc<dyn Val> = Arc::from(json_to_val_read(json, read));
+        let root = json_root(Arc::clone(json));
+        let value: Arc<dyn Val> = Arc::from(json_to_val_read(&root, read));
+        if made.len() == MAX_CONVERSIONS {
+            made.remove(0);
+        }
         made.push((read.clone(), Arc::clone(&value)));
         value
     }
@@ -241,8 +253,19 @@ impl Bindings {
 
     /// Binds a value the caller keeps too, without copying it.
     pub fn insert_shared(&mut self, name: impl Into<String>, value: Arc<Value>) {
+        self.insert_converted(name, value, Arc::default());
+    }
+
+    /// Binds a value with the conversions others made of it, and shares the
+    /// ones this binding's expressions make.
+    pub fn insert_converted(
+        &mut self,
+        name: impl Into<String>,
+        value: Arc<Value>,
+        conversions: Arc<Conversions>,
+    ) {
         let name = name.into();
-        self.cel.insert(name.clone(), Arc::default());
+        self.cel.insert(name.clone(), conversions);
         self.json.insert(name, value);
     }
 
@@ -363,6 +386,10 @@ pub fn eval_bool(source: &str, bindings: &Bindings) -> Result<bool, ExprError> {
 
 type HelperResult = Result<Value, ExecutionError>;
 
+/// A helper's arguments as JSON: borrowed where the value was made from
+/// JSON, converted otherwise.
+type Args<'a> = [Cow<'a, Value>];
+
 macro_rules! helpers {
     ($($name:ident: $arity:literal),* $(,)?) => {
         /// The helper functions documented in scenarios/README.md: each one's
@@ -409,7 +436,7 @@ fn add_helpers(env: &mut Env) {
 fn call<'b, 'v>(
     name: &str,
     arity: usize,
-    body: impl FnOnce(&[Value]) -> HelperResult,
+    body: impl FnOnce(&Args) -> HelperResult,
     args: Vec<CowVal<'b, 'v>>,
 ) -> Result<CowVal<'b, 'v>, ExecutionError> {
     if args.len() != arity {
@@ -420,9 +447,14 @@ fn call<'b, 'v>(
     }
     let json = args
         .iter()
-        .map(|a| val_to_json(a.as_ref()).map_err(|e| ExecutionError::function_error(name, e)))
+        .map(|a| match json_of(a.as_ref()) {
+            Some(json) => Ok(Cow::Borrowed(json)),
+            None => val_to_json(a.as_ref())
+                .map(Cow::Owned)
+                .map_err(|e| ExecutionError::function_error(name, e)),
+        })
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(CowVal::Owned(json_to_val(&body(&json)?)))
+    Ok(CowVal::Owned(json_to_val(body(&json)?)))
 }
 
 fn list_arg<'a>(name: &str, v: &'a Value) -> Result<&'a Vec<Value>, ExecutionError> {
@@ -495,13 +527,13 @@ fn set_of(items: &[Value]) -> BTreeSet<String> {
     items.iter().map(canonical).collect()
 }
 
-fn same_set(a: &[Value]) -> HelperResult {
+fn same_set(a: &Args) -> HelperResult {
     Ok(Value::Bool(
         set_of(list_arg("same_set", &a[0])?) == set_of(list_arg("same_set", &a[1])?),
     ))
 }
 
-fn subset(a: &[Value]) -> HelperResult {
+fn subset(a: &Args) -> HelperResult {
     let whole = set_of(list_arg("subset", &a[1])?);
     Ok(Value::Bool(
         list_arg("subset", &a[0])?
@@ -513,7 +545,7 @@ fn subset(a: &[Value]) -> HelperResult {
 /// The items of `a` that are (`keep`) or are not in `b`, in `a`'s order:
 /// one pass over each list, where `a.filter(x, x in b)` scans `b` for every
 /// item of `a` (quadratic on lists of thousands of tools).
-fn sift(name: &str, a: &[Value], keep: bool) -> HelperResult {
+fn sift(name: &str, a: &Args, keep: bool) -> HelperResult {
     let other = set_of(list_arg(name, &a[1])?);
     Ok(Value::Array(
         list_arg(name, &a[0])?
@@ -524,11 +556,11 @@ fn sift(name: &str, a: &[Value], keep: bool) -> HelperResult {
     ))
 }
 
-fn intersect(a: &[Value]) -> HelperResult {
+fn intersect(a: &Args) -> HelperResult {
     sift("intersect", a, true)
 }
 
-fn minus(a: &[Value]) -> HelperResult {
+fn minus(a: &Args) -> HelperResult {
     sift("minus", a, false)
 }
 
@@ -536,7 +568,7 @@ fn minus(a: &[Value]) -> HelperResult {
 /// else `n` of them drawn with `seed` (the run's `--seed`, bound as `seed`),
 /// in the list's order. The same list, size and seed give the same sample
 /// on every run and platform, so a finding on a sample can be replayed.
-fn sample(a: &[Value]) -> HelperResult {
+fn sample(a: &Args) -> HelperResult {
     let items = list_arg("sample", &a[0])?;
     let n = a[1].as_u64().ok_or_else(|| {
         ExecutionError::function_error("sample", "expects a non-negative integer size")
@@ -573,7 +605,7 @@ pub fn sample_indices(len: usize, n: usize, seed: u64) -> Vec<usize> {
 /// The items that occur more than once, each once, in the order of their
 /// first occurrence (what `xs.filter(x, count(xs, x) > 1).distinct()`
 /// gives, in two passes where that counts the whole list for every item).
-fn repeated(a: &[Value]) -> HelperResult {
+fn repeated(a: &Args) -> HelperResult {
     let items = list_arg("repeated", &a[0])?;
     let keys: Vec<String> = items.iter().map(canonical).collect();
     let mut counts: HashMap<&str, usize> = HashMap::new();
@@ -595,7 +627,7 @@ fn repeated(a: &[Value]) -> HelperResult {
 /// occurrence (what `xs.distinct().sortBy(x, -count(xs, x))` gives, in one
 /// pass where that counts the whole list for every distinct item: a tag
 /// vocabulary over ten thousand tools took seconds).
-fn by_frequency(a: &[Value]) -> HelperResult {
+fn by_frequency(a: &Args) -> HelperResult {
     let items = list_arg("by_frequency", &a[0])?;
     let mut order: Vec<(&Value, usize)> = Vec::new();
     let mut position: HashMap<String, usize> = HashMap::new();
@@ -613,12 +645,12 @@ fn by_frequency(a: &[Value]) -> HelperResult {
     ))
 }
 
-fn unique(a: &[Value]) -> HelperResult {
+fn unique(a: &Args) -> HelperResult {
     let items = list_arg("unique", &a[0])?;
     Ok(Value::Bool(set_of(items).len() == items.len()))
 }
 
-fn sorted(a: &[Value]) -> HelperResult {
+fn sorted(a: &Args) -> HelperResult {
     let mut items = list_arg("sorted", &a[0])?.clone();
     items.sort_by(compare_json);
     Ok(Value::Array(items))
@@ -631,7 +663,7 @@ fn compare_json(a: &Value, b: &Value) -> std::cmp::Ordering {
     }
 }
 
-fn non_increasing(a: &[Value]) -> HelperResult {
+fn non_increasing(a: &Args) -> HelperResult {
     let items = list_arg("non_increasing", &a[0])?;
     Ok(Value::Bool(items.windows(2).all(|w| {
         compare_json(&w[0], &w[1]) != std::cmp::Ordering::Less
@@ -680,19 +712,19 @@ pub fn find_carrier(response: &Value, code: &str) -> Option<&'static str> {
         .then_some("result.content text (isError)")
 }
 
-fn marker(a: &[Value]) -> HelperResult {
+fn marker(a: &Args) -> HelperResult {
     let code = str_arg("marker", &a[1])?;
     Ok(Value::Bool(find_carrier(&a[0], code).is_some()))
 }
 
-fn carrier(a: &[Value]) -> HelperResult {
+fn carrier(a: &Args) -> HelperResult {
     let code = str_arg("carrier", &a[1])?;
     Ok(Value::String(
         find_carrier(&a[0], code).unwrap_or("").to_string(),
     ))
 }
 
-fn parse_json(a: &[Value]) -> HelperResult {
+fn parse_json(a: &Args) -> HelperResult {
     let text = str_arg("parse_json", &a[0])?;
     let v: Value = serde_json::from_str(text).map_err(|e| {
         ExecutionError::function_error("parse_json", format!("text is not JSON: {e}"))
@@ -700,7 +732,7 @@ fn parse_json(a: &[Value]) -> HelperResult {
     Ok(v)
 }
 
-fn keys(a: &[Value]) -> HelperResult {
+fn keys(a: &Args) -> HelperResult {
     let obj = a[0]
         .as_object()
         .ok_or_else(|| ExecutionError::function_error("keys", "expects a map"))?;
@@ -718,7 +750,7 @@ fn keys(a: &[Value]) -> HelperResult {
 
 /// The map with only the listed keys: arguments built from a generated
 /// combination (`only({'limit': limit, 'query': q}, present)`).
-fn only(a: &[Value]) -> HelperResult {
+fn only(a: &Args) -> HelperResult {
     let obj = a[0].as_object().ok_or_else(|| {
         ExecutionError::function_error("only", "expects a map and a list of keys")
     })?;
@@ -741,22 +773,22 @@ pub fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
-fn tokens(a: &[Value]) -> HelperResult {
+fn tokens(a: &Args) -> HelperResult {
     let text = str_arg("tokens", &a[0])?;
     Ok(Value::Array(
         words(text).into_iter().map(Value::String).collect(),
     ))
 }
 
-fn lower(a: &[Value]) -> HelperResult {
+fn lower(a: &Args) -> HelperResult {
     Ok(Value::String(str_arg("lower", &a[0])?.to_lowercase()))
 }
 
-fn json_equal(a: &[Value]) -> HelperResult {
+fn json_equal(a: &Args) -> HelperResult {
     Ok(Value::Bool(super::pattern::json_eq(&a[0], &a[1])))
 }
 
-fn count(a: &[Value]) -> HelperResult {
+fn count(a: &Args) -> HelperResult {
     let needle = canonical(&a[1]);
     let n = list_arg("count", &a[0])?
         .iter()
@@ -767,7 +799,7 @@ fn count(a: &[Value]) -> HelperResult {
 
 /// A word (5+ letters) of the named tool's description that no other tool's
 /// description contains, or "" when there is none.
-fn distinctive_word(a: &[Value]) -> HelperResult {
+fn distinctive_word(a: &Args) -> HelperResult {
     let tools = list_arg("distinctive_word", &a[0])?;
     let name = str_arg("distinctive_word", &a[1])?;
     let description = |t: &Value| {
@@ -799,7 +831,7 @@ fn distinctive_word(a: &[Value]) -> HelperResult {
 
 /// The structured payload of a `tools/call` answer: `structuredContent`, or the
 /// first text content parsed as JSON, or null.
-fn tool_result(a: &[Value]) -> HelperResult {
+fn tool_result(a: &Args) -> HelperResult {
     let result = a[0].get("result").unwrap_or(&a[0]);
     if let Some(sc) = result.get("structuredContent") {
         return Ok(sc.clone());
@@ -825,7 +857,7 @@ const STOP_WORDS: &[&str] = &[
 /// order); words of fewer than 3 letters, numbers and English stop words are
 /// left out. Broad search queries built from a server's own vocabulary: a
 /// query made of one of them matches many items on a precise search too.
-fn common_words(a: &[Value]) -> HelperResult {
+fn common_words(a: &Args) -> HelperResult {
     let items = list_arg("common_words", &a[0])?;
     let n = a[1].as_u64().ok_or_else(|| {
         ExecutionError::function_error("common_words", "expects a non-negative count")
@@ -876,8 +908,14 @@ fn common_words(a: &[Value]) -> HelperResult {
 
 /// The value at a dotted path of map keys (`'capabilities.tools.search'`),
 /// if every step is a map that has the next key.
-fn at_path<'v>(name: &str, args: &'v [Value]) -> Result<Option<&'v Value>, ExecutionError> {
-    let [x, Value::String(path)] = args else {
+fn at_path<'v>(name: &str, args: &'v Args) -> Result<Option<&'v Value>, ExecutionError> {
+    let [x, path] = args else {
+        return Err(ExecutionError::function_error(
+            name,
+            "takes a value and a dotted path of keys, e.g. 'capabilities.tools.search'",
+        ));
+    };
+    let Value::String(path) = &**path else {
         return Err(ExecutionError::function_error(
             name,
             "takes a value and a dotted path of keys, e.g. 'capabilities.tools.search'",
@@ -885,20 +923,20 @@ fn at_path<'v>(name: &str, args: &'v [Value]) -> Result<Option<&'v Value>, Execu
     };
     Ok(path
         .split('.')
-        .try_fold(x, |here, key| here.as_object()?.get(key)))
+        .try_fold(&**x, |here, key| here.as_object()?.get(key)))
 }
 
 /// `has_path(server, 'capabilities.filtering.groups')`: the chain of
 /// `has(...)` guards for a nested key in one call; false, never an error,
 /// when a step is missing or is not a map.
-fn has_path(a: &[Value]) -> HelperResult {
+fn has_path(a: &Args) -> HelperResult {
     Ok(Value::Bool(at_path("has_path", a)?.is_some()))
 }
 
 /// `is_true(server, 'capabilities.tools.search')`: the nested value is the
 /// boolean `true` (a capability flag); false when it is absent, false, or
 /// not a boolean.
-fn is_true(a: &[Value]) -> HelperResult {
+fn is_true(a: &Args) -> HelperResult {
     Ok(Value::Bool(
         at_path("is_true", a)? == Some(&Value::Bool(true)),
     ))
@@ -908,8 +946,14 @@ fn is_true(a: &[Value]) -> HelperResult {
 /// that JSON type (`string`, `list`, `map`, `bool`, `number`, `null`); the
 /// type guard `type(x) == map && has(x.key) && type(x.key) == string` in one
 /// call, false (never an error) whatever `x` is.
-fn field_is(a: &[Value]) -> HelperResult {
-    let [x, Value::String(key), Value::String(kind)] = a else {
+fn field_is(a: &Args) -> HelperResult {
+    let [x, key, kind] = a else {
+        return Err(ExecutionError::function_error(
+            "field_is",
+            "takes a value, a key name and a type name",
+        ));
+    };
+    let (Value::String(key), Value::String(kind)) = (&**key, &**kind) else {
         return Err(ExecutionError::function_error(
             "field_is",
             "takes a value, a key name and a type name",
@@ -940,7 +984,7 @@ fn field_is(a: &[Value]) -> HelperResult {
 /// `_meta["io.modelcontextprotocol/groups"]`; `[]` when it states neither.
 /// Filter checks compare against this, so a server that states membership
 /// only the extension's way is held to what it states.
-fn groups_of(a: &[Value]) -> HelperResult {
+fn groups_of(a: &Args) -> HelperResult {
     let strings = |v: &Value| -> Option<Vec<Value>> {
         v.as_array()
             .map(|l| l.iter().filter(|x| x.is_string()).cloned().collect())
@@ -961,7 +1005,7 @@ fn groups_of(a: &[Value]) -> HelperResult {
 pub(super) use crate::protocol::META_GROUPS as GROUPS_META_KEY;
 
 /// Percent-encodes a text for use in a URI query (RFC 3986 unreserved kept).
-fn url_encode(a: &[Value]) -> HelperResult {
+fn url_encode(a: &Args) -> HelperResult {
     let text = str_arg("url_encode", &a[0])?;
     let mut out = String::new();
     for b in text.bytes() {
@@ -975,7 +1019,7 @@ fn url_encode(a: &[Value]) -> HelperResult {
 }
 
 /// The sum of a list of numbers (an int when every item is an integer).
-fn sum(a: &[Value]) -> HelperResult {
+fn sum(a: &Args) -> HelperResult {
     let items = list_arg("sum", &a[0])?;
     if items.iter().all(|v| v.as_i64().is_some()) {
         return Ok(Value::from(
@@ -996,7 +1040,7 @@ fn sum(a: &[Value]) -> HelperResult {
 /// list of `[from, to]` pairs, in the order they are first reached; `start`
 /// is in it only when it lies on a cycle. CEL has no recursion, so a
 /// transitive walk (nested groups, their cycles) needs this helper.
-fn reachable(a: &[Value]) -> HelperResult {
+fn reachable(a: &Args) -> HelperResult {
     let mut next: std::collections::HashMap<String, Vec<&Value>> = Default::default();
     for edge in list_arg("reachable", &a[0])? {
         match edge.as_array().map(Vec::as_slice) {
@@ -1041,7 +1085,7 @@ type ContextFunction = Box<
 fn declare_schema_errors(ctx: &mut Context, schemas: &Schemas) {
     let schemas = schemas.clone();
     let helper: ContextFunction = Box::new(move |ftx| {
-        let body = |a: &[Value]| {
+        let body = |a: &Args| {
             let def = str_arg(SCHEMA_ERRORS, &a[1])?;
             Ok(strings(schemas.errors(&a[0], def)))
         };
@@ -1057,49 +1101,49 @@ fn strings(list: Vec<String>) -> Value {
 }
 
 /// Why a value is not a valid JSON Schema (`schema_problems(t.inputSchema)`).
-fn schema_problems(a: &[Value]) -> HelperResult {
+fn schema_problems(a: &Args) -> HelperResult {
     Ok(strings(core::schema_problems(&a[0])))
 }
 
 /// How a value breaks a schema (`instance_errors(r.structuredContent, t.outputSchema)`).
-fn instance_errors(a: &[Value]) -> HelperResult {
+fn instance_errors(a: &Args) -> HelperResult {
     Ok(strings(core::instance_errors(&a[0], &a[1])))
 }
 
-fn base64_valid(a: &[Value]) -> HelperResult {
+fn base64_valid(a: &Args) -> HelperResult {
     Ok(Value::Bool(core::base64_valid(&a[0])))
 }
 
-fn sample_args(a: &[Value]) -> HelperResult {
+fn sample_args(a: &Args) -> HelperResult {
     Ok(core::sample_args(&a[0]))
 }
 
-fn prompt_args(a: &[Value]) -> HelperResult {
+fn prompt_args(a: &Args) -> HelperResult {
     Ok(core::prompt_args(&a[0]))
 }
 
-fn expand_template(a: &[Value]) -> HelperResult {
+fn expand_template(a: &Args) -> HelperResult {
     let template = str_arg("expand_template", &a[0])?;
     Ok(Value::String(core::expand_template(template, "example")))
 }
 
-fn template_vars(a: &[Value]) -> HelperResult {
+fn template_vars(a: &Args) -> HelperResult {
     let template = str_arg("template_vars", &a[0])?;
     Ok(strings(core::template_vars(template)))
 }
 
-fn is_pd_uri(a: &[Value]) -> HelperResult {
+fn is_pd_uri(a: &Args) -> HelperResult {
     Ok(Value::Bool(core::is_pd_uri(str_arg("is_pd_uri", &a[0])?)))
 }
 
-fn pd_uris(a: &[Value]) -> HelperResult {
+fn pd_uris(a: &Args) -> HelperResult {
     Ok(strings(core::pd_uris(core::listed_items(
         &a[0],
         "resources",
     ))))
 }
 
-fn uri_safe_picks(a: &[Value]) -> HelperResult {
+fn uri_safe_picks(a: &Args) -> HelperResult {
     let n = a[1].as_u64().ok_or_else(|| {
         ExecutionError::function_error("uri_safe_picks", "expects a tools/list answer and a count")
     })?;
@@ -1110,13 +1154,13 @@ fn uri_safe_picks(a: &[Value]) -> HelperResult {
     )))
 }
 
-fn tool_names(a: &[Value]) -> HelperResult {
+fn tool_names(a: &Args) -> HelperResult {
     Ok(Value::Array(core::listed_names(core::listed_items(
         &a[0], "tools",
     ))))
 }
 
-fn may_call(a: &[Value]) -> HelperResult {
+fn may_call(a: &Args) -> HelperResult {
     let policy = str_arg("may_call", &a[1])?;
     Ok(Value::Bool(core::may_call(&a[0], policy)))
 }

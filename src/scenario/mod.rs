@@ -2,6 +2,7 @@
 //! JSON pattern matcher and the bounded diff of a mismatch, interpolation
 //! and CEL. No I/O beyond reading files.
 
+pub mod cel_shared;
 pub mod cel_value;
 pub mod diff;
 pub mod expr;

@@ -351,8 +351,14 @@ fn joined(
                 map.insert(field.to_string(), Value::Array(items));
                 map.remove("nextCursor");
             }
-            let id = last.get("id").cloned();
-            json!({"jsonrpc": "2.0", "id": id.unwrap_or(Value::Null), "result": result})
+            let id = last.get("id").cloned().unwrap_or(Value::Null);
+            // Built by hand: `json!` would copy `result`, every item of the
+            // walk, through serialization.
+            let mut envelope = serde_json::Map::with_capacity(5);
+            envelope.insert("jsonrpc".into(), Value::from("2.0"));
+            envelope.insert("id".into(), id);
+            envelope.insert("result".into(), result);
+            Value::Object(envelope)
         }
         None => last,
     };

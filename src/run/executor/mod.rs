@@ -426,7 +426,7 @@ impl<'a> Execution<'a> {
     }
 
     async fn run_once(&mut self, step: &Step, label: &str) -> Result<(), Stop> {
-        let answer = Arc::new(self.perform(step, label).await?);
+        let answer = self.perform(step, label).await?;
         if let Some(why) = self.unexercised.take() {
             // Nothing to check: the scenario is not exercised.
             self.skipped = Some(why);
@@ -451,7 +451,7 @@ impl<'a> Execution<'a> {
         let mut answers = Vec::new();
         for item in items.into_iter().take(fe.max_items) {
             self.bindings.insert(fe.var.clone(), item.clone());
-            let answer = Arc::new(self.perform(step, label).await?);
+            let answer = self.perform(step, label).await?;
             if let Some(why) = self.unexercised.take() {
                 // This item is not exercised; the others still are.
                 let f = Finding::new(Outcome::Info, Some(label.to_string()), why)

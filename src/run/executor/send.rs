@@ -3,6 +3,7 @@
 //! with its `${…}` filled in, and the answer it gets, as bound in CEL. A step
 //! that gets no answer is a finding, and the scenario stops there.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -10,7 +11,7 @@ use serde_json::{json, Value};
 use super::{Execution, Stop};
 use crate::run::outcome::{Finding, Outcome};
 use crate::run::walks::WalkCache;
-use crate::scenario::cel_value::{prune, pruned};
+use crate::scenario::cel_value::prune;
 use crate::scenario::expr_reads::ReadTree;
 use crate::scenario::interpolate::{Template, ValueTemplate};
 use crate::scenario::model::{Action, Step};
@@ -23,7 +24,8 @@ use crate::transport::RawRequest;
 const WALK_BUDGET: Duration = Duration::from_secs(30);
 
 /// What the wire gave back for a step, or why it gave nothing.
-type Sent = Result<Value, SessionError>;
+/// A request step's answer: shared with the run's walks when it is one.
+type Sent = Result<Arc<Value>, SessionError>;
 
 /// A `request:` step as written, before interpolation.
 struct RequestStep<'s> {
@@ -47,7 +49,7 @@ struct HttpStep<'s> {
 
 impl Execution<'_> {
     /// Does the step's wire action and returns its answer as bound in CEL.
-    pub(super) async fn perform(&mut self, step: &Step, label: &str) -> Result<Value, Stop> {
+    pub(super) async fn perform(&mut self, step: &Step, label: &str) -> Result<Arc<Value>, Stop> {
         let timeout = self.timeout(Some(step));
         let sent = match &step.action {
             Action::Request {
@@ -66,7 +68,8 @@ impl Execution<'_> {
                     paginate: paginate.as_deref(),
                     max_pages: *max_pages,
                 };
-                self.send_request(step, label, &request, timeout).await?
+                let sent = self.send_request(step, label, &request, timeout).await?;
+                return sent.map_err(|e| self.wire_failure(step, label, e));
             }
             Action::Notify { method, params } => {
                 let method = self.interpolated_text(label, method)?;
@@ -111,7 +114,8 @@ impl Execution<'_> {
             }
             Action::Check => Ok(Value::Null),
         };
-        sent.map_err(|e| self.wire_failure(step, label, e))
+        sent.map(Arc::new)
+            .map_err(|e| self.wire_failure(step, label, e))
     }
 
     /// A `request:` step: one request (awaited or not), or a paginated walk
@@ -164,12 +168,15 @@ impl Execution<'_> {
                 .any(crate::run::walks::says_list_changed)
             {
                 cache.clear();
-            } else if let (Some(hit), Some(read)) = (cache.get(request_key), &keep) {
+            } else if let (Some(hit), Some(_)) = (cache.get(request_key), &keep) {
                 session.transcript.note(
                     &session.name,
                     format!("{method}: the complete walk an earlier shared scenario made on this server (not walked again)"),
                 );
-                return Ok(Ok(with_request(pruned(&hit, read), request)));
+                // Shared, not copied: it is the answer this walk would give,
+                // request included, and each expression converts only the
+                // part it reads.
+                return Ok(Ok(hit));
             }
         }
         let walked = match written.paginate {
@@ -177,17 +184,17 @@ impl Execution<'_> {
                 let id = session
                     .send_request(method, params, rpc_id, step.meta)
                     .await;
-                return Ok(id.map(|id| json!({ "id": id, "request": request })));
+                return Ok(id.map(|id| Arc::new(json!({ "id": id, "request": request }))));
             }
             None if step.bounded => {
                 let answer = session
                     .request_within(method, params.clone(), step.meta, budget)
                     .await;
                 return Ok(match answer {
-                    Ok(Some(a)) => Ok(with_request(a, request)),
+                    Ok(Some(a)) => Ok(Arc::new(with_request(a, request))),
                     Ok(None) => {
                         self.unexercised = Some(not_exercised(method, params.as_ref(), budget));
-                        Ok(json!({ "request": request }))
+                        Ok(Arc::new(json!({ "request": request })))
                     }
                     Err(e) => Err(e),
                 });
@@ -196,7 +203,7 @@ impl Execution<'_> {
                 let answer = session
                     .request_with(method, params, rpc_id, Some(timeout), step.meta)
                     .await;
-                return Ok(answer.map(|a| with_request(a, request)));
+                return Ok(answer.map(|a| Arc::new(with_request(a, request))));
             }
             Some(field) => {
                 let walk = PageWalk {
@@ -235,17 +242,17 @@ impl Execution<'_> {
             self.record(f)?;
         }
         let answer = match (&keep, shared_walk, cache) {
-            (Some(read), Some(request_key), Some(cache))
+            (Some(_), Some(request_key), Some(cache))
                 if walked.broken.is_none() && walked.answer.get("result").is_some() =>
             {
-                let whole = std::sync::Arc::new(walked.answer);
-                cache.put(&request_key, std::sync::Arc::clone(&whole));
-                pruned(&whole, read)
+                let whole = Arc::new(with_request(walked.answer, request));
+                cache.put(&request_key, Arc::clone(&whole));
+                return Ok(Ok(whole));
             }
             (Some(read), _, _) => prune(walked.answer, read),
             (None, _, _) => walked.answer,
         };
-        Ok(Ok(with_request(answer, request)))
+        Ok(Ok(Arc::new(with_request(answer, request))))
     }
 
     /// The key under which this walk may come from (and go to) the run's
