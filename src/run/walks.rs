@@ -17,7 +17,6 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use crate::scenario::expr::Conversions;
 use crate::scenario::expr_reads::ReadTree;
 
 /// Complete walks by what was asked, each kept once as it came (without
@@ -31,17 +30,9 @@ pub struct WalkCache {
 
 #[derive(Debug, Default)]
 struct Walks {
-    by_request: HashMap<String, Walk>,
+    by_request: HashMap<String, Arc<Value>>,
     /// Items held by the kept walks whose request has params.
     narrowed_items: usize,
-}
-
-/// A kept walk, and the CEL values made of it, which every scenario that
-/// reads it shares.
-#[derive(Debug)]
-struct Walk {
-    answer: Arc<Value>,
-    conversions: Arc<Conversions>,
 }
 
 /// Entries kept at most: a run asks for a few dozen different walks.
@@ -69,21 +60,7 @@ impl WalkCache {
     /// The walk an earlier scenario made of this request.
     pub fn get(&self, request: &str) -> Option<Arc<Value>> {
         let walks = self.walks.lock().unwrap_or_else(|e| e.into_inner());
-        walks
-            .by_request
-            .get(request)
-            .map(|walk| Arc::clone(&walk.answer))
-    }
-
-    /// The conversions shared by the scenarios bound to `answer`, if it is
-    /// a kept walk (the very answer, not an equal one).
-    pub fn conversions_for(&self, answer: &Arc<Value>) -> Option<Arc<Conversions>> {
-        let walks = self.walks.lock().unwrap_or_else(|e| e.into_inner());
-        walks
-            .by_request
-            .values()
-            .find(|walk| Arc::ptr_eq(&walk.answer, answer))
-            .map(|walk| Arc::clone(&walk.conversions))
+        walks.by_request.get(request).cloned()
     }
 
     pub fn put(&self, request: &str, answer: Arc<Value>) {
@@ -98,11 +75,7 @@ impl WalkCache {
             }
             walks.narrowed_items += items;
         }
-        let walk = Walk {
-            answer,
-            conversions: Arc::default(),
-        };
-        walks.by_request.insert(request.to_string(), walk);
+        walks.by_request.insert(request.to_string(), answer);
     }
 
     /// Forgets every walk: the server said a list changed.

@@ -215,14 +215,13 @@ pub struct Bindings {
 }
 
 /// The CEL values made of one binding so far, by the part they cover;
-/// shared by clones of the bindings, and by every scenario bound to the
-/// same walk of a list (`run::walks`), which dozens of scenarios read.
+/// shared by clones of the bindings.
 #[derive(Debug, Default)]
-pub struct Conversions(Mutex<Vec<(ReadTree, Arc<dyn Val>)>>);
+struct Conversions(Mutex<Vec<(ReadTree, Arc<dyn Val>)>>);
 
 /// Conversions kept of one binding: a value read in many different ways
-/// (a shared walk, by every scenario) would otherwise hold a copy per way.
-/// The oldest is dropped first; whoever still uses it keeps it.
+/// would otherwise hold a copy per way. The oldest is dropped first;
+/// whoever still uses it keeps it.
 const MAX_CONVERSIONS: usize = 8;
 
 impl Conversions {
@@ -253,19 +252,8 @@ impl Bindings {
 
     /// Binds a value the caller keeps too, without copying it.
     pub fn insert_shared(&mut self, name: impl Into<String>, value: Arc<Value>) {
-        self.insert_converted(name, value, Arc::default());
-    }
-
-    /// Binds a value with the conversions others made of it, and shares the
-    /// ones this binding's expressions make.
-    pub fn insert_converted(
-        &mut self,
-        name: impl Into<String>,
-        value: Arc<Value>,
-        conversions: Arc<Conversions>,
-    ) {
         let name = name.into();
-        self.cel.insert(name.clone(), conversions);
+        self.cel.insert(name.clone(), Arc::default());
         self.json.insert(name, value);
     }
 

@@ -97,14 +97,7 @@ impl Execution<'_> {
     /// stdout violations) when they grew.
     pub(super) fn bind_step(&mut self, step: &Step, answer: Arc<Value>) {
         if let Some(id) = &step.id {
-            let shared = self.cfg.walks.as_deref();
-            match shared.and_then(|walks| walks.conversions_for(&answer)) {
-                Some(conversions) => {
-                    self.bindings
-                        .insert_converted(id.clone(), answer, conversions)
-                }
-                None => self.bindings.insert_shared(id.clone(), answer),
-            }
+            self.bindings.insert_shared(id.clone(), answer);
         }
         let notes = self
             .sessions
