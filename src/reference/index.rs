@@ -103,6 +103,21 @@ pub struct Ranked {
     pub total: usize,
 }
 
+impl Ranked {
+    /// The `limit` documents of a complete ranking from `offset` on.
+    fn page(ranking: &[u32], offset: usize, limit: usize) -> Ranked {
+        let total = ranking.len();
+        let end = offset.saturating_add(limit).min(total);
+        Ranked {
+            docs: ranking
+                .get(offset.min(end)..end)
+                .unwrap_or_default()
+                .to_vec(),
+            total,
+        }
+    }
+}
+
 impl SearchIndex {
     /// Builds the index; `names[i]` names document `i` and `fields(i)` gives
     /// its text.
@@ -176,16 +191,7 @@ impl SearchIndex {
         offset: usize,
         limit: usize,
     ) -> Ranked {
-        let ranked = self.ranking(query, allowed, exact);
-        let total = ranked.len();
-        let end = offset.saturating_add(limit).min(total);
-        Ranked {
-            docs: ranked
-                .get(offset.min(end)..end)
-                .unwrap_or_default()
-                .to_vec(),
-            total,
-        }
+        Ranked::page(&self.ranking(query, allowed, exact), offset, limit)
     }
 
     /// Every match of `query`, best first: from the recent rankings, or
@@ -240,17 +246,8 @@ impl SearchIndex {
             })
             .collect();
         scored.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.2.cmp(&b.2)));
-        let total = scored.len();
-        let end = offset.saturating_add(limit).min(total);
-        Ranked {
-            docs: scored
-                .get(offset.min(end)..end)
-                .unwrap_or_default()
-                .iter()
-                .map(|s| s.0)
-                .collect(),
-            total,
-        }
+        let docs: Vec<u32> = scored.iter().map(|s| s.0).collect();
+        Ranked::page(&docs, offset, limit)
     }
 
     /// Every matching document in catalog order (used by faults that "forget"
