@@ -27,6 +27,8 @@ use cel::ExecutionError;
 use serde_json::Value;
 use yoke::Yoke;
 
+use super::cel_lazy::{JsonList, JsonMap};
+
 /// A place in a JSON document, holding the document.
 pub type JsonAt = Yoke<&'static Value, Arc<Value>>;
 
@@ -66,7 +68,14 @@ impl Shared {
 
 /// The JSON `value` was made from, if it was made whole from JSON.
 pub fn json_of(value: &dyn Val) -> Option<&Value> {
-    let shared = value.as_any()?.downcast_ref::<Shared>()?;
+    let any = value.as_any()?;
+    if let Some(list) = any.downcast_ref::<JsonList>() {
+        return Some(list.json());
+    }
+    if let Some(map) = any.downcast_ref::<JsonMap>() {
+        return Some(map.json());
+    }
+    let shared = any.downcast_ref::<Shared>()?;
     shared.json.as_ref().map(|at| *at.get())
 }
 

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use std::sync::Arc;
 
+use super::cel_lazy::{JsonList, JsonMap};
 use super::cel_shared::{json_item, json_member, json_of, json_root, JsonAt, Shared};
 use super::expr_reads::ReadTree;
 
@@ -35,25 +36,8 @@ pub fn json_at_to_val(at: &JsonAt) -> Box<dyn Val> {
             _ => Box::new(CelDouble::from(n.as_f64().unwrap_or(f64::NAN))),
         },
         Value::String(s) => Shared::boxed(CelString::from(s.clone()), None),
-        Value::Array(items) => Shared::boxed(
-            CelList::from(
-                (0..items.len())
-                    .map(|i| json_at_to_val(&json_item(at, i)))
-                    .collect::<Vec<_>>(),
-            ),
-            Some(at.clone()),
-        ),
-        Value::Object(map) => Shared::boxed(
-            CelMap::from(
-                map.keys()
-                    .map(|k| {
-                        let member = json_at_to_val(&json_member(at, k));
-                        (CelMapKey::from(k.clone()), member)
-                    })
-                    .collect::<HashMap<_, _>>(),
-            ),
-            Some(at.clone()),
-        ),
+        Value::Array(_) => Box::new(JsonList::new(at.clone())),
+        Value::Object(_) => Box::new(JsonMap::new(at.clone())),
     }
 }
 

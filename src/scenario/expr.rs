@@ -42,6 +42,7 @@ fn env() -> Arc<Env> {
         // Extensions only add overloads; a failure here would be a bug in the crate
         // version, and the plain standard library still works.
         let _ = env.add_extension(cel::extensions::strings);
+        super::cel_distinct::declare(&mut env);
         let _ = env.add_extension(cel::extensions::lists);
         let _ = env.add_extension(cel::extensions::math);
         add_helpers(&mut env);
@@ -156,13 +157,13 @@ impl Compiled {
 
     /// Evaluates the program with `bindings` as variables.
     pub fn eval(&self, bindings: &Bindings) -> Result<Value, ExprError> {
-        let result = execute(self, bindings, false);
+        let result = execute(self, bindings, true);
         if verifying_reads() {
-            let reference = execute(self, bindings, true);
-            if result.as_ref().ok() != reference.as_ref().ok() {
+            let cut = execute(self, bindings, false);
+            if result.as_ref().ok() != cut.as_ref().ok() {
                 return Err(ExprError::Eval(format!(
-                    "internal error: evaluated on the parts it reads, this expression gave {result:?}, \
-                     but {reference:?} on whole values; please report it"
+                    "internal error: evaluated on the parts it reads, this expression gave {cut:?}, \
+                     but {result:?} on whole values; please report it"
                 )));
             }
         }
@@ -200,12 +201,14 @@ fn clean_parse_error(text: &str) -> String {
         .replace("<input>:", "column ")
 }
 
-/// Variables of CEL expressions. Each is kept as JSON, and converted to a
-/// CEL value when an expression first reads it: only the part that
-/// expression reads (`expr_reads`), and kept for later expressions that read
-/// the same part. Most answers a scenario binds are never read, and the ones
-/// that are (a whole tool list, say) are read by many expressions: converting
-/// at every evaluation was most of the harness's CPU time.
+/// Variables of CEL expressions. Each is kept as JSON, and given to the
+/// interpreter as a value that converts what an expression reaches of it
+/// (`cel_lazy`), kept for later expressions. Most answers a scenario binds
+/// are never read, and the ones that are (a whole tool list, say) are read
+/// by many expressions: converting at every evaluation was most of the
+/// harness's CPU time. When reads are verified, each expression also runs
+/// on its variables cut down to what it reads (`expr_reads`), the analysis
+/// that decides what the runner keeps of a long answer.
 #[derive(Debug, Clone, Default)]
 pub struct Bindings {
     json: HashMap<String, Arc<Value>>,
@@ -214,8 +217,9 @@ pub struct Bindings {
     schemas: Schemas,
 }
 
-/// The CEL values made of one binding so far, by the part they cover;
-/// shared by clones of the bindings.
+/// The CEL values made of one binding so far (the whole, and the cuts
+/// verification asks for), by the part they cover; shared by clones of the
+/// bindings.
 #[derive(Debug, Default)]
 struct Conversions(Mutex<Vec<(ReadTree, Arc<dyn Val>)>>);
 
@@ -229,9 +233,7 @@ impl Conversions {
         // A poisoned lock only means another conversion panicked; the values
         // already stored are whole.
         let mut made = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let covering = made
-            .iter()
-            .find(|(covers, _)| covers.is_whole() || covers == read);
+        let covering = made.iter().find(|(covers, _)| covers == read);
         if let Some((_, value)) = covering {
             return Arc::clone(value);
         }
@@ -309,8 +311,8 @@ pub fn eval(source: &str, bindings: &Bindings) -> Result<Value, ExprError> {
     compile(source)?.eval(bindings)
 }
 
-/// Runs a compiled expression, each variable cut down to what the expression
-/// reads, or `whole`.
+/// Runs a compiled expression on `whole` variables, or on each cut down to
+/// what the expression reads.
 fn execute(compiled: &Compiled, bindings: &Bindings, whole: bool) -> Result<Value, ExprError> {
     let all = ReadTree::whole();
     let lent = Lent(
@@ -336,10 +338,11 @@ fn execute(compiled: &Compiled, bindings: &Bindings, whole: bool) -> Result<Valu
 
 static VERIFY_READS: AtomicBool = AtomicBool::new(false);
 
-/// Makes every evaluation run twice, on the parts of its variables it reads
-/// and on whole values, and fail if the results differ. The test suites turn
+/// Makes every evaluation run twice, on whole values and on the parts of its
+/// variables it reads, and fail if the results differ. The test suites turn
 /// it on (also through `MCP_CONFORM_VERIFY_READS=1` for the binary), so every
-/// scenario they run checks the read analysis.
+/// scenario they run checks the read analysis the runner prunes long
+/// answers with.
 pub fn verify_reads(on: bool) {
     VERIFY_READS.store(on, Ordering::Relaxed);
 }

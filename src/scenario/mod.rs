@@ -2,6 +2,8 @@
 //! JSON pattern matcher and the bounded diff of a mismatch, interpolation
 //! and CEL. No I/O beyond reading files.
 
+mod cel_distinct;
+mod cel_lazy;
 pub mod cel_shared;
 pub mod cel_value;
 pub mod diff;
