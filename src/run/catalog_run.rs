@@ -164,7 +164,7 @@ pub async fn run_catalog(
             target: target.clone(),
             era: probed.era.clone(),
             server: probed.server.clone(),
-            probe: (!opts.isolate).then(|| probed.facts.clone()),
+            probe: (!opts.isolate).then(|| Arc::new(probed.facts.clone())),
             timeout: opts.timeout,
             shutdown_grace: opts.shutdown_grace,
             startup: opts.startup,

@@ -104,6 +104,26 @@ pub fn prune(value: Value, read: &ReadTree) -> Value {
     }
 }
 
+/// [`prune`] of a value the caller keeps: only what `read` covers is copied.
+pub fn pruned_copy(value: &Value, read: &ReadTree) -> Value {
+    if read.is_whole() {
+        return value.clone();
+    }
+    match (value, read.item_read()) {
+        (Value::Object(map), None) => Value::Object(
+            read.fields()
+                .iter()
+                .filter_map(|(name, sub)| Some((name.clone(), pruned_copy(map.get(name)?, sub))))
+                .collect(),
+        ),
+        (Value::Array(items), Some(item)) => {
+            Value::Array(items.iter().map(|v| pruned_copy(v, item)).collect())
+        }
+        (Value::Array(_), None) if read.fields().is_empty() => Value::Array(Vec::new()),
+        (other, _) => other.clone(),
+    }
+}
+
 /// A CEL value as JSON: numbers as themselves, maps with string keys as
 /// objects. Other values (bytes, timestamps, maps with other keys…) go
 /// through the interpreter's own conversion, which writes them as text.

@@ -77,6 +77,12 @@ impl ReadTree {
         }
     }
 
+    /// This read, and `read` of the field `name` besides.
+    pub fn with_field(mut self, name: &str, read: ReadTree) -> ReadTree {
+        self.merge(ReadTree::field(name, read));
+        self
+    }
+
     /// What is read of field `name` of an object read this way (None: not read).
     pub fn field_read(&self, name: &str) -> Option<ReadTree> {
         if self.whole {

@@ -421,6 +421,20 @@ pub fn check(pattern: &Value) -> Vec<PatternError> {
         .unwrap_or_default()
 }
 
+/// See [`Pattern::may_see_member`], on a pattern as written.
+fn sees_member(pattern: &Value, name: &str) -> bool {
+    let Some(members) = pattern.as_object() else {
+        return true;
+    };
+    members.iter().any(|(key, sub)| match key.as_str() {
+        "$label" | "$note" | "$verdict" => false,
+        "$one_of" => sub
+            .as_array()
+            .is_none_or(|alternatives| alternatives.iter().any(|a| sees_member(a, name))),
+        key => key == name || key.starts_with('$'),
+    })
+}
+
 impl Pattern {
     /// A pattern made of a value computed at run time (a filled-in `${…}`):
     /// every node takes `place`; operands that do not fit their operator
@@ -437,6 +451,14 @@ impl Pattern {
     /// The pattern as JSON (filled in, once resolved).
     pub fn to_value(&self) -> &Value {
         &self.source
+    }
+
+    /// Whether matching may look at the member `name` of the answer: the
+    /// pattern (or one of its top `$one_of` alternatives) names it, is only
+    /// known at run time, or tests the answer as a whole (any other operator
+    /// at its top, or a value that is no object).
+    pub fn may_see_member(&self, name: &str) -> bool {
+        self.dynamic || sees_member(&self.source, name)
     }
 
     /// Whether a `${…}` is filled in at run time.
@@ -1833,6 +1855,22 @@ mod tests {
         };
         assert!(matches!(o.op(Operator::Regex), Some(Op::Regex(re)) if re.as_str() == "^tool_"));
         assert!(!p.is_dynamic());
+    }
+
+    #[test]
+    fn a_pattern_sees_a_member_it_names_or_the_answer_as_a_whole() {
+        let sees = |written: Value| {
+            let pattern = compile(&written, &|_| Place::default()).expect("a valid pattern");
+            pattern.may_see_member("pages")
+        };
+        assert!(!sees(json!({"result": {"tools": {"$type": "array"}}})));
+        assert!(!sees(
+            json!({"$one_of": [{"result": {"pages": 1}}, {"$label": "refused", "error": {"code": -32602}}]})
+        ));
+        assert!(sees(json!({"pages": {"$len": 2}})));
+        assert!(sees(json!({"$one_of": [{"result": {}}, {"pages": []}]})));
+        assert!(sees(json!({"$exact": true, "result": {}})));
+        assert!(sees(json!({"$not": {"error": {}}})));
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use super::{Session, SessionError};
-use crate::scenario::cel_value::prune;
+use crate::scenario::cel_value::{prune, pruned_copy};
 use crate::scenario::expr_reads::ReadTree;
 
 /// Pages in a row that may add no new item (empty pages with a cursor)
@@ -202,7 +202,7 @@ impl Session {
                 .await?;
             page_count += 1;
             if let Some(read) = &keep.pages {
-                pages.push(prune(answer.clone(), read));
+                pages.push(pruned_copy(&answer, read));
             }
             let next = take_page(&mut answer, method, walk.field, page_count);
             last = answer;

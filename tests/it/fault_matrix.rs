@@ -563,7 +563,7 @@ struct Met {
 }
 
 /// What scenarios start from: the probe's facts and handshake answer.
-type Probed = (Option<serde_json::Value>, serde_json::Value);
+type Probed = (Option<Arc<serde_json::Value>>, serde_json::Value);
 
 fn probed(cfg: &RunConfig) -> Probed {
     (cfg.probe.clone(), cfg.server.clone())

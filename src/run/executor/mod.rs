@@ -39,8 +39,9 @@ pub struct RunConfig {
     pub server: Value,
     pub timeout: Duration,
     /// What the probe found (`probe` in `requires:`); None turns off the
-    /// skips decided from it (`--isolate`).
-    pub probe: Option<Value>,
+    /// skips decided from it (`--isolate`). Shared: every scenario binds it,
+    /// and on a large catalog it names every tool.
+    pub probe: Option<Arc<Value>>,
     /// How long a stdio server may take to exit once its stdin closes.
     pub shutdown_grace: Duration,
     /// How long a freshly started stdio server may take to answer its handshake.
@@ -217,9 +218,9 @@ fn base_bindings(cfg: &RunConfig) -> Bindings {
     b.insert("call_tools", json!(cfg.call_tools.as_str()));
     b.insert("run_seed", json!(cfg.property.seed));
     b.insert("sample_size", json!(cfg.sample_size));
-    b.insert("versions", protocol_versions(cfg.probe.as_ref()));
+    b.insert("versions", protocol_versions(cfg.probe.as_deref()));
     if let Some(probe) = &cfg.probe {
-        b.insert("probe", probe.clone());
+        b.insert_shared("probe", Arc::clone(probe));
     }
     b
 }

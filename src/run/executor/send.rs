@@ -149,6 +149,15 @@ impl Execution<'_> {
             ),
             _ => None,
         };
+        // A step with a pattern sees the joined list as it came; of its raw
+        // pages it keeps what the scenario and the pattern read, not a copy
+        // of every page beside the list.
+        let pages_for_pattern = match (written.paginate, &keep, &step.expect) {
+            (Some(_), None, Some(pattern)) if !pattern.may_see_member("pages") => {
+                Some(self.pages_read(step))
+            }
+            _ => None,
+        };
         let shared_walk = match (written.paginate, &keep) {
             (Some(_), Some(read)) => self.shared_walk(step, written, method, params.as_ref(), read),
             _ => None,
@@ -216,7 +225,7 @@ impl Execution<'_> {
                     keep: if shared_walk.is_some() {
                         Some(&stored_read)
                     } else {
-                        keep.as_ref()
+                        keep.as_ref().or(pages_for_pattern.as_ref())
                     },
                 };
                 match session.paginate(method, params, walk).await {
@@ -284,6 +293,20 @@ impl Execution<'_> {
         // A second walk of the same request in one scenario compares two
         // answers of the server: it goes to the server.
         self.walked.insert(request.clone()).then_some(request)
+    }
+
+    /// A walk's whole list and what the scenario reads of its raw pages.
+    fn pages_read(&self, step: &Step) -> ReadTree {
+        let pages = step
+            .id
+            .as_ref()
+            .and_then(|id| self.s.reads.get(id))
+            .and_then(|read| read.with_items_read().field_read("pages"));
+        let whole_list = ReadTree::whole_fields(&["result"]);
+        match pages {
+            Some(pages) => whole_list.with_field("pages", pages),
+            None => whole_list,
+        }
     }
 
     /// How many items `method` walks at most, as the probe's listing of the
