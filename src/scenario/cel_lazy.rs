@@ -6,8 +6,8 @@
 //! tools (every schema, every annotation) to hand the helper the JSON it
 //! already had, and `all.result.tools.map(t, t.name)` built a map per tool
 //! to read one field. Here a list converts an item when it is indexed or
-//! iterated to, a map a member when it is looked up, and each keeps what it
-//! converted, so a value read twice is converted once.
+//! iterated to, a map its members (each lazy in turn) when one is selected,
+//! and each keeps what it converted, so a value read twice is converted once.
 //!
 //! Where the interpreter needs the built-in value itself (equality with a
 //! built-in list or map, a downcast, `+`), the whole is converted once, of
@@ -28,10 +28,8 @@ use serde_json::Value;
 use super::cel_shared::{json_item, json_member, JsonAt};
 use super::cel_value::json_at_to_val;
 
-/// Objects with more members than this find a key through an index built
-/// on first lookup, and lists with more items than this find a string
-/// through a set of their strings; smaller ones (a tool's fields) compare
-/// in order, which is faster than hashing.
+/// Lists with more items than this find a string through a set of their
+/// strings; shorter ones compare in order, which is faster than hashing.
 const SCAN_LIMIT: usize = 12;
 
 /// A JSON array as a CEL list; clones share the conversions.
@@ -55,11 +53,11 @@ pub struct JsonMap(Arc<MapInner>);
 #[derive(Debug)]
 struct MapInner {
     at: JsonAt,
-    /// The converted members, in the object's order.
-    members: Box<[OnceLock<Box<dyn Val>>]>,
-    /// Where each key is, for objects above `SCAN_LIMIT`.
-    index: OnceLock<HashMap<Box<str>, usize>>,
+    /// The keys in the object's order, for iteration.
     keys: OnceLock<Box<[Box<dyn Val>]>>,
+    /// Made on first selection: the interpreter asks the operand of every
+    /// `.f` and `[k]` whether it is an optional, which is asked of the
+    /// built-in value; its members are lazy in turn.
     whole: OnceLock<CelMap<'static>>,
 }
 
@@ -122,10 +120,7 @@ impl JsonList {
 impl JsonMap {
     /// The map at `at`, which holds an object.
     pub fn new(at: JsonAt) -> Self {
-        let len = at.get().as_object().map_or(0, serde_json::Map::len);
         JsonMap(Arc::new(MapInner {
-            members: (0..len).map(|_| OnceLock::new()).collect(),
-            index: OnceLock::new(),
             keys: OnceLock::new(),
             whole: OnceLock::new(),
             at,
@@ -145,33 +140,6 @@ impl JsonMap {
             .unwrap_or_else(|| EMPTY.get_or_init(serde_json::Map::new))
     }
 
-    fn position(&self, key: &str) -> Option<usize> {
-        let object = self.object();
-        if object.len() <= SCAN_LIMIT {
-            return object.keys().position(|k| k == key);
-        }
-        let index = self.0.index.get_or_init(|| {
-            object
-                .keys()
-                .enumerate()
-                .map(|(i, k)| (Box::from(k.as_str()), i))
-                .collect()
-        });
-        index.get(key).copied()
-    }
-
-    fn member(&self, i: usize, key: &str) -> &(dyn Val + 'static) {
-        self.0.members[i]
-            .get_or_init(|| json_at_to_val(&json_member(&self.0.at, key)))
-            .as_ref()
-    }
-
-    fn lookup(&self, key: &dyn Val) -> Option<&(dyn Val + 'static)> {
-        let key = key.downcast_ref::<CelString>()?.inner();
-        let i = self.position(key)?;
-        Some(self.member(i, key))
-    }
-
     fn keys(&self) -> &[Box<dyn Val>] {
         self.0.keys.get_or_init(|| {
             self.object()
@@ -181,17 +149,15 @@ impl JsonMap {
         })
     }
 
+    /// The built-in map of the members, each converted when reached.
     fn whole(&self) -> &CelMap<'static> {
         self.0.whole.get_or_init(|| {
             CelMap::from(
                 self.object()
                     .keys()
-                    .enumerate()
-                    .map(|(i, k)| {
-                        (
-                            CelMapKey::from(k.clone()),
-                            self.member(i, k).clone_as_boxed(),
-                        )
+                    .map(|k| {
+                        let member = json_at_to_val(&json_member(&self.0.at, k));
+                        (CelMapKey::from(k.clone()), member)
                     })
                     .collect::<HashMap<_, _>>(),
             )
@@ -453,10 +419,7 @@ impl Indexer for JsonMap {
     where
         Self: 'v,
     {
-        match self.lookup(key) {
-            Some(member) => Ok(CowVal::Borrowed(member)),
-            None => empty_map().get(key),
-        }
+        self.whole().get(key)
     }
 
     fn steal<'v>(self: Box<Self>, key: &dyn Val) -> Result<Box<dyn Val + 'v>, ExecutionError>
@@ -485,7 +448,7 @@ impl Iterable for JsonMap {
 impl Container for JsonMap {
     fn contains(&self, key: &dyn Val) -> Result<bool, ExecutionError> {
         match key.downcast_ref::<CelString>() {
-            Some(key) => Ok(self.position(key.inner()).is_some()),
+            Some(key) => Ok(self.object().contains_key(key.inner())),
             None => empty_map().contains(key),
         }
     }
@@ -493,13 +456,13 @@ impl Container for JsonMap {
 
 impl Sizer for JsonMap {
     fn size(&self) -> CelInt {
-        CelInt::from(self.0.members.len() as i64)
+        CelInt::from(self.object().len() as i64)
     }
 }
 
 impl Zeroer for JsonMap {
     fn is_zero_value(&self) -> bool {
-        self.0.members.is_empty()
+        self.object().is_empty()
     }
 }
 
