@@ -195,88 +195,98 @@ impl<'b, 'v> traits::Iterator<'b, 'v> for Lending<'b> {
     }
 }
 
-impl Val for JsonList {
-    fn get_type(&self) -> &Type {
-        <CelList as Val>::cel_type()
-    }
+/// The `Val` of a lazy container. What its built-in form is and does comes
+/// from that form: its type, equality, `+`, downcasts. Reading it
+/// (indexing, iteration, size, `in`) is the lazy value's own.
+macro_rules! lazy_container_val {
+    ($lazy:ty, $builtin:ident, $variant:ident) => {
+        impl Val for $lazy {
+            fn get_type(&self) -> &Type {
+                <$builtin as Val>::cel_type()
+            }
 
-    fn cel_type() -> &'static Type {
-        <CelList as Val>::cel_type()
-    }
+            fn cel_type() -> &'static Type {
+                <$builtin as Val>::cel_type()
+            }
 
-    fn as_adder<'b, 'v>(&'b self) -> Option<&'b (dyn Adder + 'v)>
-    where
-        Self: 'v,
-    {
-        self.whole().as_adder()
-    }
+            fn as_adder<'b, 'v>(&'b self) -> Option<&'b (dyn Adder + 'v)>
+            where
+                Self: 'v,
+            {
+                self.whole().as_adder()
+            }
 
-    fn as_container(&self) -> Option<&dyn Container> {
-        Some(self)
-    }
+            fn as_container(&self) -> Option<&dyn Container> {
+                Some(self)
+            }
 
-    fn as_indexer<'b, 'v>(&'b self) -> Option<&'b (dyn Indexer + 'v)>
-    where
-        Self: 'v,
-    {
-        Some(self)
-    }
+            fn as_indexer<'b, 'v>(&'b self) -> Option<&'b (dyn Indexer + 'v)>
+            where
+                Self: 'v,
+            {
+                Some(self)
+            }
 
-    /// Elements are shared, never moved out: the interpreter's copy of an
-    /// element is a new reference to it.
-    fn into_indexer<'v>(self: Box<Self>) -> Option<Box<dyn Indexer + 'v>>
-    where
-        Self: 'v,
-    {
-        Some(self)
-    }
+            /// Elements are shared, never moved out: the interpreter's copy
+            /// of an element is a new reference to it.
+            fn into_indexer<'v>(self: Box<Self>) -> Option<Box<dyn Indexer + 'v>>
+            where
+                Self: 'v,
+            {
+                Some(self)
+            }
 
-    fn as_iterable<'b, 'v>(&'b self) -> Option<&'b (dyn Iterable + 'v)>
-    where
-        Self: 'v,
-    {
-        Some(self)
-    }
+            fn as_iterable<'b, 'v>(&'b self) -> Option<&'b (dyn Iterable + 'v)>
+            where
+                Self: 'v,
+            {
+                Some(self)
+            }
 
-    fn as_sizer(&self) -> Option<&dyn Sizer> {
-        Some(self)
-    }
+            fn as_sizer(&self) -> Option<&dyn Sizer> {
+                Some(self)
+            }
 
-    fn as_zeroer(&self) -> Option<&dyn Zeroer> {
-        Some(self)
-    }
+            fn as_zeroer(&self) -> Option<&dyn Zeroer> {
+                Some(self)
+            }
 
-    fn equals(&self, other: &dyn Val) -> bool {
-        self.whole().equals(other)
-    }
+            fn equals(&self, other: &dyn Val) -> bool {
+                self.whole().equals(other)
+            }
 
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v>
-    where
-        Self: 'v,
-    {
-        Box::new(self.clone())
-    }
+            fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v>
+            where
+                Self: 'v,
+            {
+                Box::new(self.clone())
+            }
 
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
-    }
+            fn as_any(&self) -> Option<&dyn Any> {
+                Some(self)
+            }
 
-    fn as_builtin<'b, 'v>(&'b self) -> BuiltinRef<'b, 'v>
-    where
-        Self: 'v,
-    {
-        self.whole().as_builtin()
-    }
+            fn as_builtin<'b, 'v>(&'b self) -> BuiltinRef<'b, 'v>
+            where
+                Self: 'v,
+            {
+                self.whole().as_builtin()
+            }
 
-    fn into_builtin<'v>(self: Box<Self>) -> Option<Builtin<'v>>
-    where
-        Self: 'v,
-    {
-        Some(Builtin::List(self.whole().clone()))
-    }
+            fn into_builtin<'v>(self: Box<Self>) -> Option<Builtin<'v>>
+            where
+                Self: 'v,
+            {
+                Some(Builtin::$variant(self.whole().clone()))
+            }
+        }
+
+        impl StaticVal for $lazy {}
+    };
 }
 
-impl StaticVal for JsonList {}
+lazy_container_val!(JsonList, CelList, List);
+lazy_container_val!(JsonMap, CelMap, Map);
 
 impl Indexer for JsonList {
     fn get<'b, 'v>(&'b self, idx: &dyn Val) -> Result<CowVal<'b, 'v>, ExecutionError>
@@ -338,81 +348,6 @@ impl Zeroer for JsonList {
         self.0.items.is_empty()
     }
 }
-
-impl Val for JsonMap {
-    fn get_type(&self) -> &Type {
-        <CelMap as Val>::cel_type()
-    }
-
-    fn cel_type() -> &'static Type {
-        <CelMap as Val>::cel_type()
-    }
-
-    fn as_container(&self) -> Option<&dyn Container> {
-        Some(self)
-    }
-
-    fn as_indexer<'b, 'v>(&'b self) -> Option<&'b (dyn Indexer + 'v)>
-    where
-        Self: 'v,
-    {
-        Some(self)
-    }
-
-    /// Members are shared, never moved out (see `JsonList`).
-    fn into_indexer<'v>(self: Box<Self>) -> Option<Box<dyn Indexer + 'v>>
-    where
-        Self: 'v,
-    {
-        Some(self)
-    }
-
-    fn as_iterable<'b, 'v>(&'b self) -> Option<&'b (dyn Iterable + 'v)>
-    where
-        Self: 'v,
-    {
-        Some(self)
-    }
-
-    fn as_sizer(&self) -> Option<&dyn Sizer> {
-        Some(self)
-    }
-
-    fn as_zeroer(&self) -> Option<&dyn Zeroer> {
-        Some(self)
-    }
-
-    fn equals(&self, other: &dyn Val) -> bool {
-        self.whole().equals(other)
-    }
-
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v>
-    where
-        Self: 'v,
-    {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
-    }
-
-    fn as_builtin<'b, 'v>(&'b self) -> BuiltinRef<'b, 'v>
-    where
-        Self: 'v,
-    {
-        self.whole().as_builtin()
-    }
-
-    fn into_builtin<'v>(self: Box<Self>) -> Option<Builtin<'v>>
-    where
-        Self: 'v,
-    {
-        Some(Builtin::Map(self.whole().clone()))
-    }
-}
-
-impl StaticVal for JsonMap {}
 
 impl Indexer for JsonMap {
     fn get<'b, 'v>(&'b self, key: &dyn Val) -> Result<CowVal<'b, 'v>, ExecutionError>
