@@ -7,11 +7,12 @@
 //! copies all it holds, so `tools.filter(t, …)` over 10,000 tools copied
 //! every tool twice. Behind an `Arc`, a copy is a reference count.
 //!
-//! A value made whole from JSON also keeps that JSON (a place in an answer
-//! the bindings hold anyway), so a helper handed `all.result.tools` reads
-//! the answer itself instead of a JSON copy rebuilt from the CEL value: on
-//! large catalogs, rebuilding tool lists for helpers called once per tool
-//! was most of the harness's CPU time (perf).
+//! Strings converted from JSON, and the lists and maps of a value cut down
+//! to what an expression reads (`json_to_val_read`), are held this way.
+//! Lists and maps converted whole are lazy instead (`cel_lazy`), and keep
+//! the JSON they stand for; so may a `Shared` value, so that a helper
+//! handed `all.result.tools` reads the answer itself instead of a JSON copy
+//! rebuilt from the CEL value. [`json_of`] finds that JSON in either.
 //!
 //! The value still presents itself as the built-in it holds (`as_builtin`),
 //! so the standard library's functions, equality with built-in values and
