@@ -10,9 +10,9 @@
 //! Strings converted from JSON, and the lists and maps of a value cut down
 //! to what an expression reads (`json_to_val_read`), are held this way.
 //! Lists and maps converted whole are lazy instead (`cel_lazy`), and keep
-//! the JSON they stand for; so may a `Shared` value, so that a helper
-//! handed `all.result.tools` reads the answer itself instead of a JSON copy
-//! rebuilt from the CEL value. [`json_of`] finds that JSON in either.
+//! the JSON they stand for, so that a helper handed `all.result.tools`
+//! reads the answer itself instead of a JSON copy rebuilt from the CEL
+//! value ([`json_of`]).
 //!
 //! The value still presents itself as the built-in it holds (`as_builtin`),
 //! so the standard library's functions, equality with built-in values and
@@ -50,34 +50,27 @@ pub fn json_member(at: &JsonAt, key: &str) -> JsonAt {
     at.map_project_cloned(move |v, _| &v[key])
 }
 
-/// A built-in value (a list, map or string) behind an `Arc`, with the JSON
-/// it was made from when it was made from all of it.
+/// A built-in value (a list, map or string) behind an `Arc`.
 #[derive(Debug)]
 pub struct Shared {
     value: Arc<dyn Val>,
-    json: Option<JsonAt>,
 }
 
 impl Shared {
-    pub fn boxed(value: impl Val + 'static, json: Option<JsonAt>) -> Box<dyn Val> {
+    pub fn boxed(value: impl Val + 'static) -> Box<dyn Val> {
         Box::new(Shared {
             value: Arc::new(value),
-            json,
         })
     }
 }
 
-/// The JSON `value` was made from, if it was made whole from JSON.
+/// The JSON `value` stands for, if it is a list or map made whole from JSON.
 pub fn json_of(value: &dyn Val) -> Option<&Value> {
     let any = value.as_any()?;
     if let Some(list) = any.downcast_ref::<JsonList>() {
         return Some(list.json());
     }
-    if let Some(map) = any.downcast_ref::<JsonMap>() {
-        return Some(map.json());
-    }
-    let shared = any.downcast_ref::<Shared>()?;
-    shared.json.as_ref().map(|at| *at.get())
+    any.downcast_ref::<JsonMap>().map(JsonMap::json)
 }
 
 impl Val for Shared {
@@ -148,7 +141,6 @@ impl Val for Shared {
     {
         Box::new(Shared {
             value: Arc::clone(&self.value),
-            json: self.json.clone(),
         })
     }
 

@@ -35,7 +35,7 @@ pub fn json_at_to_val(at: &JsonAt) -> Box<dyn Val> {
             (None, Some(u)) => Box::new(CelUInt::from(u)),
             _ => Box::new(CelDouble::from(n.as_f64().unwrap_or(f64::NAN))),
         },
-        Value::String(s) => Shared::boxed(CelString::from(s.clone()), None),
+        Value::String(s) => Shared::boxed(CelString::from(s.clone())),
         Value::Array(_) => Box::new(JsonList::new(at.clone())),
         Value::Object(_) => Box::new(JsonMap::new(at.clone())),
     }
@@ -53,29 +53,23 @@ pub fn json_to_val_read(at: &JsonAt, read: &ReadTree) -> Box<dyn Val> {
         return json_at_to_val(at);
     }
     match (*at.get(), read.item_read()) {
-        (Value::Object(map), None) => Shared::boxed(
-            CelMap::from(
-                read.fields()
-                    .iter()
-                    .filter(|(name, _)| map.contains_key(name.as_str()))
-                    .map(|(name, sub)| {
-                        let member = json_to_val_read(&json_member(at, name), sub);
-                        (CelMapKey::from(name.clone()), member)
-                    })
-                    .collect::<HashMap<_, _>>(),
-            ),
-            None,
-        ),
-        (Value::Array(items), Some(item)) => Shared::boxed(
-            CelList::from(
-                (0..items.len())
-                    .map(|i| json_to_val_read(&json_item(at, i), item))
-                    .collect::<Vec<_>>(),
-            ),
-            None,
-        ),
+        (Value::Object(map), None) => Shared::boxed(CelMap::from(
+            read.fields()
+                .iter()
+                .filter(|(name, _)| map.contains_key(name.as_str()))
+                .map(|(name, sub)| {
+                    let member = json_to_val_read(&json_member(at, name), sub);
+                    (CelMapKey::from(name.clone()), member)
+                })
+                .collect::<HashMap<_, _>>(),
+        )),
+        (Value::Array(items), Some(item)) => Shared::boxed(CelList::from(
+            (0..items.len())
+                .map(|i| json_to_val_read(&json_item(at, i), item))
+                .collect::<Vec<_>>(),
+        )),
         (Value::Array(_), None) if read.fields().is_empty() => {
-            Shared::boxed(CelList::from(Vec::new()), None)
+            Shared::boxed(CelList::from(Vec::new()))
         }
         _ => json_at_to_val(at),
     }
