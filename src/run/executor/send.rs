@@ -139,22 +139,24 @@ impl Execution<'_> {
         // What the scenario reads of this answer, when a long list can be
         // cut down to it: not for a step with an `expect` pattern, which
         // sees the answer as it came.
-        let keep = match (&step.id, &step.expect) {
-            (Some(id), None) => Some(
-                self.s
-                    .reads
-                    .get(id)
-                    .map(ReadTree::with_items_read)
-                    .unwrap_or_default(),
-            ),
-            _ => None,
+        let read = step.id.as_ref().map(|id| {
+            self.s
+                .reads
+                .get(id)
+                .map(ReadTree::with_items_read)
+                .unwrap_or_default()
+        });
+        let keep = if step.expect.is_none() {
+            read.clone()
+        } else {
+            None
         };
         // A step with a pattern sees the joined list as it came; of its raw
         // pages it keeps what the scenario and the pattern read, not a copy
         // of every page beside the list.
-        let pages_for_pattern = match (written.paginate, &keep, &step.expect) {
-            (Some(_), None, Some(pattern)) if !pattern.may_see_member("pages") => {
-                Some(self.pages_read(step))
+        let pages_for_pattern = match (written.paginate, &step.expect) {
+            (Some(_), Some(pattern)) if !pattern.may_see_member("pages") => {
+                Some(list_and_pages_read(read.as_ref()))
             }
             _ => None,
         };
@@ -295,20 +297,6 @@ impl Execution<'_> {
         self.walked.insert(request.clone()).then_some(request)
     }
 
-    /// A walk's whole list and what the scenario reads of its raw pages.
-    fn pages_read(&self, step: &Step) -> ReadTree {
-        let pages = step
-            .id
-            .as_ref()
-            .and_then(|id| self.s.reads.get(id))
-            .and_then(|read| read.with_items_read().field_read("pages"));
-        let whole_list = ReadTree::whole_fields(&["result"]);
-        match pages {
-            Some(pages) => whole_list.with_field("pages", pages),
-            None => whole_list,
-        }
-    }
-
     /// How many items `method` walks at most, as the probe's listing of the
     /// server says: a `*/list` or `*/search` of tools, prompts or resources
     /// returns no more than the server lists.
@@ -402,6 +390,16 @@ fn not_exercised(method: &str, params: Option<&Value>, budget: Duration) -> Stri
     };
     let secs = budget.as_secs_f64();
     format!("{what} not exercised: did not answer within {secs} s (--call-budget-ms); the call was cancelled")
+}
+
+/// A walk's whole list, and of its raw pages what `read` (the scenario's
+/// read of the step) reads.
+fn list_and_pages_read(read: Option<&ReadTree>) -> ReadTree {
+    let whole_list = ReadTree::whole_fields(&["result"]);
+    match read.and_then(|r| r.field_read("pages")) {
+        Some(pages) => whole_list.with_field("pages", pages),
+        None => whole_list,
+    }
 }
 
 /// The request as a finding shows it.
