@@ -18,6 +18,7 @@ use super::probe::{probe_eras, EraChoice, Probe, ProbeError, ProbedEra};
 use super::property::PropertyRun;
 use super::scheduler::run_jobs;
 use super::target::Target;
+use crate::scenario::expr::Bound;
 use crate::scenario::model::Scenario;
 use crate::schema::Schemas;
 use crate::session::era::KNOWN_VERSIONS;
@@ -164,7 +165,7 @@ pub async fn run_catalog(
             target: target.clone(),
             era: probed.era.clone(),
             server: probed.server.clone(),
-            probe: (!opts.isolate).then(|| Arc::new(probed.facts.clone())),
+            probe: (!opts.isolate).then(|| Bound::from(probed.facts.clone())),
             timeout: opts.timeout,
             shutdown_grace: opts.shutdown_grace,
             startup: opts.startup,

@@ -13,16 +13,18 @@
 //! list-changed notification empties the store.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use serde_json::Value;
 
+use crate::scenario::expr::Bound;
 use crate::scenario::expr_reads::ReadTree;
 
 /// Complete walks by what was asked, each kept once as it came (without
 /// its raw `pages`, with the request under `request`); each scenario that
-/// asks again is handed the same answer, not a copy (the interpreter
-/// converts only the part each expression reads).
+/// asks again is handed the same answer, not a copy, with the CEL values
+/// made of it so far (a tool's map is made once for every scenario that
+/// reads it, and only the parts expressions read are made at all).
 #[derive(Debug, Default)]
 pub struct WalkCache {
     walks: Mutex<Walks>,
@@ -30,7 +32,7 @@ pub struct WalkCache {
 
 #[derive(Debug, Default)]
 struct Walks {
-    by_request: HashMap<String, Arc<Value>>,
+    by_request: HashMap<String, Bound>,
     /// Items held by the kept walks whose request has params.
     narrowed_items: usize,
 }
@@ -58,18 +60,18 @@ impl WalkCache {
     }
 
     /// The walk an earlier scenario made of this request.
-    pub fn get(&self, request: &str) -> Option<Arc<Value>> {
+    pub fn get(&self, request: &str) -> Option<Bound> {
         let walks = self.walks.lock().unwrap_or_else(|e| e.into_inner());
         walks.by_request.get(request).cloned()
     }
 
-    pub fn put(&self, request: &str, answer: Arc<Value>) {
+    pub fn put(&self, request: &str, answer: Bound) {
         let mut walks = self.walks.lock().unwrap_or_else(|e| e.into_inner());
         if walks.by_request.len() >= MAX_ENTRIES || walks.by_request.contains_key(request) {
             return;
         }
         if has_params(request) {
-            let items = items_in(&answer);
+            let items = items_in(answer.json());
             if walks.narrowed_items + items > NARROWED_ITEMS {
                 return;
             }
@@ -123,7 +125,7 @@ mod tests {
     fn a_walk_is_found_by_its_request_and_forgotten_on_clear() {
         let cache = WalkCache::default();
         let request = WalkCache::request_key("tools/list", None, false);
-        cache.put(&request, Arc::new(json!({"result": {"tools": []}})));
+        cache.put(&request, Bound::from(json!({"result": {"tools": []}})));
         assert!(cache.get(&request).is_some());
         let other = WalkCache::request_key("tools/list", Some(&json!({"filter": {}})), false);
         assert!(cache.get(&other).is_none(), "other params");
@@ -133,9 +135,9 @@ mod tests {
         assert!(cache.get(&request).is_none());
     }
 
-    fn walk_of(n: usize) -> Arc<Value> {
+    fn walk_of(n: usize) -> Bound {
         let tools: Vec<Value> = (0..n).map(|i| json!({ "name": format!("t{i}") })).collect();
-        Arc::new(json!({ "result": { "tools": tools } }))
+        Bound::from(json!({ "result": { "tools": tools } }))
     }
 
     #[test]

@@ -211,15 +211,59 @@ fn clean_parse_error(text: &str) -> String {
 /// that decides what the runner keeps of a long answer.
 #[derive(Debug, Clone, Default)]
 pub struct Bindings {
-    json: HashMap<String, Arc<Value>>,
-    cel: HashMap<String, Arc<Conversions>>,
+    vars: HashMap<String, Bound>,
     /// What `schema_errors` validates against: the run's schemas.
     schemas: Schemas,
 }
 
+/// A JSON value as bound to a variable, with the CEL values made of it so
+/// far. Clones share both: an answer that many scenarios bind (a walk of
+/// the run's shared walks, the probe's facts) is converted once for all of
+/// them, not once per scenario: on a 10,000-tool list, making each tool's
+/// map again in every scenario, and dropping it after, was most of what the
+/// harness spent.
+#[derive(Debug, Clone)]
+pub struct Bound {
+    json: Arc<Value>,
+    cel: Arc<Conversions>,
+}
+
+impl Bound {
+    pub fn new(json: Arc<Value>) -> Self {
+        Bound {
+            json,
+            cel: Arc::default(),
+        }
+    }
+
+    pub fn json(&self) -> &Arc<Value> {
+        &self.json
+    }
+
+    /// The JSON, moved out when nothing else holds it.
+    pub fn into_json(self) -> Value {
+        Arc::try_unwrap(self.json).unwrap_or_else(|shared| (*shared).clone())
+    }
+
+    fn cel_value(&self, read: &ReadTree) -> Arc<dyn Val> {
+        self.cel.get(&self.json, read)
+    }
+}
+
+impl From<Value> for Bound {
+    fn from(json: Value) -> Self {
+        Bound::new(Arc::new(json))
+    }
+}
+
+impl From<Arc<Value>> for Bound {
+    fn from(json: Arc<Value>) -> Self {
+        Bound::new(json)
+    }
+}
+
 /// The CEL values made of one binding so far (the whole, and the cuts
-/// verification asks for), by the part they cover; shared by clones of the
-/// bindings.
+/// verification asks for), by the part they cover.
 #[derive(Debug, Default)]
 struct Conversions(Mutex<Vec<(ReadTree, Arc<dyn Val>)>>);
 
@@ -248,28 +292,20 @@ impl Conversions {
 }
 
 impl Bindings {
-    pub fn insert(&mut self, name: impl Into<String>, value: Value) {
-        self.insert_shared(name, Arc::new(value));
-    }
-
-    /// Binds a value the caller keeps too, without copying it.
-    pub fn insert_shared(&mut self, name: impl Into<String>, value: Arc<Value>) {
-        let name = name.into();
-        self.cel.insert(name.clone(), Arc::default());
-        self.json.insert(name, value);
+    pub fn insert(&mut self, name: impl Into<String>, value: impl Into<Bound>) {
+        self.vars.insert(name.into(), value.into());
     }
 
     pub fn remove(&mut self, name: &str) {
-        self.cel.remove(name);
-        self.json.remove(name);
+        self.vars.remove(name);
     }
 
     pub fn get(&self, name: &str) -> Option<&Value> {
-        self.json.get(name).map(|v| &**v)
+        self.vars.get(name).map(|v| &**v.json())
     }
 
     pub fn contains(&self, name: &str) -> bool {
-        self.json.contains_key(name)
+        self.vars.contains_key(name)
     }
 
     /// Validates with the run's schemas (the shipped ones by default).
@@ -278,8 +314,7 @@ impl Bindings {
     }
 
     fn cel_value(&self, name: &str, read: &ReadTree) -> Option<Arc<dyn Val>> {
-        let json = self.json.get(name)?;
-        Some(self.cel.get(name)?.get(json, read))
+        Some(self.vars.get(name)?.cel_value(read))
     }
 }
 

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use mcp_conform::run::probe::probe;
 use mcp_conform::run::{RunConfig, Target};
+use mcp_conform::scenario::expr::Bound;
 use mcp_conform::transport::StdioSpec;
 
 pub fn root() -> PathBuf {
@@ -78,7 +79,7 @@ pub fn config(target: Target, version: Option<&str>) -> Arc<RunConfig> {
         .unwrap_or_else(|e| panic!("probe of {} failed: {e}", target.display()));
     let fixture_match = mcp_conform::fixture::serves_reference_catalog(&probed.tool_names);
     let mut cfg = RunConfig::isolated(target, probed.era, probed.server, timeout, fixture_match);
-    cfg.probe = Some(Arc::new(probed.facts));
+    cfg.probe = Some(Bound::from(probed.facts));
     Arc::new(cfg)
 }
 
@@ -262,7 +263,7 @@ pub fn run_over_http(
             timeout,
             fixture_match,
         );
-        cfg.probe = Some(Arc::new(probed.facts));
+        cfg.probe = Some(Bound::from(probed.facts));
         let cfg = Arc::new(cfg);
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
         let results = mcp_conform::run::scheduler::run_all(scenarios.to_vec(), cfg, jobs, tx).await;

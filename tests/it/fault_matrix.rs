@@ -566,7 +566,10 @@ struct Met {
 type Probed = (Option<Arc<serde_json::Value>>, serde_json::Value);
 
 fn probed(cfg: &RunConfig) -> Probed {
-    (cfg.probe.clone(), cfg.server.clone())
+    (
+        cfg.probe.as_ref().map(|p| Arc::clone(p.json())),
+        cfg.server.clone(),
+    )
 }
 
 impl Met {

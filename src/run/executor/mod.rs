@@ -23,7 +23,7 @@ use super::pool::SessionPool;
 use super::property::{self, PropertyRun};
 use super::target::Target;
 use super::walks::WalkCache;
-use crate::scenario::expr::Bindings;
+use crate::scenario::expr::{Bindings, Bound};
 use crate::scenario::model::{
     Assertion, Fixture, ForEach, Isolation, Level, Place, Scenario, Step,
 };
@@ -41,7 +41,7 @@ pub struct RunConfig {
     /// What the probe found (`probe` in `requires:`); None turns off the
     /// skips decided from it (`--isolate`). Shared: every scenario binds it,
     /// and on a large catalog it names every tool.
-    pub probe: Option<Arc<Value>>,
+    pub probe: Option<Bound>,
     /// How long a stdio server may take to exit once its stdin closes.
     pub shutdown_grace: Duration,
     /// How long a freshly started stdio server may take to answer its handshake.
@@ -218,9 +218,12 @@ fn base_bindings(cfg: &RunConfig) -> Bindings {
     b.insert("call_tools", json!(cfg.call_tools.as_str()));
     b.insert("run_seed", json!(cfg.property.seed));
     b.insert("sample_size", json!(cfg.sample_size));
-    b.insert("versions", protocol_versions(cfg.probe.as_deref()));
+    b.insert(
+        "versions",
+        protocol_versions(cfg.probe.as_ref().map(|p| &**p.json())),
+    );
     if let Some(probe) = &cfg.probe {
-        b.insert_shared("probe", Arc::clone(probe));
+        b.insert("probe", probe.clone());
     }
     b
 }
@@ -415,7 +418,7 @@ impl<'a> Execution<'a> {
         match condition.eval_bool(&self.bindings) {
             Ok(true) => Ok(true),
             Ok(false) => {
-                self.bind_step(step, Arc::new(Value::Null));
+                self.bind_step(step, Bound::from(Value::Null));
                 Ok(false)
             }
             Err(e) => {
@@ -433,10 +436,10 @@ impl<'a> Execution<'a> {
             self.skipped = Some(why);
             return Err(Stop);
         }
-        self.bind_step(step, Arc::clone(&answer));
+        self.bind_step(step, answer.clone());
         self.capture(step, label)?;
         self.check_applicable(step, label)?;
-        self.check(step, label, &answer, None)
+        self.check(step, label, answer.json(), None)
     }
 
     /// The step once per item, each answer checked with the id bound to it;
@@ -460,8 +463,8 @@ impl<'a> Execution<'a> {
                 self.record(f)?;
                 continue;
             }
-            self.bind_step(step, Arc::clone(&answer));
-            self.check(step, label, &answer, Some(&item))?;
+            self.bind_step(step, answer.clone());
+            self.check(step, label, answer.json(), Some(&item))?;
             answers.push(answer);
         }
         self.bindings.remove(&fe.var);
@@ -470,11 +473,8 @@ impl<'a> Execution<'a> {
             // none of them is copied below.
             self.bindings.remove(id);
         }
-        let answers = answers
-            .into_iter()
-            .map(|a| Arc::try_unwrap(a).unwrap_or_else(|shared| (*shared).clone()))
-            .collect();
-        self.bind_step(step, Arc::new(Value::Array(answers)));
+        let answers = answers.into_iter().map(Bound::into_json).collect();
+        self.bind_step(step, Bound::from(Value::Array(answers)));
         self.capture(step, label)?;
         self.check_applicable(step, label)
     }

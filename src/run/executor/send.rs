@@ -3,7 +3,6 @@
 //! with its `${…}` filled in, and the answer it gets, as bound in CEL. A step
 //! that gets no answer is a finding, and the scenario stops there.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -12,6 +11,7 @@ use super::{Execution, Stop};
 use crate::run::outcome::{Finding, Outcome};
 use crate::run::walks::WalkCache;
 use crate::scenario::cel_value::prune;
+use crate::scenario::expr::Bound;
 use crate::scenario::expr_reads::ReadTree;
 use crate::scenario::interpolate::{Template, ValueTemplate};
 use crate::scenario::model::{Action, Step};
@@ -25,7 +25,7 @@ const WALK_BUDGET: Duration = Duration::from_secs(30);
 
 /// What the wire gave back for a step, or why it gave nothing.
 /// A request step's answer: shared with the run's walks when it is one.
-type Sent = Result<Arc<Value>, SessionError>;
+type Sent = Result<Bound, SessionError>;
 
 /// A `request:` step as written, before interpolation.
 struct RequestStep<'s> {
@@ -49,7 +49,7 @@ struct HttpStep<'s> {
 
 impl Execution<'_> {
     /// Does the step's wire action and returns its answer as bound in CEL.
-    pub(super) async fn perform(&mut self, step: &Step, label: &str) -> Result<Arc<Value>, Stop> {
+    pub(super) async fn perform(&mut self, step: &Step, label: &str) -> Result<Bound, Stop> {
         let timeout = self.timeout(Some(step));
         let sent = match &step.action {
             Action::Request {
@@ -114,7 +114,7 @@ impl Execution<'_> {
             }
             Action::Check => Ok(Value::Null),
         };
-        sent.map(Arc::new)
+        sent.map(Bound::from)
             .map_err(|e| self.wire_failure(step, label, e))
     }
 
@@ -195,17 +195,17 @@ impl Execution<'_> {
                 let id = session
                     .send_request(method, params, rpc_id, step.meta)
                     .await;
-                return Ok(id.map(|id| Arc::new(json!({ "id": id, "request": request }))));
+                return Ok(id.map(|id| Bound::from(json!({ "id": id, "request": request }))));
             }
             None if step.bounded => {
                 let answer = session
                     .request_within(method, params.clone(), step.meta, budget)
                     .await;
                 return Ok(match answer {
-                    Ok(Some(a)) => Ok(Arc::new(with_request(a, request))),
+                    Ok(Some(a)) => Ok(Bound::from(with_request(a, request))),
                     Ok(None) => {
                         self.unexercised = Some(not_exercised(method, params.as_ref(), budget));
-                        Ok(Arc::new(json!({ "request": request })))
+                        Ok(Bound::from(json!({ "request": request })))
                     }
                     Err(e) => Err(e),
                 });
@@ -214,7 +214,7 @@ impl Execution<'_> {
                 let answer = session
                     .request_with(method, params, rpc_id, Some(timeout), step.meta)
                     .await;
-                return Ok(answer.map(|a| Arc::new(with_request(a, request))));
+                return Ok(answer.map(|a| Bound::from(with_request(a, request))));
             }
             Some(field) => {
                 let walk = PageWalk {
@@ -256,14 +256,14 @@ impl Execution<'_> {
             (Some(_), Some(request_key), Some(cache))
                 if walked.broken.is_none() && walked.answer.get("result").is_some() =>
             {
-                let whole = Arc::new(with_request(walked.answer, request));
-                cache.put(&request_key, Arc::clone(&whole));
+                let whole = Bound::from(with_request(walked.answer, request));
+                cache.put(&request_key, whole.clone());
                 return Ok(Ok(whole));
             }
             (Some(read), _, _) => prune(walked.answer, read),
             (None, _, _) => walked.answer,
         };
-        Ok(Ok(Arc::new(with_request(answer, request))))
+        Ok(Ok(Bound::from(with_request(answer, request))))
     }
 
     /// The key under which this walk may come from (and go to) the run's
@@ -305,7 +305,15 @@ impl Execution<'_> {
         if feature != field || !(method.ends_with("/list") || method.ends_with("/search")) {
             return None;
         }
-        Some(self.cfg.probe.as_ref()?.get(field)?.as_array()?.len())
+        Some(
+            self.cfg
+                .probe
+                .as_ref()?
+                .json()
+                .get(field)?
+                .as_array()?
+                .len(),
+        )
     }
 
     /// An `http:` step's request with its body and header values interpolated.

@@ -2,12 +2,11 @@
 //! opened on first use (warm from the pool when the scenario is shared),
 //! and what they saw on the wire bound for CEL.
 
-use std::sync::Arc;
-
 use serde_json::{json, Value};
 
 use super::{Execution, Stop, MAIN};
 use crate::run::pool::Lease;
+use crate::scenario::expr::Bound;
 use crate::scenario::model::Step;
 use crate::session::{Session, SessionError};
 
@@ -95,9 +94,9 @@ impl Execution<'_> {
 
     /// Binds the step's answer to its id, and the wire logs (notifications,
     /// stdout violations) when they grew.
-    pub(super) fn bind_step(&mut self, step: &Step, answer: Arc<Value>) {
+    pub(super) fn bind_step(&mut self, step: &Step, answer: Bound) {
         if let Some(id) = &step.id {
-            self.bindings.insert_shared(id.clone(), answer);
+            self.bindings.insert(id.clone(), answer);
         }
         let notes = self
             .sessions
