@@ -1,15 +1,17 @@
 //! Walks of a list shared between the read-only scenarios of one era on
-//! warm servers. Dozens of scenarios begin with the same unfiltered
+//! warm servers, and the scenarios of their own server that have only
+//! listed so far. Dozens of scenarios begin with the same unfiltered
 //! `tools/list`; on a server of 10,000 tools each walk is 200 pages. A
 //! shared scenario only reads, so the server's lists stay as they were, and
-//! the answer an earlier scenario walked is the answer this one would get.
+//! the answer an earlier scenario walked is the answer this one would get;
+//! a server that was only asked for lists is as it started, as warm ones are.
 //!
 //! What keeps a fault visible: only a complete walk with a result is kept
 //! (a walk that goes in circles, stops early or gets an error is walked
 //! again by everyone); a scenario reuses a walk only the first time it asks
 //! for it, so one that walks a list twice to compare the answers gets a
 //! second, fresh walk from the server; steps with their own page cap, a
-//! pattern to match or another session than the warm one never reuse; and a
+//! pattern to match or another session than the main one never reuse; and a
 //! list-changed notification empties the store.
 
 use std::collections::HashMap;

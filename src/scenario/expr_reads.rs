@@ -83,6 +83,12 @@ impl ReadTree {
         self
     }
 
+    /// This read, and `read` of each item of a list besides.
+    pub fn with_each_item(mut self, read: ReadTree) -> ReadTree {
+        self.merge(ReadTree::items(read));
+        self
+    }
+
     /// What is read of field `name` of an object read this way (None: not read).
     pub fn field_read(&self, name: &str) -> Option<ReadTree> {
         if self.whole {

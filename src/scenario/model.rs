@@ -365,6 +365,29 @@ impl Step {
         }
     }
 
+    /// Whether this step leaves any server as it found it by what it is: a
+    /// check, or a request on the main session for a `*/list` or
+    /// `*/search`, which the MCP specification defines as reads. A scenario
+    /// whose steps so far were all such may take a list walk another
+    /// scenario made on a warm server (see `run::walks`).
+    pub fn only_lists(&self) -> bool {
+        if self.session.is_some() {
+            return false;
+        }
+        match &self.action {
+            Action::Check => true,
+            Action::Request {
+                method,
+                no_wait: false,
+                ..
+            } => {
+                let method = method.source();
+                !method.contains("${") && (method.ends_with("/list") || method.ends_with("/search"))
+            }
+            _ => false,
+        }
+    }
+
     /// Why this step can't run on a server shared with other scenarios, if it can't.
     pub fn shares_badly(&self) -> Option<&'static str> {
         if self.session.is_some() {

@@ -13,6 +13,7 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 use super::expr::Bindings;
+use super::expr_reads::ReadTree;
 use super::interpolate::{InterpolateError, Template, ValueTemplate};
 use super::model::Place;
 use super::source::escape_pointer;
@@ -421,18 +422,36 @@ pub fn check(pattern: &Value) -> Vec<PatternError> {
         .unwrap_or_default()
 }
 
-/// See [`Pattern::may_see_member`], on a pattern as written.
-fn sees_member(pattern: &Value, name: &str) -> bool {
+/// See [`Pattern::read_tree`], on a pattern as written.
+fn pattern_read(pattern: &Value) -> ReadTree {
     let Some(members) = pattern.as_object() else {
-        return true;
+        // A literal or an array is compared whole.
+        return ReadTree::whole();
     };
-    members.iter().any(|(key, sub)| match key.as_str() {
-        "$label" | "$note" | "$verdict" => false,
-        "$one_of" => sub
-            .as_array()
-            .is_none_or(|alternatives| alternatives.iter().any(|a| sees_member(a, name))),
-        key => key == name || key.starts_with('$'),
-    })
+    let mut read = ReadTree::default();
+    for (key, sub) in members {
+        match key.as_str() {
+            // Words for the report, and tests of the node's presence or type,
+            // which a value cut down keeps.
+            "$label" | "$note" | "$verdict" | "$type" | "$absent" | "$present" => {}
+            // A list cut down keeps its length when its items are read;
+            // an object read by items is kept whole (its length is its keys).
+            "$len" | "$min_len" | "$max_len" => {
+                read.merge(ReadTree::default().with_each_item(ReadTree::default()));
+            }
+            "$each" => read.merge(ReadTree::default().with_each_item(pattern_read(sub))),
+            "$one_of" => match sub.as_array() {
+                Some(alternatives) => alternatives
+                    .iter()
+                    .for_each(|a| read.merge(pattern_read(a))),
+                None => return ReadTree::whole(),
+            },
+            // Any other operator may look at the node as a whole.
+            key if key.starts_with('$') => return ReadTree::whole(),
+            key => read.merge(ReadTree::default().with_field(key, pattern_read(sub))),
+        }
+    }
+    read
 }
 
 impl Pattern {
@@ -453,12 +472,18 @@ impl Pattern {
         &self.source
     }
 
-    /// Whether matching may look at the member `name` of the answer: the
-    /// pattern (or one of its top `$one_of` alternatives) names it, is only
-    /// known at run time, or tests the answer as a whole (any other operator
-    /// at its top, or a value that is no object).
-    pub fn may_see_member(&self, name: &str) -> bool {
-        self.dynamic || sees_member(&self.source, name)
+    /// What matching may look at of an answer: an answer cut down to this
+    /// (see `cel_value::prune`) matches exactly when the whole one does. A
+    /// pattern known only at run time, a literal, and any operator that may
+    /// test a node as a whole read that node whole; `$type`, `$absent` and
+    /// `$present` read only its presence and type, and a length its items'
+    /// count. On a long list whose pattern asks only that it be an array, the
+    /// items are then kept as far as the scenario reads them, not whole.
+    pub fn read_tree(&self) -> ReadTree {
+        if self.dynamic {
+            return ReadTree::whole();
+        }
+        pattern_read(&self.source)
     }
 
     /// Whether a `${…}` is filled in at run time.
@@ -1858,19 +1883,58 @@ mod tests {
     }
 
     #[test]
-    fn a_pattern_sees_a_member_it_names_or_the_answer_as_a_whole() {
-        let sees = |written: Value| {
-            let pattern = compile(&written, &|_| Place::default()).expect("a valid pattern");
-            pattern.may_see_member("pages")
+    fn a_pattern_reads_what_it_tests_and_an_answer_cut_to_that_matches_alike() {
+        let read = |written: &Value| {
+            compile(written, &|_| Place::default())
+                .expect("a valid pattern")
+                .read_tree()
         };
-        assert!(!sees(json!({"result": {"tools": {"$type": "array"}}})));
-        assert!(!sees(
-            json!({"$one_of": [{"result": {"pages": 1}}, {"$label": "refused", "error": {"code": -32602}}]})
-        ));
-        assert!(sees(json!({"pages": {"$len": 2}})));
-        assert!(sees(json!({"$one_of": [{"result": {}}, {"pages": []}]})));
-        assert!(sees(json!({"$exact": true, "result": {}})));
-        assert!(sees(json!({"$not": {"error": {}}})));
+        let tools = json!({"result": {"tools": [{"name": "a", "inputSchema": {"type": "object"}}, {"name": "b"}]}, "pages": [{}]});
+        let cut = |written: &Value| crate::scenario::cel_value::pruned_copy(&tools, &read(written));
+        let type_only = json!({"result": {"tools": {"$type": "array"}}});
+        assert_eq!(cut(&type_only), json!({"result": {"tools": []}}));
+        assert_eq!(
+            cut(&json!({"result": {"tools": {"$min_len": 2}}})),
+            json!({"result": {"tools": [{}, {}]}})
+        );
+        assert_eq!(
+            cut(&json!({"result": {"tools": {"$each": {"name": {"$type": "string"}}}}})),
+            json!({"result": {"tools": [{"name": "a"}, {"name": "b"}]}})
+        );
+        assert_eq!(
+            cut(&json!({"result": {"tools": {"$each": {"name": {"$regex": "^a"}}}}})),
+            json!({"result": {"tools": [{"name": "a"}, {"name": "b"}]}})
+        );
+        assert_eq!(
+            cut(
+                &json!({"$one_of": [{"result": {"tools": {"$type": "array"}}}, {"$label": "refused", "error": {"code": -32602}}]})
+            ),
+            json!({"result": {"tools": []}})
+        );
+        for whole in [
+            json!({"result": {"tools": [{"name": "a"}]}}),
+            json!({"result": {"tools": {"$contains": {"name": "a"}}}}),
+            json!({"$exact": true, "result": {}}),
+            json!({"$not": {"error": {}}}),
+        ] {
+            let kept = cut(&whole);
+            assert_eq!(
+                matches(&whole, Some(&kept)).is_ok(),
+                matches(&whole, Some(&tools)).is_ok(),
+                "{whole}"
+            );
+            if whole.get("result").is_some() {
+                assert_eq!(kept["result"], tools["result"], "{whole}");
+            }
+        }
+        assert!(read(&json!({"result": {"tools": "${expected}"}})).is_whole());
+        for written in [&type_only, &json!({"result": {"tools": {"$len": 3}}})] {
+            assert_eq!(
+                matches(written, Some(&cut(written))).is_ok(),
+                matches(written, Some(&tools)).is_ok(),
+                "{written}"
+            );
+        }
     }
 
     #[test]

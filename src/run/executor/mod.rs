@@ -304,6 +304,11 @@ pub(super) struct Execution<'a> {
     /// The walks this scenario asked for so far: a second one of the same
     /// request goes to the server, whatever the shared store has.
     walked: std::collections::HashSet<String>,
+    /// Every step so far only listed or checked, on a server started the
+    /// usual way: its lists are those of any warm server of the run, so a
+    /// walk may come from the shared store even if the scenario runs on a
+    /// server of its own (most `fresh` scenarios begin by listing tools).
+    pristine: bool,
 }
 
 impl Execution<'_> {
@@ -332,6 +337,7 @@ impl<'a> Execution<'a> {
             pooled: pool,
             leased: false,
             walked: Default::default(),
+            pristine: s.handshake && s.fixture.is_none(),
             stderr_in_failure: None,
         }
     }
@@ -406,6 +412,7 @@ impl<'a> Execution<'a> {
         if went_wrong && self.stderr_in_failure.is_none() {
             self.stderr_in_failure = Some(self.stderr_total() > stderr_before);
         }
+        self.pristine &= step.only_lists();
         done
     }
 

@@ -137,8 +137,7 @@ impl Execution<'_> {
             .and_then(|field| self.known_items(method, field));
         let budget = self.cfg.call_budget;
         // What the scenario reads of this answer, when a long list can be
-        // cut down to it: not for a step with an `expect` pattern, which
-        // sees the answer as it came.
+        // cut down to it, with what the step's pattern looks at.
         let read = step.id.as_ref().map(|id| {
             self.s
                 .reads
@@ -146,22 +145,19 @@ impl Execution<'_> {
                 .map(ReadTree::with_items_read)
                 .unwrap_or_default()
         });
-        let keep = if step.expect.is_none() {
-            read.clone()
-        } else {
-            None
-        };
-        // A step with a pattern sees the joined list as it came; of its raw
-        // pages it keeps what the scenario and the pattern read, not a copy
-        // of every page beside the list.
-        let pages_for_pattern = match (written.paginate, &step.expect) {
-            (Some(_), Some(pattern)) if !pattern.may_see_member("pages") => {
-                Some(list_and_pages_read(read.as_ref()))
+        let keep = match (&step.expect, read) {
+            (None, read) => read,
+            (Some(pattern), read) => {
+                let mut keep = pattern.read_tree();
+                keep.merge(read.unwrap_or_default());
+                Some(keep)
             }
-            _ => None,
         };
-        let shared_walk = match (written.paginate, &keep) {
-            (Some(_), Some(read)) => self.shared_walk(step, written, method, params.as_ref(), read),
+        // A step with a pattern matches the answer its own server gave.
+        let shared_walk = match (written.paginate, &keep, &step.expect) {
+            (Some(_), Some(read), None) => {
+                self.shared_walk(step, written, method, params.as_ref(), read)
+            }
             _ => None,
         };
         // A walk that goes to the store is kept whole but for its pages.
@@ -227,7 +223,7 @@ impl Execution<'_> {
                     keep: if shared_walk.is_some() {
                         Some(&stored_read)
                     } else {
-                        keep.as_ref().or(pages_for_pattern.as_ref())
+                        keep.as_ref()
                     },
                 };
                 match session.paginate(method, params, walk).await {
@@ -267,7 +263,8 @@ impl Execution<'_> {
     }
 
     /// The key under which this walk may come from (and go to) the run's
-    /// shared walks (see `run::walks`): a scenario on a warm server, its
+    /// shared walks (see `run::walks`): a scenario on a warm server, or one
+    /// that so far only listed on a server started the usual way; its
     /// main session, the first walk of this request in the scenario, no
     /// page cap or pattern of its own, and the raw `pages` not read (the
     /// store keeps the joined list only).
@@ -279,10 +276,11 @@ impl Execution<'_> {
         params: Option<&Value>,
         read: &ReadTree,
     ) -> Option<String> {
-        let on_warm_main = self.shared()
+        let on_warm_main = (self.shared() || self.pristine)
             && self.cfg.walks.is_some()
             && step.session.as_deref().is_none_or(|s| s == super::MAIN);
         let reads_pages = read.field_read("pages").is_some();
+
         if !on_warm_main || written.max_pages.is_some() || step.sentinel || reads_pages {
             return None;
         }
@@ -398,16 +396,6 @@ fn not_exercised(method: &str, params: Option<&Value>, budget: Duration) -> Stri
     };
     let secs = budget.as_secs_f64();
     format!("{what} not exercised: did not answer within {secs} s (--call-budget-ms); the call was cancelled")
-}
-
-/// A walk's whole list, and of its raw pages what `read` (the scenario's
-/// read of the step) reads.
-fn list_and_pages_read(read: Option<&ReadTree>) -> ReadTree {
-    let whole_list = ReadTree::whole_fields(&["result"]);
-    match read.and_then(|r| r.field_read("pages")) {
-        Some(pages) => whole_list.with_field("pages", pages),
-        None => whole_list,
-    }
 }
 
 /// The request as a finding shows it.

@@ -39,14 +39,18 @@ async fn run_with(faults: &[Fault], extra: &str, steps: &str) -> ScenarioResult 
         faults: faults.iter().copied().collect(),
         ..Config::default()
     };
-    let cfg = RunConfig::isolated(
+    run_scenario(&scenario(extra, steps), &isolated(config)).await
+}
+
+/// A run on a fresh in-process reference server of `config`, in 2025-11-25.
+fn isolated(config: Config) -> RunConfig {
+    RunConfig::isolated(
         Target::InProcess(config),
         Era::new("2025-11-25"),
         json!({"capabilities": {"tools": {}}}),
         Duration::from_secs(5),
         true,
-    );
-    run_scenario(&scenario(extra, steps), &cfg).await
+    )
 }
 
 #[tokio::test]
@@ -266,13 +270,7 @@ async fn each_run_validates_against_its_own_user_schema() {
 "#,
     );
     let run_under = |schemas: Schemas| {
-        let mut cfg = RunConfig::isolated(
-            Target::InProcess(Config::default()),
-            Era::new("2025-11-25"),
-            json!({"capabilities": {"tools": {}}}),
-            Duration::from_secs(5),
-            true,
-        );
+        let mut cfg = isolated(Config::default());
         cfg.schemas = schemas;
         let s = s.clone();
         tokio::spawn(async move { run_scenario(&s, &cfg).await })
@@ -300,4 +298,55 @@ async fn each_run_validates_against_its_own_user_schema() {
     for r in &results[1..] {
         assert_eq!(r.outcome, Outcome::Pass, "{}: {:?}", r.message, r.findings);
     }
+}
+
+/// Runs `steps` on a server of its own (isolation: fresh) in a run whose
+/// shared store holds a one-tool walk of `tools/list` no server gave, and
+/// asserts the scenario passes.
+async fn passes_beside_stored_walk(steps: &str) {
+    let store = crate::run::walks::WalkCache::default();
+    // A step carries the stateless era's `_meta` unless it says `meta: false`.
+    let key = crate::run::walks::WalkCache::request_key("tools/list", None, true);
+    store.put(
+        &key,
+        json!({ "jsonrpc": "2.0", "id": 1, "result": { "tools": [{ "name": "from-store" }] } })
+            .into(),
+    );
+    let mut cfg = isolated(Config::default());
+    cfg.walks = Some(std::sync::Arc::new(store));
+    let r = run_scenario(&scenario("isolation: fresh\n", steps), &cfg).await;
+    assert_eq!(r.outcome, Outcome::Pass, "{}: {:?}", r.message, r.findings);
+}
+
+#[tokio::test]
+async fn a_fresh_scenario_that_only_listed_so_far_takes_the_stored_walk() {
+    passes_beside_stored_walk(
+        r#"
+  - request: resources/list
+    paginate: resources
+  - id: all
+    request: tools/list
+    paginate: tools
+    assert:
+      - expr: "all.result.tools.map(t, t.name) == ['from-store']"
+        message: "the walk came from the server: ${all.result.tools.map(t, t.name)}"
+"#,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_fresh_scenario_walks_itself_once_it_did_more_than_list() {
+    passes_beside_stored_walk(
+        r#"
+  - notify: notifications/roots/list_changed
+  - id: all
+    request: tools/list
+    paginate: tools
+    assert:
+      - expr: "!all.result.tools.exists(t, t.name == 'from-store')"
+        message: "a walk after a notification came from the store"
+"#,
+    )
+    .await;
 }
