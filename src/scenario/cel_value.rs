@@ -84,10 +84,14 @@ pub fn prune(value: Value, read: &ReadTree) -> Value {
         return value;
     }
     match (value, read.item_read()) {
-        (Value::Object(mut map), None) => Value::Object(
-            read.fields()
-                .iter()
-                .filter_map(|(name, sub)| Some((name.clone(), prune(map.remove(name)?, sub))))
+        // The answer's own order, so that what is shown of it reads as sent.
+        (Value::Object(map), None) => Value::Object(
+            map.into_iter()
+                .filter_map(|(name, v)| {
+                    let sub = read.fields().get(&name)?;
+                    let kept = prune(v, sub);
+                    Some((name, kept))
+                })
                 .collect(),
         ),
         (Value::Array(items), Some(item)) => {
@@ -105,9 +109,10 @@ pub fn pruned_copy(value: &Value, read: &ReadTree) -> Value {
     }
     match (value, read.item_read()) {
         (Value::Object(map), None) => Value::Object(
-            read.fields()
-                .iter()
-                .filter_map(|(name, sub)| Some((name.clone(), pruned_copy(map.get(name)?, sub))))
+            map.iter()
+                .filter_map(|(name, v)| {
+                    Some((name.clone(), pruned_copy(v, read.fields().get(name)?)))
+                })
                 .collect(),
         ),
         (Value::Array(items), Some(item)) => {
@@ -177,4 +182,22 @@ fn object_of(map: &CelMap<'_>) -> Result<Option<Value>, String> {
         object.insert(key.inner().to_string(), val_to_json(item.as_ref())?);
     }
     Ok(Some(Value::Object(object)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// What is kept of an answer is shown as evidence: it keeps the order
+    /// the server wrote, not the order of the names read.
+    #[test]
+    fn a_cut_answer_keeps_the_order_it_came_in() {
+        let answer = json!({"jsonrpc": "2.0", "id": 7, "result": {"tools": [], "nextCursor": "c"}, "extra": 1});
+        let read = ReadTree::whole_fields(&["result", "jsonrpc", "id"]);
+        let keys = |v: &Value| v.as_object().map(|m| m.keys().cloned().collect::<Vec<_>>());
+        let expected = Some(vec!["jsonrpc".to_string(), "id".into(), "result".into()]);
+        assert_eq!(keys(&pruned_copy(&answer, &read)), expected);
+        assert_eq!(keys(&prune(answer, &read)), expected);
+    }
 }

@@ -41,6 +41,11 @@ struct Popular {
     env: Vec<(&'static str, String)>,
     data: Data,
     installed: PathBuf,
+    /// `--call-budget-ms` for the run. A server whose tools only compute
+    /// gets a budget no loaded machine reaches, so that its verdicts do
+    /// not turn into "not exercised" under load; a server whose tools go
+    /// out to the network keeps the default, as its users would.
+    call_budget_ms: Option<u64>,
 }
 
 fn node_server(name: &'static str, package: &str, data: Data) -> Popular {
@@ -57,8 +62,12 @@ fn node_server(name: &'static str, package: &str, data: Data) -> Popular {
         env: Vec::new(),
         data,
         installed: entry,
+        call_budget_ms: Some(LOCAL_CALL_BUDGET_MS),
     }
 }
+
+/// The call budget of servers whose tools work locally (see `call_budget_ms`).
+const LOCAL_CALL_BUDGET_MS: u64 = 10_000;
 
 fn python_server(name: &'static str, args: &[&str], data: Data) -> Popular {
     let python = common::root().join("target/peers/pyservers/bin/python");
@@ -70,6 +79,7 @@ fn python_server(name: &'static str, args: &[&str], data: Data) -> Popular {
         env: Vec::new(),
         data,
         installed: python,
+        call_budget_ms: Some(LOCAL_CALL_BUDGET_MS),
     }
 }
 
@@ -82,6 +92,8 @@ fn servers() -> Vec<Popular> {
         .env
         .push(("MEMORY_FILE_PATH", "{data}/memory.jsonl".to_string()));
     let fastmcp = common::root().join("fixtures/peers/fastmcp_server.py");
+    let mut fetch = python_server("mcp-server-fetch", &["-m", "mcp_server_fetch"], Data::None);
+    fetch.call_budget_ms = None;
     vec![
         node_server("server-filesystem", "server-filesystem", Data::Directory),
         memory,
@@ -91,7 +103,7 @@ fn servers() -> Vec<Popular> {
             Data::None,
         ),
         python_server("mcp-server-time", &["-m", "mcp_server_time"], Data::None),
-        python_server("mcp-server-fetch", &["-m", "mcp_server_fetch"], Data::None),
+        fetch,
         python_server(
             "mcp-server-git",
             &["-m", "mcp_server_git", "--repository", "{data}"],
@@ -236,6 +248,10 @@ fn check(server: Popular) {
     let data_arg = data.display().to_string();
     let dir = common::output_dir(&format!("popular-{}", server.name));
     let mut options: Vec<String> = vec!["--timeout-ms".into(), "10000".into()];
+    if let Some(budget) = server.call_budget_ms {
+        options.push("--call-budget-ms".into());
+        options.push(budget.to_string());
+    }
     for (k, v) in &server.env {
         options.push("--env".into());
         options.push(format!("{k}={}", v.replace("{data}", &data_arg)));

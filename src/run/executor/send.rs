@@ -256,6 +256,9 @@ impl Execution<'_> {
                 cache.put(&request_key, whole.clone());
                 return Ok(Ok(whole));
             }
+            // A mismatch shows what the server sent: the walk cut each item
+            // down to what the pattern looks at, the rest stays as it came.
+            (Some(_), _, _) if step.expect.is_some() => walked.answer,
             (Some(read), _, _) => prune(walked.answer, read),
             (None, _, _) => walked.answer,
         };
