@@ -67,19 +67,25 @@ impl WalkCache {
         walks.by_request.get(request).cloned()
     }
 
-    pub fn put(&self, request: &str, answer: Bound) {
+    /// Keeps a complete walk for later scenarios, unless the store is full
+    /// (or holds this request already). Whether the store holds it now.
+    pub fn put(&self, request: &str, answer: &Bound) -> bool {
         let mut walks = self.walks.lock().unwrap_or_else(|e| e.into_inner());
-        if walks.by_request.len() >= MAX_ENTRIES || walks.by_request.contains_key(request) {
-            return;
+        if walks.by_request.contains_key(request) {
+            return true;
+        }
+        if walks.by_request.len() >= MAX_ENTRIES {
+            return false;
         }
         if has_params(request) {
             let items = items_in(answer.json());
             if walks.narrowed_items + items > NARROWED_ITEMS {
-                return;
+                return false;
             }
             walks.narrowed_items += items;
         }
-        walks.by_request.insert(request.to_string(), answer);
+        walks.by_request.insert(request.to_string(), answer.clone());
+        true
     }
 
     /// Forgets every walk: the server said a list changed.
@@ -127,7 +133,7 @@ mod tests {
     fn a_walk_is_found_by_its_request_and_forgotten_on_clear() {
         let cache = WalkCache::default();
         let request = WalkCache::request_key("tools/list", None, false);
-        cache.put(&request, Bound::from(json!({"result": {"tools": []}})));
+        assert!(cache.put(&request, &Bound::from(json!({"result": {"tools": []}}))));
         assert!(cache.get(&request).is_some());
         let other = WalkCache::request_key("tools/list", Some(&json!({"filter": {}})), false);
         assert!(cache.get(&other).is_none(), "other params");
@@ -146,7 +152,7 @@ mod tests {
     fn plain_lists_are_kept_and_narrowed_ones_only_within_their_budget() {
         let cache = WalkCache::default();
         let plain = WalkCache::request_key("tools/list", None, false);
-        cache.put(&plain, walk_of(NARROWED_ITEMS * 3));
+        assert!(cache.put(&plain, &walk_of(NARROWED_ITEMS * 3)));
         assert!(
             cache.get(&plain).is_some(),
             "a plain list is kept whatever its size"
@@ -158,14 +164,17 @@ mod tests {
                 false,
             )
         };
-        cache.put(&group("a"), walk_of(NARROWED_ITEMS - 10));
-        cache.put(&group("b"), walk_of(20));
-        cache.put(&group("c"), walk_of(10));
+        assert!(cache.put(&group("a"), &walk_of(NARROWED_ITEMS - 10)));
+        assert!(
+            !cache.put(&group("b"), &walk_of(20)),
+            "says it did not keep it"
+        );
+        assert!(cache.put(&group("c"), &walk_of(10)));
         assert!(cache.get(&group("a")).is_some());
         assert!(cache.get(&group("b")).is_none(), "over the budget");
         assert!(cache.get(&group("c")).is_some(), "within what is left");
         cache.clear();
-        cache.put(&group("b"), walk_of(20));
+        assert!(cache.put(&group("b"), &walk_of(20)));
         assert!(cache.get(&group("b")).is_some(), "clear frees the budget");
     }
 

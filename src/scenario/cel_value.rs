@@ -53,7 +53,7 @@ pub fn json_to_val_read(at: &JsonAt, read: &ReadTree) -> Box<dyn Val> {
         return json_at_to_val(at);
     }
     match (*at.get(), read.item_read()) {
-        (Value::Object(map), None) => Shared::boxed(CelMap::from(
+        (Value::Object(map), _) => Shared::boxed(CelMap::from(
             read.fields()
                 .iter()
                 .filter(|(name, _)| map.contains_key(name.as_str()))
@@ -85,7 +85,7 @@ pub fn prune(value: Value, read: &ReadTree) -> Value {
     }
     match (value, read.item_read()) {
         // The answer's own order, so that what is shown of it reads as sent.
-        (Value::Object(map), None) => Value::Object(
+        (Value::Object(map), _) => Value::Object(
             map.into_iter()
                 .filter_map(|(name, v)| {
                     let sub = read.fields().get(&name)?;
@@ -108,7 +108,7 @@ pub fn pruned_copy(value: &Value, read: &ReadTree) -> Value {
         return value.clone();
     }
     match (value, read.item_read()) {
-        (Value::Object(map), None) => Value::Object(
+        (Value::Object(map), _) => Value::Object(
             map.iter()
                 .filter_map(|(name, v)| {
                     Some((name.clone(), pruned_copy(v, read.fields().get(name)?)))
@@ -199,5 +199,23 @@ mod tests {
         let expected = Some(vec!["jsonrpc".to_string(), "id".into(), "result".into()]);
         assert_eq!(keys(&pruned_copy(&answer, &read)), expected);
         assert_eq!(keys(&prune(answer, &read)), expected);
+    }
+
+    /// A `for_each` step's id is read as one answer and as the list of
+    /// them (`ReadTree::with_items_read`): each answer, an object, is cut
+    /// by the fields read of it. It was kept whole, which held every
+    /// filtered walk of a 10,000-tool catalog in full.
+    #[test]
+    fn an_object_read_both_as_an_answer_and_as_a_list_is_cut_by_its_fields() {
+        let name = ReadTree::whole_fields(&["name"]);
+        let answer_read = ReadTree::default().with_field(
+            "result",
+            ReadTree::default().with_field("tools", ReadTree::default().with_each_item(name)),
+        );
+        let read = answer_read.clone().with_each_item(answer_read);
+        let answer = json!({"jsonrpc": "2.0", "result": {"tools": [{"name": "a", "inputSchema": {"type": "object"}}]}});
+        let cut = json!({"result": {"tools": [{"name": "a"}]}});
+        assert_eq!(pruned_copy(&answer, &read), cut);
+        assert_eq!(prune(answer, &read), cut);
     }
 }

@@ -249,12 +249,16 @@ impl Execution<'_> {
             self.record(f)?;
         }
         let answer = match (&keep, shared_walk, cache) {
-            (Some(_), Some(request_key), Some(cache))
+            (Some(read), Some(request_key), Some(cache))
                 if walked.broken.is_none() && walked.answer.get("result").is_some() =>
             {
                 let whole = Bound::from(with_request(walked.answer, request));
-                cache.put(&request_key, whole.clone());
-                return Ok(Ok(whole));
+                if cache.put(&request_key, &whole) {
+                    return Ok(Ok(whole));
+                }
+                // Not kept (the store's budget for filtered lists is spent):
+                // this scenario holds only what it reads, like any other walk.
+                return Ok(Ok(Bound::from(prune(whole.into_json(), read))));
             }
             // A mismatch shows what the server sent: the walk cut each item
             // down to what the pattern looks at, the rest stays as it came.

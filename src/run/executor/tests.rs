@@ -309,7 +309,7 @@ async fn passes_beside_stored_walk(steps: &str) {
     let key = crate::run::walks::WalkCache::request_key("tools/list", None, true);
     store.put(
         &key,
-        json!({ "jsonrpc": "2.0", "id": 1, "result": { "tools": [{ "name": "from-store" }] } })
+        &json!({ "jsonrpc": "2.0", "id": 1, "result": { "tools": [{ "name": "from-store" }] } })
             .into(),
     );
     let mut cfg = isolated(Config::default());
