@@ -42,7 +42,9 @@ pub fn json_at_to_val(at: &JsonAt) -> Box<dyn Val> {
 }
 
 /// The part of the JSON at `at` that `read` covers: an object read field by
-/// field keeps only those fields (the ones it has), a list whose items are
+/// field keeps only those fields (the ones it has), one read by a key known
+/// only when evaluating (`m[k]`) keeps every member, each cut down by what
+/// is read of it (`ReadTree::member_read`), a list whose items are
 /// read keeps every item, each cut down the same way, and a list of which
 /// nothing is read (only its presence or type) becomes empty. Anything else
 /// is converted whole. What the expression can observe (a field's presence,
@@ -54,12 +56,11 @@ pub fn json_to_val_read(at: &JsonAt, read: &ReadTree) -> Box<dyn Val> {
     }
     match (*at.get(), read.item_read()) {
         (Value::Object(map), _) => Shared::boxed(CelMap::from(
-            read.fields()
-                .iter()
-                .filter(|(name, _)| map.contains_key(name.as_str()))
-                .map(|(name, sub)| {
-                    let member = json_to_val_read(&json_member(at, name), sub);
-                    (CelMapKey::from(name.clone()), member)
+            map.keys()
+                .filter_map(|name| {
+                    let sub = read.member_read(name)?;
+                    let member = json_to_val_read(&json_member(at, name), sub.as_ref());
+                    Some((CelMapKey::from(name.clone()), member))
                 })
                 .collect::<HashMap<_, _>>(),
         )),
@@ -88,8 +89,7 @@ pub fn prune(value: Value, read: &ReadTree) -> Value {
         (Value::Object(map), _) => Value::Object(
             map.into_iter()
                 .filter_map(|(name, v)| {
-                    let sub = read.fields().get(&name)?;
-                    let kept = prune(v, sub);
+                    let kept = prune(v, read.member_read(&name)?.as_ref());
                     Some((name, kept))
                 })
                 .collect(),
@@ -111,7 +111,10 @@ pub fn pruned_copy(value: &Value, read: &ReadTree) -> Value {
         (Value::Object(map), _) => Value::Object(
             map.iter()
                 .filter_map(|(name, v)| {
-                    Some((name.clone(), pruned_copy(v, read.fields().get(name)?)))
+                    Some((
+                        name.clone(),
+                        pruned_copy(v, read.member_read(name)?.as_ref()),
+                    ))
                 })
                 .collect(),
         ),
@@ -202,9 +205,10 @@ mod tests {
     }
 
     /// A `for_each` step's id is read as one answer and as the list of
-    /// them (`ReadTree::with_items_read`): each answer, an object, is cut
-    /// by the fields read of it. It was kept whole, which held every
-    /// filtered walk of a 10,000-tool catalog in full.
+    /// them (`ReadTree::with_items_read`): on an answer, an object, the
+    /// items' read is a read of any member, and each member is cut by it.
+    /// It was kept whole, which held every filtered walk of a 10,000-tool
+    /// catalog in full.
     #[test]
     fn an_object_read_both_as_an_answer_and_as_a_list_is_cut_by_its_fields() {
         let name = ReadTree::whole_fields(&["name"]);
@@ -214,8 +218,18 @@ mod tests {
         );
         let read = answer_read.clone().with_each_item(answer_read);
         let answer = json!({"jsonrpc": "2.0", "result": {"tools": [{"name": "a", "inputSchema": {"type": "object"}}]}});
-        let cut = json!({"result": {"tools": [{"name": "a"}]}});
+        let cut = json!({"jsonrpc": "2.0", "result": {"tools": [{"name": "a"}]}});
         assert_eq!(pruned_copy(&answer, &read), cut);
         assert_eq!(prune(answer, &read), cut);
+    }
+
+    /// `filtering[k]`, `k` a variable: every member may be read.
+    #[test]
+    fn an_object_read_by_a_computed_key_keeps_every_member() {
+        let read = ReadTree::default().with_each_item(ReadTree::whole_fields(&["listChanged"]));
+        let filtering = json!({"groups": {"listChanged": true, "x": 1}, "tags": {}});
+        let cut = json!({"groups": {"listChanged": true}, "tags": {}});
+        assert_eq!(pruned_copy(&filtering, &read), cut);
+        assert_eq!(prune(filtering, &read), cut);
     }
 }

@@ -97,6 +97,25 @@ impl ReadTree {
         self.fields.get(name).cloned()
     }
 
+    /// What is read of the member `name` of an object read this way (None:
+    /// not read). A read of items on an object is a member read by a key
+    /// known only when evaluating (`m[k]`): it reaches every member.
+    pub fn member_read(&self, name: &str) -> Option<std::borrow::Cow<'_, ReadTree>> {
+        use std::borrow::Cow;
+        if self.whole {
+            return Some(Cow::Owned(ReadTree::whole()));
+        }
+        match (self.items.as_deref(), self.fields.get(name)) {
+            (None, field) => field.map(Cow::Borrowed),
+            (Some(any), None) => Some(Cow::Borrowed(any)),
+            (Some(any), Some(field)) => {
+                let mut both = any.clone();
+                both.merge(field.clone());
+                Some(Cow::Owned(both))
+            }
+        }
+    }
+
     /// What is read of each item of a list read this way (None: no item is
     /// read, the list keeps only its presence and type).
     pub fn each_item(&self) -> Option<ReadTree> {
