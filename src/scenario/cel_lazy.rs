@@ -77,6 +77,11 @@ impl JsonList {
         self.0.at.get()
     }
 
+    /// The place in its document this list stands for.
+    pub fn at(&self) -> &JsonAt {
+        &self.0.at
+    }
+
     fn item(&self, i: usize) -> &(dyn Val + 'static) {
         self.0.items[i]
             .get_or_init(|| json_at_to_val(&json_item(&self.0.at, i)))
@@ -129,6 +134,11 @@ impl JsonMap {
 
     pub fn json(&self) -> &Value {
         self.0.at.get()
+    }
+
+    /// The place in its document this map stands for.
+    pub fn at(&self) -> &JsonAt {
+        &self.0.at
     }
 
     fn object(&self) -> &serde_json::Map<String, Value> {

@@ -73,6 +73,17 @@ pub fn json_of(value: &dyn Val) -> Option<&Value> {
     any.downcast_ref::<JsonMap>().map(JsonMap::json)
 }
 
+/// The place in a document `value` stands for, if it is a list or map
+/// made whole from JSON: a result that is such a value can be bound as that
+/// place, with no copy of the JSON.
+pub fn json_at_of(value: &dyn Val) -> Option<JsonAt> {
+    let any = value.as_any()?;
+    if let Some(list) = any.downcast_ref::<JsonList>() {
+        return Some(list.at().clone());
+    }
+    any.downcast_ref::<JsonMap>().map(|map| map.at().clone())
+}
+
 impl Val for Shared {
     fn get_type(&self) -> &Type {
         self.value.get_type()

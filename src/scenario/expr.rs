@@ -14,7 +14,7 @@ use cel::objects::Value as CelValue;
 use cel::{Context, Env, ExecutionError, FunctionContext, Program};
 use serde_json::{Map, Value};
 
-use super::cel_shared::{json_of, json_root};
+use super::cel_shared::{json_at_of, json_of, json_root, JsonAt};
 use super::cel_value::{json_to_val, json_to_val_read, val_to_json};
 use super::expr_core as core;
 use super::expr_reads::ReadTree;
@@ -157,13 +157,28 @@ impl Compiled {
 
     /// Evaluates the program with `bindings` as variables.
     pub fn eval(&self, bindings: &Bindings) -> Result<Value, ExprError> {
+        self.eval_bound(bindings).map(Bound::into_json)
+    }
+
+    /// [`Compiled::eval`], as a value to bind: a result that is a part of a
+    /// variable's JSON (`walk.result.tools`, `cond ? wt : wp`) is that
+    /// part, shared with the variable rather than copied.
+    pub fn eval_bound(&self, bindings: &Bindings) -> Result<Bound, ExprError> {
         let result = execute(self, bindings, true);
         if verifying_reads() {
             let cut = execute(self, bindings, false);
-            if result.as_ref().ok() != cut.as_ref().ok() {
+            let same = match (&result, &cut) {
+                (Ok(a), Ok(b)) => a.json() == b.json(),
+                (Err(_), Err(_)) => true,
+                _ => false,
+            };
+            if !same {
+                let shown = |r: Result<Bound, ExprError>| r.map(Bound::into_json);
                 return Err(ExprError::Eval(format!(
-                    "internal error: evaluated on the parts it reads, this expression gave {cut:?}, \
-                     but {result:?} on whole values; please report it"
+                    "internal error: evaluated on the parts it reads, this expression gave {:?}, \
+                     but {:?} on whole values; please report it",
+                    shown(cut),
+                    shown(result)
                 )));
             }
         }
@@ -222,27 +237,50 @@ pub struct Bindings {
 /// them, not once per scenario: on a 10,000-tool list, making each tool's
 /// map again in every scenario, and dropping it after, was most of what the
 /// harness spent.
-#[derive(Debug, Clone)]
+///
+/// The JSON is a place in a document: the whole of it, or, for a capture
+/// whose value is a part of another binding (`walk: wt`, `found:
+/// walk.result.tools`), that part of the other binding's document, which is
+/// shared rather than copied.
+#[derive(Clone)]
 pub struct Bound {
-    json: Arc<Value>,
+    json: JsonAt,
     cel: Arc<Conversions>,
+}
+
+impl std::fmt::Debug for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bound")
+            .field("json", self.json())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Bound {
     pub fn new(json: Arc<Value>) -> Self {
+        Bound::at(json_root(json))
+    }
+
+    fn at(json: JsonAt) -> Self {
         Bound {
             json,
             cel: Arc::default(),
         }
     }
 
-    pub fn json(&self) -> &Arc<Value> {
-        &self.json
+    pub fn json(&self) -> &Value {
+        self.json.get()
     }
 
-    /// The JSON, moved out when nothing else holds it.
+    /// The JSON, moved out when this is the whole of a document nothing
+    /// else holds.
     pub fn into_json(self) -> Value {
-        Arc::try_unwrap(self.json).unwrap_or_else(|shared| (*shared).clone())
+        let whole = std::ptr::eq(self.json(), &**self.json.backing_cart());
+        if !whole {
+            return self.json().clone();
+        }
+        let document = self.json.into_backing_cart();
+        Arc::try_unwrap(document).unwrap_or_else(|shared| (*shared).clone())
     }
 
     fn cel_value(&self, read: &ReadTree) -> Arc<dyn Val> {
@@ -273,7 +311,7 @@ struct Conversions(Mutex<Vec<(ReadTree, Arc<dyn Val>)>>);
 const MAX_CONVERSIONS: usize = 8;
 
 impl Conversions {
-    fn get(&self, json: &Arc<Value>, read: &ReadTree) -> Arc<dyn Val> {
+    fn get(&self, json: &JsonAt, read: &ReadTree) -> Arc<dyn Val> {
         // A poisoned lock only means another conversion panicked; the values
         // already stored are whole.
         let mut made = self.0.lock().unwrap_or_else(|e| e.into_inner());
@@ -281,8 +319,7 @@ impl Conversions {
         if let Some((_, value)) = covering {
             return Arc::clone(value);
         }
-        let root = json_root(Arc::clone(json));
-        let value: Arc<dyn Val> = Arc::from(json_to_val_read(&root, read));
+        let value: Arc<dyn Val> = Arc::from(json_to_val_read(json, read));
         if made.len() == MAX_CONVERSIONS {
             made.remove(0);
         }
@@ -301,7 +338,7 @@ impl Bindings {
     }
 
     pub fn get(&self, name: &str) -> Option<&Value> {
-        self.vars.get(name).map(|v| &**v.json())
+        self.vars.get(name).map(Bound::json)
     }
 
     pub fn contains(&self, name: &str) -> bool {
@@ -348,7 +385,7 @@ pub fn eval(source: &str, bindings: &Bindings) -> Result<Value, ExprError> {
 
 /// Runs a compiled expression on `whole` variables, or on each cut down to
 /// what the expression reads.
-fn execute(compiled: &Compiled, bindings: &Bindings, whole: bool) -> Result<Value, ExprError> {
+fn execute(compiled: &Compiled, bindings: &Bindings, whole: bool) -> Result<Bound, ExprError> {
     let all = ReadTree::whole();
     let lent = Lent(
         compiled
@@ -367,7 +404,11 @@ fn execute(compiled: &Compiled, bindings: &Bindings, whole: bool) -> Result<Valu
     }
     let out = CelValue::resolve_val(compiled.program.expression(), &ctx)
         .map_err(|e| ExprError::Eval(e.to_string()))?;
+    if let Some(part) = json_at_of(out.as_ref()) {
+        return Ok(Bound::at(part));
+    }
     val_to_json(out.as_ref())
+        .map(Bound::from)
         .map_err(|e| ExprError::Eval(format!("result cannot be shown as JSON: {e}")))
 }
 
@@ -1195,6 +1236,33 @@ fn may_call(a: &Args) -> HelperResult {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A capture of a part of another binding shares that binding's JSON:
+    /// on a 10,000-tool walk, `walk: cond ? wt : wp` and `found:
+    /// walk.result.tools` were two more copies of the walk.
+    #[test]
+    fn a_part_of_a_binding_is_bound_without_a_copy() {
+        let all = Arc::new(json!({"result": {"tools": [{"name": "a"}, {"name": "b"}]}}));
+        let mut b = Bindings::default();
+        b.insert("all", Arc::clone(&all));
+        let tools = compile("true ? all.result.tools : []")
+            .and_then(|c| c.eval_bound(&b))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(std::ptr::eq(tools.json(), &all["result"]["tools"]));
+        b.insert("tools", tools);
+        let second = compile("tools[1]")
+            .and_then(|c| c.eval_bound(&b))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(std::ptr::eq(second.json(), &all["result"]["tools"][1]));
+        // Moved out, a part is a copy; the document stays as it was.
+        assert_eq!(second.into_json(), json!({"name": "b"}));
+        assert_eq!(eval("size(tools)", &b), Ok(json!(2)));
+        // A value the expression made is its own document.
+        let made = compile("all.result.tools.map(t, t.name)")
+            .and_then(|c| c.eval_bound(&b))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(made.into_json(), json!(["a", "b"]));
+    }
 
     fn b(v: Value) -> Bindings {
         Bindings::from(v.as_object().cloned().unwrap_or_default())

@@ -563,11 +563,11 @@ struct Met {
 }
 
 /// What scenarios start from: the probe's facts and handshake answer.
-type Probed = (Option<Arc<serde_json::Value>>, serde_json::Value);
+type Probed = (Option<serde_json::Value>, serde_json::Value);
 
 fn probed(cfg: &RunConfig) -> Probed {
     (
-        cfg.probe.as_ref().map(|p| Arc::clone(p.json())),
+        cfg.probe.as_ref().map(|p| p.json().clone()),
         cfg.server.clone(),
     )
 }

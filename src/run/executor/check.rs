@@ -40,7 +40,7 @@ impl Execution<'_> {
     /// one that cannot be evaluated is a finding and stays unbound.
     pub(super) fn capture(&mut self, step: &Step, label: &str) -> Result<(), Stop> {
         for (name, e) in &step.captures {
-            match e.eval(&self.bindings) {
+            match e.program.eval_bound(&self.bindings) {
                 Ok(v) => self.bindings.insert(name.clone(), v),
                 Err(err) => {
                     let msg = format!(

@@ -220,7 +220,7 @@ fn base_bindings(cfg: &RunConfig) -> Bindings {
     b.insert("sample_size", json!(cfg.sample_size));
     b.insert(
         "versions",
-        protocol_versions(cfg.probe.as_ref().map(|p| &**p.json())),
+        protocol_versions(cfg.probe.as_ref().map(Bound::json)),
     );
     if let Some(probe) = &cfg.probe {
         b.insert("probe", probe.clone());
