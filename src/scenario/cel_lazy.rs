@@ -132,10 +132,6 @@ impl JsonMap {
         }))
     }
 
-    pub fn json(&self) -> &Value {
-        self.0.at.get()
-    }
-
     /// The place in its document this map stands for.
     pub fn at(&self) -> &JsonAt {
         &self.0.at

@@ -66,22 +66,22 @@ impl Shared {
 
 /// The JSON `value` stands for, if it is a list or map made whole from JSON.
 pub fn json_of(value: &dyn Val) -> Option<&Value> {
-    let any = value.as_any()?;
-    if let Some(list) = any.downcast_ref::<JsonList>() {
-        return Some(list.json());
-    }
-    any.downcast_ref::<JsonMap>().map(JsonMap::json)
+    place_of(value).map(|at| *at.get())
 }
 
 /// The place in a document `value` stands for, if it is a list or map
 /// made whole from JSON: a result that is such a value can be bound as that
 /// place, with no copy of the JSON.
 pub fn json_at_of(value: &dyn Val) -> Option<JsonAt> {
+    place_of(value).cloned()
+}
+
+fn place_of(value: &dyn Val) -> Option<&JsonAt> {
     let any = value.as_any()?;
     if let Some(list) = any.downcast_ref::<JsonList>() {
-        return Some(list.at().clone());
+        return Some(list.at());
     }
-    any.downcast_ref::<JsonMap>().map(|map| map.at().clone())
+    any.downcast_ref::<JsonMap>().map(JsonMap::at)
 }
 
 impl Val for Shared {
