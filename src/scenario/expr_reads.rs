@@ -294,6 +294,21 @@ impl Reads {
                 read.merge(ReadTree::field("_meta", meta));
                 self.walk(value, read);
             }
+            // `memberships(items, kind, 'name', key)` reads each item's id
+            // field and its `_meta` (by a key that may be computed).
+            ("memberships", None, [items, kind, id_key, meta_key]) => {
+                for arg in [kind, id_key, meta_key] {
+                    self.walk(arg, ReadTree::whole());
+                }
+                let mut item = ReadTree::field("_meta", ReadTree::whole());
+                match &id_key.expr {
+                    Expr::Literal(LiteralValue::String(k)) => {
+                        item.merge(ReadTree::field(k.inner(), ReadTree::whole()))
+                    }
+                    _ => item = ReadTree::whole(),
+                }
+                self.walk(items, ReadTree::items(item));
+            }
             // `pd_uris`, `uri_safe_picks` and `tool_names` take a list or
             // its list answer, and read a few fields of each item.
             ("pd_uris", None, [value]) => {
@@ -474,6 +489,17 @@ mod tests {
             whole(),
             "a path that is not a literal reads the whole value"
         );
+    }
+
+    #[test]
+    fn memberships_reads_the_id_and_the_meta_of_each_item() {
+        let r = reads("memberships(xs.result.tools, 'tool', 'name', key)");
+        let item = fields(&[("_meta", whole()), ("name", whole())]);
+        assert_eq!(
+            r["xs"],
+            fields(&[("result", fields(&[("tools", ReadTree::items(item))]))])
+        );
+        assert_eq!(r["key"], whole());
     }
 
     #[test]

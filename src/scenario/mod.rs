@@ -13,6 +13,7 @@ pub mod expr_reads;
 mod expr_regex;
 pub mod generate;
 pub mod interpolate;
+mod json_set;
 pub mod load;
 pub mod model;
 pub mod pattern;
