@@ -78,64 +78,96 @@ pub struct Scored {
 /// tokenised like the query. "create page" against `page_create` ("Create
 /// a new page", tags create/write/new/document) scores 40 + 30 + 15 = 85.
 pub fn score(tool: &Tool, category_name: Option<&str>, query: &str) -> Scored {
-    let q = query.trim().to_lowercase();
-    let words = query_words(&q);
-    let joined = words.join("_");
-    let name = tool.name.to_lowercase();
-    let mut score = 0;
-    let mut matched_on = Vec::new();
+    ScoreQuery::new(query).score(tool, category_name)
+}
 
-    if name == q || name == joined {
-        score += 100;
-        matched_on.push("name".to_string());
-    } else if name.contains(&q) || (!joined.is_empty() && name.contains(&joined)) {
-        score += 50;
-        matched_on.push("name".to_string());
-    } else {
-        let tokens: Vec<&str> = name.split('_').collect();
-        let hits = words
-            .iter()
-            .filter(|w| tokens.contains(&w.as_str()))
-            .count() as u32;
-        if hits > 0 {
-            score += 20 * hits;
+/// A query prepared once for scoring every tool of a catalog: its
+/// lower-cased text, words and joined form do not depend on the tool.
+pub struct ScoreQuery {
+    q: String,
+    words: Vec<String>,
+    joined: String,
+}
+
+impl ScoreQuery {
+    pub fn new(query: &str) -> Self {
+        let q = query.trim().to_lowercase();
+        let words = query_words(&q);
+        let joined = words.join("_");
+        ScoreQuery { q, words, joined }
+    }
+
+    /// See [`score`].
+    pub fn score(&self, tool: &Tool, category_name: Option<&str>) -> Scored {
+        let ScoreQuery { q, words, joined } = self;
+        let name = tool.name.to_lowercase();
+        let mut score = 0;
+        let mut matched_on = Vec::new();
+
+        if name == *q || name == *joined {
+            score += 100;
             matched_on.push("name".to_string());
+        } else if name.contains(q.as_str())
+            || (!joined.is_empty() && name.contains(joined.as_str()))
+        {
+            score += 50;
+            matched_on.push("name".to_string());
+        } else {
+            let hits = words
+                .iter()
+                .filter(|w| name.split('_').any(|token| token == w.as_str()))
+                .count() as u32;
+            if hits > 0 {
+                score += 20 * hits;
+                matched_on.push("name".to_string());
+            }
+        }
+
+        let desc = tool.description.to_lowercase();
+        let in_desc = description_hits(&desc, words);
+        if desc.contains(q.as_str()) || (!words.is_empty() && in_desc.iter().all(|hit| *hit)) {
+            score += 30;
+            matched_on.push("description".to_string());
+        } else if in_desc.iter().any(|hit| *hit) {
+            score += 10;
+            matched_on.push("description".to_string());
+        }
+
+        let tags: Vec<&str> = tool
+            .tags
+            .iter()
+            .map(|t| &**t)
+            .filter(|t| {
+                let t = t.to_lowercase();
+                t == *q || words.contains(&t)
+            })
+            .collect();
+        if !tags.is_empty() {
+            score += 15 * tags.len() as u32;
+            let list = &tags;
+            matched_on.push(format!("tags ({})", list.join(", ")));
+        }
+
+        let cat_id = tool.category_id().map(str::to_lowercase);
+        let cat_name = category_name.map(str::to_lowercase);
+        if cat_id.as_deref() == Some(q.as_str()) || cat_name.as_deref() == Some(q.as_str()) {
+            score += 10;
+            matched_on.push("category".to_string());
+        }
+        Scored { score, matched_on }
+    }
+}
+
+/// For each query word, whether it is one of the description's tokens
+/// (split as [`query_words`] splits), found in one pass with no copies.
+fn description_hits(desc: &str, words: &[String]) -> Vec<bool> {
+    let mut hits = vec![false; words.len()];
+    for token in desc.split(|c: char| !c.is_alphanumeric()) {
+        if let Some(i) = words.iter().position(|w| w == token) {
+            hits[i] = true;
         }
     }
-
-    let desc = tool.description.to_lowercase();
-    let desc_tokens = query_words(&desc);
-    let in_desc = |w: &String| desc_tokens.contains(w);
-    if desc.contains(&q) || (!words.is_empty() && words.iter().all(in_desc)) {
-        score += 30;
-        matched_on.push("description".to_string());
-    } else if words.iter().any(in_desc) {
-        score += 10;
-        matched_on.push("description".to_string());
-    }
-
-    let tags: Vec<&str> = tool
-        .tags
-        .iter()
-        .map(|t| &**t)
-        .filter(|t| {
-            let t = t.to_lowercase();
-            t == q || words.contains(&t)
-        })
-        .collect();
-    if !tags.is_empty() {
-        score += 15 * tags.len() as u32;
-        let list = &tags;
-        matched_on.push(format!("tags ({})", list.join(", ")));
-    }
-
-    let cat_id = tool.category_id().map(str::to_lowercase);
-    let cat_name = category_name.map(str::to_lowercase);
-    if cat_id.as_deref() == Some(q.as_str()) || cat_name.as_deref() == Some(q.as_str()) {
-        score += 10;
-        matched_on.push("category".to_string());
-    }
-    Scored { score, matched_on }
+    hits
 }
 
 fn query_words(text: &str) -> Vec<String> {
@@ -216,6 +248,7 @@ fn tool_search(
     };
     let category = faults::category::rewrite_category(faults, category, query);
 
+    let prepared = query.map(ScoreQuery::new);
     let mut matches: Vec<(&Tool, Scored)> = Vec::new();
     for tool in snap.tools() {
         let outside = |c: &str| {
@@ -230,8 +263,8 @@ fn tool_search(
         if !tags.is_empty() && !tag_ok {
             continue;
         }
-        let scored = match query {
-            Some(q) => score(tool, category_name(snap, tool), q),
+        let scored = match &prepared {
+            Some(q) => q.score(tool, category_name(snap, tool)),
             None => Scored {
                 score: 0,
                 matched_on: Vec::new(),
