@@ -1287,6 +1287,33 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The tag ranking the filter scenarios take as their most common tag:
+    /// one pass with `by_frequency` gives what sorting the tags by a scan
+    /// of the tools for each gave, ties in order of first appearance, a tag
+    /// a tool repeats counted once for it.
+    #[test]
+    fn tags_ranked_by_frequency_in_one_pass_as_by_a_scan_per_tag() {
+        let mut b = Bindings::default();
+        b.insert(
+            "all",
+            json!({"result": {"tools": [
+                {"name": "a", "tags": ["x", "y", "y"]},
+                {"name": "b"},
+                {"name": "c", "tags": ["z", "y", "w"]},
+                {"name": "d", "tags": ["w", "x", "x", "x"]},
+                {"name": "e", "tags": []},
+                {"name": "f", "tags": ["v"]}
+            ]}}),
+        );
+        let scan = "all.result.tools.filter(t, has(t.tags)).map(t, t.tags).flatten().distinct()\
+            .sortBy(x, -size(all.result.tools.filter(t, has(t.tags) && x in t.tags)))";
+        let one_pass =
+            "by_frequency(all.result.tools.filter(t, has(t.tags)).map(t, t.tags.distinct()).flatten())";
+        let ranked = eval(one_pass, &b).ok();
+        assert_eq!(ranked, Some(json!(["x", "y", "w", "z", "v"])));
+        assert_eq!(ranked, eval(scan, &b).ok());
+    }
+
     /// `memberships` gives what the grouping scenarios once built per item
     /// in CEL, for every shape of `_meta` a server may send.
     #[test]
