@@ -831,10 +831,7 @@ fn only(a: &Args) -> HelperResult {
 
 /// Lowercase alphanumeric words of a text.
 pub fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
+    lowered_words(text).map(Cow::into_owned).collect()
 }
 
 fn tokens(a: &Args) -> HelperResult {
@@ -896,8 +893,9 @@ fn distinctive_word(a: &Args) -> HelperResult {
     Ok(Value::String(word))
 }
 
-/// The words of a text, lower-cased, as [`words`] splits them; a word of
-/// ASCII already in lower case is borrowed, not copied.
+/// The words of a text (split at every character that is not a letter or a
+/// digit), lower-cased; a word of ASCII already in lower case is borrowed,
+/// not copied.
 fn lowered_words(text: &str) -> impl Iterator<Item = Cow<'_, str>> {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())

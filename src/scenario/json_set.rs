@@ -14,7 +14,7 @@ use std::hash::{BuildHasher, Hash, Hasher};
 
 use serde_json::{Number, Value};
 
-use super::pattern::json_eq;
+use super::pattern::{integral_value, json_eq};
 
 /// A borrowed JSON value that hashes and compares as a set member.
 #[derive(Debug, Clone, Copy)]
@@ -33,22 +33,10 @@ impl PartialEq for Member<'_> {
 
 impl Eq for Member<'_> {}
 
-/// Numbers equal by value must hash alike: an integer, and a float with no
-/// fraction in the range where [`json_eq`] compares it with integers, hash
-/// as that integer; any other float by its bits.
+/// Numbers equal by value must hash alike: as the integer they equal,
+/// else as a double.
 fn number_key(n: &Number) -> Result<i128, u64> {
-    if let Some(i) = n.as_i64() {
-        return Ok(i128::from(i));
-    }
-    if let Some(u) = n.as_u64() {
-        return Ok(i128::from(u));
-    }
-    let f = n.as_f64().unwrap_or_default();
-    if f.is_finite() && f.fract() == 0.0 && f.abs() < 2f64.powi(100) {
-        Ok(f as i128)
-    } else {
-        Err(f.to_bits())
-    }
+    integral_value(n).ok_or_else(|| n.as_f64().unwrap_or_default().to_bits())
 }
 
 impl Hash for Member<'_> {

@@ -1591,22 +1591,27 @@ fn scalar_eq(a: &Value, b: &Value) -> bool {
 /// never equal to the double nearest to it (9007199254740993 ≠ 9007199254740992.0),
 /// which is exactly the defect a large-id check must see.
 fn number_eq(x: &serde_json::Number, y: &serde_json::Number) -> bool {
-    let int = |n: &serde_json::Number| {
-        n.as_i64()
-            .map(i128::from)
-            .or_else(|| n.as_u64().map(i128::from))
-    };
-    match (int(x), int(y)) {
+    match (integral_value(x), integral_value(y)) {
         (Some(a), Some(b)) => a == b,
-        (Some(i), None) => y.as_f64().is_some_and(|f| float_is_int(f, i)),
-        (None, Some(i)) => x.as_f64().is_some_and(|f| float_is_int(f, i)),
         (None, None) => x.as_f64() == y.as_f64(),
+        _ => false,
     }
 }
 
-fn float_is_int(f: f64, i: i128) -> bool {
-    // 2^100 bounds every i64/u64 and keeps the cast exact.
-    f.is_finite() && f.fract() == 0.0 && f.abs() < 2f64.powi(100) && f as i128 == i
+/// The integer a number is equal to, if any: an integer's own value, or a
+/// float with no fraction within 2^100 (which bounds every i64/u64 and
+/// keeps the cast exact). Two numbers with no such integer compare as
+/// doubles; [`number_eq`] and the set helpers' hashing both go by it.
+pub(super) fn integral_value(n: &serde_json::Number) -> Option<i128> {
+    if let Some(i) = n.as_i64() {
+        return Some(i128::from(i));
+    }
+    if let Some(u) = n.as_u64() {
+        return Some(i128::from(u));
+    }
+    n.as_f64()
+        .filter(|f| f.is_finite() && f.fract() == 0.0 && f.abs() < 2f64.powi(100))
+        .map(|f| f as i128)
 }
 
 /// Deep equality with numbers compared by value.
