@@ -532,8 +532,13 @@ impl Catalog {
     pub fn from_slice(bytes: &[u8]) -> Result<Catalog, CatalogError> {
         // Sharing labels while parsing (rather than deduplicating after)
         // never allocates the duplicates, so they leave no holes behind.
+        // Checked as UTF-8 once, whole: parsed from bytes, `serde_json`
+        // checks every string again as it copies it, which was a tenth of
+        // the start-up of a server of 10,000 tools (perf).
+        let text = std::str::from_utf8(bytes)
+            .map_err(|e| CatalogError::Parse(format!("the file is not UTF-8: {e}")))?;
         let scope = LabelScope::enter();
-        let parsed = serde_json::from_slice::<Catalog>(bytes);
+        let parsed = serde_json::from_str::<Catalog>(text);
         drop(scope);
         let catalog = parsed.map_err(|e| CatalogError::Parse(e.to_string()))?;
         catalog.validate()?;
@@ -911,5 +916,14 @@ mod tests {
             Catalog::from_slice(b"{"),
             Err(CatalogError::Parse(_))
         ));
+    }
+
+    #[test]
+    fn a_file_that_is_not_utf8_is_refused_before_parsing() {
+        let err = Catalog::from_slice(b"{\"format\": \"\xff\"}").expect_err("not UTF-8");
+        assert!(
+            matches!(&err, CatalogError::Parse(m) if m.contains("not UTF-8") && m.contains("index 12")),
+            "{err}"
+        );
     }
 }
