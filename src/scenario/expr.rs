@@ -980,8 +980,8 @@ const STOP_WORDS: &[&str] = &[
 ];
 
 /// The `n` words that the most items carry in their name (split at `_`, `-`,
-/// `.`…), title, description or tags, most common first (ties in word
-/// order); words of fewer than 3 letters, numbers and English stop words are
+/// `.`…), title, description or tags (or, for an item that is a string, in
+/// the string), most common first (ties in word order); words of fewer than 3 letters, numbers and English stop words are
 /// left out. Broad search queries built from a server's own vocabulary: a
 /// query made of one of them matches many items on a precise search too.
 fn common_words(a: &Args) -> HelperResult {
@@ -992,9 +992,15 @@ fn common_words(a: &Args) -> HelperResult {
     let mut counts: HashMap<Cow<str>, usize> = HashMap::new();
     let mut own: HashSet<Cow<str>> = HashSet::new();
     for item in items {
-        let texts = ["name", "title", "description"]
-            .into_iter()
-            .filter_map(|key| item.get(key))
+        // A string is its own text: `common_words(tool_names(all), 1)` ranks
+        // the words of the names alone without a map made per tool.
+        let texts = std::iter::once(item)
+            .filter(|item| item.is_string())
+            .chain(
+                ["name", "title", "description"]
+                    .into_iter()
+                    .filter_map(|key| item.get(key)),
+            )
             .chain(
                 item.get("tags")
                     .and_then(Value::as_array)
@@ -1512,6 +1518,28 @@ mod tests {
             assert_eq!(eval_bool(source, &b), Ok(want), "{source}");
         }
         assert!(eval_bool("field_is(r, 'uri', 'text')", &b).is_err());
+    }
+
+    /// Strings count as their own text: the names alone give the words
+    /// that maps holding only each name gave.
+    #[test]
+    fn common_words_of_strings_are_those_of_maps_of_the_names() {
+        let b = b(json!({"tools": [
+            {"name": "page_create", "description": "Creates a page"},
+            {"name": "page-delete"},
+            {"name": 7},
+            {"description": "no name"},
+            {"name": "list.pages"}
+        ]}));
+        let names = eval("common_words(tool_names(tools), 2)", &b);
+        assert_eq!(names, Ok(json!(["page", "create"])));
+        assert_eq!(
+            names,
+            eval(
+                "common_words(tools.map(x, {'name': has(x.name) ? x.name : ''}), 2)",
+                &b
+            )
+        );
     }
 
     #[test]
