@@ -530,13 +530,13 @@ pub enum CatalogError {
 impl Catalog {
     /// Parses and validates a catalog file.
     pub fn from_slice(bytes: &[u8]) -> Result<Catalog, CatalogError> {
-        // Sharing labels while parsing (rather than deduplicating after)
-        // never allocates the duplicates, so they leave no holes behind.
         // Checked as UTF-8 once, whole: parsed from bytes, `serde_json`
         // checks every string again as it copies it, which was a tenth of
         // the start-up of a server of 10,000 tools (perf).
         let text = std::str::from_utf8(bytes)
             .map_err(|e| CatalogError::Parse(format!("the file is not UTF-8: {e}")))?;
+        // Sharing labels while parsing (rather than deduplicating after)
+        // never allocates the duplicates, so they leave no holes behind.
         let scope = LabelScope::enter();
         let parsed = serde_json::from_str::<Catalog>(text);
         drop(scope);

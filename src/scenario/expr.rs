@@ -981,8 +981,8 @@ const STOP_WORDS: &[&str] = &[
 
 /// The `n` words that the most items carry in their name (split at `_`, `-`,
 /// `.`…), title, description or tags (or, for an item that is a string, in
-/// the string), most common first (ties in word order); words of fewer than 3 letters, numbers and English stop words are
-/// left out. Broad search queries built from a server's own vocabulary: a
+/// the string), most common first (ties in word order); words of fewer than
+/// 3 letters, numbers and English stop words are left out. Broad search queries built from a server's own vocabulary: a
 /// query made of one of them matches many items on a precise search too.
 fn common_words(a: &Args) -> HelperResult {
     let items = list_arg("common_words", &a[0])?;
