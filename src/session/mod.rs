@@ -4,6 +4,7 @@
 
 pub mod era;
 pub mod paginate;
+pub mod pruned_decode;
 pub mod transcript;
 
 use std::time::{Duration, Instant};
@@ -230,6 +231,10 @@ pub const SENTINEL_GRACE: Duration = Duration::from_millis(500);
 pub const SERVER_REQUEST_2026: &str =
     "a JSON-RPC request from the server, which 2026-07-28 servers MUST NOT send";
 
+/// Lines longer than this, during a walk, are decoded cut down
+/// (`pruned_decode`); a shorter one costs little either way.
+const PRUNED_LINE_BYTES: usize = 1024;
+
 /// Server-to-client requests answered while waiting for one answer; a server
 /// that sends more (and may not read its stdin meanwhile) is not answered further.
 const MAX_SERVER_REQUESTS: usize = 100;
@@ -274,6 +279,9 @@ pub struct Session {
     pub notifications_dropped: usize,
     /// Estimated memory of `notification_log`.
     notification_bytes: usize,
+    /// What the walk under way keeps of each page: a long line is decoded
+    /// cut down to it (see `pruned_decode`).
+    page_read: Option<pruned_decode::PageRead>,
     closed: bool,
 }
 
@@ -307,6 +315,7 @@ impl Session {
             sentinel_armed: false,
             notifications_dropped: 0,
             notification_bytes: 0,
+            page_read: None,
             closed: false,
         }
     }
@@ -663,7 +672,9 @@ impl Session {
                 Ok(Some(Incoming::Closed)) | Ok(None) => {
                     return Err(self.closed_error(&format!("waiting for {method}")).await)
                 }
-                Ok(Some(Incoming::Garbage { .. } | Incoming::Unanswered { .. })) => {}
+                Ok(Some(
+                    Incoming::Garbage { .. } | Incoming::Unanswered { .. } | Incoming::Line(_),
+                )) => {}
                 Err(_) => {}
             }
         }
@@ -673,7 +684,14 @@ impl Session {
         if self.closed {
             return None;
         }
-        let item = self.conn.recv().await;
+        let item = match self.conn.recv().await {
+            Some(Incoming::Line(line)) => Some(self.decode(&line)),
+            Some(Incoming::Message(v)) => {
+                self.record_received(&v);
+                Some(Incoming::Message(v))
+            }
+            other => other,
+        };
         match &item {
             Some(Incoming::Garbage { reason, excerpt }) => {
                 self.transcript.note(
@@ -686,7 +704,8 @@ impl Session {
                 });
             }
             Some(Incoming::Closed) | None => self.closed = true,
-            Some(Incoming::Message(_) | Incoming::Unanswered { .. }) => {}
+            // (A line is decoded above.)
+            Some(Incoming::Message(_) | Incoming::Unanswered { .. } | Incoming::Line(_)) => {}
         }
         item
     }
@@ -804,7 +823,9 @@ impl Session {
                         hint: self.body_hint(violations_before),
                     });
                 }
-                Some(Incoming::Garbage { .. } | Incoming::Unanswered { .. }) => {}
+                Some(
+                    Incoming::Garbage { .. } | Incoming::Unanswered { .. } | Incoming::Line(_),
+                ) => {}
                 Some(Incoming::Closed) | None => {
                     return Err(self
                         .closed_error(&format!("the harness waited for the answer to {method}"))
@@ -833,7 +854,9 @@ impl Session {
                     Ok(None) => {}
                     Err(_) => break,
                 },
-                Ok(Some(Incoming::Garbage { .. } | Incoming::Unanswered { .. })) => {}
+                Ok(Some(
+                    Incoming::Garbage { .. } | Incoming::Unanswered { .. } | Incoming::Line(_),
+                )) => {}
                 Ok(Some(Incoming::Closed) | None) | Err(_) => break,
             }
         }
@@ -931,10 +954,40 @@ impl Session {
 
     /// Handles one message: notifications are stored, the server's requests
     /// are answered; a response (or an invalid message) is returned.
-    async fn dispatch(&mut self, v: Value) -> Result<Option<Value>, SessionError> {
-        if !self.transcript.is_full() {
-            self.transcript.record(&self.name, Direction::Received, &v);
+    /// A line the server wrote, as a message (recorded in the transcript)
+    /// or garbage. A long line during a walk is decoded cut down to what the
+    /// walk keeps; the transcript keeps its text.
+    fn decode(&mut self, line: &[u8]) -> Incoming {
+        match &self.page_read {
+            Some(read) if line.len() > PRUNED_LINE_BYTES => match read.decode(line) {
+                Ok(v) => {
+                    if !self.transcript.is_full() {
+                        // `decode` checked the line is UTF-8.
+                        let text = std::str::from_utf8(line).unwrap_or_default();
+                        self.transcript
+                            .record_text(&self.name, Direction::Received, text);
+                    }
+                    Incoming::Message(v)
+                }
+                Err(_) => crate::transport::stdio::decode_incoming(line),
+            },
+            _ => match crate::transport::stdio::decode_incoming(line) {
+                Incoming::Message(v) => {
+                    self.record_received(&v);
+                    Incoming::Message(v)
+                }
+                other => other,
+            },
         }
+    }
+
+    fn record_received(&self, v: &Value) {
+        if !self.transcript.is_full() {
+            self.transcript.record(&self.name, Direction::Received, v);
+        }
+    }
+
+    async fn dispatch(&mut self, v: Value) -> Result<Option<Value>, SessionError> {
         if v.get("id").is_none()
             && v.get("method").is_some_and(Value::is_string)
             && v["jsonrpc"] == "2.0"

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
+use super::pruned_decode::PageRead;
 use super::{Session, SessionError};
 use crate::scenario::cel_value::{prune, pruned_copy};
 use crate::scenario::expr_reads::ReadTree;
@@ -173,6 +174,19 @@ impl Session {
         params: Option<Value>,
         walk: PageWalk<'_>,
     ) -> Result<Walked, SessionError> {
+        let page_read = walk.keep.and_then(|read| page_read(read, walk.field));
+        let outer = std::mem::replace(&mut self.page_read, page_read);
+        let walked = self.walk_pages(method, params, walk).await;
+        self.page_read = outer;
+        walked
+    }
+
+    async fn walk_pages(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        walk: PageWalk<'_>,
+    ) -> Result<Walked, SessionError> {
         let base = match params {
             Some(Value::Object(m)) => m,
             _ => Map::new(),
@@ -247,6 +261,16 @@ impl Session {
             unfinished,
         })
     }
+}
+
+/// What a walk that keeps `read` of its joined answer needs of each page's
+/// `result`, when that is less than all of it.
+fn page_read(read: &ReadTree, field: &str) -> Option<PageRead> {
+    let mut result = read.field_read("result")?;
+    if let Some(page) = read.field_read("pages").and_then(|p| p.each_item()) {
+        result.merge(page.field_read("result").unwrap_or_default());
+    }
+    (!result.is_whole()).then(|| PageRead::new(field, result))
 }
 
 /// What a walk keeps of each page and of each item: all of it, unless the
@@ -430,6 +454,50 @@ mod tests {
         assert!(answer["result"].get("nextCursor").is_none());
         let second_cursor = &answer["pages"][1]["result"]["nextCursor"];
         assert!(second_cursor.is_string(), "the pages stay as they came");
+    }
+
+    #[tokio::test]
+    async fn a_walk_that_reads_names_decodes_only_them_and_the_transcript_keeps_all() {
+        let mut s = session(&[]).await;
+        let names = ReadTree::default().with_each_item(ReadTree::whole_fields(&["name"]));
+        let read = ReadTree::default()
+            .with_field("result", ReadTree::default().with_field("tools", names));
+        let pruned = PageWalk {
+            keep: Some(&read),
+            ..walk("tools", 50)
+        };
+        let answer = s
+            .paginate("tools/list", None, pruned)
+            .await
+            .expect("answered")
+            .answer;
+        let tools = answer["result"]["tools"].as_array().expect("tools");
+        assert_eq!(tools.len(), 106);
+        assert!(tools
+            .iter()
+            .all(|t| t.as_object().is_some_and(|t| t.len() == 1) && t["name"].is_string()));
+        // The walk asked for no other session state: nothing is cut after it.
+        assert!(s.page_read.is_none());
+        let (entries, _) = s.transcript.entries();
+        let pages: Vec<&Value> = entries
+            .iter()
+            .filter(|e| e.direction == crate::session::transcript::Direction::Received)
+            .map(|e| &e.message)
+            .filter(|m| m.pointer("/result/tools").is_some())
+            .collect();
+        assert_eq!(pages.len(), 3, "each page is in the transcript");
+        assert!(
+            pages
+                .iter()
+                .all(|p| p["result"]["tools"][0]["inputSchema"].is_object()),
+            "as the server sent it"
+        );
+        // A whole walk afterwards is decoded whole.
+        let whole = s
+            .paginate("tools/list", None, walk("tools", 50))
+            .await
+            .expect("answered");
+        assert!(whole.answer["result"]["tools"][0]["inputSchema"].is_object());
     }
 
     #[tokio::test]

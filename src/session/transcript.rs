@@ -15,7 +15,7 @@ const MAX_ENTRIES: usize = 2000;
 /// about 130 KB of JSON text; this leaves room for several times that.
 pub const MAX_BYTES: usize = 1024 * 1024;
 /// A message bigger than this is stored as a truncated text.
-const MAX_MESSAGE_BYTES: usize = 32 * 1024;
+pub const MAX_MESSAGE_BYTES: usize = 32 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -33,6 +33,22 @@ pub struct Entry {
     pub direction: Direction,
     /// The message, or a text for raw bytes, notes and truncated messages.
     pub message: Value,
+    /// A received line not decoded yet (`message` is null until
+    /// [`Entry::decode`]): most transcripts are dropped unread, and a long
+    /// answer was decoded cut down, so the message is made from its text
+    /// only for a transcript that is kept.
+    #[serde(skip)]
+    pub text: Option<Arc<str>>,
+}
+
+impl Entry {
+    /// Makes `message` of the text the entry was recorded with, if any.
+    pub fn decode(&mut self) {
+        if let Some(text) = self.text.take() {
+            self.message =
+                serde_json::from_str(&text).unwrap_or_else(|_| Value::String(text.to_string()));
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -95,6 +111,19 @@ impl Transcript {
     }
 
     fn push(&self, session: &str, direction: Direction, message: Value) {
+        let bytes = entry_bytes(session, &message);
+        self.push_entry(session, direction, (message, None), bytes);
+    }
+
+    /// Keeps an entry (a message, or its text to decode later) that takes
+    /// about `bytes`, if the budget allows.
+    fn push_entry(
+        &self,
+        session: &str,
+        direction: Direction,
+        (message, text): (Value, Option<Arc<str>>),
+        bytes: usize,
+    ) {
         let Ok(mut inner) = self.inner.lock() else {
             return;
         };
@@ -102,7 +131,6 @@ impl Transcript {
             inner.dropped += 1;
             return;
         }
-        let bytes = entry_bytes(session, &message);
         if inner.bytes + bytes > MAX_BYTES && !inner.entries.is_empty() {
             // The one place the budget runs out: say so where a reader looks.
             inner.bytes = MAX_BYTES;
@@ -116,6 +144,9 @@ impl Transcript {
         }
         inner.bytes += bytes;
         self.append(&mut inner, session, direction, message);
+        if let Some(last) = inner.entries.last_mut() {
+            last.text = text;
+        }
     }
 
     fn append(&self, inner: &mut Inner, session: &str, direction: Direction, message: Value) {
@@ -124,6 +155,7 @@ impl Transcript {
             session: session.to_string(),
             direction,
             message,
+            text: None,
         });
     }
 
@@ -155,6 +187,26 @@ impl Transcript {
         self.push(session, direction, entry);
     }
 
+    /// Records a message as the JSON text it came as (valid JSON), decoded
+    /// only if the transcript is kept ([`Entry::decode`]); one longer than
+    /// `MAX_MESSAGE_BYTES` is kept as the start of that text, as `record`
+    /// keeps a long message.
+    pub fn record_text(&self, session: &str, direction: Direction, text: &str) {
+        if text.len() > MAX_MESSAGE_BYTES {
+            let head = &text[..text.floor_char_boundary(MAX_MESSAGE_BYTES)];
+            let long = format!("{head}… [{} bytes in all]", text.len());
+            return self.push(session, direction, Value::String(long));
+        }
+        // The message as parsed JSON costs a few times its text.
+        let bytes = std::mem::size_of::<Entry>() + session.len() + 4 * text.len();
+        self.push_entry(
+            session,
+            direction,
+            (Value::Null, Some(Arc::from(text))),
+            bytes,
+        );
+    }
+
     pub fn record_raw(&self, session: &str, direction: Direction, text: &str) {
         let cut = text.floor_char_boundary(MAX_MESSAGE_BYTES.min(text.len()));
         self.push(
@@ -168,15 +220,20 @@ impl Transcript {
         self.push(session, Direction::Note, Value::String(text));
     }
 
+    /// A copy of the entries, decoded.
     pub fn entries(&self) -> (Vec<Entry>, usize) {
-        self.inner
+        let (mut entries, dropped) = self
+            .inner
             .lock()
             .map(|i| (i.entries.clone(), i.dropped))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        entries.iter_mut().for_each(Entry::decode);
+        (entries, dropped)
     }
 
     /// The entries, moved out (the transcript is left empty, its budget
     /// spent): for the end of a scenario, when nothing records any more.
+    /// Entries recorded as text are not decoded yet ([`Entry::decode`]).
     pub fn take_entries(&self) -> (Vec<Entry>, usize) {
         self.inner
             .lock()

@@ -18,6 +18,10 @@ pub use stdio::{StdioConnection, StdioSpec};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Incoming {
     Message(Value),
+    /// A line of newline-delimited output (stdio), not yet decoded: the
+    /// session decodes it, knowing what it will read of an answer (see
+    /// `session::pruned_decode`).
+    Line(Vec<u8>),
     /// Output that is not a JSON-RPC message line: the reason and the first bytes.
     Garbage {
         reason: String,

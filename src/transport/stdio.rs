@@ -405,13 +405,7 @@ pub(super) async fn next_incoming<R: AsyncBufRead + Unpin>(reader: &mut LineRead
     loop {
         return match reader.next_frame().await {
             Ok(Some(Frame::Line(line))) if line.iter().all(u8::is_ascii_whitespace) => continue,
-            Ok(Some(Frame::Line(line))) => match decode_line(&line) {
-                Ok(value) => Incoming::Message(value),
-                Err(e) => Incoming::Garbage {
-                    reason: e.to_string(),
-                    excerpt: excerpt(&line),
-                },
-            },
+            Ok(Some(Frame::Line(line))) => Incoming::Line(line),
             Ok(Some(Frame::Overlong { limit, seen })) => Incoming::Garbage {
                 reason: format!("line exceeded {} ({} bytes seen)", human_size(limit), seen),
                 excerpt: String::new(),
@@ -422,6 +416,17 @@ pub(super) async fn next_incoming<R: AsyncBufRead + Unpin>(reader: &mut LineRead
             },
             Ok(None) | Err(_) => Incoming::Closed,
         };
+    }
+}
+
+/// A line decoded whole: the message, or why it is not one.
+pub fn decode_incoming(line: &[u8]) -> Incoming {
+    match decode_line(line) {
+        Ok(value) => Incoming::Message(value),
+        Err(e) => Incoming::Garbage {
+            reason: e.to_string(),
+            excerpt: excerpt(line),
+        },
     }
 }
 
@@ -480,9 +485,19 @@ mod tests {
         conn.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n")
             .await
             .expect("send");
-        assert!(matches!(conn.recv().await, Some(Incoming::Message(_))));
-        assert!(matches!(conn.recv().await, Some(Incoming::Garbage { .. })));
-        assert!(matches!(conn.recv().await, Some(Incoming::Closed)));
+        let decoded = |item: Option<Incoming>| match item {
+            Some(Incoming::Line(line)) => Some(decode_incoming(&line)),
+            other => other,
+        };
+        assert!(matches!(
+            decoded(conn.recv().await),
+            Some(Incoming::Message(_))
+        ));
+        assert!(matches!(
+            decoded(conn.recv().await),
+            Some(Incoming::Garbage { .. })
+        ));
+        assert!(matches!(decoded(conn.recv().await), Some(Incoming::Closed)));
         assert_eq!(
             conn.shutdown(Duration::from_millis(500)).await,
             "exited with status 3"
