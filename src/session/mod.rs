@@ -954,31 +954,24 @@ impl Session {
 
     /// Handles one message: notifications are stored, the server's requests
     /// are answered; a response (or an invalid message) is returned.
-    /// A line the server wrote, as a message (recorded in the transcript)
-    /// or garbage. A long line during a walk is decoded cut down to what the
-    /// walk keeps; the transcript keeps its text.
+    /// A line the server wrote, as a message or garbage. A long line during
+    /// a walk is decoded cut down to what the walk keeps. The transcript
+    /// keeps a message's text, decoded only if the report keeps it.
     fn decode(&mut self, line: &[u8]) -> Incoming {
-        match &self.page_read {
-            Some(read) if line.len() > PRUNED_LINE_BYTES => match read.decode(line) {
-                Ok(v) => {
-                    if !self.transcript.is_full() {
-                        // `decode` checked the line is UTF-8.
-                        let text = std::str::from_utf8(line).unwrap_or_default();
-                        self.transcript
-                            .record_text(&self.name, Direction::Received, text);
-                    }
-                    Incoming::Message(v)
-                }
-                Err(_) => crate::transport::stdio::decode_incoming(line),
-            },
-            _ => match crate::transport::stdio::decode_incoming(line) {
-                Incoming::Message(v) => {
-                    self.record_received(&v);
-                    Incoming::Message(v)
-                }
-                other => other,
-            },
+        let decoded = match &self.page_read {
+            Some(read) if line.len() > PRUNED_LINE_BYTES => read
+                .decode(line)
+                .map(Incoming::Message)
+                .unwrap_or_else(|_| crate::transport::stdio::decode_incoming(line)),
+            _ => crate::transport::stdio::decode_incoming(line),
+        };
+        if matches!(decoded, Incoming::Message(_)) && !self.transcript.is_full() {
+            // A message decoded, so its line is UTF-8.
+            let text = std::str::from_utf8(line).unwrap_or_default();
+            self.transcript
+                .record_text(&self.name, Direction::Received, text);
         }
+        decoded
     }
 
     fn record_received(&self, v: &Value) {

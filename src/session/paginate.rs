@@ -263,14 +263,21 @@ impl Session {
     }
 }
 
-/// What a walk that keeps `read` of its joined answer needs of each page's
-/// `result`, when that is less than all of it.
+/// What a walk that keeps `read` of its joined answer needs of each item
+/// of each page, when that is less than all of it: what `Keep` keeps of the
+/// joined list and of the raw pages.
 fn page_read(read: &ReadTree, field: &str) -> Option<PageRead> {
-    let mut result = read.field_read("result")?;
-    if let Some(page) = read.field_read("pages").and_then(|p| p.each_item()) {
-        result.merge(page.field_read("result").unwrap_or_default());
+    let keep = Keep::of(Some(read), field);
+    let mut item = keep.items;
+    if let Some(page) = keep.pages {
+        let listed = page.field_read("result").and_then(|r| r.field_read(field));
+        match listed {
+            Some(list) if list.is_whole() => return None,
+            Some(list) => item.merge(list.each_item().unwrap_or_default()),
+            None => {}
+        }
     }
-    (!result.is_whole()).then(|| PageRead::new(field, result))
+    (!item.is_whole()).then(|| PageRead::new(field, item))
 }
 
 /// What a walk keeps of each page and of each item: all of it, unless the

@@ -1,15 +1,15 @@
-//! Decoding a long answer cut down, as it is parsed, to what a walk keeps of
-//! it.
+//! Decoding a page of a walk cut down, as it is parsed, to what the walk
+//! keeps of it.
 //!
-//! A page of a 10,000-tool listing is hundreds of kilobytes, and most walks
-//! read a few fields of each tool. Parsing a page whole built every schema
-//! and annotation as a JSON value only for the walk to cut it away at once
-//! (`prune`); that parsing was the largest single cost of a large catalog's
-//! run. Here what is not read is skipped by the parser (still checked to be
-//! JSON), so the value is never built. The result is what parsing the whole
-//! line and then pruning it gives (see the tests): only the answer's
-//! `result` is cut; the envelope, an error answer and anything that is not
-//! an answer come whole.
+//! A walk of a long list keeps of each item only what the scenario reads
+//! (`paginate::Keep`), often a name and a field or two of each tool. Parsing
+//! each page whole built every description, schema and annotation as a JSON
+//! value only for the walk to drop it at once. Here what is not kept is
+//! skipped by the parser (still checked to be JSON), so it is never built.
+//! The result is what parsing the whole line and cutting its items down
+//! gives (see the tests): only the items of `result.<field>` are cut; the
+//! envelope, the rest of the result, an error answer and anything that is
+//! not an answer come whole.
 
 use std::fmt;
 
@@ -19,37 +19,37 @@ use serde_json::{Map, Value};
 use crate::jsonrpc::DecodeError;
 use crate::scenario::expr_reads::ReadTree;
 
-/// What an awaited walk keeps of each page's `result`.
+/// What an awaited walk keeps of each page: each item of `result.<field>`
+/// cut down to `item`; the rest of the page as it came, as the walk keeps
+/// it.
 #[derive(Debug, Clone)]
 pub struct PageRead {
     /// The array of `result` the pages are made of (`tools`, `prompts`…).
     pub field: String,
-    /// What is kept of `result`: at least `nextCursor` and each item's
-    /// `name` and `uri`, by which the walk tells items apart.
-    pub result: ReadTree,
+    /// What is kept of each item: at least its `name` and `uri`, by which
+    /// the walk tells items apart.
+    pub item: ReadTree,
 }
 
 impl PageRead {
-    /// The read of a page of `field` whose result is read as `result`.
-    pub fn new(field: &str, mut result: ReadTree) -> PageRead {
-        let keys = ReadTree::whole_fields(&["name", "uri"]);
-        result
-            .merge(ReadTree::default().with_field(field, ReadTree::default().with_each_item(keys)));
-        result.merge(ReadTree::whole_fields(&["nextCursor"]));
+    /// The read of a page of `field` whose items are read as `item`.
+    pub fn new(field: &str, mut item: ReadTree) -> PageRead {
+        item.merge(ReadTree::whole_fields(&["name", "uri"]));
         PageRead {
             field: field.to_string(),
-            result,
+            item,
         }
     }
 
-    /// Decodes a line as JSON, with `result` cut down. A page with an item
-    /// that has neither a string `name` nor a string `uri` is decoded whole:
-    /// the walk tells such items apart by all they hold.
+    /// Decodes a line as JSON, with the items of `result.<field>` cut down.
+    /// A page with an item that has neither a string `name` nor a string
+    /// `uri` is decoded whole: the walk tells such items apart by all they
+    /// hold.
     pub fn decode(&self, line: &[u8]) -> Result<Value, DecodeError> {
         let text =
             std::str::from_utf8(line).map_err(|e| DecodeError::InvalidUtf8(e.valid_up_to()))?;
         let mut de = serde_json::Deserializer::from_str(text);
-        let value = Envelope(&self.result)
+        let value = Envelope(self)
             .deserialize(&mut de)
             .and_then(|v| de.end().map(|()| v))
             .map_err(|e| DecodeError::NotJson(e.to_string()))?;
@@ -74,17 +74,128 @@ impl PageRead {
     }
 }
 
-/// The top level: `result` cut down, everything else whole.
-struct Envelope<'a>(&'a ReadTree);
+/// The top level, and `result` in it: the items of `result.<field>` cut
+/// down, everything else whole.
+struct Envelope<'a>(&'a PageRead);
 
 impl<'de> DeserializeSeed<'de> for Envelope<'_> {
     type Value = Value;
 
     fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
-        de.deserialize_any(PrunedVisitor {
-            read: &ReadTree::whole(),
-            result: Some(self.0),
+        de.deserialize_any(WholeBut {
+            member: Some("result"),
+            within: Within::Result(self.0),
         })
+    }
+}
+
+/// What is cut within the one member a [`WholeBut`] does not keep whole.
+#[derive(Clone, Copy)]
+enum Within<'a> {
+    /// `result`: its `field` holds the items.
+    Result(&'a PageRead),
+    /// The list of items: each cut down to this.
+    Items(&'a ReadTree),
+}
+
+impl<'de> DeserializeSeed<'de> for Within<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
+        match self {
+            Within::Result(page) => de.deserialize_any(WholeBut {
+                member: Some(&page.field),
+                within: Within::Items(&page.item),
+            }),
+            Within::Items(_) => de.deserialize_any(WholeBut {
+                member: None,
+                within: self,
+            }),
+        }
+    }
+}
+
+/// A value kept whole but for one member of an object (`member`, cut as
+/// `within` says), or, with no member, the items of an array.
+struct WholeBut<'a> {
+    member: Option<&'a str>,
+    within: Within<'a>,
+}
+
+/// A visitor's methods for the JSON values it keeps as they are.
+macro_rules! whole_scalars {
+    () => {
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+
+        fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+            Ok(Value::Bool(v))
+        }
+
+        fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+
+        fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+
+        fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+            Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+        }
+
+        fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+            Ok(Value::String(v.to_string()))
+        }
+
+        fn visit_string<E>(self, v: String) -> Result<Value, E> {
+            Ok(Value::String(v))
+        }
+
+        fn visit_unit<E>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+
+        fn visit_none<E>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+    };
+}
+
+impl<'de> Visitor<'de> for WholeBut<'_> {
+    type Value = Value;
+
+    whole_scalars!();
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        match (self.member, self.within) {
+            (None, Within::Items(item)) => {
+                while let Some(v) = seq.next_element_seed(Pruned(item))? {
+                    items.push(v);
+                }
+            }
+            _ => {
+                while let Some(v) = seq.next_element::<Value>()? {
+                    items.push(v);
+                }
+            }
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let v = if self.member == Some(key.as_str()) {
+                map.next_value_seed(self.within)?
+            } else {
+                map.next_value::<Value>()?
+            };
+            out.insert(key, v);
+        }
+        Ok(Value::Object(out))
     }
 }
 
@@ -98,74 +209,27 @@ impl<'de> DeserializeSeed<'de> for Pruned<'_> {
         if self.0.is_whole() {
             return serde::Deserialize::deserialize(de);
         }
-        de.deserialize_any(PrunedVisitor {
-            read: self.0,
-            result: None,
-        })
+        de.deserialize_any(PrunedVisitor(self.0))
     }
 }
 
-struct PrunedVisitor<'a> {
-    read: &'a ReadTree,
-    /// At the top level: how `result` is read (the rest is whole).
-    result: Option<&'a ReadTree>,
-}
+struct PrunedVisitor<'a>(&'a ReadTree);
 
 impl<'de> Visitor<'de> for PrunedVisitor<'_> {
     type Value = Value;
 
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_string()))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_none<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
+    whole_scalars!();
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::new();
-        if self.read.is_whole() {
-            while let Some(v) = seq.next_element::<Value>()? {
-                items.push(v);
-            }
-            return Ok(Value::Array(items));
-        }
-        match self.read.item_read() {
+        match self.0.item_read() {
             Some(item) => {
                 while let Some(v) = seq.next_element_seed(Pruned(item))? {
                     items.push(v);
                 }
             }
             // No item is read: the list keeps only its presence and type.
-            None if self.read.fields().is_empty() => {
+            None if self.0.fields().is_empty() => {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
             }
             None => {
@@ -180,12 +244,7 @@ impl<'de> Visitor<'de> for PrunedVisitor<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            let read = match self.result {
-                Some(result) if key == "result" => Some(std::borrow::Cow::Borrowed(result)),
-                Some(_) => Some(std::borrow::Cow::Owned(ReadTree::whole())),
-                None => self.read.member_read(&key),
-            };
-            match read {
+            match self.0.member_read(&key) {
                 Some(read) => {
                     let v = map.next_value_seed(Pruned(read.as_ref()))?;
                     out.insert(key, v);
@@ -210,25 +269,25 @@ mod tests {
         ReadTree::whole_fields(names)
     }
 
-    /// What the decoder must give: the line parsed whole, its `result` pruned.
+    /// What the decoder must give: the line parsed whole, the items of its
+    /// `result.<field>` pruned, as the walk prunes them.
     fn parsed_then_pruned(page: &PageRead, text: &str) -> Value {
         let mut v: Value = serde_json::from_str(text).expect("json");
-        if let Some(result) = v.get_mut("result") {
-            *result = prune(result.take(), &page.result);
+        if let Some(Value::Array(items)) = v.pointer_mut(&format!("/result/{}", page.field)) {
+            for item in items.iter_mut() {
+                *item = prune(item.take(), &page.item);
+            }
         }
         v
     }
 
-    fn tools_result() -> ReadTree {
-        ReadTree::default().with_field(
-            "tools",
-            ReadTree::default().with_each_item(read_of(&["tags", "groups"])),
-        )
+    fn tags_and_groups() -> PageRead {
+        PageRead::new("tools", read_of(&["tags", "groups"]))
     }
 
     #[test]
     fn a_page_is_what_parsing_it_whole_and_pruning_gives() {
-        let page = PageRead::new("tools", tools_result());
+        let page = tags_and_groups();
         let text = json!({
             "jsonrpc": "2.0", "id": 7,
             "result": {
@@ -250,29 +309,47 @@ mod tests {
             got["result"]["tools"][0],
             json!({"name": "a", "tags": ["t"]})
         );
+        assert_eq!(
+            got["result"]["tools"][1],
+            json!({"uri": "u", "groups": [{"deep": [1, 2.5, null, true]}]})
+        );
         assert_eq!(got["result"]["nextCursor"], "abc");
-        assert!(got["result"].get("_meta").is_none());
+        assert_eq!(
+            got["result"]["_meta"],
+            json!({"big": [1, 2, 3]}),
+            "the rest of the result is whole"
+        );
         assert_eq!(got["extra"], json!({"kept": ["whole"]}));
     }
 
     #[test]
-    fn lists_read_as_a_whole_or_not_at_all_prune_as_before() {
+    fn lists_in_items_read_as_a_whole_or_not_at_all_prune_as_before() {
         // `other` has a field read but no item: kept whole, as `prune` keeps it;
         // `none` is only tested for presence: emptied.
-        let result = tools_result()
+        let item = read_of(&["tags"])
             .with_field("other", read_of(&["x"]))
             .with_field("none", ReadTree::default());
-        let page = PageRead::new("tools", result);
-        let text = r#"{"id":1,"result":{"tools":[],"other":[{"a":1},2],"none":[1,{"b":[2]}]}}"#;
+        let page = PageRead::new("tools", item);
+        let text = r#"{"id":1,"result":{"tools":[{"name":"a","other":[{"a":1},2],"none":[1,{"b":[2]}],"d":"x"}]}}"#;
         let got = page.decode(text.as_bytes()).expect("decodes");
         assert_eq!(got, parsed_then_pruned(&page, text));
-        assert_eq!(got["result"]["other"], json!([{"a": 1}, 2]));
-        assert_eq!(got["result"]["none"], json!([]));
+        assert_eq!(
+            got["result"]["tools"][0],
+            json!({"name": "a", "other": [{"a": 1}, 2], "none": []})
+        );
+    }
+
+    #[test]
+    fn a_field_that_is_not_a_list_comes_whole() {
+        let page = tags_and_groups();
+        let text = r#"{"id":1,"result":{"tools":{"a":{"name":"a","d":1}},"nextCursor":"c"}}"#;
+        let whole: Value = serde_json::from_str(text).expect("json");
+        assert_eq!(page.decode(text.as_bytes()).expect("decodes"), whole);
     }
 
     #[test]
     fn errors_envelopes_and_keyless_items_come_whole() {
-        let page = PageRead::new("tools", tools_result());
+        let page = tags_and_groups();
         for text in [
             r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m","data":{"a":[1]}}}"#,
             r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"data":{"x":1}}}"#,
@@ -291,10 +368,10 @@ mod tests {
 
     #[test]
     fn what_is_skipped_must_still_be_json() {
-        let page = PageRead::new("tools", tools_result());
+        let page = tags_and_groups();
         for bad in [
             r#"{"id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":}}]}}"#,
-            r#"{"id":1,"result":{"tools":[],"_meta":[1,]}}"#,
+            r#"{"id":1,"result":{"tools":[{"name":"a","_meta":[1,]}]}}"#,
             r#"{"id":1,"result":{"tools":[]}} trailing"#,
         ] {
             assert!(
