@@ -168,21 +168,11 @@ impl<'de> Visitor<'de> for WholeBut<'_> {
 
     whole_scalars!();
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::new();
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
         match (self.member, self.within) {
-            (None, Within::Items(item)) => {
-                while let Some(v) = seq.next_element_seed(Pruned(item))? {
-                    items.push(v);
-                }
-            }
-            _ => {
-                while let Some(v) = seq.next_element::<Value>()? {
-                    items.push(v);
-                }
-            }
+            (None, Within::Items(item)) => items_of(seq, Some(item)),
+            _ => items_of(seq, None),
         }
-        Ok(Value::Array(items))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
@@ -197,6 +187,27 @@ impl<'de> Visitor<'de> for WholeBut<'_> {
         }
         Ok(Value::Object(out))
     }
+}
+
+/// The items of an array, each cut down to `item` (None: whole).
+fn items_of<'de, A: SeqAccess<'de>>(
+    mut seq: A,
+    item: Option<&ReadTree>,
+) -> Result<Value, A::Error> {
+    let mut items = Vec::new();
+    match item {
+        Some(item) => {
+            while let Some(v) = seq.next_element_seed(Pruned(item))? {
+                items.push(v);
+            }
+        }
+        None => {
+            while let Some(v) = seq.next_element::<Value>()? {
+                items.push(v);
+            }
+        }
+    }
+    Ok(Value::Array(items))
 }
 
 /// A value cut down to `read`, as `cel_value::prune` cuts a parsed one.
@@ -221,24 +232,14 @@ impl<'de> Visitor<'de> for PrunedVisitor<'_> {
     whole_scalars!();
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::new();
         match self.0.item_read() {
-            Some(item) => {
-                while let Some(v) = seq.next_element_seed(Pruned(item))? {
-                    items.push(v);
-                }
-            }
             // No item is read: the list keeps only its presence and type.
             None if self.0.fields().is_empty() => {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Value::Array(Vec::new()))
             }
-            None => {
-                while let Some(v) = seq.next_element::<Value>()? {
-                    items.push(v);
-                }
-            }
+            item => items_of(seq, item),
         }
-        Ok(Value::Array(items))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
