@@ -952,8 +952,6 @@ impl Session {
         }
     }
 
-    /// Handles one message: notifications are stored, the server's requests
-    /// are answered; a response (or an invalid message) is returned.
     /// A line the server wrote, as a message or garbage. A long line during
     /// a walk is decoded cut down to what the walk keeps. The transcript
     /// keeps a message's text, decoded only if the report keeps it.
@@ -980,6 +978,8 @@ impl Session {
         }
     }
 
+    /// Handles one message: notifications are stored, the server's requests
+    /// are answered; a response (or an invalid message) is returned.
     async fn dispatch(&mut self, v: Value) -> Result<Option<Value>, SessionError> {
         if v.get("id").is_none()
             && v.get("method").is_some_and(Value::is_string)

@@ -112,7 +112,7 @@ impl Transcript {
 
     fn push(&self, session: &str, direction: Direction, message: Value) {
         let bytes = entry_bytes(session, &message);
-        self.push_entry(session, direction, (message, None), bytes);
+        self.push_entry(session, direction, message, None, bytes);
     }
 
     /// Keeps an entry (a message, or its text to decode later) that takes
@@ -121,7 +121,8 @@ impl Transcript {
         &self,
         session: &str,
         direction: Direction,
-        (message, text): (Value, Option<Arc<str>>),
+        message: Value,
+        text: Option<Arc<str>>,
         bytes: usize,
     ) {
         let Ok(mut inner) = self.inner.lock() else {
@@ -139,23 +140,33 @@ impl Transcript {
                 "transcript limit reached ({} KiB of messages): later messages are counted, not kept",
                 MAX_BYTES / 1024
             );
-            self.append(&mut inner, session, Direction::Note, Value::String(marker));
+            self.append(
+                &mut inner,
+                session,
+                Direction::Note,
+                Value::String(marker),
+                None,
+            );
             return;
         }
         inner.bytes += bytes;
-        self.append(&mut inner, session, direction, message);
-        if let Some(last) = inner.entries.last_mut() {
-            last.text = text;
-        }
+        self.append(&mut inner, session, direction, message, text);
     }
 
-    fn append(&self, inner: &mut Inner, session: &str, direction: Direction, message: Value) {
+    fn append(
+        &self,
+        inner: &mut Inner,
+        session: &str,
+        direction: Direction,
+        message: Value,
+        text: Option<Arc<str>>,
+    ) {
         inner.entries.push(Entry {
             at_ms: self.start.elapsed().as_millis() as u64,
             session: session.to_string(),
             direction,
             message,
-            text: None,
+            text,
         });
     }
 
@@ -168,7 +179,13 @@ impl Transcript {
     /// summary such as how many notifications were dropped).
     pub fn note_always(&self, session: &str, text: String) {
         if let Ok(mut inner) = self.inner.lock() {
-            self.append(&mut inner, session, Direction::Note, Value::String(text));
+            self.append(
+                &mut inner,
+                session,
+                Direction::Note,
+                Value::String(text),
+                None,
+            );
         }
     }
 
@@ -202,7 +219,8 @@ impl Transcript {
         self.push_entry(
             session,
             direction,
-            (Value::Null, Some(Arc::from(text))),
+            Value::Null,
+            Some(Arc::from(text)),
             bytes,
         );
     }
