@@ -12,26 +12,73 @@ use clap::Parser;
 /// (arena locks, consolidation), measured with perf on the whole catalog.
 #[cfg(unix)]
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: PromptlyPurgingLarge = PromptlyPurgingLarge;
 
-/// A hostile server can make the harness fill a buffer up to the message cap
-/// (16 MiB) in each of several sessions, one after another. mimalloc keeps
-/// freed memory for a while and commits its arenas eagerly, so such a run
-/// peaked at 123 to 172 MiB; purging freed memory at once and committing on
-/// use keeps it at 64 to 88 MiB, at no measured cost in CPU on the whole
-/// catalog (reports/hostile-http.md).
+/// Blocks at least this large go back to the system as soon as they are
+/// freed; smaller ones after mimalloc's purge delay.
 #[cfg(unix)]
-fn return_freed_memory_promptly() {
-    // The numbers of `mi_option_arena_eager_commit` and
-    // `mi_option_purge_delay` in mimalloc v3's `mi_option_e`, the version
-    // libmimalloc-sys 0.1.49 builds (it names only some options).
+const LARGE_BLOCK: usize = 4 << 20;
+
+/// mimalloc, returning the memory of a freed large block to the system at
+/// once. A hostile server can make the harness fill a buffer up to the
+/// message cap (16 MiB) in each of several sessions, one after another:
+/// with mimalloc's delayed purge such a run peaked at 178 to 192 MiB, and
+/// with this at 90 to 99 MiB. Purging every freed page at once instead (as
+/// before) kept that bound too, but on a 10,000-tool catalog, where each
+/// scenario frees the tens of MiB its walks held, it decommitted and
+/// faulted in again about 6 GiB: 2 to 4 s of the run's CPU time.
+#[cfg(unix)]
+struct PromptlyPurgingLarge;
+
+#[cfg(unix)]
+impl PromptlyPurgingLarge {
+    fn purge_if_large(size: usize) {
+        if size >= LARGE_BLOCK {
+            // SAFETY: collects the calling thread's heap and purges the
+            // arenas' freed ranges; no block is touched.
+            unsafe { libmimalloc_sys::mi_collect(true) }
+        }
+    }
+}
+
+// SAFETY: every allocation is mimalloc's, with its contract unchanged; the
+// purge after a free touches no live block.
+#[cfg(unix)]
+unsafe impl std::alloc::GlobalAlloc for PromptlyPurgingLarge {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        mimalloc::MiMalloc.alloc(layout)
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        mimalloc::MiMalloc.alloc_zeroed(layout)
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        mimalloc::MiMalloc.dealloc(ptr, layout);
+        Self::purge_if_large(layout.size());
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, size: usize) -> *mut u8 {
+        let moved = mimalloc::MiMalloc.realloc(ptr, layout, size);
+        if moved != ptr {
+            Self::purge_if_large(layout.size());
+        }
+        moved
+    }
+}
+
+/// Arenas are committed as they are used rather than up front, so that the
+/// peak RSS is what the harness used.
+#[cfg(unix)]
+fn commit_on_use() {
+    // The number of `mi_option_arena_eager_commit` in mimalloc v3's
+    // `mi_option_e`, the version libmimalloc-sys 0.1.49 builds (it names
+    // only some options).
     const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
-    const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-    // SAFETY: plain stores into mimalloc's option table; `mi_option_set` is
-    // not thread safe, and this runs first in `main`, before any thread.
+    // SAFETY: a plain store into mimalloc's option table; `mi_option_set`
+    // is not thread safe, and this runs first in `main`, before any thread.
     unsafe {
         libmimalloc_sys::mi_option_set(ARENA_EAGER_COMMIT, 0);
-        libmimalloc_sys::mi_option_set(PURGE_DELAY, 0);
     }
 }
 
@@ -41,9 +88,10 @@ fn return_freed_memory_promptly() {
 /// hundred short-lived reference servers (this binary), each touching a few
 /// such blocks: page zeroing was 13% of a whole-catalog run's CPU time
 /// (perf). The reference server opts out, and keeps its memory in 4 KiB
-/// pages; with it, and without the prompt purging above (meant for the
-/// harness, which reads what hostile servers send), a whole-catalog run
-/// spent 0.95-1.2 s in the kernel instead of 1.3-1.8 s, in paired runs. The harness does not: the setting would be inherited by every
+/// pages; with it (and its arenas committed eagerly, as mimalloc does by
+/// default), a whole-catalog run spent 0.95-1.2 s in the kernel instead of
+/// 1.3-1.8 s, in paired runs. The harness does not: the setting would be
+/// inherited by every
 /// server it starts, and restoring it in the child means forking instead of
 /// spawning, whose page-table copies cost more than the zeroing saved.
 #[cfg(target_os = "linux")]
@@ -62,7 +110,7 @@ fn main() -> ExitCode {
         .collect();
     #[cfg(unix)]
     if raw.first().map(String::as_str) != Some("serve-reference") {
-        return_freed_memory_promptly();
+        commit_on_use();
     }
     let args = cli::Cli::parse();
     #[cfg(target_os = "linux")]
