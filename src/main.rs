@@ -22,11 +22,12 @@ const LARGE_BLOCK: usize = 4 << 20;
 /// mimalloc, returning the memory of a freed large block to the system at
 /// once. A hostile server can make the harness fill a buffer up to the
 /// message cap (16 MiB) in each of several sessions, one after another:
-/// with mimalloc's delayed purge such a run peaked at 178 to 192 MiB, and
-/// with this at 90 to 99 MiB. Purging every freed page at once instead (as
-/// before) kept that bound too, but on a 10,000-tool catalog, where each
-/// scenario frees the tens of MiB its walks held, it decommitted and
-/// faulted in again about 6 GiB: 2 to 4 s of the run's CPU time.
+/// with a delayed purge alone such a run peaked at 144 MiB (100 ms) to 192
+/// MiB (1 s), and with this at 90 to 97 MiB. Purging every freed page at
+/// once instead (as before) kept that bound too, but on a 10,000-tool
+/// catalog, where each scenario frees the tens of MiB its walks held, it
+/// decommitted and faulted in again about 6 GiB: the kernel's share of the
+/// run went from about 2.2-3.0 s (100 ms delay) to 3.9 s.
 #[cfg(unix)]
 struct PromptlyPurgingLarge;
 
@@ -68,17 +69,22 @@ unsafe impl std::alloc::GlobalAlloc for PromptlyPurgingLarge {
 }
 
 /// Arenas are committed as they are used rather than up front, so that the
-/// peak RSS is what the harness used.
+/// peak RSS is what the harness used; freed pages go back to the system
+/// after 100 ms (mimalloc's default is 1 s): on a 10,000-tool catalog the
+/// peak RSS was the same as with an immediate purge (352-384 MiB against
+/// 371-374 MiB), and 1 s held 10 to 20 MiB more.
 #[cfg(unix)]
-fn commit_on_use() {
-    // The number of `mi_option_arena_eager_commit` in mimalloc v3's
-    // `mi_option_e`, the version libmimalloc-sys 0.1.49 builds (it names
-    // only some options).
+fn tune_allocator() {
+    // The numbers of `mi_option_arena_eager_commit` and
+    // `mi_option_purge_delay` in mimalloc v3's `mi_option_e`, the version
+    // libmimalloc-sys 0.1.49 builds (it names only some options).
     const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
-    // SAFETY: a plain store into mimalloc's option table; `mi_option_set`
-    // is not thread safe, and this runs first in `main`, before any thread.
+    const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+    // SAFETY: plain stores into mimalloc's option table; `mi_option_set` is
+    // not thread safe, and this runs first in `main`, before any thread.
     unsafe {
         libmimalloc_sys::mi_option_set(ARENA_EAGER_COMMIT, 0);
+        libmimalloc_sys::mi_option_set(PURGE_DELAY, 100);
     }
 }
 
@@ -110,7 +116,7 @@ fn main() -> ExitCode {
         .collect();
     #[cfg(unix)]
     if raw.first().map(String::as_str) != Some("serve-reference") {
-        commit_on_use();
+        tune_allocator();
     }
     let args = cli::Cli::parse();
     #[cfg(target_os = "linux")]
