@@ -32,6 +32,9 @@ use super::cel_value::json_at_to_val;
 /// strings; shorter ones compare in order, which is faster than hashing.
 const SCAN_LIMIT: usize = 12;
 
+/// Values converted when first reached, one slot per item or member.
+type Slots = Box<[OnceLock<Box<dyn Val>>]>;
+
 /// A JSON array as a CEL list; clones share the conversions.
 #[derive(Debug, Clone)]
 pub struct JsonList(Arc<ListInner>);
@@ -39,7 +42,7 @@ pub struct JsonList(Arc<ListInner>);
 #[derive(Debug)]
 struct ListInner {
     at: JsonAt,
-    items: Box<[OnceLock<Box<dyn Val>>]>,
+    items: Slots,
     /// The strings among the items, for `in` on long lists.
     strings: OnceLock<HashSet<Box<str>>>,
     whole: OnceLock<CelList<'static>>,
@@ -55,6 +58,9 @@ struct MapInner {
     at: JsonAt,
     /// The keys in the object's order, for iteration.
     keys: OnceLock<Box<[Box<dyn Val>]>>,
+    /// The members in the object's order, each converted when first read
+    /// by its key (see [`JsonMap::member`]); the whole map shares them.
+    members: OnceLock<Slots>,
     /// Made on first selection: the interpreter asks the operand of every
     /// `.f` and `[k]` whether it is an optional, which is asked of the
     /// built-in value; its members are lazy in turn.
@@ -127,6 +133,7 @@ impl JsonMap {
     pub fn new(at: JsonAt) -> Self {
         JsonMap(Arc::new(MapInner {
             keys: OnceLock::new(),
+            members: OnceLock::new(),
             whole: OnceLock::new(),
             at,
         }))
@@ -155,14 +162,45 @@ impl JsonMap {
         })
     }
 
+    /// The member `key`, at position `i` of the object, converted once.
+    fn member_at(&self, i: usize, key: &str) -> &(dyn Val + 'static) {
+        let members = self
+            .0
+            .members
+            .get_or_init(|| (0..self.object().len()).map(|_| OnceLock::new()).collect());
+        members[i]
+            .get_or_init(|| json_at_to_val(&json_member(&self.0.at, key)))
+            .as_ref()
+    }
+
+    /// The member `key` of a small object, found by comparing keys (a
+    /// tool has a dozen at most): reading one field of each of 10,000
+    /// tools then converts that field alone, where the built-in map made
+    /// every member and a hash table per tool. `None`: a larger object, or
+    /// no such key.
+    fn member(&self, key: &str) -> Option<&(dyn Val + 'static)> {
+        let object = self.object();
+        if object.len() > SCAN_LIMIT {
+            return None;
+        }
+        let i = object.keys().position(|k| k == key)?;
+        Some(self.member_at(i, key))
+    }
+
+    /// Whether the object has the member `key`.
+    pub fn has_key(&self, key: &str) -> bool {
+        self.object().contains_key(key)
+    }
+
     /// The built-in map of the members, each converted when reached.
     fn whole(&self) -> &CelMap<'static> {
         self.0.whole.get_or_init(|| {
             CelMap::from(
                 self.object()
                     .keys()
-                    .map(|k| {
-                        let member = json_at_to_val(&json_member(&self.0.at, k));
+                    .enumerate()
+                    .map(|(i, k)| {
+                        let member = self.member_at(i, k).clone_as_boxed();
                         (CelMapKey::from(k.clone()), member)
                     })
                     .collect::<HashMap<_, _>>(),
@@ -360,7 +398,14 @@ impl Indexer for JsonMap {
     where
         Self: 'v,
     {
-        self.whole().get(key)
+        let small = self.object().len() <= SCAN_LIMIT && self.0.whole.get().is_none();
+        match key.downcast_ref::<CelString>() {
+            Some(name) if small => match self.member(name.inner()) {
+                Some(member) => Ok(CowVal::Borrowed(member)),
+                None => empty_map().get(key),
+            },
+            _ => self.whole().get(key),
+        }
     }
 
     fn steal<'v>(self: Box<Self>, key: &dyn Val) -> Result<Box<dyn Val + 'v>, ExecutionError>

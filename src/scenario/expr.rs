@@ -11,7 +11,7 @@ use cel::common::types::DYN_TYPE;
 use cel::common::value::{CowVal, Val};
 use cel::context::VariableResolver;
 use cel::objects::Value as CelValue;
-use cel::{Context, Env, ExecutionError, FunctionContext, Program};
+use cel::{Context, Env, ExecutionError, FunctionContext};
 use serde_json::{Map, Value};
 
 use super::cel_shared::{json_at_of, json_of, json_root, JsonAt};
@@ -55,7 +55,9 @@ fn env() -> Arc<Env> {
 /// A compiled expression, with what it reads of each variable.
 #[derive(Clone)]
 pub struct Compiled {
-    program: Arc<Program>,
+    /// What is evaluated: the parsed program, with selections on the
+    /// elements of comprehensions made calls (`expr_select`).
+    evaluated: Arc<cel::IdedExpr>,
     reads: Arc<Reads>,
     /// Whether the text calls `schema_errors` (declared per evaluation).
     validates: bool,
@@ -136,7 +138,7 @@ fn compile_new(source: &str) -> Result<Compiled, ExprError> {
         .map_err(|e| ExprError::Syntax(clean_parse_error(&e.to_string())))?;
     Ok(Compiled {
         reads: Arc::new(Reads::of(program.expression())),
-        program: Arc::new(program),
+        evaluated: Arc::new(super::expr_select::rewrite(program.expression())),
         validates: source.contains(SCHEMA_ERRORS),
     })
 }
@@ -403,7 +405,7 @@ fn execute(compiled: &Compiled, bindings: &Bindings, whole: bool) -> Result<Boun
     if compiled.validates {
         declare_schema_errors(&mut ctx, &bindings.schemas);
     }
-    let out = CelValue::resolve_val(compiled.program.expression(), &ctx)
+    let out = CelValue::resolve_val(&compiled.evaluated, &ctx)
         .map_err(|e| ExprError::Eval(e.to_string()))?;
     if let Some(part) = json_at_of(out.as_ref()) {
         return Ok(Bound::at(part));
@@ -496,6 +498,20 @@ fn add_helpers(env: &mut Env) {
         }
     }
     super::expr_regex::declare(env);
+    for (name, function) in [
+        (
+            super::expr_select::FIELD,
+            super::expr_select::field as Function,
+        ),
+        (super::expr_select::HAS, super::expr_select::has as Function),
+    ] {
+        let _ = env.add_overload(
+            name,
+            &format!("{name}_2"),
+            vec![DYN_TYPE, DYN_TYPE],
+            function,
+        );
+    }
 }
 
 /// Runs helper `name` on the interpreter's values: checks the count,

@@ -11,6 +11,7 @@ pub mod expr;
 mod expr_core;
 pub mod expr_reads;
 mod expr_regex;
+mod expr_select;
 pub mod generate;
 pub mod interpolate;
 mod json_set;
