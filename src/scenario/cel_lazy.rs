@@ -61,9 +61,11 @@ struct MapInner {
     /// The members in the object's order, each converted when first read
     /// by its key (see [`JsonMap::member`]); the whole map shares them.
     members: OnceLock<Slots>,
-    /// Made on first selection: the interpreter asks the operand of every
-    /// `.f` and `[k]` whether it is an optional, which is asked of the
-    /// built-in value; its members are lazy in turn.
+    /// Made when the built-in map is asked for: the interpreter asks the
+    /// operand of a `.f` or `[k]` whether it is an optional, which is asked
+    /// of the built-in value (a selection on a loop's element does not ask:
+    /// `expr_select`), and equality compares built-in maps. Its members are
+    /// the slots of `members`.
     whole: OnceLock<CelMap<'static>>,
 }
 
@@ -173,23 +175,13 @@ impl JsonMap {
             .as_ref()
     }
 
-    /// The member `key` of a small object, found by comparing keys (a
+    /// The member `key`, found by comparing keys (for small objects: a
     /// tool has a dozen at most): reading one field of each of 10,000
     /// tools then converts that field alone, where the built-in map made
-    /// every member and a hash table per tool. `None`: a larger object, or
-    /// no such key.
+    /// every member and a hash table per tool.
     fn member(&self, key: &str) -> Option<&(dyn Val + 'static)> {
-        let object = self.object();
-        if object.len() > SCAN_LIMIT {
-            return None;
-        }
-        let i = object.keys().position(|k| k == key)?;
+        let i = self.object().keys().position(|k| k == key)?;
         Some(self.member_at(i, key))
-    }
-
-    /// Whether the object has the member `key`.
-    pub fn has_key(&self, key: &str) -> bool {
-        self.object().contains_key(key)
     }
 
     /// The built-in map of the members, each converted when reached.
@@ -398,9 +390,8 @@ impl Indexer for JsonMap {
     where
         Self: 'v,
     {
-        let small = self.object().len() <= SCAN_LIMIT && self.0.whole.get().is_none();
         match key.downcast_ref::<CelString>() {
-            Some(name) if small => match self.member(name.inner()) {
+            Some(name) if self.object().len() <= SCAN_LIMIT => match self.member(name.inner()) {
                 Some(member) => Ok(CowVal::Borrowed(member)),
                 None => empty_map().get(key),
             },

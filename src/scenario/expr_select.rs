@@ -17,7 +17,7 @@
 //! `_._`). Their names cannot be written in CEL source.
 
 use cel::common::ast::{CallExpr, Expr, LiteralValue};
-use cel::common::traits::Indexer;
+use cel::common::traits::{Container, Indexer};
 use cel::common::types::{CelBool, CelOptional, CelString, Kind};
 use cel::common::value::{CowVal, Val};
 use cel::{ExecutionError, IdedExpr};
@@ -29,8 +29,8 @@ pub const FIELD: &str = "@field";
 /// The function `has(t.f)` becomes.
 pub const HAS: &str = "@has";
 
-/// `expr` with every selection on a comprehension's elements written as
-/// an index.
+/// `expr` with every selection on a comprehension's elements made a call
+/// of [`FIELD`] or [`HAS`].
 pub fn rewrite(expr: &IdedExpr) -> IdedExpr {
     let mut out = expr.clone();
     rewrite_in(&mut out, &mut Vec::new());
@@ -109,11 +109,11 @@ pub fn field<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Execut
     let (operand, key) = operand_and_key(FIELD, args)?;
     let name = key_name(&key);
     match operand {
-        CowVal::Borrowed(v) => select_in(v, &key, &name).map(|found| match found {
+        CowVal::Borrowed(v) => select_in(v, &key, name).map(|found| match found {
             Selected::Member(m) => CowVal::Borrowed(m),
             Selected::Made(m) => m,
         }),
-        CowVal::Owned(v) => select_in(v.as_ref(), &key, &name).map(|found| match found {
+        CowVal::Owned(v) => select_in(v.as_ref(), &key, name).map(|found| match found {
             Selected::Member(m) => CowVal::Owned(m.clone_as_boxed()),
             Selected::Made(m) => CowVal::Owned(m.into_owned()),
         }),
@@ -180,7 +180,7 @@ pub fn has<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Executio
     let (operand, key) = operand_and_key(HAS, args)?;
     let present = |value: &dyn Val| -> Result<bool, ExecutionError> {
         if let Some(map) = value.as_any().and_then(|a| a.downcast_ref::<JsonMap>()) {
-            return Ok(map.has_key(&key_name(&key)));
+            return map.contains(key.as_ref());
         }
         let indexer = value.as_indexer().ok_or_else(|| no_fields(value))?;
         match indexer.get(key.as_ref()) {
@@ -196,7 +196,7 @@ pub fn has<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Executio
             Some(inner) => {
                 let indexer = inner
                     .as_indexer()
-                    .ok_or_else(|| ExecutionError::no_such_key(&key_name(&key)))?;
+                    .ok_or_else(|| ExecutionError::no_such_key(key_name(&key)))?;
                 indexer.get(key.as_ref()).is_ok()
             }
         }
@@ -220,10 +220,10 @@ fn operand_and_key<'b, 'v>(
     }
 }
 
-fn key_name(key: &CowVal<'_, '_>) -> String {
-    key.downcast_ref::<CelString>()
-        .map(|s| s.inner().to_string())
-        .unwrap_or_default()
+/// The field name (a literal the rewrite wrote), borrowed: a selection
+/// that succeeds allocates nothing for it.
+fn key_name<'a>(key: &'a CowVal<'_, '_>) -> &'a str {
+    key.downcast_ref::<CelString>().map_or("", |s| s.inner())
 }
 
 /// What the interpreter says of `.f` on a value that has no fields.
