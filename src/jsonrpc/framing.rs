@@ -99,7 +99,7 @@ pub enum DecodeError {
 /// Decodes one line as JSON.
 pub fn decode_line(line: &[u8]) -> Result<Value, DecodeError> {
     let text = std::str::from_utf8(line).map_err(|e| DecodeError::InvalidUtf8(e.valid_up_to()))?;
-    serde_json::from_str(text).map_err(|e| DecodeError::NotJson(e.to_string()))
+    super::compact::from_str(text).map_err(|e| DecodeError::NotJson(e.to_string()))
 }
 
 /// Encodes a message as one line, newline included. `serde_json` never emits

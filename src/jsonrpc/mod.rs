@@ -1,6 +1,7 @@
 //! JSON-RPC 2.0 over newline-delimited streams, shared by the harness and the
 //! reference server.
 
+pub mod compact;
 pub mod framing;
 pub mod message;
 

@@ -86,14 +86,10 @@ pub fn prune(value: Value, read: &ReadTree) -> Value {
     }
     match (value, read.item_read()) {
         // The answer's own order, so that what is shown of it reads as sent.
-        (Value::Object(map), _) => Value::Object(
-            map.into_iter()
-                .filter_map(|(name, v)| {
-                    let kept = prune(v, read.member_read(&name)?.as_ref());
-                    Some((name, kept))
-                })
-                .collect(),
-        ),
+        (Value::Object(map), _) => compact_object(map.into_iter().filter_map(|(name, v)| {
+            let kept = prune(v, read.member_read(&name)?.as_ref());
+            Some((name, kept))
+        })),
         (Value::Array(items), Some(item)) => {
             Value::Array(items.into_iter().map(|v| prune(v, item)).collect())
         }
@@ -102,22 +98,28 @@ pub fn prune(value: Value, read: &ReadTree) -> Value {
     }
 }
 
+/// The object of `members`, allocated at its size: pruned answers are kept
+/// for the rest of a scenario, some for the rest of the run.
+fn compact_object(members: impl Iterator<Item = (String, Value)>) -> Value {
+    let built: Result<Value, std::convert::Infallible> = crate::jsonrpc::compact::object_of(|m| {
+        m.extend(members);
+        Ok(())
+    });
+    built.unwrap_or_else(|never| match never {})
+}
+
 /// [`prune`] of a value the caller keeps: only what `read` covers is copied.
 pub fn pruned_copy(value: &Value, read: &ReadTree) -> Value {
     if read.is_whole() {
         return value.clone();
     }
     match (value, read.item_read()) {
-        (Value::Object(map), _) => Value::Object(
-            map.iter()
-                .filter_map(|(name, v)| {
-                    Some((
-                        name.clone(),
-                        pruned_copy(v, read.member_read(name)?.as_ref()),
-                    ))
-                })
-                .collect(),
-        ),
+        (Value::Object(map), _) => compact_object(map.iter().filter_map(|(name, v)| {
+            Some((
+                name.clone(),
+                pruned_copy(v, read.member_read(name)?.as_ref()),
+            ))
+        })),
         (Value::Array(items), Some(item)) => {
             Value::Array(items.iter().map(|v| pruned_copy(v, item)).collect())
         }

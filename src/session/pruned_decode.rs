@@ -14,8 +14,9 @@
 use std::fmt;
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use crate::jsonrpc::compact::{self, array_of, object_of, Compact};
 use crate::jsonrpc::DecodeError;
 use crate::scenario::expr_reads::ReadTree;
 
@@ -54,7 +55,7 @@ impl PageRead {
             .and_then(|v| de.end().map(|()| v))
             .map_err(|e| DecodeError::NotJson(e.to_string()))?;
         if self.has_keyless_item(&value) {
-            return serde_json::from_str(text).map_err(|e| DecodeError::NotJson(e.to_string()));
+            return compact::from_str(text).map_err(|e| DecodeError::NotJson(e.to_string()));
         }
         Ok(value)
     }
@@ -176,16 +177,17 @@ impl<'de> Visitor<'de> for WholeBut<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            let v = if self.member == Some(key.as_str()) {
-                map.next_value_seed(self.within)?
-            } else {
-                map.next_value::<Value>()?
-            };
-            out.insert(key, v);
-        }
-        Ok(Value::Object(out))
+        object_of(|members| {
+            while let Some(key) = map.next_key::<String>()? {
+                let v = if self.member == Some(key.as_str()) {
+                    map.next_value_seed(self.within)?
+                } else {
+                    map.next_value_seed(Compact)?
+                };
+                members.push((key, v));
+            }
+            Ok(())
+        })
     }
 }
 
@@ -194,20 +196,21 @@ fn items_of<'de, A: SeqAccess<'de>>(
     mut seq: A,
     item: Option<&ReadTree>,
 ) -> Result<Value, A::Error> {
-    let mut items = Vec::new();
-    match item {
-        Some(item) => {
-            while let Some(v) = seq.next_element_seed(Pruned(item))? {
-                items.push(v);
+    array_of(|items| {
+        match item {
+            Some(item) => {
+                while let Some(v) = seq.next_element_seed(Pruned(item))? {
+                    items.push(v);
+                }
+            }
+            None => {
+                while let Some(v) = seq.next_element_seed(Compact)? {
+                    items.push(v);
+                }
             }
         }
-        None => {
-            while let Some(v) = seq.next_element::<Value>()? {
-                items.push(v);
-            }
-        }
-    }
-    Ok(Value::Array(items))
+        Ok(())
+    })
 }
 
 /// A value cut down to `read`, as `cel_value::prune` cuts a parsed one.
@@ -218,7 +221,7 @@ impl<'de> DeserializeSeed<'de> for Pruned<'_> {
 
     fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
         if self.0.is_whole() {
-            return serde::Deserialize::deserialize(de);
+            return Compact.deserialize(de);
         }
         de.deserialize_any(PrunedVisitor(self.0))
     }
@@ -243,19 +246,20 @@ impl<'de> Visitor<'de> for PrunedVisitor<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            match self.0.member_read(&key) {
-                Some(read) => {
-                    let v = map.next_value_seed(Pruned(read.as_ref()))?;
-                    out.insert(key, v);
-                }
-                None => {
-                    map.next_value::<IgnoredAny>()?;
+        object_of(|members| {
+            while let Some(key) = map.next_key::<String>()? {
+                match self.0.member_read(&key) {
+                    Some(read) => {
+                        let v = map.next_value_seed(Pruned(read.as_ref()))?;
+                        members.push((key, v));
+                    }
+                    None => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
                 }
             }
-        }
-        Ok(Value::Object(out))
+            Ok(())
+        })
     }
 }
 
