@@ -45,8 +45,8 @@ impl Entry {
     /// Makes `message` of the text the entry was recorded with, if any.
     pub fn decode(&mut self) {
         if let Some(text) = self.text.take() {
-            self.message =
-                serde_json::from_str(&text).unwrap_or_else(|_| Value::String(text.to_string()));
+            self.message = crate::jsonrpc::compact::from_str(&text)
+                .unwrap_or_else(|_| Value::String(text.to_string()));
         }
     }
 }
