@@ -11,12 +11,10 @@
 //! envelope, the rest of the result, an error answer and anything that is
 //! not an answer come whole.
 
-use std::fmt;
-
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use crate::jsonrpc::compact::{self, array_of, object_of, Compact};
+use crate::jsonrpc::compact::{self, array_of, json_scalars, object_of, Compact};
 use crate::jsonrpc::DecodeError;
 use crate::scenario::expr_reads::ReadTree;
 
@@ -123,51 +121,10 @@ struct WholeBut<'a> {
     within: Within<'a>,
 }
 
-/// A visitor's methods for the JSON values it keeps as they are.
-macro_rules! whole_scalars {
-    () => {
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("any JSON value")
-        }
-
-        fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-            Ok(Value::Bool(v))
-        }
-
-        fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-            Ok(Value::from(v))
-        }
-
-        fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-            Ok(Value::from(v))
-        }
-
-        fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-            Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
-        }
-
-        fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-            Ok(Value::String(v.to_string()))
-        }
-
-        fn visit_string<E>(self, v: String) -> Result<Value, E> {
-            Ok(Value::String(v))
-        }
-
-        fn visit_unit<E>(self) -> Result<Value, E> {
-            Ok(Value::Null)
-        }
-
-        fn visit_none<E>(self) -> Result<Value, E> {
-            Ok(Value::Null)
-        }
-    };
-}
-
 impl<'de> Visitor<'de> for WholeBut<'_> {
     type Value = Value;
 
-    whole_scalars!();
+    json_scalars!();
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
         match (self.member, self.within) {
@@ -232,7 +189,7 @@ struct PrunedVisitor<'a>(&'a ReadTree);
 impl<'de> Visitor<'de> for PrunedVisitor<'_> {
     type Value = Value;
 
-    whole_scalars!();
+    json_scalars!();
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         match self.0.item_read() {
