@@ -169,6 +169,33 @@ pub fn val_to_json(value: &dyn Val) -> Result<Value, String> {
     }
 }
 
+/// [`val_to_json`] of a value of which only `read` is kept: the JSON
+/// `prune(val_to_json(value), read)` gives, with only that much copied or
+/// made. A capture of `all.result.tools.filter(...)` on a catalog of
+/// 10,000 tools copied every tool whole, when the scenario read a name and
+/// a schema of each.
+pub fn val_to_json_read(value: &dyn Val, read: &ReadTree) -> Result<Value, String> {
+    if read.is_whole() {
+        return val_to_json(value);
+    }
+    if let Some(json) = json_of(value) {
+        return Ok(pruned_copy(json, read));
+    }
+    let list = (value.get_type().kind() == Kind::List)
+        .then(|| value.downcast_ref::<CelList>())
+        .flatten();
+    match (list, read.item_read()) {
+        (Some(list), Some(item)) => list
+            .inner()
+            .iter()
+            .map(|v| val_to_json_read(v.as_ref(), item))
+            .collect::<Result<_, _>>()
+            .map(Value::Array),
+        (Some(_), None) if read.fields().is_empty() => Ok(Value::Array(Vec::new())),
+        _ => val_to_json(value).map(|json| prune(json, read)),
+    }
+}
+
 fn array_of(list: &CelList<'_>) -> Result<Value, String> {
     list.inner()
         .iter()
@@ -223,6 +250,49 @@ mod tests {
         let cut = json!({"jsonrpc": "2.0", "result": {"tools": [{"name": "a"}]}});
         assert_eq!(pruned_copy(&answer, &read), cut);
         assert_eq!(prune(answer, &read), cut);
+    }
+
+    /// A capture made anew (a filtered list of the answer's maps, a list of
+    /// built maps) is made only as far as it is read: the JSON pruning the
+    /// whole result gives.
+    #[test]
+    fn a_new_value_kept_as_read_is_the_pruned_whole() {
+        let tools = json!([
+            {"name": "a", "inputSchema": {"type": "object"}, "tags": ["x"]},
+            {"name": "b", "description": "d", "annotations": {"readOnlyHint": true}}
+        ]);
+        let lazy_items: Vec<Box<dyn Val>> = (0..2).map(|i| json_to_val(tools[i].clone())).collect();
+        let built = CelList::from(vec![
+            json_to_val(json!({"name": "c", "groups": ["g"], "n": 1})),
+            Box::new(CelList::from(vec![json_to_val(
+                json!({"name": "d", "z": 2}),
+            )])) as Box<dyn Val>,
+        ]);
+        let reads = [
+            ReadTree::whole(),
+            ReadTree::default().with_each_item(ReadTree::whole_fields(&["name"])),
+            ReadTree::default().with_each_item(ReadTree::whole_fields(&["name", "tags", "groups"])),
+            ReadTree::default(),
+            ReadTree::whole_fields(&["name"]),
+        ];
+        for read in &reads {
+            for value in [
+                &CelList::from(
+                    lazy_items
+                        .iter()
+                        .map(|v| v.clone_as_boxed())
+                        .collect::<Vec<_>>(),
+                ) as &dyn Val,
+                &built,
+            ] {
+                let whole = val_to_json(value).expect("json");
+                assert_eq!(
+                    val_to_json_read(value, read),
+                    Ok(prune(whole, read)),
+                    "{read:?}"
+                );
+            }
+        }
     }
 
     /// `filtering[k]`, `k` a variable: every member may be read.

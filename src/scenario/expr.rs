@@ -15,7 +15,7 @@ use cel::{Context, Env, ExecutionError, FunctionContext};
 use serde_json::{Map, Value};
 
 use super::cel_shared::{json_at_of, json_of, json_root, JsonAt};
-use super::cel_value::{json_to_val, json_to_val_read, val_to_json};
+use super::cel_value::{json_to_val, json_to_val_read, val_to_json, val_to_json_read};
 use super::expr_core as core;
 use super::expr_reads::ReadTree;
 pub use super::expr_reads::Reads;
@@ -167,9 +167,17 @@ impl Compiled {
     /// variable's JSON (`walk.result.tools`, `cond ? wt : wp`) is that
     /// part, shared with the variable rather than copied.
     pub fn eval_bound(&self, bindings: &Bindings) -> Result<Bound, ExprError> {
-        let result = execute(self, bindings, true);
+        self.eval_kept(bindings, &ReadTree::whole())
+    }
+
+    /// [`Compiled::eval_bound`] for a binding of which only `kept` is ever
+    /// read (what a scenario's expressions read of a capture): a result
+    /// made anew (a filtered list, a list of maps) is made only that far,
+    /// as `cel_value::prune` would cut it. A shared part stays whole.
+    pub fn eval_kept(&self, bindings: &Bindings, kept: &ReadTree) -> Result<Bound, ExprError> {
+        let result = execute(self, bindings, true, kept);
         if verifying_reads() {
-            let cut = execute(self, bindings, false);
+            let cut = execute(self, bindings, false, kept);
             let same = match (&result, &cut) {
                 (Ok(a), Ok(b)) => a.json() == b.json(),
                 (Err(_), Err(_)) => true,
@@ -388,7 +396,12 @@ pub fn eval(source: &str, bindings: &Bindings) -> Result<Value, ExprError> {
 
 /// Runs a compiled expression on `whole` variables, or on each cut down to
 /// what the expression reads.
-fn execute(compiled: &Compiled, bindings: &Bindings, whole: bool) -> Result<Bound, ExprError> {
+fn execute(
+    compiled: &Compiled,
+    bindings: &Bindings,
+    whole: bool,
+    kept: &ReadTree,
+) -> Result<Bound, ExprError> {
     let all = ReadTree::whole();
     let lent = Lent(
         compiled
@@ -410,7 +423,7 @@ fn execute(compiled: &Compiled, bindings: &Bindings, whole: bool) -> Result<Boun
     if let Some(part) = json_at_of(out.as_ref()) {
         return Ok(Bound::at(part));
     }
-    val_to_json(out.as_ref())
+    val_to_json_read(out.as_ref(), kept)
         .map(Bound::from)
         .map_err(|e| ExprError::Eval(format!("result cannot be shown as JSON: {e}")))
 }

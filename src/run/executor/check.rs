@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::{Execution, Stop};
 use crate::run::outcome::{Finding, Outcome};
 use crate::scenario::diff;
+use crate::scenario::expr_reads::ReadTree;
 use crate::scenario::model::{Assertion, Level, Step};
 use crate::scenario::pattern::{AltVerdict, Pattern};
 
@@ -39,8 +40,13 @@ impl Execution<'_> {
     /// Binds each `capture` in order (a later one may read an earlier one);
     /// one that cannot be evaluated is a finding and stays unbound.
     pub(super) fn capture(&mut self, step: &Step, label: &str) -> Result<(), Stop> {
+        let scenario = self.s;
+        let whole = ReadTree::whole();
         for (name, e) in &step.captures {
-            match e.program.eval_bound(&self.bindings) {
+            // Only what the scenario's expressions read of the capture is
+            // made of a new value (see `Compiled::eval_kept`).
+            let kept = scenario.reads.get(name).unwrap_or(&whole);
+            match e.program.eval_kept(&self.bindings, kept) {
                 Ok(v) => self.bindings.insert(name.clone(), v),
                 Err(err) => {
                     let msg = format!(
