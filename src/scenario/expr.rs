@@ -15,7 +15,7 @@ use cel::{Context, Env, ExecutionError, FunctionContext};
 use serde_json::{Map, Value};
 
 use super::cel_shared::{json_at_of, json_of, json_root, JsonAt};
-use super::cel_value::{json_to_val, json_to_val_read, val_to_json, val_to_json_read};
+use super::cel_value::{json_to_val, json_to_val_read, pruned_copy, val_to_json, val_to_json_read};
 use super::expr_core as core;
 use super::expr_reads::ReadTree;
 pub use super::expr_reads::Reads;
@@ -292,6 +292,17 @@ impl Bound {
         }
         let document = self.json.into_backing_cart();
         Arc::try_unwrap(document).unwrap_or_else(|shared| (*shared).clone())
+    }
+
+    /// [`Bound::into_json`] of a value of which only `read` is used: a
+    /// document shared with another holder (a walk kept for later
+    /// scenarios) is copied only that far.
+    pub fn into_json_kept(self, read: &ReadTree) -> Value {
+        let whole = std::ptr::eq(self.json(), &**self.json.backing_cart());
+        if whole && Arc::strong_count(self.json.backing_cart()) == 1 {
+            return self.into_json();
+        }
+        pruned_copy(self.json(), read)
     }
 
     fn cel_value(&self, read: &ReadTree) -> Arc<dyn Val> {

@@ -24,6 +24,7 @@ use super::property::{self, PropertyRun};
 use super::target::Target;
 use super::walks::WalkCache;
 use crate::scenario::expr::{Bindings, Bound};
+use crate::scenario::expr_reads::ReadTree;
 use crate::scenario::model::{
     Assertion, Fixture, ForEach, Isolation, Level, Place, Scenario, Step,
 };
@@ -480,7 +481,20 @@ impl<'a> Execution<'a> {
             // none of them is copied below.
             self.bindings.remove(id);
         }
-        let answers = answers.into_iter().map(Bound::into_json).collect();
+        // What the scenario reads of each answer, as the walk kept it: an
+        // answer shared with the store of walks is copied only that far.
+        let kept = step
+            .id
+            .as_ref()
+            .and_then(|id| self.s.reads.get(id))
+            .map(ReadTree::with_items_read);
+        let answers = answers
+            .into_iter()
+            .map(|answer| match &kept {
+                Some(read) => answer.into_json_kept(read),
+                None => answer.into_json(),
+            })
+            .collect();
         self.bind_step(step, Bound::from(Value::Array(answers)));
         self.capture(step, label)?;
         self.check_applicable(step, label)
