@@ -427,7 +427,7 @@ impl<W: Write> ConsoleReporter<W> {
                     Direction::Received => "←",
                     Direction::Note => "·",
                 };
-                let text = match &e.message {
+                let text = match &*e.message() {
                     serde_json::Value::String(t) => t.clone(),
                     v => v.to_string(),
                 };

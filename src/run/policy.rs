@@ -7,7 +7,6 @@ use serde::{Deserialize, Serialize};
 
 use super::baseline::Baseline;
 use super::outcome::{Outcome, ScenarioResult};
-use crate::session::transcript::Entry;
 
 /// The judge's settings for one run.
 #[derive(Debug, Clone, Default)]
@@ -25,15 +24,15 @@ impl RunPolicy {
         outcome.fails(self.strict)
     }
 
-    /// Makes a result final: marks an expected failure, drops the transcript
-    /// nobody will read and decodes the messages of the one kept.
+    /// Makes a result final: marks an expected failure and drops the
+    /// transcript nobody will read. A kept one's messages stay as the text
+    /// they came as until a report shows them (`Entry::message`).
     pub fn apply(&self, r: &mut ScenarioResult) {
         r.expected_failure = self.fails(r.outcome) && self.baseline.expects(r);
         if !self.full_transcripts && matches!(r.outcome, Outcome::Pass | Outcome::Skip) {
             r.transcript_dropped += r.transcript.len();
             r.transcript.clear();
         }
-        r.transcript.iter_mut().for_each(Entry::decode);
     }
 
     /// The verdict over every final result (all eras).

@@ -1,5 +1,6 @@
 //! The wire transcript of one scenario, shared by all of its sessions.
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -25,7 +26,7 @@ pub enum Direction {
     Note,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Entry {
     /// Milliseconds since the scenario started.
     pub at_ms: u64,
@@ -45,9 +46,42 @@ impl Entry {
     /// Makes `message` of the text the entry was recorded with, if any.
     pub fn decode(&mut self) {
         if let Some(text) = self.text.take() {
-            self.message = crate::jsonrpc::compact::from_str(&text)
-                .unwrap_or_else(|_| Value::String(text.to_string()));
+            self.message = decoded(&text);
         }
+    }
+
+    /// The message, decoded from its text if it was recorded as text: a
+    /// kept transcript stays text until a report shows it (as parsed JSON
+    /// it took several times the memory, for the whole run).
+    pub fn message(&self) -> Cow<'_, Value> {
+        match &self.text {
+            Some(text) => Cow::Owned(decoded(text)),
+            None => Cow::Borrowed(&self.message),
+        }
+    }
+}
+
+fn decoded(text: &str) -> Value {
+    crate::jsonrpc::compact::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
+}
+
+/// An entry as reports show it: with its message decoded.
+impl Serialize for Entry {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Shown<'a> {
+            at_ms: u64,
+            session: &'a str,
+            direction: Direction,
+            message: &'a Value,
+        }
+        Shown {
+            at_ms: self.at_ms,
+            session: &self.session,
+            direction: self.direction,
+            message: &self.message(),
+        }
+        .serialize(serializer)
     }
 }
 
@@ -312,6 +346,36 @@ mod tests {
     fn flood_note() -> Value {
         json!({"jsonrpc": "2.0", "method": "notifications/message",
             "params": {"level": "info", "data": "x".repeat(100)}})
+    }
+
+    /// A kept entry stays the text it came as; a report shows it decoded,
+    /// and a report read back holds the same message.
+    #[test]
+    fn an_entry_recorded_as_text_is_shown_decoded() {
+        let t = Transcript::new();
+        t.record_text(
+            "main",
+            Direction::Received,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"b":1,"a":[2]}}"#,
+        );
+        t.record_text("main", Direction::Received, "not json");
+        let (entries, _) = t.take_entries();
+        assert!(entries
+            .iter()
+            .all(|e| e.text.is_some() && e.message.is_null()));
+        let shown = serde_json::to_value(&entries).expect("serializes");
+        assert_eq!(
+            shown[0]["message"],
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"b": 1, "a": [2]}})
+        );
+        assert_eq!(
+            shown[0]["message"].to_string(),
+            r#"{"jsonrpc":"2.0","id":1,"result":{"b":1,"a":[2]}}"#
+        );
+        assert_eq!(shown[1]["message"], json!("not json"));
+        assert_eq!(*entries[0].message(), shown[0]["message"]);
+        let read_back: Vec<Entry> = serde_json::from_value(shown.clone()).expect("reads back");
+        assert_eq!(serde_json::to_value(&read_back).expect("serializes"), shown);
     }
 
     #[test]
