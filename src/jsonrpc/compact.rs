@@ -143,6 +143,16 @@ pub fn object_of<E>(
     filled.map(|()| Value::Object(object))
 }
 
+/// The object of `members` (see [`object_of`]): a pruned answer may be
+/// kept for the rest of a run.
+pub fn object_from(members: impl IntoIterator<Item = (String, Value)>) -> Value {
+    let built: Result<Value, std::convert::Infallible> = object_of(|buffer| {
+        buffer.extend(members);
+        Ok(())
+    });
+    built.unwrap_or_else(|never| match never {})
+}
+
 fn give_back<T: 'static>(
     pool: &'static std::thread::LocalKey<RefCell<Vec<Vec<T>>>>,
     buffer: Vec<T>,

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use super::cel_lazy::{JsonList, JsonMap};
 use super::cel_shared::{json_item, json_member, json_of, json_root, JsonAt, Shared};
 use super::expr_reads::ReadTree;
+use crate::jsonrpc::compact::object_from;
 
 /// JSON to a CEL value. Integers become `int` (not `uint`) when they fit, so
 /// `type(x) == int` and comparisons with negative literals work on any JSON
@@ -86,7 +87,7 @@ pub fn prune(value: Value, read: &ReadTree) -> Value {
     }
     match (value, read.item_read()) {
         // The answer's own order, so that what is shown of it reads as sent.
-        (Value::Object(map), _) => compact_object(map.into_iter().filter_map(|(name, v)| {
+        (Value::Object(map), _) => object_from(map.into_iter().filter_map(|(name, v)| {
             let kept = prune(v, read.member_read(&name)?.as_ref());
             Some((name, kept))
         })),
@@ -98,23 +99,13 @@ pub fn prune(value: Value, read: &ReadTree) -> Value {
     }
 }
 
-/// The object of `members`, allocated at its size: pruned answers are kept
-/// for the rest of a scenario, some for the rest of the run.
-fn compact_object(members: impl Iterator<Item = (String, Value)>) -> Value {
-    let built: Result<Value, std::convert::Infallible> = crate::jsonrpc::compact::object_of(|m| {
-        m.extend(members);
-        Ok(())
-    });
-    built.unwrap_or_else(|never| match never {})
-}
-
 /// [`prune`] of a value the caller keeps: only what `read` covers is copied.
 pub fn pruned_copy(value: &Value, read: &ReadTree) -> Value {
     if read.is_whole() {
         return value.clone();
     }
     match (value, read.item_read()) {
-        (Value::Object(map), _) => compact_object(map.iter().filter_map(|(name, v)| {
+        (Value::Object(map), _) => object_from(map.iter().filter_map(|(name, v)| {
             Some((
                 name.clone(),
                 pruned_copy(v, read.member_read(name)?.as_ref()),

@@ -286,23 +286,21 @@ impl Bound {
     /// The JSON, moved out when this is the whole of a document nothing
     /// else holds.
     pub fn into_json(self) -> Value {
-        let whole = std::ptr::eq(self.json(), &**self.json.backing_cart());
-        if !whole {
-            return self.json().clone();
-        }
-        let document = self.json.into_backing_cart();
-        Arc::try_unwrap(document).unwrap_or_else(|shared| (*shared).clone())
+        self.into_json_kept(&ReadTree::whole())
     }
 
     /// [`Bound::into_json`] of a value of which only `read` is used: a
     /// document shared with another holder (a walk kept for later
-    /// scenarios) is copied only that far.
+    /// scenarios), or a part of one, is copied only that far.
     pub fn into_json_kept(self, read: &ReadTree) -> Value {
         let whole = std::ptr::eq(self.json(), &**self.json.backing_cart());
-        if whole && Arc::strong_count(self.json.backing_cart()) == 1 {
-            return self.into_json();
+        if !whole {
+            return pruned_copy(self.json(), read);
         }
-        pruned_copy(self.json(), read)
+        match Arc::try_unwrap(self.json.into_backing_cart()) {
+            Ok(document) => document,
+            Err(shared) => pruned_copy(&shared, read),
+        }
     }
 
     fn cel_value(&self, read: &ReadTree) -> Arc<dyn Val> {

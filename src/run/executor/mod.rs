@@ -450,6 +450,14 @@ impl<'a> Execution<'a> {
         self.check(step, label, answer.json(), None)
     }
 
+    /// What the scenario's expressions read of the step's answer (None: the
+    /// step has no id, or nothing reads it). A `for_each` step's id is
+    /// read both as one answer and as the list of them.
+    fn answer_read(&self, step: &Step) -> Option<ReadTree> {
+        let id = step.id.as_ref()?;
+        self.s.reads.get(id).map(ReadTree::with_items_read)
+    }
+
     /// The step once per item, each answer checked with the id bound to it;
     /// afterwards the id is bound to the list of answers.
     async fn run_for_each(&mut self, step: &Step, label: &str, fe: &ForEach) -> Result<(), Stop> {
@@ -483,11 +491,7 @@ impl<'a> Execution<'a> {
         }
         // What the scenario reads of each answer, as the walk kept it: an
         // answer shared with the store of walks is copied only that far.
-        let kept = step
-            .id
-            .as_ref()
-            .and_then(|id| self.s.reads.get(id))
-            .map(ReadTree::with_items_read);
+        let kept = self.answer_read(step);
         let answers = answers
             .into_iter()
             .map(|answer| match &kept {

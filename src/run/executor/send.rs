@@ -138,13 +138,10 @@ impl Execution<'_> {
         let budget = self.cfg.call_budget;
         // What the scenario reads of this answer, when a long list can be
         // cut down to it, with what the step's pattern looks at.
-        let read = step.id.as_ref().map(|id| {
-            self.s
-                .reads
-                .get(id)
-                .map(ReadTree::with_items_read)
-                .unwrap_or_default()
-        });
+        let read = step
+            .id
+            .as_ref()
+            .map(|_| self.answer_read(step).unwrap_or_default());
         let keep = match (&step.expect, read) {
             (None, read) => read,
             (Some(pattern), read) => {
