@@ -76,6 +76,17 @@ pub fn json_at_of(value: &dyn Val) -> Option<JsonAt> {
     place_of(value).cloned()
 }
 
+/// A share of `value` (its conversions included), if it is a list or map
+/// made whole from JSON.
+pub fn json_val_of(value: &dyn Val) -> Option<Box<dyn Val>> {
+    let any = value.as_any()?;
+    if let Some(list) = any.downcast_ref::<JsonList>() {
+        return Some(Box::new(list.clone()));
+    }
+    any.downcast_ref::<JsonMap>()
+        .map(|map| Box::new(map.clone()) as Box<dyn Val>)
+}
+
 fn place_of(value: &dyn Val) -> Option<&JsonAt> {
     let any = value.as_any()?;
     if let Some(list) = any.downcast_ref::<JsonList>() {

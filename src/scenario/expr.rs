@@ -7,14 +7,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cel::common::functions::Function;
-use cel::common::types::DYN_TYPE;
+use cel::common::types::{CelList, Kind, DYN_TYPE};
 use cel::common::value::{CowVal, Val};
 use cel::context::VariableResolver;
 use cel::objects::Value as CelValue;
 use cel::{Context, Env, ExecutionError, FunctionContext};
 use serde_json::{Map, Value};
 
-use super::cel_shared::{json_at_of, json_of, json_root, JsonAt};
+use super::cel_shared::{json_at_of, json_of, json_root, json_val_of, JsonAt, Shared};
 use super::cel_value::{json_to_val, json_to_val_read, pruned_copy, val_to_json, val_to_json_read};
 use super::expr_core as core;
 use super::expr_reads::ReadTree;
@@ -209,13 +209,17 @@ impl Compiled {
 
     /// Evaluates a program that must give a list.
     pub fn eval_list(&self, bindings: &Bindings) -> Result<Vec<Value>, ExprError> {
-        match self.eval(bindings)? {
-            Value::Array(items) => Ok(items),
-            other => Err(ExprError::Type {
-                expected: "a list",
-                found: crate::jsonrpc::type_name(&other).to_string(),
-            }),
-        }
+        self.eval_list_first(bindings, usize::MAX)
+    }
+
+    /// [`Compiled::eval_list`], of which only the first `n` items are used.
+    pub fn eval_list_first(&self, bindings: &Bindings, n: usize) -> Result<Vec<Value>, ExprError> {
+        let bound = self.eval_bound(bindings)?;
+        let found = crate::jsonrpc::type_name(bound.json());
+        bound.into_first_items(n).ok_or_else(|| ExprError::Type {
+            expected: "a list",
+            found: found.to_string(),
+        })
     }
 }
 
@@ -252,11 +256,70 @@ pub struct Bindings {
 /// The JSON is a place in a document: the whole of it, or, for a capture
 /// whose value is a part of another binding (`walk: wt`, `found:
 /// walk.result.tools`), that part of the other binding's document, which is
-/// shared rather than copied.
+/// shared rather than copied. A capture whose value is a list of such parts
+/// (`all.result.tools.filter(…)`) holds those parts, not a copy of them.
 #[derive(Clone)]
 pub struct Bound {
-    json: JsonAt,
+    json: Held,
     cel: Arc<Conversions>,
+}
+
+/// What a binding's JSON is.
+#[derive(Clone)]
+enum Held {
+    At(JsonAt),
+    Items(Arc<Items>),
+}
+
+/// A list of places in documents other bindings hold: a filter of a
+/// 10,000-tool answer kept as its tools, copied only for whoever asks for
+/// the list as one JSON value (a report, an interpolated message).
+struct Items {
+    places: Vec<JsonAt>,
+    /// The CEL list of those places, sharing their conversions.
+    cel: Arc<dyn Val>,
+    /// The JSON array, made when first asked for.
+    made: OnceLock<JsonAt>,
+}
+
+impl Items {
+    /// The list `value` is, when each of its items is a list or map made
+    /// whole from JSON.
+    fn of(value: &dyn Val) -> Option<Items> {
+        let list = (value.get_type().kind() == Kind::List)
+            .then(|| value.downcast_ref::<CelList>())
+            .flatten()?;
+        let shares = list
+            .inner()
+            .iter()
+            .map(|item| json_val_of(item.as_ref()))
+            .collect::<Option<Vec<_>>>()?;
+        if shares.is_empty() {
+            return None;
+        }
+        let places = shares
+            .iter()
+            .map(|share| json_at_of(share.as_ref()))
+            .collect::<Option<Vec<_>>>()?;
+        Some(Items {
+            places,
+            cel: Arc::from(Shared::boxed(CelList::from(shares))),
+            made: OnceLock::new(),
+        })
+    }
+
+    fn json(&self) -> &JsonAt {
+        self.made.get_or_init(|| {
+            let items = self.places.iter().map(|at| (*at.get()).clone()).collect();
+            json_root(Arc::new(Value::Array(items)))
+        })
+    }
+
+    /// The JSON array, each item copied only as far as `read` reads it.
+    fn copied(&self, read: &ReadTree) -> Value {
+        // Every item is JSON, so the conversion cannot fail.
+        val_to_json_read(self.cel.as_ref(), read).unwrap_or_default()
+    }
 }
 
 impl std::fmt::Debug for Bound {
@@ -274,13 +337,23 @@ impl Bound {
 
     fn at(json: JsonAt) -> Self {
         Bound {
-            json,
+            json: Held::At(json),
+            cel: Arc::default(),
+        }
+    }
+
+    fn items(items: Items) -> Self {
+        Bound {
+            json: Held::Items(Arc::new(items)),
             cel: Arc::default(),
         }
     }
 
     pub fn json(&self) -> &Value {
-        self.json.get()
+        match &self.json {
+            Held::At(at) => at.get(),
+            Held::Items(items) => items.json().get(),
+        }
     }
 
     /// The JSON, moved out when this is the whole of a document nothing
@@ -293,18 +366,45 @@ impl Bound {
     /// document shared with another holder (a walk kept for later
     /// scenarios), or a part of one, is copied only that far.
     pub fn into_json_kept(self, read: &ReadTree) -> Value {
-        let whole = std::ptr::eq(self.json(), &**self.json.backing_cart());
+        let at = match self.json {
+            Held::At(at) => at,
+            Held::Items(items) => return items.copied(read),
+        };
+        let whole = std::ptr::eq(*at.get(), &**at.backing_cart());
         if !whole {
-            return pruned_copy(self.json(), read);
+            return pruned_copy(at.get(), read);
         }
-        match Arc::try_unwrap(self.json.into_backing_cart()) {
+        match Arc::try_unwrap(at.into_backing_cart()) {
             Ok(document) => document,
             Err(shared) => pruned_copy(&shared, read),
         }
     }
 
+    /// The first `n` items of a list, moved out of a document nothing else
+    /// holds and copied otherwise (a `for_each` over a filter of a long
+    /// answer takes the few it runs, not a copy of all); None when this is
+    /// not a list.
+    pub fn into_first_items(self, n: usize) -> Option<Vec<Value>> {
+        if let Held::Items(items) = &self.json {
+            let first = items.places.iter().take(n);
+            return Some(first.map(|at| (*at.get()).clone()).collect());
+        }
+        let len = self.json().as_array()?.len();
+        if n < len {
+            return self.json().as_array().map(|items| items[..n].to_vec());
+        }
+        match self.into_json() {
+            Value::Array(items) => Some(items),
+            _ => None,
+        }
+    }
+
     fn cel_value(&self, read: &ReadTree) -> Arc<dyn Val> {
-        self.cel.get(&self.json, read)
+        match &self.json {
+            Held::At(at) => self.cel.get(at, read),
+            Held::Items(items) if read.is_whole() => Arc::clone(&items.cel),
+            Held::Items(items) => self.cel.get(items.json(), read),
+        }
     }
 }
 
@@ -431,6 +531,9 @@ fn execute(
         .map_err(|e| ExprError::Eval(e.to_string()))?;
     if let Some(part) = json_at_of(out.as_ref()) {
         return Ok(Bound::at(part));
+    }
+    if let Some(items) = Items::of(out.as_ref()) {
+        return Ok(Bound::items(items));
     }
     val_to_json_read(out.as_ref(), kept)
         .map(Bound::from)
@@ -1461,6 +1564,54 @@ mod tests {
             .and_then(|c| c.eval_bound(&b))
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(made.into_json(), json!(["a", "b"]));
+    }
+
+    /// A capture that keeps some items of another binding's list holds
+    /// those items, not copies: `named: all.result.tools.filter(…)` over a
+    /// 10,000-tool walk was a second copy of the walk. Read back, as a
+    /// whole, cut down or in part, it is the list the filter made.
+    #[test]
+    fn a_filter_of_a_binding_holds_its_items_without_a_copy() {
+        let all = Arc::new(json!({"result": {"tools": [
+            {"name": "a", "n": 1}, {"name": "b", "n": 2}, {"name": "c", "n": 3}
+        ]}}));
+        let mut b = Bindings::default();
+        b.insert("all", Arc::clone(&all));
+        let kept = compile("all.result.tools.filter(t, t.n != 2)")
+            .and_then(|c| c.eval_bound(&b))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let Held::Items(items) = &kept.json else {
+            panic!("a filter of JSON items is held as those items");
+        };
+        assert!(std::ptr::eq(
+            *items.places[1].get(),
+            &all["result"]["tools"][2]
+        ));
+        let expected = json!([{"name": "a", "n": 1}, {"name": "c", "n": 3}]);
+        assert_eq!(kept.json(), &expected);
+        b.insert("kept", kept.clone());
+        assert_eq!(eval("kept.map(t, t.name)", &b), Ok(json!(["a", "c"])));
+        assert_eq!(eval("kept[1]", &b), Ok(json!({"name": "c", "n": 3})));
+        assert_eq!(eval("size(kept) == 2 && kept == kept", &b), Ok(json!(true)));
+        let names = ReadTree::default().with_each_item(ReadTree::whole_fields(&["name"]));
+        assert_eq!(
+            kept.clone().into_json_kept(&names),
+            json!([{"name": "a"}, {"name": "c"}])
+        );
+        assert_eq!(
+            kept.clone().into_first_items(1),
+            Some(vec![json!({"name": "a", "n": 1})])
+        );
+        assert_eq!(kept.into_json(), expected);
+        // A list that is not all JSON items is made as before.
+        let mixed = compile("all.result.tools.filter(t, t.n != 2) + [1]")
+            .and_then(|c| c.eval_bound(&b))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(mixed.json, Held::At(_)));
+        assert_eq!(
+            mixed.into_json(),
+            json!([{"name": "a", "n": 1}, {"name": "c", "n": 3}, 1])
+        );
     }
 
     fn b(v: Value) -> Bindings {

@@ -214,6 +214,11 @@ impl Expr {
     pub fn eval_list(&self, bindings: &Bindings) -> Result<Vec<Value>, ExprError> {
         self.program.eval_list(bindings)
     }
+
+    /// [`Expr::eval_list`], of which only the first `n` items are used.
+    pub fn eval_list_first(&self, bindings: &Bindings, n: usize) -> Result<Vec<Value>, ExprError> {
+        self.program.eval_list_first(bindings, n)
+    }
 }
 
 /// A precondition: false → the scenario is skipped with `reason`.

@@ -461,7 +461,7 @@ impl<'a> Execution<'a> {
     /// The step once per item, each answer checked with the id bound to it;
     /// afterwards the id is bound to the list of answers.
     async fn run_for_each(&mut self, step: &Step, label: &str, fe: &ForEach) -> Result<(), Stop> {
-        let items = match fe.items.eval_list(&self.bindings) {
+        let items = match fe.items.eval_list_first(&self.bindings, fe.max_items) {
             Ok(items) => items,
             Err(e) => {
                 let msg = format!("for_each {:?}: {e}", fe.items.source);
