@@ -24,9 +24,9 @@ use crate::scenario::expr_reads::ReadTree;
 
 /// Complete walks by what was asked, each kept once as it came (without
 /// its raw `pages`, with the request under `request`); each scenario that
-/// asks again is handed the same answer, not a copy, with the CEL values
-/// made of it so far (a tool's map is made once for every scenario that
-/// reads it, and only the parts expressions read are made at all).
+/// asks again is handed the same answer, not a copy. The CEL values a
+/// scenario makes of it are its own, and end with it: kept for the run, the
+/// values made of a 10,000-tool list grew with every scenario that read it.
 #[derive(Debug, Default)]
 pub struct WalkCache {
     walks: Mutex<Walks>,
@@ -64,7 +64,10 @@ impl WalkCache {
     /// The walk an earlier scenario made of this request.
     pub fn get(&self, request: &str) -> Option<Bound> {
         let walks = self.walks.lock().unwrap_or_else(|e| e.into_inner());
-        walks.by_request.get(request).cloned()
+        walks
+            .by_request
+            .get(request)
+            .map(Bound::with_own_conversions)
     }
 
     /// Keeps a complete walk for later scenarios, unless the store is full
@@ -84,7 +87,9 @@ impl WalkCache {
             }
             walks.narrowed_items += items;
         }
-        walks.by_request.insert(request.to_string(), answer.clone());
+        walks
+            .by_request
+            .insert(request.to_string(), answer.with_own_conversions());
         true
     }
 
@@ -141,6 +146,30 @@ mod tests {
         assert!(cache.get(&stateless).is_none(), "other _meta");
         cache.clear();
         assert!(cache.get(&request).is_none());
+    }
+
+    /// The CEL values a scenario makes of a stored walk end with it: kept
+    /// in the store, those of a 10,000-tool list grew with every scenario.
+    #[test]
+    fn each_scenario_gets_the_stored_walk_with_conversions_of_its_own() {
+        let cache = WalkCache::default();
+        let request = WalkCache::request_key("tools/list", None, false);
+        let walked = walk_of(3);
+        assert!(cache.put(&request, &walked));
+        let (Some(first), Some(second)) = (cache.get(&request), cache.get(&request)) else {
+            panic!("the walk is stored");
+        };
+        assert!(
+            std::ptr::eq(first.json(), walked.json()),
+            "the JSON is shared"
+        );
+        assert!(
+            std::ptr::eq(second.json(), walked.json()),
+            "the JSON is shared"
+        );
+        assert!(!first.shares_conversions_with(&walked));
+        assert!(!first.shares_conversions_with(&second));
+        assert!(first.shares_conversions_with(&first.clone()));
     }
 
     fn walk_of(n: usize) -> Bound {
