@@ -25,7 +25,7 @@ use cel::common::value::{Builtin, BuiltinRef, CowVal, StaticVal, Val};
 use cel::ExecutionError;
 use serde_json::Value;
 
-use super::cel_shared::{json_item, json_member, JsonAt};
+use super::cel_shared::{json_item, json_member, json_member_at, JsonAt};
 use super::cel_value::json_at_to_val;
 
 /// Lists with more items than this find a string through a set of their
@@ -165,13 +165,24 @@ impl JsonMap {
     }
 
     /// The member `key`, at position `i` of the object, converted once.
+    /// Among a tool's dozen members it is reached by its position (hashing
+    /// the key again cost more than the rest of reading it); the object's
+    /// members can be reached by position only one after another, so a
+    /// later one of a big object is found by its key.
     fn member_at(&self, i: usize, key: &str) -> &(dyn Val + 'static) {
         let members = self
             .0
             .members
             .get_or_init(|| (0..self.object().len()).map(|_| OnceLock::new()).collect());
         members[i]
-            .get_or_init(|| json_at_to_val(&json_member(&self.0.at, key)))
+            .get_or_init(|| {
+                let at = if i < SCAN_LIMIT {
+                    json_member_at(&self.0.at, i)
+                } else {
+                    json_member(&self.0.at, key)
+                };
+                json_at_to_val(&at)
+            })
             .as_ref()
     }
 
@@ -459,6 +470,7 @@ mod tests {
                 "map": {"z": 1, "a": ["c"], "m": {"q": null}},
                 "names": names,
                 "mixed": (0..20).map(|i| json!(i)).chain([json!("s"), json!(2.0)]).collect::<Vec<_>>(),
+                "wide": (0..30).map(|i| (format!("k{i}"), json!(i))).collect::<serde_json::Map<_, _>>(),
             }),
         );
         b
@@ -502,6 +514,16 @@ mod tests {
             assert!(lazy_error.is_err(), "{lazy}");
             assert_eq!(lazy_error, built_in_error, "{lazy} against {built_in}");
         }
+    }
+
+    /// Members are reached by position in small objects and by key past
+    /// the first dozen: either way each is the member of its own key.
+    #[test]
+    fn every_member_of_a_wide_map_is_its_own() {
+        is_true("x.wide.k0 == 0 && x.wide.k11 == 11 && x.wide.k12 == 12 && x.wide.k29 == 29");
+        is_true("x.wide.all(k, x.wide[k] == int(k.substring(1)))");
+        is_true("x.wide == x.wide && size(x.wide) == 30 && !has(x.wide.k30)");
+        is_true("x.map.a == ['c'] && x.map.m.q == null && x.map.z == 1");
     }
 
     #[test]

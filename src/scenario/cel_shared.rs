@@ -50,6 +50,17 @@ pub fn json_member(at: &JsonAt, key: &str) -> JsonAt {
     at.map_project_cloned(move |v, _| &v[key])
 }
 
+/// The member at position `index` of the object at `at` (the caller has
+/// found it there): no hash of its key, as `json_member` takes.
+pub fn json_member_at(at: &JsonAt, index: usize) -> JsonAt {
+    at.map_project_cloned(move |v, _| {
+        static NULL: Value = Value::Null;
+        v.as_object()
+            .and_then(|m| m.values().nth(index))
+            .unwrap_or(&NULL)
+    })
+}
+
 /// A built-in value (a list, map or string) behind an `Arc`.
 #[derive(Debug)]
 pub struct Shared {
