@@ -186,7 +186,8 @@ pub struct RunArgs {
     pub call_tools: mcp_conform::run::executor::CallTools,
     /// How long each tool call of core/tools-call may take: a tool that has not
     /// answered by then is cancelled (stdio: notifications/cancelled; Streamable
-    /// HTTP: its response stream closed) and reported as not exercised (info).
+    /// HTTP: its response stream closed) and reported as not exercised (info);
+    /// it is not called again later in the run.
     #[arg(long, value_name = "N", default_value_t = 1000, value_parser = positive_u64)]
     pub call_budget_ms: u64,
     /// Replay a property failure: `SEED` draws that run's cases again, `SEED:CASE`

@@ -17,6 +17,7 @@ use super::pool::SessionPool;
 use super::probe::{probe_eras, EraChoice, Probe, ProbeError, ProbedEra};
 use super::property::PropertyRun;
 use super::scheduler::run_jobs;
+use super::slow_calls::SlowCalls;
 use super::target::Target;
 use crate::scenario::expr::Bound;
 use crate::scenario::model::Scenario;
@@ -148,6 +149,9 @@ pub async fn run_catalog(
         .last()
         .is_some_and(|p| crate::fixture::serves_reference_catalog(&p.tool_names));
     let mut work = Vec::new();
+    // A tool that outlasted the call budget in one era is not called again
+    // in another: it would only be waited out again.
+    let slow_calls = Arc::new(SlowCalls::default());
     let mut pools = Vec::new();
     for (era, probed) in probed.into_iter().zip(&probes) {
         let patience = era.start_cost;
@@ -176,6 +180,7 @@ pub async fn run_catalog(
             property: opts.property,
             call_tools: opts.call_tools,
             call_budget: opts.call_budget,
+            slow_calls: Arc::clone(&slow_calls),
             sample_size: opts.sample_size,
             schemas: opts.schemas.clone(),
         });

@@ -12,6 +12,7 @@ pub mod probe;
 pub mod property;
 pub mod quality;
 pub mod scheduler;
+pub mod slow_calls;
 pub mod target;
 pub mod walks;
 

@@ -211,7 +211,59 @@ pub fn trials() -> Vec<Trial> {
         )
     })
     .chain(quality_trials())
+    .chain(std::iter::once({
+        let peer = everything(Transport::Stdio);
+        let probe = peer.clone();
+        prereq::trial(
+            "peers::a_tool_that_outlasted_the_call_budget_is_not_called_again",
+            Prereq::Peers,
+            move || available(&probe),
+            move || slow_tool_called_once(peer),
+        )
+    }))
     .collect()
+}
+
+/// server-everything's long-running tool outlasts a short call budget in
+/// the first scenario that calls it; the next one does not wait it out
+/// again, and says so. Both are "not exercised" (info) either way.
+fn slow_tool_called_once(peer: Peer) {
+    let (options, command) = invocation(&peer);
+    let dir = common::scratch_dir("slow-tool");
+    let json = dir.join("report.json");
+    let json_arg = json.display().to_string();
+    let mut args: Vec<&str> = vec!["-q", "-j", "1", "--call-budget-ms", "300"];
+    args.extend([
+        "--protocol-version",
+        "2025-11-25",
+        "--report-json",
+        &json_arg,
+    ]);
+    args.extend(["-k", "core/tools-call", "-k", "core/tool-structured-text"]);
+    args.extend(options.iter().map(String::as_str));
+    args.push("--");
+    args.extend(command.iter().map(String::as_str));
+    let out = common::cli(&args);
+    let text = std::fs::read_to_string(&json).unwrap_or_else(|e| {
+        panic!(
+            "no report ({e}): {}{}",
+            common::text(&out.stdout),
+            common::text(&out.stderr)
+        )
+    });
+    let slow = "tool trigger-long-running-operation not exercised";
+    let waited = text
+        .matches(&format!("{slow}: did not answer within 0.3 s"))
+        .count();
+    let skipped = text
+        .matches(&format!(
+            "{slow}: it did not answer within 0.3 s (--call-budget-ms) in core/"
+        ))
+        .count();
+    assert!(
+        waited >= 1 && skipped >= 1,
+        "waited {waited}, not called again {skipped}: {text}"
+    );
 }
 
 /// `mcp-conform quality` on peers with no search surface: nothing to

@@ -21,6 +21,7 @@ use serde_json::{json, Value};
 use super::outcome::{Finding, Outcome, ScenarioResult};
 use super::pool::SessionPool;
 use super::property::{self, PropertyRun};
+use super::slow_calls::SlowCalls;
 use super::target::Target;
 use super::walks::WalkCache;
 use crate::scenario::expr::{Bindings, Bound};
@@ -64,6 +65,9 @@ pub struct RunConfig {
     /// How long a `bounded: true` request may take before it is cancelled
     /// and its item recorded as not exercised (`--call-budget-ms`).
     pub call_budget: Duration,
+    /// The bounded requests that outlasted `call_budget` earlier in the run
+    /// (every era's configuration shares one).
+    pub slow_calls: Arc<SlowCalls>,
     /// At most how many items a "for every group / tag / tool" invariant
     /// checks (`sample_size` in CEL, with `sample(list, sample_size, run_seed)`).
     pub sample_size: usize,
@@ -131,6 +135,7 @@ impl RunConfig {
             property: PropertyRun::default(),
             call_tools: CallTools::default(),
             call_budget: DEFAULT_CALL_BUDGET,
+            slow_calls: Arc::default(),
             sample_size: super::DEFAULT_SAMPLE_SIZE,
             schemas: Schemas::default(),
         }

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use crate::run::slow_calls::SlowCalls;
 use serde_json::{json, Value};
 
 use super::{Execution, Stop};
@@ -191,12 +192,24 @@ impl Execution<'_> {
                 return Ok(id.map(|id| Bound::from(json!({ "id": id, "request": request }))));
             }
             None if step.bounded => {
+                let slow = SlowCalls::key(method, params.as_ref());
+                if let Some(first) = cfg.slow_calls.found_by(&slow) {
+                    session.transcript.note(
+                        &session.name,
+                        format!("{method}: not sent; it outlasted the call budget in {first}"),
+                    );
+                    self.unexercised =
+                        Some(not_sent_again(method, params.as_ref(), budget, &first));
+                    return Ok(Ok(Bound::from(json!({ "request": request }))));
+                }
                 let answer = session
                     .request_within(method, params.clone(), step.meta, budget)
                     .await;
                 return Ok(match answer {
                     Ok(Some(a)) => Ok(Bound::from(with_request(a, request))),
                     Ok(None) => {
+                        cfg.slow_calls
+                            .record(slow, &format!("{} ({})", self.s.id, cfg.era.version));
                         self.unexercised = Some(not_exercised(method, params.as_ref(), budget));
                         Ok(Bound::from(json!({ "request": request })))
                     }
@@ -394,12 +407,25 @@ impl Execution<'_> {
 /// Why a bounded request's item was not exercised: what was asked (a
 /// tool call names its tool) and the budget it outlasted.
 fn not_exercised(method: &str, params: Option<&Value>, budget: Duration) -> String {
-    let what = match params.and_then(|p| p.get("name")).and_then(Value::as_str) {
-        Some(name) if method == "tools/call" => format!("tool {name}"),
-        _ => method.to_string(),
-    };
+    let what = asked(method, params);
     let secs = budget.as_secs_f64();
     format!("{what} not exercised: did not answer within {secs} s (--call-budget-ms); the call was cancelled")
+}
+
+/// Why a bounded request that outlasted the budget earlier in the run was
+/// not sent again.
+fn not_sent_again(method: &str, params: Option<&Value>, budget: Duration, first: &str) -> String {
+    let what = asked(method, params);
+    let secs = budget.as_secs_f64();
+    format!("{what} not exercised: it did not answer within {secs} s (--call-budget-ms) in {first} earlier in this run, so it was not called again")
+}
+
+/// What a request asked for, as a finding names it: a tool call by its tool.
+fn asked(method: &str, params: Option<&Value>) -> String {
+    match params.and_then(|p| p.get("name")).and_then(Value::as_str) {
+        Some(name) if method == "tools/call" => format!("tool {name}"),
+        _ => method.to_string(),
+    }
 }
 
 /// The request as a finding shows it.
