@@ -152,6 +152,7 @@ pub async fn run_catalog(
     // A tool that outlasted the call budget in one era is not called again
     // in another: it would only be waited out again.
     let slow_calls = Arc::new(SlowCalls::default());
+    let run_eras: Vec<String> = probed.iter().map(|p| p.probe.era.version.clone()).collect();
     let mut pools = Vec::new();
     for (era, probed) in probed.into_iter().zip(&probes) {
         let patience = era.start_cost;
@@ -181,6 +182,7 @@ pub async fn run_catalog(
             call_tools: opts.call_tools,
             call_budget: opts.call_budget,
             slow_calls: Arc::clone(&slow_calls),
+            run_eras: run_eras.clone(),
             sample_size: opts.sample_size,
             schemas: opts.schemas.clone(),
         });

@@ -68,6 +68,9 @@ pub struct RunConfig {
     /// The bounded requests that outlasted `call_budget` earlier in the run
     /// (every era's configuration shares one).
     pub slow_calls: Arc<SlowCalls>,
+    /// The eras this run tests, oldest first (`versions.run` in CEL; empty:
+    /// only this configuration's own).
+    pub run_eras: Vec<String>,
     /// At most how many items a "for every group / tag / tool" invariant
     /// checks (`sample_size` in CEL, with `sample(list, sample_size, run_seed)`).
     pub sample_size: usize,
@@ -103,6 +106,15 @@ impl CallTools {
 }
 
 impl RunConfig {
+    /// The eras this run tests: those set by the run, else this one's own.
+    fn run_eras_or_own(&self) -> Vec<String> {
+        if self.run_eras.is_empty() {
+            vec![self.era.version.clone()]
+        } else {
+            self.run_eras.clone()
+        }
+    }
+
     /// The pool whose servers a scenario of this isolation runs on.
     pub fn pool_for(&self, isolation: Isolation) -> Option<&Arc<SessionPool>> {
         match isolation {
@@ -136,6 +148,7 @@ impl RunConfig {
             call_tools: CallTools::default(),
             call_budget: DEFAULT_CALL_BUDGET,
             slow_calls: Arc::default(),
+            run_eras: Vec::new(),
             sample_size: super::DEFAULT_SAMPLE_SIZE,
             schemas: Schemas::default(),
         }
@@ -199,8 +212,9 @@ fn initial_bindings(cfg: &RunConfig) -> Bindings {
 }
 
 /// `versions` in CEL: the revisions of `crate::protocol`, so that no
-/// scenario spells them out, and those the probe found the server speaking.
-fn protocol_versions(probe: Option<&Value>) -> Value {
+/// scenario spells them out, those the probe found the server speaking,
+/// and those this run tests.
+fn protocol_versions(probe: Option<&Value>, run: &[String]) -> Value {
     use crate::protocol::{KNOWN_VERSIONS, OLDER_REVISIONS, STATEFUL};
     let published: Vec<&str> = OLDER_REVISIONS
         .iter()
@@ -211,7 +225,7 @@ fn protocol_versions(probe: Option<&Value>) -> Value {
         .and_then(|p| p.get("eras"))
         .cloned()
         .unwrap_or_else(|| json!([]));
-    json!({ "known": KNOWN_VERSIONS, "stateful": STATEFUL, "published": published, "spoken": spoken })
+    json!({ "known": KNOWN_VERSIONS, "stateful": STATEFUL, "published": published, "spoken": spoken, "run": run })
 }
 
 fn base_bindings(cfg: &RunConfig) -> Bindings {
@@ -226,7 +240,7 @@ fn base_bindings(cfg: &RunConfig) -> Bindings {
     b.insert("sample_size", json!(cfg.sample_size));
     b.insert(
         "versions",
-        protocol_versions(cfg.probe.as_ref().map(Bound::json)),
+        protocol_versions(cfg.probe.as_ref().map(Bound::json), &cfg.run_eras_or_own()),
     );
     if let Some(probe) = &cfg.probe {
         b.insert("probe", probe.clone());

@@ -350,3 +350,21 @@ async fn a_fresh_scenario_walks_itself_once_it_did_more_than_list() {
     )
     .await;
 }
+
+/// `versions.run` names the eras of the run, with or without probe facts
+/// (`--isolate` has none), and a configuration of its own stands for its era.
+#[test]
+fn versions_run_names_the_eras_of_the_run() {
+    let run = vec!["2025-06-18".to_string(), "2025-11-25".to_string()];
+    let versions = super::protocol_versions(None, &run);
+    assert_eq!(versions["run"], json!(["2025-06-18", "2025-11-25"]));
+    assert_eq!(versions["spoken"], json!([]));
+    let cfg = RunConfig::isolated(
+        Target::InProcess(Config::default()),
+        Era::new("2025-06-18"),
+        json!({}),
+        Duration::from_secs(5),
+        false,
+    );
+    assert_eq!(cfg.run_eras_or_own(), vec!["2025-06-18".to_string()]);
+}
