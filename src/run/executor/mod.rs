@@ -68,8 +68,7 @@ pub struct RunConfig {
     /// The bounded requests that outlasted `call_budget` earlier in the run
     /// (every era's configuration shares one).
     pub slow_calls: Arc<SlowCalls>,
-    /// The eras this run tests, oldest first (`versions.run` in CEL; empty:
-    /// only this configuration's own).
+    /// The eras this run tests, oldest first (`versions.run` in CEL).
     pub run_eras: Vec<String>,
     /// At most how many items a "for every group / tag / tool" invariant
     /// checks (`sample_size` in CEL, with `sample(list, sample_size, run_seed)`).
@@ -106,15 +105,6 @@ impl CallTools {
 }
 
 impl RunConfig {
-    /// The eras this run tests: those set by the run, else this one's own.
-    fn run_eras_or_own(&self) -> Vec<String> {
-        if self.run_eras.is_empty() {
-            vec![self.era.version.clone()]
-        } else {
-            self.run_eras.clone()
-        }
-    }
-
     /// The pool whose servers a scenario of this isolation runs on.
     pub fn pool_for(&self, isolation: Isolation) -> Option<&Arc<SessionPool>> {
         match isolation {
@@ -134,6 +124,7 @@ impl RunConfig {
     ) -> Self {
         Self {
             target,
+            run_eras: vec![era.version.clone()],
             era,
             server,
             timeout,
@@ -148,7 +139,6 @@ impl RunConfig {
             call_tools: CallTools::default(),
             call_budget: DEFAULT_CALL_BUDGET,
             slow_calls: Arc::default(),
-            run_eras: Vec::new(),
             sample_size: super::DEFAULT_SAMPLE_SIZE,
             schemas: Schemas::default(),
         }
@@ -240,7 +230,7 @@ fn base_bindings(cfg: &RunConfig) -> Bindings {
     b.insert("sample_size", json!(cfg.sample_size));
     b.insert(
         "versions",
-        protocol_versions(cfg.probe.as_ref().map(Bound::json), &cfg.run_eras_or_own()),
+        protocol_versions(cfg.probe.as_ref().map(Bound::json), &cfg.run_eras),
     );
     if let Some(probe) = &cfg.probe {
         b.insert("probe", probe.clone());

@@ -366,5 +366,5 @@ fn versions_run_names_the_eras_of_the_run() {
         Duration::from_secs(5),
         false,
     );
-    assert_eq!(cfg.run_eras_or_own(), vec!["2025-06-18".to_string()]);
+    assert_eq!(cfg.run_eras, vec!["2025-06-18".to_string()]);
 }
