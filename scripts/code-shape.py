@@ -5,13 +5,14 @@ cycles between modules.
 Test code is left out: files named tests.rs, files under a tests/ folder, and
 `#[cfg(test)]` items (a `mod tests { … }` at the end of a file). A function is
 counted from its `fn` line to its closing brace. Module dependencies are the
-`crate::…` paths the library's code names (in `use` and inline); the binary's
-modules (src/main.rs, src/cli/) use the library as another crate, so they
-cannot be part of a cycle and are left out. A cycle is a strongly connected
+`crate::…` and `super::…` paths the code names (in `use` and inline, inside
+functions too); each crate is read on its own: a library (lib.rs and the
+modules it declares) and a binary (main.rs and its modules, such as
+src/cli/), and every crate of the workspace (crates/*/src). A cycle is a strongly connected
 set of two or more modules: among top-level modules (src/X.rs, src/X/), and
 among file modules.
 
-usage: scripts/code-shape.py [SRC_DIR] [--top N]
+usage: scripts/code-shape.py [SRC_DIR...] [--top N]
 """
 import argparse
 import pathlib
@@ -21,57 +22,67 @@ FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsa
 CFG_TEST = re.compile(r"^\s*#\[cfg\(test\)\]")
 
 
-def strip_literals(line, in_block):
+def strip_literals(line, state):
     """The line without comments, string and char literals (their braces are
-    not code); whether a block comment is still open at its end."""
+    not code), and the lexer state at its end: None, "block" (inside a
+    block comment), or the closing delimiter of a string literal that goes
+    on to the next line (`"` or `"#…`). Test modules are full of JSON in
+    multi-line raw strings; without carrying the state across lines their
+    braces ended a module early, and its tests counted as code."""
     out, i, n = [], 0, len(line)
     while i < n:
-        if in_block:
+        if state == "block":
             end = line.find("*/", i)
             if end < 0:
-                return "".join(out), True
-            i, in_block = end + 2, False
+                return "".join(out), state
+            i, state = end + 2, None
+        elif state is not None:
+            i, state = close_string(line, i, state)
+            if state is None:
+                out.append('""')
         elif line.startswith("//", i):
             break
         elif line.startswith("/*", i):
-            in_block, i = True, i + 2
-        elif line[i] == '"' or line.startswith('r"', i) or line.startswith('r#', i):
-            i = skip_string(line, i)
-            out.append('""')
-        elif line[i] == "'" and re.match(r"'(\\.|[^\\'])'", line[i:i + 4] or ""):
-            i += len(re.match(r"'(\\.|[^\\'])'", line[i:]).group(0))
+            state, i = "block", i + 2
+        elif m := re.match(r'b?r(#*)"', line[i:]):
+            i, state = close_string(line, i + len(m.group(0)), '"' + m.group(1))
+            if state is None:
+                out.append('""')
+        elif line[i] == '"' or line.startswith('b"', i):
+            i, state = close_string(line, i + (2 if line[i] == "b" else 1), '"')
+            if state is None:
+                out.append('""')
+        elif m := re.match(r"b?'(\\.|\\u\{[0-9a-fA-F]+\}|[^\\'])'", line[i:]):
+            i += len(m.group(0))
         else:
             out.append(line[i])
             i += 1
-    return "".join(out), in_block
+    return "".join(out), state
 
 
-def skip_string(line, i):
-    """Index after the string literal starting at i (or the line's end: a
-    string that goes on is rare in this code base and only shifts counts)."""
-    m = re.match(r'r(#*)"', line[i:])
-    if m:
-        close = '"' + m.group(1)
-        end = line.find(close, i + len(m.group(0)))
-        return len(line) if end < 0 else end + len(close)
-    j = i + 1
+def close_string(line, i, closer):
+    """Where a string literal that closes with `closer` ends on this line
+    (the index after it, None), or (the line's end, closer) if it goes on.
+    Escapes count in ordinary strings only."""
+    raw = closer != '"'
+    j = i
     while j < len(line):
-        if line[j] == "\\":
+        if not raw and line[j] == "\\":
             j += 2
-        elif line[j] == '"':
-            return j + 1
+        elif line.startswith(closer, j):
+            return j + len(closer), None
         else:
             j += 1
-    return len(line)
+    return len(line), closer
 
 
 def code_lines(path):
     """(line number, code without literals) of a file's non-test code."""
     lines = path.read_text(encoding="utf-8").splitlines()
-    in_block, skip_depth, pending_test = False, None, False
+    state, skip_depth, pending_test = None, None, False
     depth = 0
     for number, raw in enumerate(lines, 1):
-        code, in_block = strip_literals(raw, in_block)
+        code, state = strip_literals(raw, state)
         if skip_depth is None and CFG_TEST.match(code):
             pending_test = True
             continue
@@ -212,14 +223,38 @@ def cycles(graph):
     return out
 
 
+def crates_of(src):
+    """The crates of one source folder as {root file name: [files]}: each
+    of lib.rs and main.rs with the files of the modules it declares
+    (`mod x;`). A binary's `crate::` paths name its own modules, so its
+    modules can form cycles of their own, apart from the library's."""
+    files = sorted(p for p in src.rglob("*.rs") if not is_test_file(p.relative_to(src)))
+    out = {}
+    for root in ("lib.rs", "main.rs"):
+        path = src / root
+        if not path.is_file():
+            continue
+        text = "\n".join(code for _, code in code_lines(path))
+        declared = set(re.findall(r"\bmod\s+(\w+)\s*;", text))
+        out[root] = [path] + [
+            p for p in files
+            if p != path and p.relative_to(src).with_suffix("").parts[0] in declared
+        ]
+    return files, out
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("src", nargs="?", default="src")
+    ap.add_argument("src", nargs="*", help="source folders (default: src and crates/*/src)")
     ap.add_argument("--top", type=int, default=10)
     args = ap.parse_args()
-    src = pathlib.Path(args.src)
-    files = sorted(p for p in src.rglob("*.rs") if not is_test_file(p.relative_to(src)))
-    lib = [p for p in files if p.relative_to(src).parts[0] not in ("main.rs", "cli")]
+    roots = [pathlib.Path(s) for s in args.src] or [pathlib.Path("src")] + sorted(
+        pathlib.Path("crates").glob("*/src"))
+    files, crates = [], []
+    for src in roots:
+        found, by_root = crates_of(src)
+        files.extend(found)
+        crates.extend((src, root, members) for root, members in by_root.items())
 
     sizes = sorted(((sum(1 for _ in code_lines(p)), p) for p in files), reverse=True)
     print(f"longest files (lines of non-test code, of {len(files)} files):")
@@ -231,19 +266,23 @@ def main():
     for n, name, p, line in fns[: args.top]:
         print(f"{n:6}  {name}  {p}:{line}")
 
-    modules = {module_of(src, p): p for p in lib}
-    by_file = {m: dependencies(src, p, modules) - {m} for m, p in modules.items()}
-    top = {}
-    for m, deps in by_file.items():
-        t = m.split("::")[0]
-        top.setdefault(t, set()).update(d.split("::")[0] for d in deps if d.split("::")[0] != t)
-    top_cycles, file_cycles = cycles(top), cycles(by_file)
+    top_cycles, file_cycles = [], []
+    for src, root, members in crates:
+        modules = {module_of(src, p): p for p in members}
+        by_file = {m: dependencies(src, p, modules) - {m} for m, p in modules.items()}
+        top = {}
+        for m, deps in by_file.items():
+            t = m.split("::")[0]
+            top.setdefault(t, set()).update(d.split("::")[0] for d in deps if d.split("::")[0] != t)
+        label = f"{src}/{root}: "
+        top_cycles += [label + " <-> ".join(c) for c in cycles(top) if "" not in c]
+        file_cycles += [label + " <-> ".join(c) for c in cycles(by_file)]
     print(f"\nmodule cycles among top-level modules: {len(top_cycles)}")
     for c in top_cycles:
-        print("  " + " <-> ".join(c))
+        print("  " + c)
     print(f"module cycles among file modules: {len(file_cycles)}")
     for c in file_cycles:
-        print("  " + " <-> ".join(c))
+        print("  " + c)
 
 
 if __name__ == "__main__":

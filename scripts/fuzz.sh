@@ -5,7 +5,7 @@
 #   query_filter  tools/list query + filter, tools/search, tool_search
 #   cursor        forged cursors on every paginated method; round trip / tamper
 #   resource_uri  resources/read URIs (?tools= lists)
-# The properties each target checks are in src/reference/fuzzing.rs; CI runs
+# The properties each target checks are in crates/reference/src/fuzzing.rs; CI runs
 # the same checks as property tests (tests/it/fuzz_properties.rs).
 #
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]

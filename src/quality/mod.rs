@@ -15,6 +15,9 @@ pub mod queries;
 pub mod rng;
 pub mod words;
 
+#[cfg(test)]
+mod reference_ranking;
+
 use serde::Serialize;
 
 /// A search surface the drafts define.

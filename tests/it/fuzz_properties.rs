@@ -1,4 +1,4 @@
-//! The fuzz targets' properties (src/reference/fuzzing.rs) as property
+//! The fuzz targets' properties (crates/reference/src/fuzzing.rs) as property
 //! tests with a fixed number of cases, so every `cargo test` fuzzes the
 //! reference server's JSON-RPC entry point and its query / filter / cursor /
 //! resource URI parsers a little. The open-ended runs are scripts/fuzz.sh.

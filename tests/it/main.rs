@@ -57,6 +57,7 @@ mod common;
 #[path = "../reference_common/mod.rs"]
 mod reference_common;
 
+mod architecture;
 mod bad_scenarios;
 mod browser;
 mod cli;
@@ -137,6 +138,7 @@ fn main() {
     trials.extend(reports::trials());
     trials.extend(quality::trials());
     trials.extend(cli::trials());
+    trials.extend(architecture::trials());
     trials.extend(mutations_restore::trials());
     #[cfg(unix)]
     trials.extend(probe_waits::trials());

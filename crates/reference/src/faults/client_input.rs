@@ -1,0 +1,21 @@
+//! Faults of what a 2026-07-28 tool needs from the client: input asked for
+//! although the client did not declare the capability, and a -32021 that
+//! does not say which capabilities are missing.
+
+use super::Fault;
+use crate::error::RpcError;
+use crate::handlers::Ctx;
+
+/// `input-requests-undeclared`: the input is asked for all the same,
+/// instead of -32021.
+pub fn asks_anyway(ctx: &Ctx<'_>) -> bool {
+    ctx.has(Fault::InputRequestsUndeclared)
+}
+
+/// `required-capability-no-data`: the -32021 has no
+/// `data.requiredCapabilities`.
+pub fn rewrite_missing_capability(ctx: &Ctx<'_>, error: &mut RpcError) {
+    if ctx.has(Fault::RequiredCapabilityNoData) {
+        error.data = None;
+    }
+}

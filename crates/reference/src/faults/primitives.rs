@@ -1,0 +1,172 @@
+//! Faults of the core protocol's primitives and utilities: resources,
+//! prompts, logging, completion, progress and list-change notifications.
+
+use super::Fault;
+use crate::error::{Kind, RpcError};
+use crate::handlers::Ctx;
+use crate::live::TOOL_DESCRIPTIONS_URI;
+use crate::served_era::Era;
+use serde_json::{json, Value};
+
+/// The answers of the core primitives, rewritten by their faults.
+pub fn rewrite_answer(
+    ctx: &mut Ctx<'_>,
+    params: Option<&Value>,
+    answer: &mut Result<Value, RpcError>,
+) {
+    let param = |key: &str| params.and_then(|p| p.get(key)).and_then(Value::as_str);
+    match (ctx.method, answer) {
+        ("resources/list", Ok(result)) => rewrite_resources(ctx, result),
+        ("resources/templates/list", Ok(result)) => rewrite_templates(ctx, result),
+        ("resources/read", Ok(result)) => {
+            let uri = param("uri").unwrap_or_default();
+            let (path, _) = uri.split_once('?').unwrap_or((uri, ""));
+            if path != TOOL_DESCRIPTIONS_URI {
+                rewrite_read(ctx, result);
+            }
+        }
+        ("resources/read", answer @ Err(_)) => rewrite_not_found(ctx, answer),
+        ("prompts/get", Ok(result)) => rewrite_prompt(ctx, result),
+        ("logging/setLevel", Ok(result)) => {
+            rewrite_log_level(ctx, result, param("level").unwrap_or_default());
+        }
+        ("conform/mutate", Ok(_)) => rewrite_list_changed(ctx),
+        _ => {}
+    }
+}
+
+/// `resources-list-no-name`: entries carry a title but no name.
+fn rewrite_resources(ctx: &Ctx<'_>, result: &mut Value) {
+    if !ctx.has(Fault::ResourcesListNoName) {
+        return;
+    }
+    let Some(Value::Array(entries)) = result.get_mut("resources") else {
+        return;
+    };
+    for e in entries {
+        if let Value::Object(m) = e {
+            if let Some(name) = m.remove("name") {
+                m.entry("title").or_insert(name);
+            }
+        }
+    }
+}
+
+/// `template-no-uri-template`: template entries carry `uri` instead of
+/// `uriTemplate`.
+fn rewrite_templates(ctx: &Ctx<'_>, result: &mut Value) {
+    if !ctx.has(Fault::TemplateNoUriTemplate) {
+        return;
+    }
+    let Some(Value::Array(entries)) = result.get_mut("resourceTemplates") else {
+        return;
+    };
+    for e in entries {
+        if let Value::Object(t) = e {
+            if let Some(u) = t.remove("uriTemplate") {
+                t.insert("uri".into(), u);
+            }
+        }
+    }
+}
+
+/// The `read-*` faults, on the contents of a catalog resource: another
+/// URI, a `blob` that is not base64, or neither `text` nor `blob`.
+fn rewrite_read(ctx: &Ctx<'_>, result: &mut Value) {
+    let Some(Value::Object(c)) = result.pointer_mut("/contents/0") else {
+        return;
+    };
+    if ctx.has(Fault::ReadWrongUri) {
+        let uri = c.get("uri").and_then(Value::as_str).unwrap_or_default();
+        c.insert("uri".into(), json!(format!("{uri}#contents")));
+    }
+    if ctx.has(Fault::ReadBadBlob) {
+        if let Some(text) = c.remove("text") {
+            c.insert("blob".into(), text);
+        }
+    }
+    if ctx.has(Fault::ReadNoText) {
+        c.remove("text");
+    }
+}
+
+/// A read of a resource that does not exist: empty contents
+/// (`resource-missing-empty`), or an internal error before 2026-07-28
+/// (`resource-not-found-internal`).
+fn rewrite_not_found(ctx: &Ctx<'_>, answer: &mut Result<Value, RpcError>) {
+    let Err(e) = answer else {
+        return;
+    };
+    if e.kind != Kind::ResourceNotFound {
+        return;
+    }
+    if ctx.has(Fault::ResourceMissingEmpty) {
+        *answer = Ok(json!({"contents": []}));
+    } else if ctx.era == Era::Stateful && ctx.has(Fault::ResourceNotFoundInternal) {
+        let uri = e.data_str("uri");
+        *e = RpcError::internal(format!("Internal error: no such file {uri}"));
+    }
+}
+
+/// `prompt-bad-role`: messages have the role `system`.
+fn rewrite_prompt(ctx: &Ctx<'_>, result: &mut Value) {
+    if ctx.has(Fault::PromptBadRole) {
+        if let Some(Value::Array(messages)) = result.get_mut("messages") {
+            for m in messages {
+                m["role"] = json!("system");
+            }
+        }
+    }
+}
+
+/// `prompt-missing-arg-ok`: a required argument left out renders empty.
+pub fn renders_missing_argument(ctx: &Ctx<'_>) -> bool {
+    ctx.has(Fault::PromptMissingArgOk)
+}
+
+/// `set-level-unknown-ok`: logging/setLevel takes a level that does not
+/// exist.
+pub fn accepts_unknown_level(ctx: &Ctx<'_>) -> bool {
+    ctx.has(Fault::SetLevelUnknownOk)
+}
+
+/// The level just set is confirmed at debug level (`log-below-level`), and
+/// echoed in the result (`set-level-echo`).
+fn rewrite_log_level(ctx: &mut Ctx<'_>, result: &mut Value, level: &str) {
+    if ctx.has(Fault::LogBelowLevel) {
+        for params in super::notification_params(ctx, "notifications/message") {
+            if let Some(level) = params.get_mut("level") {
+                *level = json!("debug");
+            }
+        }
+    }
+    if ctx.has(Fault::SetLevelEcho) {
+        *result = json!({ "level": level });
+    }
+}
+
+/// `completion-overflow`: more values than the 100 allowed, repeating the
+/// matches.
+pub fn rewrite_completion_count(ctx: &Ctx<'_>, shown: usize, max: usize) -> usize {
+    if ctx.has(Fault::CompletionOverflow) {
+        return max + 1;
+    }
+    shown
+}
+
+/// `list-changed-missing`: a catalog change is not announced.
+fn rewrite_list_changed(ctx: &mut Ctx<'_>) {
+    if ctx.has(Fault::ListChangedMissing) {
+        ctx.after.retain(|m| {
+            !m["method"]
+                .as_str()
+                .is_some_and(|method| method.ends_with("/list_changed"))
+        });
+    }
+}
+
+/// `completion-unknown-ref-ok`: a completion for a prompt or template the
+/// server does not have answers an empty completion instead of -32602.
+pub fn answer_unknown_ref(ctx: &Ctx<'_>) -> bool {
+    ctx.has(Fault::CompletionUnknownRefOk)
+}

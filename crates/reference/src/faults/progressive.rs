@@ -1,0 +1,139 @@
+//! Faults of progressive disclosure: the `tool_descriptions` resource as it
+//! is listed and read, and the per-session authorization `tools/call`
+//! checks.
+
+use super::Fault;
+use crate::catalog_file::Tool;
+use crate::error::RpcError;
+use crate::handlers::Ctx;
+use crate::live::{Snapshot, TOOL_DESCRIPTIONS_URI};
+use serde_json::{json, Map, Value};
+
+/// What `pd-terse-resource` lists the resource as.
+const TERSE_NAME: &str = "Schemas";
+const TERSE_DESCRIPTION: &str = "Full schemas on demand.";
+
+/// How many names `pd-selection-capped` serves.
+const SELECTION_CAP: usize = 4;
+
+/// `pd-terse-resource`: the resource (or its template) is listed with a
+/// bare name and a description without the workflow.
+pub fn rewrite_descriptions_entry(ctx: &Ctx<'_>, entry: &mut Value) {
+    if ctx.has(Fault::PdTerseResource) {
+        entry["name"] = json!(TERSE_NAME);
+        entry["description"] = json!(TERSE_DESCRIPTION);
+    }
+}
+
+/// `pd-selection-capped`: only the first names of `?tools=` are served.
+pub fn rewrite_selection(ctx: &Ctx<'_>, names: &mut Vec<String>) {
+    if ctx.has(Fault::PdSelectionCapped) {
+        names.truncate(SELECTION_CAP);
+    }
+}
+
+/// `pd-missing-selection-ok`: a read without `?tools=` describes every
+/// tool; `None`: it is refused.
+pub fn selection_when_missing(ctx: &Ctx<'_>) -> Option<Vec<String>> {
+    ctx.has(Fault::PdMissingSelectionOk)
+        .then(|| ctx.snap.tools().map(|t| t.name.to_string()).collect())
+}
+
+/// The tool a faulty lookup finds for a `?tools=` name, given the one the
+/// catalog's visible tools hold (`found`): ignoring case
+/// (`pd-case-insensitive`), by a name's last part (`pd-names-suffix`), only
+/// within the last filtered view (`pd-auth-filter-scoped`), or among hidden
+/// tools too (`pd-describes-hidden`).
+pub fn rewrite_lookup<'s>(
+    ctx: &Ctx<'_>,
+    snap: &'s Snapshot,
+    name: &str,
+    found: Option<u32>,
+) -> Option<&'s Tool> {
+    let doc = if ctx.has(Fault::PdCaseInsensitive) {
+        snap.docs_ignoring_case(name).first().copied()
+    } else if ctx.has(Fault::PdNamesSuffix) && found.is_none() {
+        // A lookup of namespaced names by their last part.
+        snap.tools()
+            .find(|t| t.name.ends_with(name))
+            .and_then(|t| snap.doc(&t.name))
+    } else {
+        found
+    };
+    let doc = doc.filter(|_| {
+        !ctx.has(Fault::PdAuthFilterScoped)
+            || ctx.session.view.as_ref().is_none_or(|v| v.contains(name))
+    });
+    doc.map(|d| snap.tool(d)).or_else(|| {
+        ctx.has(Fault::PdDescribesHidden)
+            .then(|| snap.catalog.tools.iter().find(|t| &*t.name == name))
+            .flatten()
+    })
+}
+
+/// `pd-placeholder-schema`: the full description carries the minimal
+/// schema of tools/list.
+pub fn rewrite_description(ctx: &Ctx<'_>, description: &mut Value) {
+    if ctx.has(Fault::PdPlaceholderSchema) {
+        description["inputSchema"] = crate::handlers::tools::minimal_schema();
+    }
+}
+
+/// `pd-extra-tools`: the answer describes one tool more than was asked for.
+pub fn rewrite_descriptions(
+    ctx: &Ctx<'_>,
+    snap: &Snapshot,
+    out: &mut Map<String, Value>,
+    describe: impl Fn(&Tool) -> Value,
+) {
+    if ctx.has(Fault::PdExtraTools) {
+        if let Some(extra) = snap.tools().find(|t| !out.contains_key(&*t.name)) {
+            out.insert(extra.name.to_string(), describe(extra));
+        }
+    }
+}
+
+/// The authorizations a read grants, as faults grant them: the first name
+/// only (`pd-first-name-only`), in place of the earlier ones
+/// (`pd-auth-replaced`), every tool at once (`pd-authorize-any`), or in a
+/// file every server process shares (`pd-shared-auth`).
+pub fn rewrite_authorization(ctx: &mut Ctx<'_>, names: &mut Vec<String>) {
+    if ctx.has(Fault::PdFirstNameOnly) {
+        names.truncate(1);
+    }
+    if ctx.has(Fault::PdAuthReplaced) {
+        ctx.session.authorized.clear();
+    }
+    if ctx.has(Fault::PdAuthorizeAny) {
+        ctx.session.authorized_all = true;
+    }
+    if let Some(shared) = &ctx.server.shared_auth {
+        shared.add(names);
+    }
+}
+
+/// `pd-no-auth`: calls are not checked at all.
+pub fn calls_unchecked(ctx: &Ctx<'_>) -> bool {
+    ctx.has(Fault::PdNoAuth)
+}
+
+/// Whether a faulty server finds `name` authorized (`None`: it asks the
+/// session, as the correct one does): from the shared file
+/// (`pd-shared-auth`), or because any read authorized everything
+/// (`pd-authorize-any`).
+pub fn authorized(ctx: &Ctx<'_>, name: &str) -> Option<bool> {
+    match &ctx.server.shared_auth {
+        Some(shared) => Some(shared.contains(name)),
+        None => ctx.session.authorized_all.then_some(true),
+    }
+}
+
+/// `pd-resource-uri-bare`: TOOL_DESCRIPTION_REQUIRED names the resource
+/// without `?tools=NAME`.
+pub fn rewrite_auth_error(ctx: &Ctx<'_>, e: &mut RpcError) {
+    if ctx.has(Fault::PdResourceUriBare) {
+        if let Some(uri) = e.data.as_mut().and_then(|d| d.get_mut("resource_uri")) {
+            *uri = json!(TOOL_DESCRIPTIONS_URI);
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! Faults of the search draft: `tools/search`, `prompts/search` and
+//! `resources/search`.
+
+use super::Fault;
+use crate::filter::ToolFilter;
+use crate::handlers::search::Feature;
+use crate::handlers::{tools, Ctx};
+use crate::index::SearchIndex;
+use serde_json::Value;
+
+/// What `search-page-overflow` returns instead of 10 items.
+const OVERFLOW_PAGE: usize = 25;
+
+/// Whether a cursor is not bound to its query: a page after the first comes
+/// from the whole unranked list (`search-cursor-drops-query`), even when the
+/// query is missing (`search-cursor-without-query-ok`).
+pub fn unbound_cursor(ctx: &Ctx<'_>, has_cursor: bool, has_query: bool) -> bool {
+    has_cursor
+        && if has_query {
+            ctx.has(Fault::SearchCursorDropsQuery)
+        } else {
+            ctx.has(Fault::SearchCursorWithoutQueryOk)
+        }
+}
+
+/// `search-missing-query-ok`: a search without `query` lists every item.
+pub fn missing_query_ok(ctx: &Ctx<'_>) -> bool {
+    ctx.has(Fault::SearchMissingQueryOk)
+}
+
+/// `search-page-overflow`: pages hold more than the draft allows.
+pub fn rewrite_page_size(ctx: &Ctx<'_>, page: usize) -> usize {
+    if ctx.has(Fault::SearchPageOverflow) {
+        return OVERFLOW_PAGE;
+    }
+    page
+}
+
+/// A page ranked otherwise: in catalog order (`search-unranked`), or with
+/// ties broken by a per-process salt (`session-varying-results`).
+pub fn rewrite_ranking(
+    ctx: &Ctx<'_>,
+    index: &SearchIndex,
+    q: &str,
+    exact: &[u32],
+    offset: usize,
+    page: usize,
+) -> Option<(Vec<u32>, usize)> {
+    if ctx.has(Fault::SearchUnranked) {
+        let all = index.matches_in_order(q, None);
+        let w = crate::handlers::window(offset, page, all.len());
+        return Some((all[w.offset..w.end].to_vec(), all.len()));
+    }
+    if ctx.has(Fault::SessionVaryingResults) {
+        static SALT: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+            std::sync::OnceLock::new();
+        let salt = SALT.get_or_init(Default::default);
+        let r = index.search_salted(q, exact, offset, page, salt);
+        return Some((r.docs, r.total));
+    }
+    None
+}
+
+/// `search-non-ascii-off-by-one`: a later page of a non-ASCII query starts
+/// one item early.
+pub fn rewrite_start(ctx: &Ctx<'_>, q: &str, offset: usize) -> usize {
+    if offset > 0 && !q.is_ascii() && ctx.has(Fault::SearchNonAsciiOffByOne) {
+        return offset - 1;
+    }
+    offset
+}
+
+/// `search-not-identical`: tools/search items drop `groups`.
+pub fn rewrite_tool_items(ctx: &Ctx<'_>, items: &mut [Value]) {
+    if ctx.has(Fault::SearchNotIdentical) {
+        for e in items {
+            if let Value::Object(m) = e {
+                m.remove("groups");
+            }
+        }
+    }
+}
+
+/// Items that should not be there: hidden tools on the last page
+/// (`search-exposes-hidden`), or tools filling a prompt or resource page
+/// (`search-mixed-features`).
+pub fn rewrite_items(
+    ctx: &Ctx<'_>,
+    feature: Feature,
+    query: Option<&str>,
+    last_page: bool,
+    page: usize,
+    items: &mut Vec<Value>,
+) {
+    match (feature, query) {
+        (Feature::Tools, Some(q)) if last_page && ctx.has(Fault::SearchExposesHidden) => {
+            items.extend(super::tools::hidden_entries(
+                ctx,
+                Some(q),
+                &ToolFilter::default(),
+            ));
+        }
+        (Feature::Prompts | Feature::Resources, Some(q))
+            if items.len() < page && ctx.has(Fault::SearchMixedFeatures) =>
+        {
+            let snap = &ctx.snap;
+            let r = snap
+                .tool_index()
+                .search(q, None, &[], 0, page - items.len());
+            items.extend(r.docs.iter().map(|&d| tools::entry(ctx, snap.tool(d))));
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,251 @@
+//! The reference server (`mcp-conform serve-reference`): every profile the
+//! harness checks, implemented correctly, in every protocol era, with
+//! injectable faults.
+//!
+//! Layers: `catalog` (file format) → `live` (one immutable generation with
+//! lazily built `index` / `filter` structures) → `handlers` (one module per
+//! profile) → `dispatch` (envelope, era, method table) → `stdio` (the
+//! transport). Transports call [`Server::handle`] with a [`SessionState`].
+//!
+//! The handlers implement the correct behaviour only; the injectable
+//! defects live beside them in `faults`, one module per profile: rewrites
+//! of an answer that `dispatch` applies around the handler call, and named
+//! hooks a handler calls where a fault bends one of its decisions.
+
+pub mod args;
+pub mod bitset;
+pub mod catalog_file;
+pub mod catalog_gen;
+pub mod cursor;
+pub mod dispatch;
+pub mod error;
+pub mod faults;
+pub mod filter;
+pub mod fuzzing;
+pub mod handlers;
+pub mod http;
+pub mod in_process;
+pub mod index;
+pub mod live;
+pub mod params;
+pub mod rate;
+pub mod served_era;
+pub mod server;
+pub mod session;
+pub mod shared_auth;
+pub mod stdio;
+pub mod store;
+pub mod text;
+
+pub use catalog_file::{Catalog, CatalogError};
+pub use faults::{Fault, FaultTrace, Faults};
+pub use server::{Config, Server};
+pub use session::{Change, SessionState};
+
+use std::path::{Path, PathBuf};
+
+/// The catalog served when `--catalog` is not given: the reference catalog.
+pub const DEFAULT_CATALOG: &str = include_str!("../../../fixtures/catalogs/reference.json");
+
+/// `mcp-conform serve-reference` options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// Catalog file to serve (format mcp-conform/catalog@1); default: the embedded reference catalog.
+    #[arg(long, value_name = "FILE")]
+    pub catalog: Option<PathBuf>,
+    /// Inject a documented defect (repeatable); `--fault help` lists them.
+    #[arg(long = "fault", value_name = "NAME")]
+    pub faults: Vec<String>,
+    /// Enable the `conform/mutate` control hook (advertised as capabilities.experimental["mcp-conform/control"]).
+    #[arg(long)]
+    pub control: bool,
+    /// Per-session rate limit, e.g. `50/s` (off by default).
+    #[arg(long, value_name = "N/s")]
+    pub rate_limit: Option<String>,
+    /// Longest accepted input line in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = mcp_conform_protocol::jsonrpc::DEFAULT_MAX_LINE)]
+    pub max_line: usize,
+    /// Write a synthetic N-tool catalog to --out and exit (for benchmarks).
+    #[arg(long, value_name = "N", requires = "out")]
+    pub catalog_gen: Option<usize>,
+    /// Output file of --catalog-gen.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Seed of --catalog-gen.
+    #[arg(long, default_value_t = catalog_gen::DEFAULT_SEED)]
+    pub seed: u64,
+    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio. ADDR is HOST:PORT or a bare
+    /// PORT (bound on 127.0.0.1); port 0 picks a free one. The bound URL is printed on stderr.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = http::DEFAULT_ADDR)]
+    pub http: Option<String>,
+    /// With --http: also accept requests whose Origin header is ORIGIN (e.g. https://app.example);
+    /// loopback origins are always accepted, any other Origin gets 403 (repeatable).
+    #[arg(long = "allowed-origin", value_name = "ORIGIN", requires = "http")]
+    pub allowed_origins: Vec<String>,
+    /// With --http: end sessions idle for this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = http::DEFAULT_SESSION_TTL_SECS)]
+    pub session_ttl: u64,
+    /// With --http: most sessions open at once; initialize beyond it gets 503.
+    #[arg(long, value_name = "N", default_value_t = http::DEFAULT_MAX_SESSIONS)]
+    pub max_sessions: usize,
+}
+
+impl Default for ServeArgs {
+    /// What `mcp-conform serve-reference` with no options means.
+    fn default() -> Self {
+        ServeArgs {
+            catalog: None,
+            faults: Vec::new(),
+            control: false,
+            rate_limit: None,
+            max_line: mcp_conform_protocol::jsonrpc::DEFAULT_MAX_LINE,
+            catalog_gen: None,
+            out: None,
+            seed: catalog_gen::DEFAULT_SEED,
+            http: None,
+            allowed_origins: Vec::new(),
+            session_ttl: http::DEFAULT_SESSION_TTL_SECS,
+            max_sessions: http::DEFAULT_MAX_SESSIONS,
+        }
+    }
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ReferenceError {
+    #[error("cannot read catalog {path}: {source}")]
+    ReadCatalog {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("catalog {path}: {source}")]
+    Catalog { path: String, source: CatalogError },
+    #[error(transparent)]
+    Fault(#[from] faults::UnknownFault),
+    #[error(transparent)]
+    Rate(#[from] rate::BadRate),
+    #[error("--catalog-gen needs --out FILE")]
+    MissingOut,
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("i/o error: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("--http {addr}: {reason}")]
+    HttpAddr { addr: String, reason: String },
+    #[error("--allowed-origin {0:?}: expected scheme://host[:port], e.g. https://app.example")]
+    BadOrigin(String),
+}
+
+/// Loads `path`, or the embedded catalog.
+pub fn load_catalog(path: Option<&Path>) -> Result<Catalog, ReferenceError> {
+    match path {
+        None => Catalog::from_slice(DEFAULT_CATALOG.as_bytes()).map_err(|source| {
+            ReferenceError::Catalog {
+                path: "<embedded>".into(),
+                source,
+            }
+        }),
+        Some(p) => {
+            let bytes = std::fs::read(p).map_err(|source| ReferenceError::ReadCatalog {
+                path: p.to_path_buf(),
+                source,
+            })?;
+            let catalog = Catalog::from_slice(&bytes).map_err(|source| ReferenceError::Catalog {
+                path: p.display().to_string(),
+                source,
+            });
+            drop(bytes);
+            release_free_memory();
+            catalog
+        }
+    }
+}
+
+/// Hands the memory freed while parsing a large catalog (transient JSON
+/// values, duplicate labels) back to the operating system, so the resident
+/// size reflects what the server keeps.
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free heap pages; it has no preconditions.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// The server an invocation describes.
+pub fn build_server(args: &ServeArgs) -> Result<Server, ReferenceError> {
+    let config = Config {
+        faults: Faults::parse(&args.faults)?,
+        control: args.control,
+        rate: args.rate_limit.as_deref().map(str::parse).transpose()?,
+        max_line: args.max_line,
+    };
+    Ok(Server::new(load_catalog(args.catalog.as_deref())?, config))
+}
+
+/// Runs `serve-reference` to completion: prints the fault list, generates a
+/// catalog, serves stdio until stdin closes, or serves HTTP until SIGTERM /
+/// Ctrl-C. Blocking: it owns its runtime (use [`run_async`] from inside one).
+pub fn run(args: ServeArgs) -> Result<(), ReferenceError> {
+    if let Some(done) = run_offline(&args)? {
+        return Ok(done);
+    }
+    if args.http.is_some() {
+        http::tune_allocator();
+    }
+    let server = build_server(&args)?;
+    if let Some(addr) = &args.http {
+        let options = http::HttpOptions::from_args(addr, &args)?;
+        // HTTP sessions are served concurrently: one worker per core.
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?;
+        return rt.block_on(http::serve(server, options));
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let result = rt.block_on(stdio::serve(&server, tokio::io::stdin(), std::io::stdout()));
+    // Do not wait for the blocking stdin reader thread: exit promptly.
+    rt.shutdown_background();
+    result.map_err(ReferenceError::from)
+}
+
+/// [`run`] for callers already inside a tokio runtime.
+pub async fn run_async(args: ServeArgs) -> Result<(), ReferenceError> {
+    if let Some(done) = run_offline(&args)? {
+        return Ok(done);
+    }
+    let server = build_server(&args)?;
+    if let Some(addr) = &args.http {
+        let options = http::HttpOptions::from_args(addr, &args)?;
+        return http::serve(server, options).await;
+    }
+    stdio::serve(&server, tokio::io::stdin(), std::io::stdout()).await?;
+    Ok(())
+}
+
+/// The modes that do not serve: `--fault help` and `--catalog-gen`.
+fn run_offline(args: &ServeArgs) -> Result<Option<()>, ReferenceError> {
+    if args.faults.iter().any(|f| f == "help") {
+        print!("{}", faults::help_text());
+        return Ok(Some(()));
+    }
+    let Some(n) = args.catalog_gen else {
+        return Ok(None);
+    };
+    let out = args.out.as_ref().ok_or(ReferenceError::MissingOut)?;
+    let catalog = catalog_gen::generate(n, args.seed);
+    let write_err = |source| ReferenceError::Write {
+        path: out.clone(),
+        source,
+    };
+    let file = std::fs::File::create(out).map_err(write_err)?;
+    let mut w = std::io::BufWriter::new(file);
+    serde_json::to_writer(&mut w, &catalog).map_err(|e| write_err(e.into()))?;
+    std::io::Write::flush(&mut w).map_err(write_err)?;
+    Ok(Some(()))
+}
