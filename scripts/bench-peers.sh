@@ -61,6 +61,23 @@ row "server-everything, --timeout-ms 2000 (stdio)" "$BIN" -q --timeout-ms 2000 -
 row "PyPI mcp server, every era it speaks (stdio)" "$BIN" -q -- "$PY" fixtures/peers/python_mcp_server.py
 row "PyPI mcp server, --isolate (stdio)" "$BIN" -q --isolate -- "$PY" fixtures/peers/python_mcp_server.py
 row "PyPI mcp server, --timeout-ms 2000 (stdio)" "$BIN" -q --timeout-ms 2000 -- "$PY" fixtures/peers/python_mcp_server.py
+row "PyPI mcp server with a start-up banner on stdout (stdio)" "$BIN" -q -- "$PY" fixtures/peers/python_banner_server.py
+
+# Server starts per run (the JSON report's run.server_starts), one run each:
+# counted, not timed, so one run says it.
+starts() { # label, args after -q...
+  local label="$1"; shift
+  local json=target/bench-peers-starts.json
+  rm -f "$json"
+  "$BIN" -q --report-json "$json" "$@" >/dev/null 2>&1 || true
+  local n; n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run"].get("server_starts","?"))' "$json" 2>/dev/null || echo "?")
+  echo "| $label | $n |" | tee -a "$OUT.starts"
+}
+rm -f "$OUT.starts"
+starts "reference, every era" -- "$BIN" serve-reference
+starts "server-everything, every era it speaks" -- node "$EV" stdio
+starts "PyPI mcp server, every era it speaks" -- "$PY" fixtures/peers/python_mcp_server.py
+starts "PyPI mcp server with a start-up banner" -- "$PY" fixtures/peers/python_banner_server.py
 
 # Over HTTP: ours and the official suite against the same server-everything.
 ours_http() {
@@ -91,6 +108,12 @@ OFFICIAL_SCENARIOS=$("$CONF" list 2>/dev/null | grep -c . || true)
   echo "|---|---:|"
   cat "$OUT.rows"
   echo
+  echo "Server starts per run (stdio, \`run.server_starts\` of the JSON report):"
+  echo
+  echo "| run | starts |"
+  echo "|---|---:|"
+  cat "$OUT.starts"
+  echo
   echo "The official suite's \`list\` names $OFFICIAL_SCENARIOS scenarios (server and client);"
   echo "its active server suite checks the base protocol only, with no tool-discovery"
   echo "coverage, over HTTP only."
@@ -99,5 +122,5 @@ OFFICIAL_SCENARIOS=$("$CONF" list 2>/dev/null | grep -c . || true)
   echo
   echo "$NOTES"
 } > "$OUT"
-rm -f "$OUT.rows"
+rm -f "$OUT.rows" "$OUT.starts"
 echo "wrote $OUT"

@@ -84,7 +84,12 @@ impl Collector {
         match event {
             Event::Started(info) => self.info = Some((**info).clone()),
             Event::Finished(r) => self.results.push((**r).clone()),
-            Event::Done(s) => self.summary = Some(s.clone()),
+            Event::Done(s) => {
+                if let Some(info) = self.info.as_mut() {
+                    info.server_starts = s.server_starts;
+                }
+                self.summary = Some(s.clone());
+            }
             Event::ScenarioStarted(_) => {}
         }
     }

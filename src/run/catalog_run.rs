@@ -94,6 +94,7 @@ fn run_info(target: &Target, probes: &[Probe], scenarios: usize, opts: &RunOptio
             .is_some_and(|p| crate::fixture::serves_reference_catalog(&p.tool_names)),
         seed,
         tool_calls: newest.map(|p| ToolCalls::of(opts.call_tools, p)),
+        server_starts: None,
     }
 }
 
@@ -218,6 +219,7 @@ pub async fn run_catalog(
     crate::transport::stdio::reap_all().await;
     let mut summary = Summary::from_results(&results, started.elapsed().as_millis() as u64);
     summary.verdict = Some(policy.verdict(&results));
+    summary.server_starts = target.server_starts();
     sink(Event::Done(summary));
     Ok(results)
 }

@@ -36,6 +36,10 @@ pub struct RunInfo {
     /// Which tools the run could call, and how many it left uncalled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<ToolCalls>,
+    /// Server processes the run started, probe and every scenario's
+    /// included (known when the run is done; absent in process).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_starts: Option<usize>,
 }
 
 /// `--call-tools` and the listed tools it leaves uncalled, by reason.
@@ -150,6 +154,10 @@ pub struct Summary {
     /// What the run concluded (the exit code and the result line).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<Verdict>,
+    /// Server processes the run started (None in process): reported as
+    /// the JSON report's `run.server_starts`.
+    #[serde(default, skip_serializing)]
+    pub server_starts: Option<usize>,
 }
 
 impl Summary {

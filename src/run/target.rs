@@ -60,6 +60,17 @@ impl Target {
         }
     }
 
+    /// How many server processes the run has started so far: one per
+    /// stdio session, the one launched process of an HTTP target; None for
+    /// the in-process reference server, which starts no process.
+    pub fn server_starts(&self) -> Option<usize> {
+        match self {
+            Target::Stdio(spec) => Some(spec.starts.get()),
+            Target::Http { process, .. } => Some(usize::from(process.is_some())),
+            Target::InProcess(_) => None,
+        }
+    }
+
     /// Opens a fresh connection: a new process on stdio, a new HTTP session on HTTP.
     pub async fn connect(&self, era: &Era) -> Result<Connection, TransportError> {
         match self {

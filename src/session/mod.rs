@@ -251,6 +251,9 @@ pub struct Session {
     pub notification_log: Vec<Value>,
     /// stdout lines that were not JSON-RPC messages.
     pub violations: Vec<WireViolation>,
+    /// The violations seen before the session was first handed to a
+    /// scenario (see `adopt`); None until then.
+    startup_violations: Option<Vec<WireViolation>>,
     pub transcript: Transcript,
     /// The handshake answer (initialize or server/discover result).
     pub server: Value,
@@ -302,6 +305,7 @@ impl Session {
             notifications: Vec::new(),
             notification_log: Vec::new(),
             violations: Vec::new(),
+            startup_violations: None,
             transcript,
             server: Value::Null,
             abandoned_ids: Vec::new(),
@@ -1105,14 +1109,17 @@ impl Session {
 
     /// Whether the session can serve another scenario as it is: still open,
     /// nothing unanswered but what it cancelled (whose late answer is
-    /// ignored), nothing unconsumed, no wire violation seen.
+    /// ignored), nothing unconsumed. A wire violation does not end its use:
+    /// the stream is newline-framed, so a line of noise, a second answer or
+    /// a malformed message leaves the next line readable, and the violation
+    /// is the finding of the scenario whose rule it breaks (a server that
+    /// prints a banner was otherwise restarted for every scenario).
     pub fn reusable(&self) -> bool {
         !self.closed
             && self
                 .abandoned_ids
                 .iter()
                 .all(|id| self.cancelled_ids.contains(id))
-            && self.violations.is_empty()
             && self.notifications_dropped == 0
     }
 
@@ -1124,7 +1131,15 @@ impl Session {
         self.notifications.clear();
         self.notification_log.clear();
         self.notification_bytes = 0;
-        self.violations.clear();
+        // What the server wrote before any scenario had it (a start-up
+        // banner on stdout) is part of every scenario's view of it, as it
+        // is of a fresh server's; what it wrote since belongs to the
+        // scenario that had it then.
+        let startup = self
+            .startup_violations
+            .get_or_insert_with(|| std::mem::take(&mut self.violations))
+            .clone();
+        self.violations = startup;
         self.server_requests_answered = 0;
         // Ids keep counting: "the ID MUST NOT have been previously used by
         // the requestor within the same session" (MCP 2025-06-18, Basic,

@@ -29,6 +29,31 @@ pub struct StdioSpec {
     /// stdout is a log, not the protocol (a server spoken to over HTTP):
     /// it is drained into the same tail as stderr.
     pub stdout_is_log: bool,
+    /// How many processes this spec (and every clone of it) has started.
+    pub starts: StartCounter,
+}
+
+/// A count of server starts shared by the clones of one [`StdioSpec`]: what
+/// a run spends on starting its server (the JSON report's
+/// `run.server_starts`). Not part of a spec's identity: two specs compare
+/// equal whatever they have started.
+#[derive(Debug, Clone, Default)]
+pub struct StartCounter(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl StartCounter {
+    pub fn get(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn add_one(&self) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl PartialEq for StartCounter {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl StdioSpec {
@@ -41,6 +66,7 @@ impl StdioSpec {
             max_line: crate::jsonrpc::DEFAULT_MAX_LINE,
             stderr_keep: 64 * 1024,
             stdout_is_log: false,
+            starts: StartCounter::default(),
         }
     }
 
@@ -193,6 +219,7 @@ impl StdioConnection {
             command: spec.display(),
             reason: e.to_string(),
         })?;
+        spec.starts.add_one();
         let pgid = child.id().map_or(0, |id| id as i32);
         register_group(pgid);
         let stdout = child.stdout.take();

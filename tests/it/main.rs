@@ -94,6 +94,7 @@ mod scale;
 mod scenarios;
 mod schema_crosscheck;
 mod sentinel;
+mod server_starts;
 mod sharing;
 mod sources;
 mod tiny_server;
@@ -130,6 +131,7 @@ fn main() {
     trials.extend(rmcp_peers::trials());
     trials.extend(rate_limit::trials());
     trials.extend(tiny_server::trials());
+    trials.extend(server_starts::trials());
     trials.extend(browser::trials());
     trials.extend(rmcp_client::trials());
     trials.extend(reference_profiles::trials());

@@ -67,9 +67,10 @@ impl Execution<'_> {
             match self.sessions.remove(MAIN) {
                 // A server still healthy is handed on, whatever the verdict:
                 // every request it was sent got its answer or was cancelled
-                // (a late answer is ignored wherever it lands), it broke no
-                // rule of the wire, and it is still running (no exit to keep
-                // as evidence).
+                // (a late answer is ignored wherever it lands), its stream
+                // is still in step (a wire violation is this scenario's
+                // finding, not the next one's), and it is still running (no
+                // exit to keep as evidence).
                 Some(main) if healthy => {
                     if stderr_relevant {
                         append_tail(&mut stderr, several.then_some(MAIN), &main.stderr_tail());

@@ -1,0 +1,114 @@
+//! What a run spends on starting its server, counted (`run.server_starts`
+//! in the JSON report), not timed: the reference server's default run
+//! stays under a ceiling, and a server that prints one banner line on stdout
+//! at start-up costs about what the same server without it costs, while
+//! `base/stdout-only-json` still fails it and every other verdict stays the
+//! same.
+
+use std::collections::BTreeMap;
+
+use libtest_mimic::Trial;
+use serde_json::Value;
+
+use crate::common;
+use crate::prereq::{self, Prereq};
+
+/// Server starts of the reference server's default run (every era, one
+/// process per start). Lower it when sharing grows; never raise it to make
+/// a change pass without saying why in the change.
+const REFERENCE_CEILING: u64 = 110;
+
+/// A banner may cost the servers of the scenarios it makes fail (a
+/// scenario whose verdict is not a pass keeps its server's exit as
+/// evidence), not one server per scenario.
+const BANNER_EXTRA: u64 = 4;
+
+pub fn trials() -> Vec<Trial> {
+    vec![
+        Trial::test(
+            "server_starts::the_reference_run_stays_under_its_start_ceiling",
+            || {
+                the_reference_run_stays_under_its_start_ceiling();
+                Ok(())
+            },
+        ),
+        prereq::trial(
+            "server_starts::a_banner_on_stdout_fails_one_scenario_and_costs_no_extra_servers",
+            Prereq::Python,
+            prereq::python,
+            a_banner_on_stdout_fails_one_scenario_and_costs_no_extra_servers,
+        ),
+    ]
+}
+
+/// Runs the CLI against `server` and returns the JSON report.
+fn run(name: &str, server: &[&str]) -> Value {
+    let report = common::output_dir("server_starts").join(format!("{name}.json"));
+    let report_arg = report.display().to_string();
+    let mut args = vec!["-q", "--report-json", &report_arg, "--"];
+    args.extend(server);
+    let out = common::cli(&args);
+    assert!(
+        report.is_file(),
+        "{name}: no report; stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    common::assert_valid_report(&report)
+}
+
+fn starts(report: &Value) -> u64 {
+    report["run"]["server_starts"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no run.server_starts in {}", report["run"]))
+}
+
+/// (era, scenario id) → outcome.
+fn verdicts(report: &Value) -> BTreeMap<(String, String), String> {
+    report["scenarios"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| ((text(&s["era"]), text(&s["id"])), text(&s["outcome"])))
+        .collect()
+}
+
+fn text(v: &Value) -> String {
+    v.as_str().unwrap_or_default().to_string()
+}
+
+fn the_reference_run_stays_under_its_start_ceiling() {
+    let report = run("reference", &[common::bin(), "serve-reference"]);
+    let n = starts(&report);
+    assert!(n > 0, "a stdio run starts its server at least once");
+    assert!(
+        n <= REFERENCE_CEILING,
+        "the reference run started its server {n} times (ceiling {REFERENCE_CEILING})"
+    );
+}
+
+fn a_banner_on_stdout_fails_one_scenario_and_costs_no_extra_servers() {
+    let tiny = common::root().join("fixtures/servers/tiny_server.py");
+    let tiny = tiny.display().to_string();
+    let python = common::python3();
+    let plain = run("plain", &[python, "-S", &tiny]);
+    let banner = run("banner", &[python, "-S", &tiny, "--break", "banner"]);
+    let (plain_starts, banner_starts) = (starts(&plain), starts(&banner));
+    assert!(
+        banner_starts <= plain_starts + BANNER_EXTRA,
+        "the banner server was started {banner_starts} times, the plain one {plain_starts}"
+    );
+    let (plain, banner) = (verdicts(&plain), verdicts(&banner));
+    assert_eq!(
+        plain.keys().collect::<Vec<_>>(),
+        banner.keys().collect::<Vec<_>>()
+    );
+    for (key, outcome) in &banner {
+        let before = &plain[key];
+        if key.1 == "base/stdout-only-json" {
+            assert_eq!(outcome, "fail", "{key:?}: the banner breaks the stdio rule");
+            assert_eq!(before, "pass", "{key:?} without the banner");
+        } else {
+            assert_eq!(outcome, before, "{key:?}: the banner changed this verdict");
+        }
+    }
+}
