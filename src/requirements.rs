@@ -172,6 +172,11 @@ pub fn bases_of(ids: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// The level of a requirement of the built-in registry.
+pub fn level_of(id: &str) -> Option<Level> {
+    cached().iter().find(|r| r.id == id)?.grade()
+}
+
 /// One requirement by id.
 pub fn find(id: &str) -> Option<Requirement> {
     all().ok()?.into_iter().find(|r| r.id == id)

@@ -1,6 +1,6 @@
 //! Arguments and subcommands; exit codes.
 
-mod argv;
+pub(crate) mod argv;
 mod combine;
 mod explain;
 mod quality;
@@ -259,7 +259,8 @@ pub struct RunArgs {
     /// GITHUB_ACTIONS=true, else text.
     #[arg(long, value_name = "text|github", value_enum)]
     pub format: Option<Format>,
-    /// Write all four reports into DIR (report.json, junit.xml, report.md, report.html).
+    /// Write all five reports into DIR: report.json, junit.xml, report.md,
+    /// report.html and report.sarif.
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
     /// An official MCP JSON Schema to validate messages against too (BASE-SCHEMA-01).

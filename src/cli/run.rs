@@ -451,7 +451,11 @@ fn console_skips_done(event: &Event) -> bool {
     matches!(event, Event::Done(s) if matches!(s.verdict, Some(Verdict::NotRun { .. })))
 }
 
-/// The file reports asked for on the command line.
+/// The SARIF log's name in `--report-dir`.
+pub const REPORT_DIR_SARIF: &str = "report.sarif";
+
+/// The file reports asked for on the command line (a file named twice, as
+/// the GitHub Action names `--report-sarif DIR/report.sarif`, is written once).
 pub fn report_files(args: &RunArgs) -> Vec<(PathBuf, Renderer)> {
     let mut files: Vec<(PathBuf, Renderer)> = Vec::new();
     if let Some(dir) = &args.report_dir {
@@ -459,6 +463,7 @@ pub fn report_files(args: &RunArgs) -> Vec<(PathBuf, Renderer)> {
         files.push((dir.join("junit.xml"), junit::render));
         files.push((dir.join("report.md"), markdown::render));
         files.push((dir.join("report.html"), html::render));
+        files.push((dir.join(REPORT_DIR_SARIF), github::sarif));
     }
     let single: [(&Option<PathBuf>, Renderer); 5] = [
         (&args.report_json, json::render),
@@ -468,7 +473,7 @@ pub fn report_files(args: &RunArgs) -> Vec<(PathBuf, Renderer)> {
         (&args.report_sarif, github::sarif),
     ];
     for (path, render) in single {
-        if let Some(p) = path {
+        if let Some(p) = path.as_ref().filter(|p| !files.iter().any(|(f, _)| f == *p)) {
             files.push((p.clone(), render));
         }
     }

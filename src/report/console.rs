@@ -356,22 +356,27 @@ impl<W: Write> ConsoleReporter<W> {
     fn problem_line(&self, p: &Problem) -> String {
         let r = p.result;
         let word = self.outcome_word(r.outcome);
-        let reqs = if r.requirements.is_empty() {
+        let shown = r.shown();
+        let reqs = if shown.requirements.is_empty() {
             String::new()
         } else {
-            format!(" {}", r.requirements.join(","))
+            format!(" {}", shown.requirements.join(","))
         };
         let eras = if self.several_eras && !p.eras.is_empty() {
             format!(" ({})", p.eras.join(", "))
         } else {
             String::new()
         };
-        format!(
+        let mut line = format!(
             "{word} [{}] {}{reqs}{eras}: {}",
-            r.level,
+            shown.level,
             r.id,
             one_line(&r.message, 200)
-        )
+        );
+        if let Some(note) = r.shared_note() {
+            line.push_str(&format!("\n  {}", self.paint(DIM, &note)));
+        }
+        line
     }
 
     /// The full explanation of one failing or warning scenario.
@@ -387,16 +392,20 @@ impl<W: Write> ConsoleReporter<W> {
         } else {
             format!(" (protocol {eras})")
         };
+        let shown = r.shown();
         let head = format!(
             "---- {} [{}] {}{era} ----",
             r.id,
-            r.level,
+            shown.level,
             self.outcome_word(r.outcome)
         );
         s.push_str(&format!("\n{}\n", self.paint(BOLD, &head)));
         s.push_str(&format!("{}\n", r.title));
-        if !r.requirements.is_empty() {
-            s.push_str(&format!("requirement: {}\n", r.requirements.join(", ")));
+        if !shown.requirements.is_empty() {
+            s.push_str(&format!("requirement: {}\n", shown.requirements.join(", ")));
+        }
+        if let Some(note) = r.shared_note() {
+            s.push_str(&format!("{note}\n"));
         }
         for spec in &r.spec {
             s.push_str(&format!("spec: {}\n", spec.cite()));
@@ -593,6 +602,7 @@ fn running_line(running: &[(String, Instant)], now: Instant) -> String {
 /// Where to read more about the first problem (`-q`).
 fn hints(r: &ScenarioResult) -> String {
     let explain = r
+        .shown()
         .requirements
         .first()
         .map(|req| format!(", the rule: `mcp-conform explain {req}`"))

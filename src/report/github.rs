@@ -62,14 +62,15 @@ pub fn annotation(p: &Problem) -> String {
     if let Some(col) = col {
         props.push(format!("col={col}"));
     }
-    let reqs = if r.requirements.is_empty() {
+    let shown = r.shown();
+    let reqs = if shown.requirements.is_empty() {
         String::new()
     } else {
-        format!(" {}", r.requirements.join(" "))
+        format!(" {}", shown.requirements.join(" "))
     };
     props.push(format!(
         "title={}",
-        escape_property(&format!("{} [{}]{reqs}", r.id, r.level))
+        escape_property(&format!("{} [{}]{reqs}", r.id, shown.level))
     ));
     let eras = if p.eras.is_empty() {
         String::new()
@@ -79,8 +80,15 @@ pub fn annotation(p: &Problem) -> String {
     format!(
         "::{command} {}::{}",
         props.join(","),
-        escape_data(&format!("{}{eras}: {}", r.title, r.message))
+        escape_data(&format!("{}{eras}: {}{}", r.title, r.message, shared_suffix(r)))
     )
+}
+
+/// The shared-finding note as the end of a one-line message (" — shared: …").
+fn shared_suffix(r: &ScenarioResult) -> String {
+    r.shared_note()
+        .map(|note| format!(" — {note}"))
+        .unwrap_or_default()
 }
 
 /// The SARIF level of an outcome.
@@ -110,7 +118,7 @@ fn rules(problems: &[Problem]) -> Vec<Value> {
                 "shortDescription": {"text": r.title},
                 "fullDescription": {"text": if quote.is_empty() { r.title.clone() } else { quote }},
                 "defaultConfiguration": {"level": sarif_level(r.outcome)},
-                "properties": {"level": r.level.to_string()},
+                "properties": {"level": r.shown().level.to_string()},
             });
             if let Some(url) = spec
                 .and_then(|s| s.url.clone())
@@ -124,11 +132,13 @@ fn rules(problems: &[Problem]) -> Vec<Value> {
     rules
 }
 
+/// The requirements a problem broke (its scenario's id when it names none).
 fn rule_ids(r: &ScenarioResult) -> Vec<String> {
-    if r.requirements.is_empty() {
+    let shown = r.shown();
+    if shown.requirements.is_empty() {
         vec![r.id.clone()]
     } else {
-        r.requirements.clone()
+        shown.requirements
     }
 }
 
@@ -160,9 +170,9 @@ pub fn sarif(data: &ReportData) -> String {
             json!({
                 "ruleId": rule_ids(r)[0],
                 "level": sarif_level(r.outcome),
-                "message": {"text": format!("{}: {}{eras}: {}", r.id, r.title, r.message)},
+                "message": {"text": format!("{}: {}{eras}: {}{}", r.id, r.title, r.message, shared_suffix(r))},
                 "locations": [{"physicalLocation": physical}],
-                "properties": {"scenario": r.id, "eras": p.eras, "requirements": r.requirements},
+                "properties": {"scenario": r.id, "eras": p.eras, "requirements": rule_ids(r), "level": r.shown().level.to_string()},
             })
         })
         .collect();

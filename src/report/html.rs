@@ -1,16 +1,18 @@
 //! A self-contained HTML report (`--report-html`): no network, no external
-//! assets. The run's data is embedded as JSON and rendered by a small script:
-//! what applied to the server, counts per era and per profile (separate
-//! tables), the profiles it does not offer, one row per result (identical
+//! assets. It opens with what to fix, one card per distinct problem
+//! (html_problems.rs). The run's data is embedded as JSON and rendered by a
+//! small script: what applied to the server, counts per era and per profile
+//! (separate tables), the profiles it does not offer, one row per result,
+//! failures first (identical
 //! results in several eras merged, the eras named), skipped scenarios folded
 //! into a count per reason, filters by outcome and profile, each row expandable to its
 //! requirement, what the server sent, coloured diff (its first lines, the
 //! whole of it one click further) and wire transcript.
 
 use super::data::ReportData;
-use super::overview::Overview;
+use super::overview::{self, Overview};
 use crate::run::events::Counts;
-use crate::run::outcome::{Outcome, ScenarioResult};
+use crate::run::outcome::Outcome;
 
 const STYLE: &str = r#"
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d1f23;background:#f6f7f9}
@@ -56,6 +58,15 @@ ul.not-offered{margin:4px 0 12px;padding-left:20px}
 details.skip-group{background:#fff;border:1px solid #d8dce3;border-radius:4px;margin:4px 0;padding:4px 10px}
 details.skip-group>summary{cursor:pointer}
 .skip-ids{font-family:ui-monospace,Menlo,monospace;font-size:12px;color:#5a6270;margin-top:4px}
+.problem{background:#fff;border:1px solid #d8dce3;border-left-width:6px;border-radius:4px;margin:8px 0;padding:8px 12px}
+.problem .p-head{display:flex;gap:10px;align-items:baseline;flex-wrap:wrap}
+.problem .id{font-family:ui-monospace,Menlo,monospace;font-weight:600}
+.problem .reqs,.problem .eras{color:#5a6270;font-size:12px}
+.problem .p-msg{margin:4px 0;font-weight:600}
+.level{font-size:12px;font-weight:700;border:1px solid #c3c8d1;border-radius:4px;padding:0 5px}
+.shared{font-size:13px;color:#2b5d8a;background:#eef5fb;border-radius:4px;padding:2px 8px;margin:4px 0}
+.cite{font-size:12px;color:#5a6270;margin-top:2px}
+.evidence{font-size:13px}.evidence code{font-family:ui-monospace,Menlo,monospace;font-size:12px;word-break:break-all}
 "#;
 
 const SCRIPT: &str = r#"
@@ -82,7 +93,8 @@ function diffs(text){
 function body(s){
   const b = el('div',{class:'body'});
   b.append(el('div',{}, s.title));
-  if (s.requirements.length) b.append(el('div',{class:'req'}, 'Requirement: ' + s.requirements.join(', ') + ' · level ' + s.level + ((s.bases && s.bases.length) ? ' (basis: ' + s.bases.join(', ') + ')' : '')));
+  if (s.shown.requirements.length) b.append(el('div',{class:'req'}, 'Requirement: ' + s.shown.requirements.join(', ') + ' · level ' + s.shown.level + ((s.bases && s.bases.length) ? ' (basis: ' + s.bases.join(', ') + ')' : '')));
+  if (s.shared_note) b.append(el('div',{class:'shared'}, s.shared_note));
   for (const sp of s.spec) { const src = el('div',{}, (sp.title || sp.doc) + (sp.provenance ? ' [' + ({'mcp-spec':'spec','project':'project rule'}[sp.provenance] || sp.provenance) + ']' : '') + (sp.section ? ', ' + sp.section : '')); if (sp.url) src.append(' ', /^https?:\/\//.test(sp.url) ? el('a',{href: sp.url}, sp.url) : el('code',{}, sp.url)); b.append(src); if (sp.quote) b.append(el('blockquote',{}, sp.quote)); }
   if (s.message && !s.findings.length) b.append(el('p',{}, el('strong',{}, s.message)));
   if (s.alternatives.length) b.append(el('div',{}, 'Server chose: ' + s.alternatives.join(', ')));
@@ -99,7 +111,7 @@ function render(){
     n++;
     const card = el('div',{class:'scenario o-' + s.outcome, 'data-id': s.id, 'data-outcome': s.outcome});
     const eras = el('span',{class:'eras'}, s.eras.length ? 'protocol ' + s.eras.join(', ') : '');
-    const head = el('div',{class:'head'}, el('span',{class:'badge'}, s.outcome), el('span',{class:'id'}, s.id), eras, el('span',{class:'msg'}, s.message || s.title));
+    const head = el('div',{class:'head'}, el('span',{class:'badge'}, s.outcome), el('span',{class:'level'}, s.shown.level), el('span',{class:'id'}, s.id), eras, el('span',{class:'msg'}, s.message || s.title));
     head.addEventListener('click', () => card.classList.toggle('open'));
     card.append(head, body(s)); list.append(card);
   }
@@ -122,33 +134,28 @@ filters(); render(); skips();
 })();
 "#;
 
-fn escape(s: &str) -> String {
+pub(super) fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
 }
 
-/// What the page's script renders: results that applied, identical ones in
-/// several eras merged into one row naming them; skipped ones folded into a
-/// count per reason.
+/// What the page's script renders: results that applied, failures first
+/// (then warnings, info, passes), identical ones in several eras merged into
+/// one row naming them; skipped ones folded into a count per reason.
 fn page_data(data: &ReportData, view: &Overview) -> serde_json::Value {
-    let mut rows: Vec<(ScenarioResult, Vec<String>)> = Vec::new();
-    for r in data.scenarios.iter().filter(|r| r.outcome != Outcome::Skip) {
-        let same = |(first, _): &&mut (ScenarioResult, Vec<String>)| {
-            first.id == r.id && first.outcome == r.outcome && first.message == r.message
-        };
-        match rows.iter_mut().find(same) {
-            Some((_, eras)) => eras.push(r.era.clone()),
-            None => rows.push((r.clone(), vec![r.era.clone()])),
-        }
-    }
-    let rows: Vec<serde_json::Value> = rows
+    let applied = data.scenarios.iter().filter(|r| r.outcome != Outcome::Skip);
+    let rows: Vec<serde_json::Value> = overview::rows(applied)
         .into_iter()
-        .map(|(r, eras)| {
-            let mut v = serde_json::to_value(&r).unwrap_or_default();
-            let eras: Vec<String> = eras.into_iter().filter(|e| !e.is_empty()).collect();
-            v["eras"] = serde_json::json!(eras);
+        .map(|row| {
+            let mut v = serde_json::to_value(row.result).unwrap_or_default();
+            let shown = row.result.shown();
+            v["eras"] = serde_json::json!(row.eras);
+            v["shown"] = serde_json::json!({"level": shown.level, "requirements": shown.requirements});
+            if let Some(note) = row.result.shared_note() {
+                v["shared_note"] = serde_json::json!(note);
+            }
             v
         })
         .collect();
@@ -244,6 +251,7 @@ pub fn render(data: &ReportData) -> String {
 <div class="meta">{target} · {transport} · protocol {era} · mcp-conform {harness} · started {started} · {secs:.2}s</div></header>
 <main>
 <div class="headline" id="headline">{headline}</div>
+{problems}
 <div class="counts" id="counts"><span class="count" id="count-passed">{passed} passed</span><span class="count" id="count-failed">{failed} failed</span><span class="count" id="count-warned">{warned} warned</span><span class="count" id="count-info">{info} info</span><span class="count" id="count-errors">{errors} errors</span><span class="count" id="count-skipped">{skipped} skipped as not applicable</span></div>
 {tables}
 <h2>Results</h2>
@@ -265,6 +273,7 @@ pub fn render(data: &ReportData) -> String {
         started = escape(&data.run.started_at),
         secs = data.summary.duration_ms as f64 / 1000.0,
         headline = escape(&view.headline()),
+        problems = super::html_problems::section(&data.scenarios),
         passed = s.passed,
         failed = s.failed,
         warned = s.warned,

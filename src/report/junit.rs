@@ -21,7 +21,7 @@ fn case(r: &ScenarioResult, strict: bool, several_eras: bool) -> TestCase {
     let failure = |kind: NonSuccessKind| {
         let mut status = TestCaseStatus::non_success(kind);
         status.set_message(r.message.clone());
-        status.set_type(format!("{} {}", r.level, r.outcome));
+        status.set_type(format!("{} {}", r.shown().level, r.outcome));
         status.set_description(details(r));
         status
     };
@@ -43,12 +43,13 @@ fn case(r: &ScenarioResult, strict: bool, several_eras: bool) -> TestCase {
     let mut case = TestCase::new(name, status);
     case.set_classname(format!("mcp-conform.{}", r.profile));
     case.set_time(Duration::from_millis(r.duration_ms));
-    case.add_property(("level", r.level.as_str()));
+    let shown = r.shown();
+    case.add_property(("level", shown.level.as_str()));
     if !r.era.is_empty() {
         case.add_property(("protocolVersion", r.era.as_str()));
     }
-    if !r.requirements.is_empty() {
-        case.add_property(("requirements", r.requirements.join(",").as_str()));
+    if !shown.requirements.is_empty() {
+        case.add_property(("requirements", shown.requirements.join(",").as_str()));
     }
     if matches!(r.outcome, Outcome::Warn | Outcome::Info) && !r.outcome.fails(strict) {
         case.set_system_out(format!("{}: {}\n{}", r.outcome, r.message, details(r)));

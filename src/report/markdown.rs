@@ -1,7 +1,8 @@
 //! A Markdown summary (`--report-markdown`) fit for a GitHub job summary or a
-//! pull-request comment: what applied to the server, counts per era and per
-//! profile, the profiles it does not offer, then each distinct failure with
-//! its quote and a collapsed diff.
+//! pull-request comment. It leads with what to fix: each distinct failure,
+//! then each warning, with its quote and a collapsed diff; then what applied
+//! to the server, counts per era and per profile, the profiles it does not
+//! offer, and every result (collapsed), failures first.
 
 use super::data::ReportData;
 use super::evidence::{self, DEFAULT_DIFF_LINES, SENT_CHARS};
@@ -44,6 +45,17 @@ pub fn render(data: &ReportData) -> String {
         data.eras_text(),
         view.headline(),
     );
+    // What to fix comes first: each distinct failure, then each warning.
+    let problems = overview::problems(&data.scenarios);
+    if !problems.is_empty() {
+        md.push_str("### Failures and warnings\n");
+    }
+    for p in problems {
+        md.push_str(&problem(p.result, &p.eras.join(", ")));
+    }
+    if !md.ends_with("\n\n") {
+        md.push('\n');
+    }
     const HEAD: &str = "| runs | passed | failed | warned | info | errors | skipped |\n|---|---:|---:|---:|---:|---:|---:|---:|\n";
     if view.eras.len() > 1 {
         md.push_str(&format!("| protocol {HEAD}"));
@@ -68,14 +80,34 @@ pub fn render(data: &ReportData) -> String {
             md.push_str(&format!("- {}: {}\n", n.profile, escape_cell(&n.reason)));
         }
     }
-    let problems = overview::problems(&data.scenarios);
-    if !problems.is_empty() {
-        md.push_str("\n### Failures and warnings\n");
-    }
-    for p in problems {
-        md.push_str(&problem(p.result, &p.eras.join(", ")));
-    }
+    md.push_str(&results_list(data));
     md.push_str(&format!("\nconformance result: {words}\n"));
+    md
+}
+
+/// Every result, collapsed: failures first, then warnings, info, passes
+/// and skips, identical results of several eras on one row.
+fn results_list(data: &ReportData) -> String {
+    let rows = overview::rows(&data.scenarios);
+    let mut md = format!(
+        "\n<details><summary>All results ({} rows; identical results in several eras are one row)</summary>\n\n\
+         | outcome | scenario | level | requirement | protocol | message |\n|---|---|---|---|---|---|\n",
+        rows.len()
+    );
+    for row in rows {
+        let r = row.result;
+        let shown = r.shown();
+        md.push_str(&format!(
+            "| {} | `{}` | {} | {} | {} | {} |\n",
+            r.outcome,
+            r.id,
+            shown.level,
+            shown.requirements.join(", "),
+            row.eras.join(", "),
+            escape_cell(&super::console::one_line(&r.message, 160))
+        ));
+    }
+    md.push_str("\n</details>\n");
     md
 }
 
@@ -104,15 +136,22 @@ fn problem(r: &ScenarioResult, eras: &str) -> String {
     } else {
         format!(" (protocol {eras})")
     };
+    let shown = r.shown();
     let mut md = format!(
         "\n#### {icon} `{}` [{}] {}{era}\n\n{}\n\n",
         r.id,
-        r.level,
+        shown.level,
         r.outcome,
         escape_cell(&r.title)
     );
-    if !r.requirements.is_empty() {
-        md.push_str(&format!("Requirement: {}\n\n", r.requirements.join(", ")));
+    if let Some(note) = r.shared_note() {
+        md.push_str(&format!("ℹ️ {}\n\n", escape_cell(&note)));
+    }
+    if !shown.requirements.is_empty() {
+        md.push_str(&format!(
+            "Requirement: {}\n\n",
+            shown.requirements.join(", ")
+        ));
         if !r.bases.is_empty() {
             md.push_str(&format!(
                 "Level basis (docs/interpretations.md#levels-on-a-basis): {}\n\n",

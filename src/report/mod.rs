@@ -7,6 +7,7 @@ pub mod drafts;
 pub mod evidence;
 pub mod github;
 pub mod html;
+mod html_problems;
 pub mod json;
 pub mod junit;
 pub mod markdown;

@@ -249,6 +249,56 @@ pub fn problems<'a>(results: impl IntoIterator<Item = &'a ScenarioResult>) -> Ve
     out
 }
 
+/// Where an outcome goes in a report that leads with what to fix:
+/// failures (and errors), then warnings, info, passes, skips.
+pub fn fix_first_rank(outcome: Outcome) -> u8 {
+    match outcome {
+        Outcome::Fail => 0,
+        Outcome::Error => 1,
+        Outcome::Warn => 2,
+        Outcome::Info => 3,
+        Outcome::Pass => 4,
+        Outcome::Skip => 5,
+    }
+}
+
+/// One row of a results list: identical results (scenario, outcome,
+/// message) of several eras merged, the eras named.
+#[derive(Debug, Clone)]
+pub struct Row<'a> {
+    pub result: &'a ScenarioResult,
+    pub eras: Vec<&'a str>,
+}
+
+/// Every result as rows, what to fix first ([`fix_first_rank`]); within an
+/// outcome, in the order given (catalog order).
+pub fn rows<'a>(results: impl IntoIterator<Item = &'a ScenarioResult>) -> Vec<Row<'a>> {
+    let mut out: Vec<Row<'a>> = Vec::new();
+    for r in results {
+        let same = |row: &&mut Row<'a>| {
+            row.result.id == r.id
+                && row.result.outcome == r.outcome
+                && row.result.message == r.message
+        };
+        match out.iter_mut().find(same) {
+            Some(row) => {
+                if !r.era.is_empty() && !row.eras.contains(&r.era.as_str()) {
+                    row.eras.push(&r.era);
+                }
+            }
+            None => out.push(Row {
+                result: r,
+                eras: [r.era.as_str()]
+                    .into_iter()
+                    .filter(|e| !e.is_empty())
+                    .collect(),
+            }),
+        }
+    }
+    out.sort_by_key(|row| fix_first_rank(row.result.outcome));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,6 +311,34 @@ mod tests {
             outcome,
             reason: reason.into(),
         }
+    }
+
+    #[test]
+    fn rows_lead_with_failures_and_keep_catalog_order_within_an_outcome() {
+        let mut all = Vec::new();
+        for era in ["2025-06-18", "2025-11-25"] {
+            for (id, outcome) in [
+                ("base/a", Outcome::Pass),
+                ("base/b", Outcome::Skip),
+                ("base/c", Outcome::Warn),
+                ("base/d", Outcome::Fail),
+                ("base/e", Outcome::Info),
+                ("base/f", Outcome::Fail),
+            ] {
+                let mut r = ScenarioResult::for_test(id, outcome);
+                r.era = era.into();
+                all.push(r);
+            }
+        }
+        let rows = rows(&all);
+        let ids: Vec<&str> = rows.iter().map(|r| r.result.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["base/d", "base/f", "base/c", "base/e", "base/a", "base/b"]
+        );
+        assert!(rows
+            .iter()
+            .all(|r| r.eras == ["2025-06-18", "2025-11-25"]));
     }
 
     #[test]

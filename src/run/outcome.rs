@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::scenario::model::{Level, Place, Scenario, SpecRef};
+use crate::scenario::model::{Level, Place, Scenario, SharedFinding, SpecRef};
 use crate::session::transcript::Entry;
 
 /// The verdict of one scenario.
@@ -189,6 +189,14 @@ pub struct ScenarioResult {
     /// A failure listed in the `--baseline` file.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub expected_failure: bool,
+    /// What a failure, warning or info broke: the level of the check that
+    /// decided the verdict and the requirements at that level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub broken: Option<Broken>,
+    /// Servers on a common SDK share this failure or warning: where that is
+    /// explained (shown with a failure or warning only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_finding: Option<SharedFinding>,
     /// One line: the reason for a skip, the first finding of a failure, or what was recorded.
     pub message: String,
     pub findings: Vec<Finding>,
@@ -221,6 +229,8 @@ impl ScenarioResult {
             era: String::new(),
             outcome,
             expected_failure: false,
+            broken: Broken::of(outcome, s.level, &s.requirements),
+            shared_finding: s.shared_finding.clone(),
             message,
             findings: Vec::new(),
             alternatives: Vec::new(),
@@ -230,6 +240,69 @@ impl ScenarioResult {
             stderr_tail: String::new(),
             server_exits: Vec::new(),
         }
+    }
+}
+
+impl ScenarioResult {
+    /// The level and requirements a report shows beside the result: for a
+    /// failure, warning or info, what it broke (a warning never beside a
+    /// MUST, a failure never beside a SHOULD); otherwise the scenario's.
+    pub fn shown(&self) -> Broken {
+        self.broken
+            .clone()
+            .or_else(|| Broken::of(self.outcome, self.level, &self.requirements))
+            .unwrap_or_else(|| Broken {
+                level: self.level,
+                requirements: self.requirements.clone(),
+            })
+    }
+
+    /// The shared-finding note, for a result that failed or warned.
+    pub fn shared_note(&self) -> Option<String> {
+        let shared = self.shared_finding.as_ref()?;
+        matches!(self.outcome, Outcome::Fail | Outcome::Warn)
+            .then(|| format!("shared: {} (see {})", shared.note, shared.see))
+    }
+}
+
+/// The level a verdict was graded at and the requirements it broke.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Broken {
+    pub level: Level,
+    pub requirements: Vec<String>,
+}
+
+impl Broken {
+    /// What a result with `outcome` in a scenario at `scenario_level` broke.
+    /// A verdict is graded at the level of the check that found it, so the
+    /// outcome names that level; of the scenario's requirements, those at
+    /// that level are the ones broken (all of them when none is, as when a
+    /// check grades one part of a requirement lower than the rest).
+    pub fn of(outcome: Outcome, scenario_level: Level, requirements: &[String]) -> Option<Broken> {
+        let level = match outcome {
+            Outcome::Fail => Level::Must,
+            Outcome::Warn => Level::Should,
+            Outcome::Info if matches!(scenario_level, Level::May | Level::Info) => scenario_level,
+            Outcome::Info => Level::Info,
+            Outcome::Pass | Outcome::Skip | Outcome::Error => return None,
+        };
+        let informative = |l: Level| matches!(l, Level::May | Level::Info);
+        let at_level: Vec<String> = requirements
+            .iter()
+            .filter(|id| {
+                crate::requirements::level_of(id)
+                    .is_some_and(|l| l == level || (informative(l) && informative(level)))
+            })
+            .cloned()
+            .collect();
+        Some(Broken {
+            level,
+            requirements: if at_level.is_empty() {
+                requirements.to_vec()
+            } else {
+                at_level
+            },
+        })
     }
 }
 

@@ -484,6 +484,7 @@ impl Loader<'_> {
             requirements: self.strings(&root, "", "requirements"),
             spec,
             description: self.text(&root, "", "description"),
+            shared_finding: self.shared_finding(&root),
             requires,
             eras: self.strings(&root, "", "eras"),
             eras_reason: self.text(&root, "", "eras_reason"),

@@ -81,6 +81,18 @@ impl std::fmt::Display for Provenance {
     }
 }
 
+/// A finding every server built on a given SDK shares (`shared_finding:`),
+/// with where the reason is written down. Shown beside the finding; the
+/// verdict stays as the rule grades it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharedFinding {
+    /// One line: who shares it and why.
+    pub note: String,
+    /// The section that explains it, `docs/popular-servers.md#anchor`.
+    pub see: String,
+}
+
 /// A reference into one of the source documents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -528,6 +540,8 @@ pub struct Scenario {
     pub requirements: Vec<String>,
     pub spec: Vec<SpecRef>,
     pub description: Option<String>,
+    /// A failure or warning that servers on a common SDK share.
+    pub shared_finding: Option<SharedFinding>,
     pub requires: Vec<Requirement>,
     /// Protocol versions the scenario applies to; empty means every era.
     pub eras: Vec<String>,

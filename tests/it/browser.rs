@@ -70,6 +70,16 @@ impl Driver {
             .collect()
     }
 
+    /// Runs `script` in the page (WebDriver's execute/sync) and returns its value.
+    async fn script(&self, script: &str) -> Value {
+        self.call(
+            reqwest::Method::POST,
+            "/execute/sync",
+            Some(json!({"script": script, "args": []})),
+        )
+        .await
+    }
+
     async fn text(&self, element: &str) -> String {
         self.call(
             reqwest::Method::GET,
@@ -192,6 +202,12 @@ pub fn trials() -> Vec<Trial> {
             Prereq::Browser,
             prereq::browser,
             html_report_renders_and_expands_a_failure,
+        ),
+        prereq::trial(
+            "browser::html_report_leads_with_its_failures",
+            Prereq::Browser,
+            prereq::browser,
+            html_report_leads_with_its_failures,
         ),
         prereq::trial(
             "browser::quality_report_draws_its_charts",
@@ -381,6 +397,131 @@ fn html_report_renders_and_expands_a_failure() {
             expected.rows - expected.passed_rows,
             "only the results that did not pass remain after hiding passes"
         );
+        driver.call(reqwest::Method::DELETE, "", None).await;
+    });
+}
+
+/// What the page computes about its problem cards and result rows, in one
+/// script: DOM order of the first failure card against the counts and the
+/// results list, its top against a laptop's viewport, the outcome of each
+/// row in order, and the level beside each card's outcome.
+const LAYOUT: &str = r#"
+const cards = [...document.querySelectorAll('#problems .problem')];
+const first = document.querySelector('#problems .problem.o-fail');
+const before = (a, b) => !!(a && b && (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING));
+return {
+  cards: cards.map(c => [c.dataset.outcome, c.querySelector('.level').textContent, c.dataset.id]),
+  firstTop: first ? first.getBoundingClientRect().top : -1,
+  viewport: window.innerHeight,
+  beforeCounts: before(first, document.getElementById('counts')),
+  beforeResults: before(first, document.getElementById('scenarios')),
+  quote: first ? first.querySelectorAll('blockquote').length : 0,
+  evidence: first ? first.querySelectorAll('.evidence').length : 0,
+  rows: [...document.querySelectorAll('#scenarios .scenario')].map(r => r.dataset.outcome),
+  rowLevels: [...document.querySelectorAll('#scenarios .scenario')].map(r => [r.dataset.outcome, r.querySelector('.level').textContent]),
+};
+"#;
+
+/// The HTML report of a run with failures (the reference server with two
+/// faults) leads with what to fix: the first failure's card comes before
+/// the counts and the results and is on screen without scrolling in a
+/// 1280x800 window; the cards are failures then warnings, each with its
+/// quote and evidence; the results list runs failures, warnings, info,
+/// passes; no failure is shown beside SHOULD, no warning beside MUST.
+fn html_report_leads_with_its_failures() {
+    let dir = common::output_dir("html-browser-fix-first");
+    let report = dir.join("report.html");
+    let r = report.display().to_string();
+    let json_report = dir.join("report.json");
+    let j = json_report.display().to_string();
+    let out = common::run_cli(&[
+        "-q",
+        "-p",
+        "base",
+        "--report-html",
+        &r,
+        "--report-json",
+        &j,
+        "--",
+        common::bin(),
+        "serve-reference",
+        "--fault",
+        "wrong-id",
+        "--fault",
+        "unknown-method-internal-error",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", common::text(&out.stderr));
+    let json = common::assert_valid_report(&json_report);
+    let expected = outcome_counts(&json);
+    assert!(expected.failed_rows > 0, "the faults fail base scenarios");
+    // In catalog order a pass comes before a failure: the page reorders.
+    let outcomes: Vec<&str> = json["scenarios"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["outcome"].as_str())
+        .collect();
+    let last_fail = outcomes.iter().rposition(|o| *o == "fail");
+    assert!(
+        matches!((outcomes.iter().position(|o| *o == "pass"), last_fail), (Some(p), Some(f)) if p < f),
+        "the test needs a pass before a failure in catalog order: {outcomes:?}"
+    );
+    common::runtime().block_on(async {
+        let driver = start_driver(&dir.join("chrome-profile")).await;
+        driver
+            .call(
+                reqwest::Method::POST,
+                "/window/rect",
+                Some(json!({"width": 1280, "height": 800})),
+            )
+            .await;
+        driver
+            .call(
+                reqwest::Method::POST,
+                "/url",
+                Some(json!({"url": format!("file://{}", report.display())})),
+            )
+            .await;
+        let v = driver.script(LAYOUT).await;
+        let cards = v["cards"].as_array().cloned().unwrap_or_default();
+        assert!(!cards.is_empty(), "no problem cards: {v}");
+        assert_eq!(cards[0][0], "fail", "the first card is a failure: {v}");
+        assert!(v["beforeCounts"] == true && v["beforeResults"] == true, "{v}");
+        let (top, viewport) = (v["firstTop"].as_f64().unwrap_or(-1.0), v["viewport"].as_f64().unwrap_or(0.0));
+        assert!(
+            top >= 0.0 && top < viewport,
+            "the first failure is above the fold: top {top}, viewport {viewport}"
+        );
+        assert!(v["quote"].as_u64() >= Some(1) && v["evidence"] == 1, "quote and evidence: {v}");
+        let outcomes: Vec<&str> = cards.iter().filter_map(|c| c[0].as_str()).collect();
+        let warn_at = outcomes.iter().position(|o| *o == "warn").unwrap_or(outcomes.len());
+        assert!(
+            outcomes[warn_at..].iter().all(|o| *o == "warn"),
+            "failures, then warnings: {outcomes:?}"
+        );
+        let rank = |o: &str| ["fail", "error", "warn", "info", "pass"].iter().position(|x| *x == o);
+        let rows: Vec<Option<usize>> = v["rows"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|o| rank(o.as_str().unwrap_or("")))
+            .collect();
+        assert_eq!(rows.len(), expected.rows, "{v}");
+        assert!(rows.windows(2).all(|w| w[0] <= w[1]), "rows lead with failures: {v}");
+        let pairs = cards.iter().chain(v["rowLevels"].as_array().into_iter().flatten());
+        for pair in pairs {
+            let (outcome, level) = (pair[0].as_str().unwrap_or(""), pair[1].as_str().unwrap_or(""));
+            assert!(
+                !(outcome == "warn" && level == "MUST") && !(outcome == "fail" && level == "SHOULD"),
+                "{outcome} shown beside {level}: {pair}"
+            );
+        }
+        let shot = driver.call(reqwest::Method::GET, "/screenshot", None).await;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(shot.as_str().unwrap_or(""))
+            .unwrap_or_default();
+        assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
+        std::fs::write(dir.join("report-top.png"), png).unwrap_or_else(|e| panic!("{e}"));
         driver.call(reqwest::Method::DELETE, "", None).await;
     });
 }

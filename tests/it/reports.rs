@@ -50,6 +50,14 @@ fn every_format_is_written_and_valid() {
     );
     let report = assert_valid_report(&dir.join("report.json"));
     assert_eq!(report["format"], "mcp-conform/report@1");
+    // --report-dir writes all five formats.
+    for name in ["junit.xml", "report.md", "report.html", "report.sarif"] {
+        assert!(dir.join(name).is_file(), "--report-dir wrote no {name}");
+    }
+    let sarif: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.sarif")).unwrap_or_default())
+            .unwrap_or_else(|e| panic!("report.sarif: {e}"));
+    assert_eq!(sarif["version"], "2.1.0");
     let failed: Vec<&str> = report["scenarios"]
         .as_array()
         .into_iter()

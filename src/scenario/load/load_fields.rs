@@ -7,7 +7,10 @@
 use serde_json::{Map, Value};
 
 use super::{describe_place, Loader};
-use crate::scenario::model::Level;
+use crate::scenario::model::{Level, SharedFinding};
+
+/// Where shared findings are explained.
+const SHARED_DOC: &str = "docs/popular-servers.md#";
 use crate::scenario::pattern::describe;
 use crate::scenario::source::escape_pointer;
 
@@ -115,6 +118,28 @@ impl Loader<'_> {
         key: &str,
     ) -> Option<&'v Obj> {
         self.field(obj, pointer, key, "a mapping", Value::as_object)
+    }
+
+    /// `shared_finding: {note, see}`: both required, `see` a section of
+    /// docs/popular-servers.md (tests/it/scenarios.rs checks the anchor).
+    pub(super) fn shared_finding(&mut self, root: &Obj) -> Option<SharedFinding> {
+        let obj = self.mapping(root, "", "shared_finding")?.clone();
+        let note = self.required_text(&obj, "/shared_finding", "note");
+        let see = self.required_text(&obj, "/shared_finding", "see");
+        let (note, see) = (note?, see?);
+        if !see.starts_with(SHARED_DOC) {
+            self.error(
+                "/shared_finding/see",
+                format!("shared_finding.see must name a section of {SHARED_DOC}…, found '{see}'"),
+            );
+        }
+        if note.contains('\n') || note.trim().is_empty() {
+            self.error(
+                "/shared_finding/note",
+                "shared_finding.note must be one line of text",
+            );
+        }
+        Some(SharedFinding { note, see })
     }
 
     /// A list of strings; an item of another type is an error at the item.
