@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
-./target/release/mcp-conform -q -j 2 \
+"${CARGO_TARGET_DIR:-target}/release/mcp-conform" -q -j 2 \
   --report-json reports/reference.json \
   --report-markdown reports/reference.md \
   --report-html reports/reference.html

@@ -473,7 +473,10 @@ pub fn report_files(args: &RunArgs) -> Vec<(PathBuf, Renderer)> {
         (&args.report_sarif, github::sarif),
     ];
     for (path, render) in single {
-        if let Some(p) = path.as_ref().filter(|p| !files.iter().any(|(f, _)| f == *p)) {
+        if let Some(p) = path
+            .as_ref()
+            .filter(|p| !files.iter().any(|(f, _)| f == *p))
+        {
             files.push((p.clone(), render));
         }
     }

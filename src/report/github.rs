@@ -80,7 +80,12 @@ pub fn annotation(p: &Problem) -> String {
     format!(
         "::{command} {}::{}",
         props.join(","),
-        escape_data(&format!("{}{eras}: {}{}", r.title, r.message, shared_suffix(r)))
+        escape_data(&format!(
+            "{}{eras}: {}{}",
+            r.title,
+            r.message,
+            shared_suffix(r)
+        ))
     )
 }
 

@@ -152,7 +152,8 @@ fn page_data(data: &ReportData, view: &Overview) -> serde_json::Value {
             let mut v = serde_json::to_value(row.result).unwrap_or_default();
             let shown = row.result.shown();
             v["eras"] = serde_json::json!(row.eras);
-            v["shown"] = serde_json::json!({"level": shown.level, "requirements": shown.requirements});
+            v["shown"] =
+                serde_json::json!({"level": shown.level, "requirements": shown.requirements});
             if let Some(note) = row.result.shared_note() {
                 v["shared_note"] = serde_json::json!(note);
             }

@@ -117,7 +117,10 @@ fn evidence_of(r: &ScenarioResult) -> String {
             } else {
                 ""
             };
-            html.push_str(&format!("<span class=\"{class}\">{}\n</span>", escape(line)));
+            html.push_str(&format!(
+                "<span class=\"{class}\">{}\n</span>",
+                escape(line)
+            ));
         }
         html.push_str("</pre>");
     }

@@ -336,9 +336,7 @@ mod tests {
             ids,
             ["base/d", "base/f", "base/c", "base/e", "base/a", "base/b"]
         );
-        assert!(rows
-            .iter()
-            .all(|r| r.eras == ["2025-06-18", "2025-11-25"]));
+        assert!(rows.iter().all(|r| r.eras == ["2025-06-18", "2025-11-25"]));
     }
 
     #[test]

@@ -247,14 +247,13 @@ impl ScenarioResult {
     /// The level and requirements a report shows beside the result: for a
     /// failure, warning or info, what it broke (a warning never beside a
     /// MUST, a failure never beside a SHOULD); otherwise the scenario's.
+    /// Computed from the result's own fields (a report read back from an
+    /// older version has no `broken`).
     pub fn shown(&self) -> Broken {
-        self.broken
-            .clone()
-            .or_else(|| Broken::of(self.outcome, self.level, &self.requirements))
-            .unwrap_or_else(|| Broken {
-                level: self.level,
-                requirements: self.requirements.clone(),
-            })
+        Broken::of(self.outcome, self.level, &self.requirements).unwrap_or_else(|| Broken {
+            level: self.level,
+            requirements: self.requirements.clone(),
+        })
     }
 
     /// The shared-finding note, for a result that failed or warned.
@@ -315,5 +314,56 @@ impl ScenarioResult {
             format!("id: {id}\ntitle: t\nprofile: base\nlevel: MUST\nsteps:\n  - request: ping\n");
         let s = crate::scenario::load::load_str("x.yaml", &text).unwrap_or_else(|e| panic!("{e}"));
         Self::blank(&s, outcome, String::new())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_warning_names_the_should_it_broke_not_the_scenario_level() {
+        let reqs = ids(&["BASE-ID-01", "BASE-ID-02"]);
+        let warn = Broken::of(Outcome::Warn, Level::Must, &reqs);
+        assert_eq!(
+            warn,
+            Some(Broken {
+                level: Level::Should,
+                requirements: ids(&["BASE-ID-02"])
+            })
+        );
+        let fail = Broken::of(Outcome::Fail, Level::Must, &reqs);
+        assert_eq!(
+            fail.map(|b| (b.level, b.requirements)),
+            Some((Level::Must, ids(&["BASE-ID-01"])))
+        );
+        assert_eq!(Broken::of(Outcome::Pass, Level::Must, &reqs), None);
+    }
+
+    #[test]
+    fn without_a_requirement_at_that_level_all_are_named_at_the_level_broken() {
+        // base/handshake: one MUST requirement, one of its checks a SHOULD.
+        let reqs = ids(&["BASE-INIT-01"]);
+        let warn = Broken::of(Outcome::Warn, Level::Must, &reqs);
+        assert_eq!(
+            warn.map(|b| (b.level, b.requirements)),
+            Some((Level::Should, reqs))
+        );
+        let info = Broken::of(Outcome::Info, Level::May, &[]);
+        assert_eq!(info.map(|b| b.level), Some(Level::May));
+    }
+
+    #[test]
+    fn a_result_read_back_without_broken_still_shows_the_level_broken() {
+        let mut r = ScenarioResult::for_test("base/x", Outcome::Warn);
+        assert_eq!(r.broken.as_ref().map(|b| b.level), Some(Level::Should));
+        r.broken = None;
+        assert_eq!(r.shown().level, Level::Should);
+        let pass = ScenarioResult::for_test("base/y", Outcome::Pass);
+        assert_eq!(pass.shown().level, Level::Must);
     }
 }

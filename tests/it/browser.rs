@@ -486,20 +486,36 @@ fn html_report_leads_with_its_failures() {
         let cards = v["cards"].as_array().cloned().unwrap_or_default();
         assert!(!cards.is_empty(), "no problem cards: {v}");
         assert_eq!(cards[0][0], "fail", "the first card is a failure: {v}");
-        assert!(v["beforeCounts"] == true && v["beforeResults"] == true, "{v}");
-        let (top, viewport) = (v["firstTop"].as_f64().unwrap_or(-1.0), v["viewport"].as_f64().unwrap_or(0.0));
+        assert!(
+            v["beforeCounts"] == true && v["beforeResults"] == true,
+            "{v}"
+        );
+        let (top, viewport) = (
+            v["firstTop"].as_f64().unwrap_or(-1.0),
+            v["viewport"].as_f64().unwrap_or(0.0),
+        );
         assert!(
             top >= 0.0 && top < viewport,
             "the first failure is above the fold: top {top}, viewport {viewport}"
         );
-        assert!(v["quote"].as_u64() >= Some(1) && v["evidence"] == 1, "quote and evidence: {v}");
+        assert!(
+            v["quote"].as_u64() >= Some(1) && v["evidence"] == 1,
+            "quote and evidence: {v}"
+        );
         let outcomes: Vec<&str> = cards.iter().filter_map(|c| c[0].as_str()).collect();
-        let warn_at = outcomes.iter().position(|o| *o == "warn").unwrap_or(outcomes.len());
+        let warn_at = outcomes
+            .iter()
+            .position(|o| *o == "warn")
+            .unwrap_or(outcomes.len());
         assert!(
             outcomes[warn_at..].iter().all(|o| *o == "warn"),
             "failures, then warnings: {outcomes:?}"
         );
-        let rank = |o: &str| ["fail", "error", "warn", "info", "pass"].iter().position(|x| *x == o);
+        let rank = |o: &str| {
+            ["fail", "error", "warn", "info", "pass"]
+                .iter()
+                .position(|x| *x == o)
+        };
         let rows: Vec<Option<usize>> = v["rows"]
             .as_array()
             .into_iter()
@@ -507,12 +523,20 @@ fn html_report_leads_with_its_failures() {
             .map(|o| rank(o.as_str().unwrap_or("")))
             .collect();
         assert_eq!(rows.len(), expected.rows, "{v}");
-        assert!(rows.windows(2).all(|w| w[0] <= w[1]), "rows lead with failures: {v}");
-        let pairs = cards.iter().chain(v["rowLevels"].as_array().into_iter().flatten());
+        assert!(
+            rows.windows(2).all(|w| w[0] <= w[1]),
+            "rows lead with failures: {v}"
+        );
+        let pairs = cards
+            .iter()
+            .chain(v["rowLevels"].as_array().into_iter().flatten());
         for pair in pairs {
-            let (outcome, level) = (pair[0].as_str().unwrap_or(""), pair[1].as_str().unwrap_or(""));
+            let (outcome, level) = (
+                pair[0].as_str().unwrap_or(""),
+                pair[1].as_str().unwrap_or(""),
+            );
             assert!(
-                !(outcome == "warn" && level == "MUST") && !(outcome == "fail" && level == "SHOULD"),
+                !matches!((outcome, level), ("warn", "MUST") | ("fail", "SHOULD")),
                 "{outcome} shown beside {level}: {pair}"
             );
         }

@@ -166,7 +166,10 @@ fn command_words(line: &str) -> Option<Vec<String>> {
 
 fn is_env_assignment(word: &str) -> bool {
     word.split_once('=').is_some_and(|(name, _)| {
-        !name.is_empty() && name.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
+        !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
     })
 }
 
@@ -184,32 +187,58 @@ fn parse(args: &[String]) -> Result<cli::Cli, String> {
 /// it starts with and more.
 fn all_commands() -> Vec<DocCommand> {
     let commands: Vec<DocCommand> = documents().iter().flat_map(|p| commands_in(p)).collect();
-    let in_readme = commands.iter().filter(|c| c.at.starts_with("README.md:")).count();
-    assert!(in_readme >= 3, "README.md shows {in_readme} mcp-conform commands");
+    let in_readme = commands
+        .iter()
+        .filter(|c| c.at.starts_with("README.md:"))
+        .count();
+    assert!(
+        in_readme >= 3,
+        "README.md shows {in_readme} mcp-conform commands"
+    );
     commands
 }
 
 fn every_documented_command_parses() {
     let commands = all_commands();
-    assert!(commands.len() >= 30, "only {} commands found", commands.len());
+    assert!(
+        commands.len() >= 30,
+        "only {} commands found",
+        commands.len()
+    );
     let broken: Vec<String> = commands
         .iter()
         .filter_map(|c| {
-            let args = c.words.iter().filter(|w| *w != "--help" && *w != "-h").cloned();
+            let args = c
+                .words
+                .iter()
+                .filter(|w| *w != "--help" && *w != "-h")
+                .cloned();
             let args: Vec<String> = args.collect();
-            parse(&args)
-                .err()
-                .map(|e| format!("{}: mcp-conform {}\n  {}", c.at, c.words.join(" "), e.lines().next().unwrap_or("")))
+            parse(&args).err().map(|e| {
+                format!(
+                    "{}: mcp-conform {}\n  {}",
+                    c.at,
+                    c.words.join(" "),
+                    e.lines().next().unwrap_or("")
+                )
+            })
         })
         .collect();
-    assert!(broken.is_empty(), "commands the CLI rejects:\n{}", broken.join("\n"));
+    assert!(
+        broken.is_empty(),
+        "commands the CLI rejects:\n{}",
+        broken.join("\n")
+    );
 }
 
 /// The check itself catches a command the CLI does not know.
 fn a_wrong_command_is_caught() {
     let words = |s: &str| shell_words(s);
     assert!(parse(&words("--report-dir out --no-such-option")).is_err());
-    assert!(parse(&words("explian BASE-ERR-01")).is_ok(), "a server command named explian");
+    assert!(
+        parse(&words("explian BASE-ERR-01")).is_ok(),
+        "a server command named explian"
+    );
     assert!(parse(&words("--report-json out.json stray -- ./server")).is_err());
     assert!(parse(&words("serve-reference --fault")).is_err());
     assert_eq!(
@@ -270,7 +299,10 @@ fn shared_findings_point_at_sections_that_exist() {
         .filter_map(|s| s.shared_finding.as_ref().map(|f| (s, f)))
         .collect();
     for id in ["base/parse-error", "base/invalid-request"] {
-        assert!(shared.iter().any(|(s, _)| s.id == id), "{id} says nothing of being shared");
+        assert!(
+            shared.iter().any(|(s, _)| s.id == id),
+            "{id} says nothing of being shared"
+        );
     }
     for (s, f) in shared {
         let section = f.see.trim_start_matches("docs/popular-servers.md#");
@@ -287,12 +319,48 @@ fn shared_findings_point_at_sections_that_exist() {
     }
 }
 
+/// README.md's second command is the one CI runs last (.ci/run), and the
+/// README stays short: two screens, the rest in the guide.
+fn readme_shows_what_ci_runs_and_stays_short() {
+    let readme = std::fs::read_to_string(common::root().join("README.md"))
+        .unwrap_or_else(|e| panic!("README.md: {e}"));
+    let ci = std::fs::read_to_string(common::root().join(".ci/run"))
+        .unwrap_or_else(|e| panic!(".ci/run: {e}"));
+    let last = ci
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let commands = readme
+        .split("## The two commands")
+        .nth(1)
+        .and_then(|rest| rest.split("```").nth(1))
+        .unwrap_or("");
+    let shown: Vec<&str> = commands
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty() && *l != "sh")
+        .collect();
+    assert_eq!(shown.len(), 2, "README.md: the two commands: {shown:?}");
+    assert_eq!(
+        shown[1], last,
+        "README.md's test command is not .ci/run's last line"
+    );
+    let lines = readme.lines().count();
+    assert!(
+        lines <= 250,
+        "README.md has {lines} lines; the guide in docs/ takes the rest"
+    );
+}
+
 /// This module's tests, as trials named `module::function`.
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     trials![
         every_documented_command_parses,
         a_wrong_command_is_caught,
         cheap_documented_commands_run,
-        shared_findings_point_at_sections_that_exist
+        shared_findings_point_at_sections_that_exist,
+        readme_shows_what_ci_runs_and_stays_short
     ]
 }

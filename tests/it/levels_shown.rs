@@ -15,7 +15,15 @@ use crate::common;
 /// The run, with every file report and the console's `-q` and GitHub lines.
 fn faulty_run(dir: &Path, github: bool) -> String {
     let d = dir.display().to_string();
-    let mut args = vec!["-q", "-p", "base", "--protocol-version", "2025-11-25", "--report-dir", &d];
+    let mut args = vec![
+        "-q",
+        "-p",
+        "base",
+        "--protocol-version",
+        "2025-11-25",
+        "--report-dir",
+        &d,
+    ];
     if github {
         args.extend(["--format", "github"]);
     }
@@ -58,7 +66,10 @@ fn no_format_shows_a_warning_beside_must_or_a_failure_beside_should() {
         "{console}"
     );
     for line in console.lines() {
-        assert!(!mismatched(line, &["warn ["], &["FAILED ["]), "console: {line}");
+        assert!(
+            !mismatched(line, &["warn ["], &["FAILED ["]),
+            "console: {line}"
+        );
     }
     // Shared findings say so, with where it is explained.
     assert!(
@@ -83,17 +94,29 @@ fn no_format_shows_a_warning_beside_must_or_a_failure_beside_should() {
             _ => {}
         }
         if s["id"] == "base/id-large-integer" {
-            assert_eq!(s["broken"]["requirements"], serde_json::json!(["BASE-ID-02"]));
+            assert_eq!(
+                s["broken"]["requirements"],
+                serde_json::json!(["BASE-ID-02"])
+            );
             assert_eq!(s["level"], "MUST", "the scenario's own level is kept");
         }
     }
-    assert!(seen.0 >= 2 && seen.1 >= 1, "warnings and failures: {seen:?}");
+    assert!(
+        seen.0 >= 2 && seen.1 >= 1,
+        "warnings and failures: {seen:?}"
+    );
 
     let md = read(&dir.join("report.md"));
     for line in md.lines() {
-        assert!(!mismatched(line, &["⚠️", "| warn |"], &["❌", "| fail |"]), "markdown: {line}");
+        assert!(
+            !mismatched(line, &["⚠️", "| warn |"], &["❌", "| fail |"]),
+            "markdown: {line}"
+        );
     }
-    assert!(md.contains("#### ⚠️ `base/id-large-integer` [SHOULD] warn"), "{md}");
+    assert!(
+        md.contains("#### ⚠️ `base/id-large-integer` [SHOULD] warn"),
+        "{md}"
+    );
     assert!(md.contains("docs/popular-servers.md#shared-failure-an-unparsable-line-gets-no-answer"));
 
     let html = read(&dir.join("report.html"));
@@ -105,7 +128,9 @@ fn no_format_shows_a_warning_beside_must_or_a_failure_beside_should() {
         );
     }
     assert!(html.contains("class=\"level\">SHOULD</span> <span class=\"id\">base/id-large-integer</span> <span class=\"reqs\">BASE-ID-02</span>"));
-    assert!(html.contains("docs/popular-servers.md#shared-failure-an-unparsable-line-gets-no-answer"));
+    assert!(
+        html.contains("docs/popular-servers.md#shared-failure-an-unparsable-line-gets-no-answer")
+    );
 
     let junit = read(&dir.join("junit.xml"));
     for case in junit.split("<testcase").skip(1) {
@@ -117,7 +142,7 @@ fn no_format_shows_a_warning_beside_must_or_a_failure_beside_should() {
             .and_then(|rest| rest.split('"').next())
             .unwrap_or("");
         assert!(
-            !(warned && level == "MUST") && !(failed && level == "SHOULD"),
+            !(warned && level == "MUST" || failed && level == "SHOULD"),
             "junit: {case}"
         );
         assert!(!case.contains("type=\"SHOULD fail\"") && !case.contains("type=\"MUST warn\""));
@@ -125,26 +150,46 @@ fn no_format_shows_a_warning_beside_must_or_a_failure_beside_should() {
 
     let sarif: Value = serde_json::from_str(&read(&dir.join("report.sarif")))
         .unwrap_or_else(|e| panic!("report.sarif: {e}"));
-    let results = sarif["runs"][0]["results"].as_array().cloned().unwrap_or_default();
+    let results = sarif["runs"][0]["results"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     assert!(!results.is_empty());
     for r in &results {
-        let expected = if r["level"] == "warning" { "SHOULD" } else { "MUST" };
+        let expected = if r["level"] == "warning" {
+            "SHOULD"
+        } else {
+            "MUST"
+        };
         assert_eq!(r["properties"]["level"], expected, "sarif: {r}");
         if r["properties"]["scenario"] == "base/id-large-integer" {
             assert_eq!(r["ruleId"], "BASE-ID-02");
         }
     }
-    let rules = sarif["runs"][0]["tool"]["driver"]["rules"].as_array().cloned().unwrap_or_default();
+    let rules = sarif["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     for rule in &rules {
         let warns = rule["defaultConfiguration"]["level"] == "warning";
-        assert_eq!(rule["properties"]["level"], if warns { "SHOULD" } else { "MUST" }, "{rule}");
+        assert_eq!(
+            rule["properties"]["level"],
+            if warns { "SHOULD" } else { "MUST" },
+            "{rule}"
+        );
     }
 
     let annotations = faulty_run(&common::output_dir("levels-shown-github"), true);
-    let lines: Vec<&str> = annotations.lines().filter(|l| l.starts_with("::")).collect();
+    let lines: Vec<&str> = annotations
+        .lines()
+        .filter(|l| l.starts_with("::"))
+        .collect();
     assert!(!lines.is_empty(), "{annotations}");
     for line in lines {
-        assert!(!mismatched(line, &["::warning"], &["::error"]), "annotation: {line}");
+        assert!(
+            !mismatched(line, &["::warning"], &["::error"]),
+            "annotation: {line}"
+        );
     }
     assert!(
         annotations.contains("title=base/id-large-integer [SHOULD] BASE-ID-02"),

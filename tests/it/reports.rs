@@ -54,9 +54,10 @@ fn every_format_is_written_and_valid() {
     for name in ["junit.xml", "report.md", "report.html", "report.sarif"] {
         assert!(dir.join(name).is_file(), "--report-dir wrote no {name}");
     }
-    let sarif: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("report.sarif")).unwrap_or_default())
-            .unwrap_or_else(|e| panic!("report.sarif: {e}"));
+    let sarif: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("report.sarif")).unwrap_or_default(),
+    )
+    .unwrap_or_else(|e| panic!("report.sarif: {e}"));
     assert_eq!(sarif["version"], "2.1.0");
     let failed: Vec<&str> = report["scenarios"]
         .as_array()
