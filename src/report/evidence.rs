@@ -10,6 +10,14 @@ use crate::scenario::diff::without_harness_keys;
 /// Diff lines a finding shows on the console by default (`--diff-lines`).
 pub const DEFAULT_DIFF_LINES: usize = 40;
 
+/// Text escaped for HTML content and attribute values.
+pub fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
 /// Characters of the server's answer shown on one line.
 pub const SENT_CHARS: usize = 300;
 

@@ -10,6 +10,7 @@
 //! whole of it one click further) and wire transcript.
 
 use super::data::ReportData;
+use super::evidence::html_escape as escape;
 use super::overview::{self, Overview};
 use crate::run::events::Counts;
 use crate::run::outcome::Outcome;
@@ -133,13 +134,6 @@ function skips(){
 filters(); render(); skips();
 })();
 "#;
-
-pub(super) fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 /// What the page's script renders: results that applied, failures first
 /// (then warnings, info, passes), identical ones in several eras merged into

@@ -3,8 +3,7 @@
 //! it broke, the quoted rule and the evidence. Rendered as plain HTML, so
 //! the page leads with what to fix before its script has run.
 
-use super::evidence::{self, SENT_CHARS};
-use super::html::escape;
+use super::evidence::{self, html_escape as escape, SENT_CHARS};
 use super::overview::{self, Problem};
 use crate::run::outcome::{Outcome, ScenarioResult};
 
