@@ -135,6 +135,7 @@ pub async fn run_catalog(
             summary.verdict = Some(Verdict::NotRun {
                 reason: e.message.clone(),
             });
+            summary.server_starts = target.server_starts();
             sink(Event::Done(summary));
             return Err(e);
         }
