@@ -1039,7 +1039,8 @@ fn only(a: &Args) -> HelperResult {
 /// a value of the scenario's choosing beside the ones `sample_args` made
 /// (`with_entry(sample_args(t.inputSchema), param, 'us-west1')`).
 fn with_entry(a: &Args) -> HelperResult {
-    let expects = || ExecutionError::function_error("with_entry", "expects a map, a key and a value");
+    let expects =
+        || ExecutionError::function_error("with_entry", "expects a map, a key and a value");
     let mut obj = a[0].as_object().ok_or_else(expects)?.clone();
     let key = a[1].as_str().ok_or_else(expects)?;
     obj.insert(key.to_string(), a[2].clone().into_owned());

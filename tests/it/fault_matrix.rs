@@ -237,7 +237,10 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("log-below-level", &["CORE-LOG-03"][..]),
         ("completion-overflow", &["CORE-COMPL-01"][..]),
         ("completion-unknown-ref-ok", &["CORE-COMPL-02"][..]),
-        ("notification-answered", &["BASE-NOTIF-01", "MCP26-NOTIF-01"][..]),
+        (
+            "notification-answered",
+            &["BASE-NOTIF-01", "MCP26-NOTIF-01"][..],
+        ),
         ("invalid-request-silent", &["BASE-ERR-05"][..]),
         ("invalid-request-no-id-silent", &["BASE-ERR-05"][..]),
         ("id-zero-dropped", &["BASE-ID-01"][..]),
@@ -275,7 +278,10 @@ fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
         ("input-required-on-completion", &["MCP26-MRTR-01"][..]),
         ("input-required-hollow", &["MCP26-MRTR-02"][..]),
         ("completions-undeclared", &["MCP26-DECL-01"][..]),
-        ("lists-per-connection", &["MCP26-LIST-02", "MCP26-LIST-03"][..]),
+        (
+            "lists-per-connection",
+            &["MCP26-LIST-02", "MCP26-LIST-03"][..],
+        ),
         ("server-cancels", &["MCP26-CANCEL-01"][..]),
         ("http-capability-200", &["HTTP-CAP-01"][..]),
         ("http-version-header-optional", &["HTTP-VER-03"][..]),

@@ -240,17 +240,20 @@ pub fn trials() -> Vec<Trial> {
     if let Some(text) = released_text() {
         texts.insert(RELEASED, text);
     }
-    std::iter::once(table).chain(all.iter()
-        .filter(|s| s.provenance == Provenance::Draft || s.id == RELEASED)
-        .map(|s| {
-            let text = texts.remove(s.id.as_str());
-            let found = text.is_some();
-            prereq::trial(
-                format!("quotes::{}", s.id),
-                Prereq::Drafts,
-                move || if found { Ok(()) } else { Err(missing(s)) },
-                move || check(s, &text.unwrap_or_default()),
-            )
-        }))
+    std::iter::once(table)
+        .chain(
+            all.iter()
+                .filter(|s| s.provenance == Provenance::Draft || s.id == RELEASED)
+                .map(|s| {
+                    let text = texts.remove(s.id.as_str());
+                    let found = text.is_some();
+                    prereq::trial(
+                        format!("quotes::{}", s.id),
+                        Prereq::Drafts,
+                        move || if found { Ok(()) } else { Err(missing(s)) },
+                        move || check(s, &text.unwrap_or_default()),
+                    )
+                }),
+        )
         .collect()
 }

@@ -90,7 +90,11 @@ fn the_table_names_only_known_requirements_and_2026_scenarios() {
     let mut unchecked = 0;
     for row in &rows {
         let at = format!("{TABLE}:{}", row.line);
-        for r in row.requirements.iter().filter(|r| !known.contains(r.as_str())) {
+        for r in row
+            .requirements
+            .iter()
+            .filter(|r| !known.contains(r.as_str()))
+        {
             problems.push(format!("{at}: unknown requirement {r}"));
         }
         for id in &row.scenarios {

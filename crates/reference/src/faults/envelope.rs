@@ -135,7 +135,11 @@ pub fn rewrite_stateless_result(
     rewrite_result_kind(faults, method, map);
     if matches!(method, "prompts/list" | "resources/list") && faults.has(Fault::ListsPerConnection)
     {
-        let key = if method == "prompts/list" { "prompts" } else { "resources" };
+        let key = if method == "prompts/list" {
+            "prompts"
+        } else {
+            "resources"
+        };
         if let Some(Value::Array(entries)) = map.get_mut(key) {
             entries.retain(|e| per_process_even(e["name"].as_str().unwrap_or("")));
         }

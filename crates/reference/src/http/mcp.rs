@@ -458,7 +458,8 @@ fn stateless(
                 m.pointer("/error/code").and_then(Value::as_i64) == Some(codes::METHOD_NOT_FOUND)
             });
             let refused_capability = out.iter().any(|m| {
-                m.pointer("/error/code").and_then(Value::as_i64) == Some(crate::error::MISSING_REQUIRED_CLIENT_CAPABILITY)
+                m.pointer("/error/code").and_then(Value::as_i64)
+                    == Some(crate::error::MISSING_REQUIRED_CLIENT_CAPABILITY)
             });
             let mut r = answer(out, wants);
             if refused_capability && app.server.faults().has(Fault::HttpCapability200) {
