@@ -180,7 +180,9 @@ fn per_process_even(name: &str) -> bool {
     use std::hash::BuildHasher;
     static SALT: std::sync::OnceLock<std::collections::hash_map::RandomState> =
         std::sync::OnceLock::new();
-    SALT.get_or_init(Default::default).hash_one(name).is_multiple_of(2)
+    SALT.get_or_init(Default::default)
+        .hash_one(name)
+        .is_multiple_of(2)
 }
 
 /// Messages a fault sends before a successful answer: a log message nobody
