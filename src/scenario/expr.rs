@@ -619,7 +619,7 @@ helpers! {
     groups_of: 1, memberships: 4, field_is: 3, has_path: 2, is_true: 2, schema_problems: 1, instance_errors: 2,
     base64_valid: 1, sample_args: 1, prompt_args: 1, expand_template: 1, may_call: 2,
     template_vars: 1, only: 2, sample: 3, repeated: 1, by_frequency: 1, is_pd_uri: 1, pd_uris: 1,
-    uri_safe_picks: 2, tool_names: 1, holders: 2,
+    uri_safe_picks: 2, tool_names: 1, holders: 2, with_entry: 3,
 }
 
 /// Calls with up to this many arguments reach a helper whatever its own
@@ -1033,6 +1033,18 @@ fn only(a: &Args) -> HelperResult {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
     ))
+}
+
+/// The map with one entry set (added or replaced): arguments that must hold
+/// a value of the scenario's choosing beside the ones `sample_args` made
+/// (`with_entry(sample_args(t.inputSchema), param, 'us-west1')`).
+fn with_entry(a: &Args) -> HelperResult {
+    let expects =
+        || ExecutionError::function_error("with_entry", "expects a map, a key and a value");
+    let mut obj = a[0].as_object().ok_or_else(expects)?.clone();
+    let key = a[1].as_str().ok_or_else(expects)?;
+    obj.insert(key.to_string(), a[2].clone().into_owned());
+    Ok(Value::Object(obj))
 }
 
 /// Lowercase alphanumeric words of a text.
@@ -1905,6 +1917,7 @@ mod tests {
             "parse_json('{\"a\": [1]}').a == [1]",
             "keys({'k': 1}) == ['k']",
             "only({'a': 1, 'b': [2], 'c': 3}, ['c', 'a', 'z']) == {'a': 1, 'c': 3} && only({'a': 1}, []) == {}",
+            "with_entry({'a': 1, 'b': 2}, 'b', 'x') == {'a': 1, 'b': 'x'} && with_entry({}, 'k', [1]) == {'k': [1]}",
             "tokens('Create a NEW page') == ['create', 'a', 'new', 'page']",
             "lower('AbC') == 'abc'",
             "json_equal({'a': 1}, {'a': 1})",

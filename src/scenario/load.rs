@@ -901,7 +901,7 @@ impl Loader<'_> {
         &mut self,
         base: &str,
         spec: &Map<String, Value>,
-    ) -> Vec<(String, Option<Template>)> {
+    ) -> Vec<(Template, Option<Template>)> {
         let Some(headers) = self.mapping(spec, base, "headers") else {
             return Vec::new();
         };
@@ -909,9 +909,10 @@ impl Loader<'_> {
         let mut out = Vec::new();
         for (name, value) in headers {
             let pointer = format!("{at}/{}", super::source::escape_pointer(name));
+            let name = self.template(&pointer, name);
             match value {
-                Value::Null => out.push((name.clone(), None)),
-                Value::String(v) => out.push((name.clone(), Some(self.template(&pointer, v)))),
+                Value::Null => out.push((name, None)),
+                Value::String(v) => out.push((name, Some(self.template(&pointer, v)))),
                 other => self.error(
                     &pointer,
                     format!(

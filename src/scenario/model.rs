@@ -295,8 +295,9 @@ pub enum Action {
         /// The body: JSON (`body:`, interpolated) or text (`text:`).
         body: Option<ValueTemplate>,
         text: Option<Template>,
-        /// Overrides of the session's headers; `None` removes one.
-        headers: Vec<(String, Option<Template>)>,
+        /// Overrides of the session's headers (names interpolated too, so a
+        /// header a server's own tool asks for can be named); `None` removes one.
+        headers: Vec<(Template, Option<Template>)>,
         /// How long to read a GET's event stream (0: status and headers only).
         read_ms: u64,
     },

@@ -97,6 +97,7 @@ mod scenarios;
 mod schema_crosscheck;
 mod sentinel;
 mod server_starts;
+mod server_rules;
 mod sharing;
 mod sources;
 mod tiny_server;
@@ -162,6 +163,7 @@ fn main() {
     trials.extend(schema_crosscheck::trials());
     trials.extend(junit_xsd::trials());
     trials.extend(quotes::trials());
+    trials.extend(server_rules::trials());
     trials.extend(scenarios::trials());
     let conclusion = libtest_mimic::run(&args, trials);
     prereq::print_summary();

@@ -200,23 +200,60 @@ fn check(source: &Source, text: &str) {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// Panics with every quote of the server rules' table
+/// (docs/mcp-2026-server-rules.md) not found verbatim in the released pages.
+fn check_table(text: &str) {
+    let text = text.replace('_', "");
+    let problems: Vec<String> = crate::server_rules::rows()
+        .into_iter()
+        .filter_map(|row| {
+            let quote = row.quote.replace("\\|", "|").replace('_', "");
+            let missing = sources::missing_fragments(&quote, &text);
+            (!missing.is_empty()).then(|| {
+                format!(
+                    "docs/mcp-2026-server-rules.md:{}: not verbatim in {RELEASED}: {missing:?}",
+                    row.line
+                )
+            })
+        })
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 pub fn trials() -> Vec<Trial> {
     let all = sources::all().unwrap_or_else(|e| panic!("{e}"));
     let mut texts = texts();
+    let released = released_text();
+    let table_text = released.clone();
+    let table = prereq::trial(
+        "quotes::mcp-2026-server-rules-table",
+        Prereq::Drafts,
+        move || {
+            if released.is_some() {
+                Ok(())
+            } else {
+                Err("the released MCP 2026-07-28 pages are not available to this test; set MCP_CONFORM_SEEDS_DIR to a directory holding them (public location: https://modelcontextprotocol.io/specification/2026-07-28)".to_string())
+            }
+        },
+        move || check_table(&table_text.unwrap_or_default()),
+    );
     if let Some(text) = released_text() {
         texts.insert(RELEASED, text);
     }
-    all.iter()
-        .filter(|s| s.provenance == Provenance::Draft || s.id == RELEASED)
-        .map(|s| {
-            let text = texts.remove(s.id.as_str());
-            let found = text.is_some();
-            prereq::trial(
-                format!("quotes::{}", s.id),
-                Prereq::Drafts,
-                move || if found { Ok(()) } else { Err(missing(s)) },
-                move || check(s, &text.unwrap_or_default()),
-            )
-        })
+    std::iter::once(table)
+        .chain(
+            all.iter()
+                .filter(|s| s.provenance == Provenance::Draft || s.id == RELEASED)
+                .map(|s| {
+                    let text = texts.remove(s.id.as_str());
+                    let found = text.is_some();
+                    prereq::trial(
+                        format!("quotes::{}", s.id),
+                        Prereq::Drafts,
+                        move || if found { Ok(()) } else { Err(missing(s)) },
+                        move || check(s, &text.unwrap_or_default()),
+                    )
+                }),
+        )
         .collect()
 }

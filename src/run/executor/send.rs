@@ -44,7 +44,7 @@ struct HttpStep<'s> {
     method: &'s str,
     body: &'s Option<ValueTemplate>,
     text: &'s Option<Template>,
-    headers: &'s [(String, Option<Template>)],
+    headers: &'s [(Template, Option<Template>)],
     read_ms: u64,
 }
 
@@ -340,11 +340,12 @@ impl Execution<'_> {
         };
         let mut overrides = Vec::new();
         for (name, value) in http.headers {
+            let name = self.interpolated_text(label, name)?;
             let value = match value {
                 Some(v) => Some(self.interpolated_text(label, v)?),
                 None => None,
             };
-            overrides.push((name.clone(), value));
+            overrides.push((name, value));
         }
         let method = reqwest::Method::from_bytes(http.method.as_bytes()).map_err(|e| {
             self.error = Some(format!("{label}: bad HTTP method {:?}: {e}", http.method));

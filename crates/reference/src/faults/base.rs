@@ -33,6 +33,11 @@ pub fn rewrite_capabilities(faults: &Faults, caps: &mut Value) {
             *lc = json!(false);
         }
     }
+    if faults.has(Fault::CompletionsUndeclared) {
+        if let Value::Object(c) = caps {
+            c.remove("completions");
+        }
+    }
     if faults.has(Fault::FilteringListChangedString) {
         caps["filtering"] =
             json!({"groups": {"listChanged": "true"}, "tags": {"listChanged": "true"}});

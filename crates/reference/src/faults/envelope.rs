@@ -132,6 +132,57 @@ pub fn rewrite_stateless_result(
             meta.remove(era::META_SERVER_INFO);
         }
     }
+    rewrite_result_kind(faults, method, map);
+    if matches!(method, "prompts/list" | "resources/list") && faults.has(Fault::ListsPerConnection)
+    {
+        let key = if method == "prompts/list" {
+            "prompts"
+        } else {
+            "resources"
+        };
+        if let Some(Value::Array(entries)) = map.get_mut(key) {
+            entries.retain(|e| per_process_even(e["name"].as_str().unwrap_or("")));
+        }
+    }
+    if method == "server/discover" && faults.has(Fault::CompletionsUndeclared) {
+        if let Some(Value::Object(meta)) = map.get_mut("_meta") {
+            meta.insert("mcp conform".into(), json!(true));
+        }
+    }
+}
+
+/// The faults on what kind of result a 2026-07-28 answer is: a resultType
+/// nobody defines (`result-type-unknown`), an InputRequiredResult where
+/// none may be (`input-required-on-completion`) or one that carries
+/// nothing to act on (`input-required-hollow`).
+fn rewrite_result_kind(faults: &Faults, method: &str, map: &mut serde_json::Map<String, Value>) {
+    let complete = map.get("resultType").and_then(Value::as_str) == Some("complete");
+    if method == "tools/call" && complete && faults.has(Fault::ResultTypeUnknown) {
+        map.insert("resultType".into(), json!("done"));
+    }
+    if method == "completion/complete" && faults.has(Fault::InputRequiredOnCompletion) {
+        map.remove("completion");
+        map.insert("resultType".into(), json!("input_required"));
+        map.insert(
+            "inputRequests".into(),
+            json!({"roots": {"method": "roots/list", "params": {}}}),
+        );
+    }
+    if method == "prompts/get" && faults.has(Fault::InputRequiredHollow) {
+        map.retain(|k, _| k == "_meta");
+        map.insert("resultType".into(), json!("input_required"));
+    }
+}
+
+/// Whether a name hashes even under a salt drawn once per process: what a
+/// list that depends on the connection keeps (`lists-per-connection`).
+fn per_process_even(name: &str) -> bool {
+    use std::hash::BuildHasher;
+    static SALT: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+        std::sync::OnceLock::new();
+    SALT.get_or_init(Default::default)
+        .hash_one(name)
+        .is_multiple_of(2)
 }
 
 /// Messages a fault sends before a successful answer: a log message nobody
@@ -155,6 +206,12 @@ pub fn before_answer(
         out.push(mcp_conform_protocol::jsonrpc::notification(
             "notifications/message",
             Some(json!({"level": "info", "logger": "mcp-conform-reference", "data": "listing resources"})),
+        ));
+    }
+    if method == "tools/list" && faults.has(Fault::ServerCancels) {
+        out.push(mcp_conform_protocol::jsonrpc::notification(
+            "notifications/cancelled",
+            Some(json!({"requestId": id, "reason": "mcp-conform reference fault"})),
         ));
     }
     if method == "tools/list" && faults.has(Fault::ServerPing2026) {

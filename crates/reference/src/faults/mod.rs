@@ -225,6 +225,20 @@ faults! {
     ToolInvalidArgsOk = "tool-invalid-args-ok": "tools/call with arguments its inputSchema refuses (a required one missing) answers a success: the arguments are not validated",
     StructuredNoText = "structured-no-text": "tools/call results carry structuredContent, but their text content is a sentence instead of the serialized JSON",
     ProgressUnrequested = "progress-unrequested": "tools/call without a progressToken still sends a notifications/progress (with progressToken 0)",
+    ReservedCodeUndefined = "reserved-code-undefined": "2026-07-28: tools/call of an unknown tool is refused with -32050, a code of the range the specification reserves that it does not define",
+    ResourceNotFoundLegacyCode = "resource-not-found-legacy-code": "2026-07-28: resources/read of a resource that does not exist is refused with -32002, the code 2026-07-28 retires",
+    ResultTypeUnknown = "result-type-unknown": "2026-07-28: tools/call results carry resultType \"done\", a value neither the core protocol nor an advertised extension defines",
+    InputRequiredOnCompletion = "input-required-on-completion": "2026-07-28: completion/complete answers an InputRequiredResult (asking for a root list), a request that may not carry one",
+    InputRequiredHollow = "input-required-hollow": "2026-07-28: prompts/get answers an InputRequiredResult with neither inputRequests nor requestState",
+    CompletionsUndeclared = "completions-undeclared": "completion/complete answers, but the completions capability is not declared; a `_meta` key of the discover answer is named `mcp conform` (a space, against the naming rules)",
+    ListsPerConnection = "lists-per-connection": "2026-07-28 prompts/list and resources/list leave out the entries whose name hashes odd with a salt drawn per process (per connection on stdio)",
+    ServerCancels = "server-cancels": "2026-07-28: tools/list is preceded by a notifications/cancelled naming the request itself, although no subscription is torn down",
+    HttpCapability200 = "http-capability-200": "HTTP (2026-07-28): MissingRequiredClientCapability (-32021) comes with status 200 instead of 400",
+    HttpVersionHeaderOptional = "http-version-header-optional": "HTTP (2026-07-28): a request without MCP-Protocol-Version is served (the body's `_meta` version is taken) instead of refused with HeaderMismatch",
+    HttpNameUnchecked = "http-name-unchecked": "HTTP (2026-07-28): an Mcp-Name header is required but not compared with the body's name",
+    HttpParamRawAccepted = "http-param-raw-accepted": "HTTP (2026-07-28): an Mcp-Param-{Name} header holding raw non-ASCII bytes is read as UTF-8 and accepted instead of refused",
+    HttpParamHeaderExpected = "http-param-header-expected": "HTTP (2026-07-28): a tools/call whose x-mcp-header parameter is absent or null is refused for lacking its Mcp-Param header",
+    HttpXMcpHeaderInvalid = "http-x-mcp-header-invalid": "2026-07-28: the first tool of tools/list marks a `number` parameter with x-mcp-header \"Bad Header\" (not a token, on a type the constraints forbid)",
 }
 
 impl fmt::Display for Fault {

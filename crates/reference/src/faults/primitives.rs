@@ -105,6 +105,8 @@ fn rewrite_not_found(ctx: &Ctx<'_>, answer: &mut Result<Value, RpcError>) {
     } else if ctx.era == Era::Stateful && ctx.has(Fault::ResourceNotFoundInternal) {
         let uri = e.data_str("uri");
         *e = RpcError::internal(format!("Internal error: no such file {uri}"));
+    } else if ctx.era == Era::Stateless && ctx.has(Fault::ResourceNotFoundLegacyCode) {
+        e.code = -32002;
     }
 }
 

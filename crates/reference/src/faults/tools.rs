@@ -130,6 +130,16 @@ pub fn rewrite_page(ctx: &Ctx<'_>, cursor: Option<&str>, tools: &mut Vec<Value>)
                 tools.reverse();
             }
         }
+        if cursor.is_none() && ctx.has(Fault::HttpXMcpHeaderInvalid) {
+            // tools/list shows placeholder schemas, which may have no
+            // `properties` of their own.
+            if let Some(Value::Object(schema)) =
+                tools.first_mut().and_then(|t| t.get_mut("inputSchema"))
+            {
+                let props = schema.entry("properties").or_insert_with(|| json!({}));
+                props["mcp_conform_bad"] = json!({"type": "number", "x-mcp-header": "Bad Header"});
+            }
+        }
         if ctx.has(Fault::ToolsListPerConnection) {
             use std::hash::BuildHasher;
             static SALT: std::sync::OnceLock<std::collections::hash_map::RandomState> =
@@ -205,14 +215,22 @@ pub fn hidden_entries(ctx: &Ctx<'_>, query: Option<&str>, filter: &ToolFilter) -
 }
 
 /// `unknown-tool-result`: a call of an unknown tool is answered with a
-/// result marked `isError` instead of a JSON-RPC error; `structured-no-text`
-/// on a result.
+/// result marked `isError` instead of a JSON-RPC error, or in 2026-07-28
+/// with a reserved code nobody defined (`reserved-code-undefined`);
+/// `structured-no-text` on a result.
 pub fn rewrite_call(ctx: &Ctx<'_>, answer: &mut Result<Value, RpcError>) {
     let e = match answer {
         Ok(result) => return text_without_json(ctx, result),
         Err(e) => e,
     };
-    if e.kind != Kind::UnknownTool || !ctx.has(Fault::UnknownToolResult) {
+    if e.kind != Kind::UnknownTool {
+        return;
+    }
+    if ctx.era == Era::Stateless && ctx.has(Fault::ReservedCodeUndefined) {
+        e.code = -32050;
+        return;
+    }
+    if !ctx.has(Fault::UnknownToolResult) {
         return;
     }
     let name = e.data_str("name");

@@ -432,10 +432,14 @@ fn stateless(
     wants: Wants,
 ) -> Response {
     if let Some(method) = &peek.method {
+        let faults = app.server.faults();
         let checks = Checks {
             params: expected_params(app, &msg, method),
-            decode: !app.server.faults().has(Fault::HttpNameNotDecoded),
-            versions: !app.server.faults().has(Fault::HttpVersionMismatchOk),
+            decode: !faults.has(Fault::HttpNameNotDecoded),
+            versions: !faults.has(Fault::HttpVersionMismatchOk),
+            version_required: !faults.has(Fault::HttpVersionHeaderOptional),
+            names: !faults.has(Fault::HttpNameUnchecked),
+            raw_params: faults.has(Fault::HttpParamRawAccepted),
         };
         if let Err(why) = check_stateless_headers(headers, version, &msg, method, &checks) {
             let mut r = header_mismatch(peek.reply_id(), why);
@@ -453,7 +457,14 @@ fn stateless(
             let unknown = out.iter().any(|m| {
                 m.pointer("/error/code").and_then(Value::as_i64) == Some(codes::METHOD_NOT_FOUND)
             });
+            let refused_capability = out.iter().any(|m| {
+                m.pointer("/error/code").and_then(Value::as_i64)
+                    == Some(crate::error::MISSING_REQUIRED_CLIENT_CAPABILITY)
+            });
             let mut r = answer(out, wants);
+            if refused_capability && app.server.faults().has(Fault::HttpCapability200) {
+                *r.status_mut() = StatusCode::OK;
+            }
             // "If the server does not implement the requested RPC method, it
             // MUST respond with 404 Not Found and a JSON-RPC error with code
             // -32601" (MCP 2026-07-28, Streamable HTTP).
@@ -489,6 +500,15 @@ struct Checks {
     /// Whether the header version is compared with `_meta`'s (the
     /// `http-version-mismatch-ok` fault does not).
     versions: bool,
+    /// Whether a request must carry `MCP-Protocol-Version` (the
+    /// `http-version-header-optional` fault serves one without).
+    version_required: bool,
+    /// Whether `Mcp-Name` is compared with the body (the
+    /// `http-name-unchecked` fault only asks that it be there).
+    names: bool,
+    /// Whether an `Mcp-Param` header's raw bytes are read as UTF-8 (the
+    /// `http-param-raw-accepted` fault) instead of refused.
+    raw_params: bool,
 }
 
 /// The `Mcp-Param-{Name}` headers a `tools/call` must carry: the values of
@@ -504,9 +524,23 @@ fn expected_params(app: &App, msg: &Value, method: &str) -> Vec<(String, String)
         return Vec::new();
     };
     let schema = snap.tool(doc).input_schema();
-    let expected = param_values::expected(&schema, msg.pointer("/params/arguments"));
+    let mut expected = param_values::expected(&schema, msg.pointer("/params/arguments"));
     if !expected.is_empty() && app.server.faults().has(Fault::HttpParamHeaderUnchecked) {
         return Vec::new();
+    }
+    let annotated = schema.get("properties").and_then(Value::as_object);
+    let headers = annotated
+        .into_iter()
+        .flatten()
+        .filter_map(|(_, p)| p.get("x-mcp-header").and_then(Value::as_str));
+    let absent: Vec<String> = headers
+        .filter(|h| !expected.iter().any(|(e, _)| e == h))
+        .map(str::to_string)
+        .collect();
+    // `http-param-header-expected`: a parameter left out or null still
+    // asks for its header ("Server MUST NOT expect the header").
+    if !absent.is_empty() && app.server.faults().has(Fault::HttpParamHeaderExpected) {
+        expected.extend(absent.into_iter().map(|h| (h, String::new())));
     }
     expected
 }
@@ -535,8 +569,12 @@ fn check_stateless_headers(
 ) -> Result<(), String> {
     let body = body_version(msg);
     match version {
-        // Discovery must work for a client that does not know any version yet.
-        None if method == "server/discover" => return Ok(()),
+        // Discovery must work for a client that does not know any version
+        // yet; one that names its version in `_meta` knows the header too
+        // ("Every POST request to the MCP endpoint MUST include an
+        // MCP-Protocol-Version header", MCP 2026-07-28, Streamable HTTP).
+        None if method == "server/discover" && body.is_none() => return Ok(()),
+        None if !checks.version_required => {}
         None => return Err("missing MCP-Protocol-Version header".into()),
         Some(h) => {
             if let Some(b) = body.filter(|b| checks.versions && era::supported().contains(b)) {
@@ -566,7 +604,7 @@ fn check_stateless_headers(
     if let Some(name) = name.and_then(Value::as_str) {
         match header_str(headers, NAME_HEADER)? {
             None => return Err(format!("missing Mcp-Name header (expected {name})")),
-            Some(h) if compared(h, checks.decode).as_deref() != Some(name) => {
+            Some(h) if checks.names && compared(h, checks.decode).as_deref() != Some(name) => {
                 return Err(format!("Mcp-Name header is {h} but the body names {name}"))
             }
             Some(_) => {}
@@ -574,7 +612,14 @@ fn check_stateless_headers(
     }
     for (param, expected) in &checks.params {
         let header = format!("mcp-param-{}", param.to_ascii_lowercase());
-        match header_str(headers, &header)? {
+        let value = if checks.raw_params {
+            headers
+                .get(&header)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        } else {
+            header_str(headers, &header)?.map(str::to_string)
+        };
+        match value.as_deref() {
             None => {
                 return Err(format!(
                     "missing Mcp-Param-{param} header (the tool's x-mcp-header parameter is {expected} in the body)"
@@ -892,6 +937,9 @@ mod tests {
             params: Vec::new(),
             decode: true,
             versions: true,
+            version_required: true,
+            names: true,
+            raw_params: false,
         };
         let checks = &checks;
         let msg = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
@@ -929,6 +977,17 @@ mod tests {
             ),
             Ok(())
         );
+        // A client that names its version in `_meta` sends the header too.
+        let versioned = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+            "params": {"_meta": {META_VERSION: "2026-07-28"}}});
+        assert!(check_stateless_headers(
+            &HeaderMap::new(),
+            None,
+            &versioned,
+            "server/discover",
+            checks
+        )
+        .is_err_and(|e| e.contains("MCP-Protocol-Version")));
         // An encoded Mcp-Name is decoded; an Mcp-Param header must match.
         let encoded = headers(&[
             ("mcp-method", "tools/call"),
@@ -939,6 +998,9 @@ mod tests {
             params: vec![("Region".into(), "us-west1".into())],
             decode: true,
             versions: true,
+            version_required: true,
+            names: true,
+            raw_params: false,
         };
         assert_eq!(
             check_stateless_headers(&encoded, Some("2026-07-28"), &msg, "tools/call", &region),
@@ -948,6 +1010,9 @@ mod tests {
             params: vec![("Region".into(), "eu-west1".into())],
             decode: true,
             versions: true,
+            version_required: true,
+            names: true,
+            raw_params: false,
         };
         assert!(
             check_stateless_headers(&encoded, Some("2026-07-28"), &msg, "tools/call", &other)
@@ -957,6 +1022,9 @@ mod tests {
             params: Vec::new(),
             decode: false,
             versions: true,
+            version_required: true,
+            names: true,
+            raw_params: false,
         };
         assert!(
             check_stateless_headers(&encoded, Some("2026-07-28"), &msg, "tools/call", &raw)
