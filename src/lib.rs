@@ -16,3 +16,4 @@ pub mod session;
 pub mod sources;
 pub mod sources_check;
 pub mod transport;
+pub mod watch;
