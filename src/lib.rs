@@ -13,6 +13,7 @@ pub mod session;
 pub mod sources;
 pub mod sources_check;
 pub mod transport;
+pub mod watch;
 
 // The crates below the harness, under the paths the harness has always used
 // for them (ARCHITECTURE.md): the wire facts both sides share, and the

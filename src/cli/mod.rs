@@ -8,6 +8,7 @@ mod run;
 mod select;
 mod sources;
 mod usage;
+mod watch;
 
 use std::path::PathBuf;
 
@@ -100,6 +101,10 @@ pub enum Command {
     /// What a newer text of a source document does to the requirements quoting it.
     #[command(subcommand)]
     Sources(sources::SourcesCommand),
+    /// Relay an MCP conversation unchanged (stdio: `watch -- SERVER_CMD ARGS…`;
+    /// Streamable HTTP: `watch --listen ADDR --upstream URL`) and check both
+    /// sides against trace rules.
+    Watch(watch::WatchArgs),
     /// Print a built-in scenario's YAML, after its requirements, level, whose rule each is, quotes and sources.
     Show {
         /// A scenario id (e.g. sep-1300/filter-each-group); case does not matter.
@@ -269,6 +274,11 @@ pub struct RunArgs {
     /// Working directory of the server.
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+    /// Testing aid: the harness's sessions break one client rule on purpose
+    /// (cursor-without-query, duplicate-id, answer-notification,
+    /// no-initialized, no-meta-2026), to show `watch`'s client rules failing.
+    #[arg(long, value_name = "NAME", hide = true, value_parser = parse_client_fault)]
+    pub client_fault: Option<mcp_conform::session::client_fault::ClientFault>,
     /// The server command and its arguments (default: the built-in reference server).
     #[arg(trailing_var_arg = true, value_name = "SERVER_CMD")]
     pub command: Vec<String>,
@@ -334,7 +344,13 @@ fn parse_header(s: &str) -> Result<(String, String), String> {
     }
 }
 
-fn parse_env(s: &str) -> Result<(String, String), String> {
+fn parse_client_fault(
+    s: &str,
+) -> Result<mcp_conform::session::client_fault::ClientFault, String> {
+    s.parse().map_err(|e: mcp_conform::session::client_fault::UnknownClientFault| e.to_string())
+}
+
+pub(crate) fn parse_env(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
         _ => Err(format!("expected K=V, got {s:?}")),
@@ -381,6 +397,12 @@ pub fn dispatch(cli: Cli, raw: &[String]) -> Result<u8> {
             mcp_conform::reference::run(args)?;
             Ok(EXIT_OK)
         }
-        None => run::main_job(cli.run),
+        Some(Command::Watch(args)) => watch::main(args),
+        None => {
+            if let Some(fault) = cli.run.client_fault {
+                mcp_conform::session::client_fault::set_process_fault(fault);
+            }
+            run::main_job(cli.run)
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! with timeouts, notification capture, and answers to the server's own
 //! requests so a server is never left waiting on the harness.
 
+pub mod client_fault;
 pub mod era;
 pub mod paginate;
 pub mod pruned_decode;
@@ -286,6 +287,8 @@ pub struct Session {
     /// cut down to it (see `pruned_decode`).
     page_read: Option<pruned_decode::PageRead>,
     closed: bool,
+    /// The client defect this session carries (`--client-fault`), if any.
+    fault: Option<(client_fault::ClientFault, client_fault::FaultState)>,
 }
 
 impl Session {
@@ -321,6 +324,7 @@ impl Session {
             notification_bytes: 0,
             page_read: None,
             closed: false,
+            fault: client_fault::process_fault().map(|f| (f, Default::default())),
         }
     }
 
@@ -574,9 +578,16 @@ impl Session {
                 self.ids_ever_sent.insert(id.to_string());
             }
         }
-        self.transcript.record(&self.name, Direction::Sent, msg);
-        let bytes = jsonrpc::encode_line(msg);
-        self.conn.send(&bytes).await.map_err(SessionError::from)
+        let Some((fault, state)) = self.fault.as_mut() else {
+            self.transcript.record(&self.name, Direction::Sent, msg);
+            let bytes = jsonrpc::encode_line(msg);
+            return self.conn.send(&bytes).await.map_err(SessionError::from);
+        };
+        for m in fault.rewrite(msg.clone(), state) {
+            self.transcript.record(&self.name, Direction::Sent, &m);
+            self.conn.send(&jsonrpc::encode_line(&m)).await?;
+        }
+        Ok(())
     }
 
     /// Writes text as is (a newline is added if missing); with `expect_answer`,

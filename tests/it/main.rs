@@ -103,6 +103,8 @@ mod tiny_server;
 mod transport_parity;
 #[cfg(unix)]
 mod warm_pool;
+#[cfg(unix)]
+mod watch;
 
 use libtest_mimic::Arguments;
 
@@ -119,6 +121,8 @@ fn main() {
     // threads, so the long ones start while the short ones fill the gaps.
     let mut trials = Vec::new();
     trials.extend(fault_matrix::trials());
+    #[cfg(unix)]
+    trials.extend(watch::trials());
     trials.extend(hostile::trials());
     trials.extend(sharing::trials());
     trials.extend(scale::trials());

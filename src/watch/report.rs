@@ -1,0 +1,215 @@
+//! What a watched conversation found, as the run report every format
+//! renders: one result line per rule (its profile is the side it binds, so
+//! each side gets its own section), one finding per violation, and the
+//! transcript.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+
+use crate::report::data::{ReportData, FORMAT};
+use crate::run::events::{RunInfo, Summary};
+use crate::run::outcome::{Finding, Outcome, ScenarioResult};
+use crate::run::RunPolicy;
+use crate::session::transcript::{Direction, Entry, MAX_MESSAGE_BYTES};
+
+use super::rules::{Rule, Violation};
+use super::trace::{Conversation, Msg, Side};
+
+/// Findings kept per rule; further ones are counted in the message.
+const MAX_FINDINGS: usize = 50;
+/// Messages kept in the transcript; further ones are counted.
+const MAX_TRANSCRIPT: usize = 2000;
+
+/// Facts about the watched connection.
+#[derive(Debug, Clone, Default)]
+pub struct Target {
+    /// The server command, or the upstream URL.
+    pub target: String,
+    /// `stdio (watch)`, `streamable-http (watch)` or `replay`.
+    pub transport: String,
+    pub duration_ms: u64,
+    pub started_at: String,
+}
+
+/// The report of a watched conversation.
+pub fn build(
+    rules: &[Rule],
+    violations: &[Violation],
+    conv: &Conversation,
+    target: &Target,
+) -> ReportData {
+    let era = conv.era().unwrap_or_default();
+    let transcript = transcript(&conv.msgs);
+    let mut results: Vec<ScenarioResult> = rules
+        .iter()
+        .map(|r| rule_result(r, violations, conv, &era, &transcript))
+        .collect();
+    results.push(conversation_result(conv, &era, transcript));
+    let policy = RunPolicy::default();
+    let mut summary = Summary::from_results(&results, target.duration_ms);
+    summary.verdict = Some(policy.verdict(&results));
+    ReportData {
+        format: FORMAT.to_string(),
+        run: RunInfo {
+            target: target.target.clone(),
+            transport: target.transport.clone(),
+            era: era.clone(),
+            eras: if era.is_empty() { Vec::new() } else { vec![era] },
+            probes: BTreeMap::new(),
+            server: conv.server_info.clone(),
+            harness_version: env!("CARGO_PKG_VERSION").to_string(),
+            started_at: target.started_at.clone(),
+            scenarios: rules.len(),
+            fixture_match: false,
+            seed: 0,
+            tool_calls: None,
+        },
+        summary,
+        scenarios: results,
+        strict: false,
+    }
+}
+
+fn rule_result(
+    rule: &Rule,
+    violations: &[Violation],
+    conv: &Conversation,
+    era: &str,
+    transcript: &[Entry],
+) -> ScenarioResult {
+    let mine: Vec<&Violation> = violations.iter().filter(|v| v.rule == rule.id).collect();
+    let outcome = if mine.is_empty() {
+        Outcome::Pass
+    } else {
+        Outcome::for_level(rule.level)
+    };
+    let message = match mine.first() {
+        None => format!("held over {} messages", conv.msgs.len()),
+        Some(first) => {
+            let more = mine.len() - 1;
+            let tail = if more > 0 {
+                format!(" (+{more} more)")
+            } else {
+                String::new()
+            };
+            format!("#{}: {}{tail}", first.pos, first.message)
+        }
+    };
+    let findings = mine
+        .iter()
+        .take(MAX_FINDINGS)
+        .map(|v| finding(v, rule, conv))
+        .collect();
+    ScenarioResult {
+        id: rule.id.clone(),
+        title: rule.title.clone(),
+        profile: rule.side.as_str().to_string(),
+        level: rule.level,
+        requirements: vec![rule.requirement.clone()],
+        bases: rule
+            .basis
+            .iter()
+            .map(|b| format!("{}: {b}", rule.requirement))
+            .collect(),
+        spec: vec![rule.spec.clone()],
+        origin: rule.origin.clone(),
+        era: era.to_string(),
+        outcome,
+        expected_failure: false,
+        message,
+        findings,
+        alternatives: Vec::new(),
+        duration_ms: 0,
+        transcript: if mine.is_empty() {
+            Vec::new()
+        } else {
+            transcript.to_vec()
+        },
+        transcript_dropped: conv.msgs.len().saturating_sub(MAX_TRANSCRIPT),
+        stderr_tail: String::new(),
+        server_exits: Vec::new(),
+    }
+}
+
+fn finding(v: &Violation, rule: &Rule, conv: &Conversation) -> Finding {
+    let mut f = Finding::new(
+        Outcome::for_level(v.level),
+        Some(format!("#{} ({} message)", v.pos, v.side)),
+        v.message.clone(),
+    );
+    f.step_id = Some(format!("#{}", v.pos));
+    f.location = Some(rule.origin.clone());
+    f.actual = conv.msgs.get(v.pos - 1).map(shown);
+    if !v.related.is_empty() {
+        let related: Vec<Value> = v
+            .related
+            .iter()
+            .filter_map(|p| conv.msgs.get(p - 1))
+            .map(|m| json!({ "pos": m.pos, "from": m.from, "message": shown(m) }))
+            .collect();
+        f.request = Some(Value::Array(related));
+    }
+    f
+}
+
+fn shown(m: &Msg) -> Value {
+    match &m.value {
+        Some(v) if m.raw.len() <= MAX_MESSAGE_BYTES => v.clone(),
+        _ => Value::String(crate::report::console::one_line(&m.raw, MAX_MESSAGE_BYTES)),
+    }
+}
+
+/// The transcript as a run's: the client's messages as sent, the server's
+/// as received; each entry's session names its position and side.
+fn transcript(msgs: &[Msg]) -> Vec<Entry> {
+    msgs.iter()
+        .take(MAX_TRANSCRIPT)
+        .map(|m| Entry {
+            at_ms: m.at_ms,
+            session: format!("#{} {}", m.pos, m.from),
+            direction: match m.from {
+                Side::Client => Direction::Sent,
+                Side::Server => Direction::Received,
+            },
+            message: if m.raw.is_empty() {
+                let status = m.http.as_ref().and_then(|h| h.status).unwrap_or_default();
+                Value::String(format!("HTTP {status}, no body"))
+            } else {
+                shown(m)
+            },
+            text: None,
+        })
+        .collect()
+}
+
+/// One info line holding the whole conversation: what was seen, both sides.
+fn conversation_result(conv: &Conversation, era: &str, transcript: Vec<Entry>) -> ScenarioResult {
+    let from = |s: Side| conv.msgs.iter().filter(|m| m.from == s).count();
+    ScenarioResult {
+        id: "watch/transcript".to_string(),
+        title: "The conversation watched".to_string(),
+        profile: "conversation".to_string(),
+        level: crate::scenario::model::Level::Info,
+        requirements: Vec::new(),
+        bases: Vec::new(),
+        spec: Vec::new(),
+        origin: String::new(),
+        era: era.to_string(),
+        outcome: Outcome::Info,
+        expected_failure: false,
+        message: format!(
+            "{} messages: {} from the client, {} from the server",
+            conv.msgs.len(),
+            from(Side::Client),
+            from(Side::Server)
+        ),
+        findings: Vec::new(),
+        alternatives: Vec::new(),
+        duration_ms: 0,
+        transcript,
+        transcript_dropped: conv.msgs.len().saturating_sub(MAX_TRANSCRIPT),
+        stderr_tail: String::new(),
+        server_exits: Vec::new(),
+    }
+}

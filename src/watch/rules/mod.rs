@@ -1,0 +1,193 @@
+//! Trace rules: invariants over a conversation, declared as data
+//! (`rules/trace/*.yaml`, embedded in the binary) that pick one of the
+//! built-in check kinds with its parameters. Pure: no I/O.
+
+mod checks;
+mod flows;
+mod http;
+pub mod load;
+#[cfg(test)]
+mod tests;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::scenario::model::{Level, SpecRef};
+
+use super::trace::{Conversation, Msg, Side};
+
+pub use checks::Check;
+pub use load::{builtin, load_str, RuleError};
+
+/// One rule as declared.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    pub id: String,
+    pub title: String,
+    /// Whose rule it is: only this side's messages can break it.
+    pub side: Side,
+    pub level: Level,
+    /// The requirement id cited (e.g. MCP-MSG-ID-UNIQUE).
+    pub requirement: String,
+    /// What a level above the quote's keyword rests on, if anything.
+    pub basis: Option<String>,
+    pub spec: SpecRef,
+    pub check: Check,
+    /// Protocol versions it applies in (empty: every era).
+    pub eras: Vec<String>,
+    /// `stdio` or `http` when it holds over one transport only.
+    pub transport: Option<String>,
+    /// `file:line:col` of the rule.
+    pub origin: String,
+}
+
+/// A rule broken by one message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Violation {
+    pub rule: String,
+    pub side: Side,
+    pub level: Level,
+    /// The message that broke it.
+    pub pos: usize,
+    /// Earlier messages it relates to (the first use of an id, the request…).
+    pub related: Vec<usize>,
+    pub message: String,
+}
+
+/// What a check found: a message, and the positions it relates to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub message: String,
+    pub related: Vec<usize>,
+}
+
+impl Hit {
+    pub fn new(message: impl Into<String>, related: Vec<usize>) -> Self {
+        Self {
+            message: message.into(),
+            related,
+        }
+    }
+}
+
+/// What a check may read: the conversation before the message, and the transport.
+pub struct Ctx<'a> {
+    pub conv: &'a Conversation,
+    pub http: bool,
+}
+
+impl Rule {
+    /// Whether the rule holds where the conversation is.
+    fn applies(&self, ctx: &Ctx<'_>, msg: &Msg) -> bool {
+        if msg.from != self.side {
+            return false;
+        }
+        match self.transport.as_deref() {
+            Some("http") if !ctx.http => return false,
+            Some("stdio") if ctx.http => return false,
+            _ => {}
+        }
+        if self.eras.is_empty() {
+            return true;
+        }
+        let era = era_for(ctx.conv, msg);
+        era.is_some_and(|e| self.eras.iter().any(|x| *x == e))
+    }
+
+    pub fn check(&self, ctx: &Ctx<'_>, msg: &Msg) -> Vec<Violation> {
+        if !self.applies(ctx, msg) {
+            return Vec::new();
+        }
+        self.check
+            .run(ctx, msg)
+            .into_iter()
+            .map(|h| Violation {
+                rule: self.id.clone(),
+                side: self.side,
+                level: self.level,
+                pos: msg.pos,
+                related: h.related,
+                message: h.message,
+            })
+            .collect()
+    }
+}
+
+/// The era a message belongs to: the conversation's, or the modern one
+/// when the message itself names it.
+fn era_for(conv: &Conversation, msg: &Msg) -> Option<String> {
+    if msg
+        .meta_version()
+        .is_some_and(|v| v >= super::trace::MODERN)
+    {
+        return Some(super::trace::MODERN.to_string());
+    }
+    conv.era()
+}
+
+/// Checks a conversation as it grows: feed it every message in order.
+#[derive(Debug)]
+pub struct Checker {
+    pub rules: Vec<Rule>,
+    pub conv: Conversation,
+    pub http: bool,
+    pub violations: Vec<Violation>,
+}
+
+impl Checker {
+    pub fn new(rules: Vec<Rule>, http: bool) -> Self {
+        Self {
+            rules,
+            conv: Conversation::default(),
+            http,
+            violations: Vec::new(),
+        }
+    }
+
+    /// Checks `msg` against every rule, then adds it to the conversation.
+    /// Returns the violations it caused.
+    pub fn feed(&mut self, msg: Msg) -> &[Violation] {
+        let before = self.violations.len();
+        let ctx = Ctx {
+            conv: &self.conv,
+            http: self.http,
+        };
+        for rule in &self.rules {
+            self.violations.extend(rule.check(&ctx, &msg));
+        }
+        self.conv.observe(msg);
+        &self.violations[before..]
+    }
+}
+
+/// The strongest RFC 2119 keyword of a quote, whoever it binds.
+pub fn strongest_keyword(quote: &str) -> Option<Level> {
+    const KEYWORDS: [(&str, Level); 7] = [
+        ("MUST", Level::Must),
+        ("REQUIRED", Level::Must),
+        ("SHALL", Level::Must),
+        ("SHOULD", Level::Should),
+        ("RECOMMENDED", Level::Should),
+        ("MAY", Level::May),
+        ("OPTIONAL", Level::May),
+    ];
+    quote
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter_map(|w| KEYWORDS.iter().find(|(k, _)| *k == w).map(|(_, l)| *l))
+        .min()
+}
+
+/// A short text of a message for a finding: its method or kind and id.
+pub fn describe(msg: &Msg) -> String {
+    let Some(v) = msg.value.as_ref() else {
+        return "a line that is not JSON".to_string();
+    };
+    let id = v.get("id").map(Value::to_string);
+    match (msg.method(), id) {
+        (Some(m), Some(id)) => format!("request {m} (id {id})"),
+        (Some(m), None) => format!("notification {m}"),
+        (None, Some(id)) if v.get("error").is_some() => format!("error response (id {id})"),
+        (None, Some(id)) => format!("response (id {id})"),
+        (None, None) => "a message without method or id".to_string(),
+    }
+}
