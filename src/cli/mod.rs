@@ -344,10 +344,9 @@ fn parse_header(s: &str) -> Result<(String, String), String> {
     }
 }
 
-fn parse_client_fault(
-    s: &str,
-) -> Result<mcp_conform::session::client_fault::ClientFault, String> {
-    s.parse().map_err(|e: mcp_conform::session::client_fault::UnknownClientFault| e.to_string())
+fn parse_client_fault(s: &str) -> Result<mcp_conform::session::client_fault::ClientFault, String> {
+    s.parse()
+        .map_err(|e: mcp_conform::session::client_fault::UnknownClientFault| e.to_string())
 }
 
 pub(crate) fn parse_env(s: &str) -> Result<(String, String), String> {

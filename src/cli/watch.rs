@@ -39,7 +39,12 @@ pub struct WatchArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["listen", "command"])]
     pub replay: Option<PathBuf>,
     /// Streamable HTTP: listen on ADDR (e.g. 127.0.0.1:8931) and forward to --upstream.
-    #[arg(long, value_name = "ADDR", requires = "upstream", conflicts_with = "command")]
+    #[arg(
+        long,
+        value_name = "ADDR",
+        requires = "upstream",
+        conflicts_with = "command"
+    )]
     pub listen: Option<std::net::SocketAddr>,
     /// Streamable HTTP: the server's MCP endpoint; nothing is forwarded anywhere else.
     #[arg(long, value_name = "URL", requires = "listen")]
@@ -71,7 +76,11 @@ pub struct WatchArgs {
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
     /// The server command and its arguments (after `--`).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "SERVER_CMD")]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "SERVER_CMD"
+    )]
     pub command: Vec<String>,
 }
 
@@ -181,7 +190,8 @@ fn replay(args: &WatchArgs, rules: Vec<rules::Rule>, path: &std::path::Path) -> 
     let http = msgs.iter().any(|m| m.http.is_some());
     let live: Box<dyn Write + Send> = match &args.log {
         Some(p) => Box::new(
-            std::fs::File::create(p).with_context(|| format!("cannot write --log {}", p.display()))?,
+            std::fs::File::create(p)
+                .with_context(|| format!("cannot write --log {}", p.display()))?,
         ),
         None => Box::new(std::io::stderr()),
     };
@@ -192,7 +202,12 @@ fn replay(args: &WatchArgs, rules: Vec<rules::Rule>, path: &std::path::Path) -> 
     }
     let target = Target {
         target: path.display().to_string(),
-        transport: if http { "streamable-http (replay)" } else { "stdio (replay)" }.to_string(),
+        transport: if http {
+            "streamable-http (replay)"
+        } else {
+            "stdio (replay)"
+        }
+        .to_string(),
         duration_ms,
         started_at: chrono::Utc::now().to_rfc3339(),
     };

@@ -56,9 +56,7 @@ impl ClientFault {
                 "notifications/initialized is followed by a response to it (id null)"
             }
             ClientFault::NoInitialized => "notifications/initialized is never sent",
-            ClientFault::NoMeta2026 => {
-                "2026-07-28 requests after server/discover carry no _meta"
-            }
+            ClientFault::NoMeta2026 => "2026-07-28 requests after server/discover carry no _meta",
         }
     }
 

@@ -97,7 +97,13 @@ mod tests {
 
     #[test]
     fn a_record_line_reads_back_as_the_same_message() {
-        let msg = Msg::new(1, Side::Client, 7, r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#.into(), None);
+        let msg = Msg::new(
+            1,
+            Side::Client,
+            7,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#.into(),
+            None,
+        );
         let text = line(&msg);
         let back = parse("r.jsonl", &text).unwrap_or_default();
         assert_eq!(back, vec![msg]);
@@ -106,6 +112,10 @@ mod tests {
     #[test]
     fn a_bad_line_is_named() {
         let e = parse("r.jsonl", "\n{oops}\n").unwrap_err();
-        assert!(e.to_string().starts_with("r.jsonl:2:1: not a watch record line"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("r.jsonl:2:1: not a watch record line"),
+            "{e}"
+        );
     }
 }

@@ -76,7 +76,9 @@ pub async fn run(addr: SocketAddr, upstream: &str, sink: Sink) -> Result<Watched
         wire,
         exchanges: AtomicU64::new(0),
     });
-    let app = axum::Router::new().fallback(proxy).with_state(relay.clone());
+    let app = axum::Router::new()
+        .fallback(proxy)
+        .with_state(relay.clone());
     let server = axum::serve(listener, app);
     let ended = tokio::select! {
         r = server => match r {

@@ -87,7 +87,8 @@ pub async fn run(opts: &StdioOptions, sink: Sink) -> Result<Watched, SpawnError>
     if !matches!(ended, End::ServerClosed) {
         // The rest of what the server wrote before it ended (a grandchild
         // holding its stdout open could keep it from ever ending).
-        let drained = async { while !matches!(ctrl.recv().await, Some(Control::ServerClosed) | None) {} };
+        let drained =
+            async { while !matches!(ctrl.recv().await, Some(Control::ServerClosed) | None) {} };
         let _ = tokio::time::timeout(Duration::from_millis(500), drained).await;
     }
     let _ = wire_tx.send(Wire::Done);
@@ -170,7 +171,11 @@ fn relay_up(mut server: ChildStdin, wire: mpsc::Sender<Wire>, ctrl: UnboundedSen
         // The copy goes to the checker first, so that it sees a request
         // before the answer the server may write the moment it reads it.
         lines.push(chunk, |l| send_line(&wire, Side::Client, at, l));
-        if server.write_all(chunk).and_then(|_| server.flush()).is_err() {
+        if server
+            .write_all(chunk)
+            .and_then(|_| server.flush())
+            .is_err()
+        {
             break;
         }
     }

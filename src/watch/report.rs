@@ -55,7 +55,11 @@ pub fn build(
             target: target.target.clone(),
             transport: target.transport.clone(),
             era: era.clone(),
-            eras: if era.is_empty() { Vec::new() } else { vec![era] },
+            eras: if era.is_empty() {
+                Vec::new()
+            } else {
+                vec![era]
+            },
             probes: BTreeMap::new(),
             server: conv.server_info.clone(),
             harness_version: env!("CARGO_PKG_VERSION").to_string(),

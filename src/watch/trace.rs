@@ -177,6 +177,8 @@ pub struct Conversation {
     pub modern: bool,
     /// The version the initialize handshake agreed on.
     pub negotiated: Option<String>,
+    /// The version the client's initialize asked for (the era until answered).
+    pub offered: Option<String>,
     pub initialize_sent: Option<usize>,
     pub initialize_answered: Option<usize>,
     pub initialized_sent: Option<usize>,
@@ -196,6 +198,11 @@ pub struct Conversation {
     /// Tools whose description the client read, and where.
     pub pd_read: HashMap<String, usize>,
     notified_methods: HashSet<String>,
+    /// Request ids a side used again while the first was still waiting.
+    reused: HashSet<(Side, String)>,
+    /// Messages of each side that no id can be read from (not JSON, not a
+    /// valid request), not yet answered by an error without an id.
+    unreadable: HashMap<Side, usize>,
 }
 
 impl Conversation {
@@ -232,22 +239,42 @@ impl Conversation {
         self.msgs.iter().rev().find(|m| m.from == side)
     }
 
+    /// Whether `side` sent request id `id` again while it was waiting.
+    pub fn reused(&self, side: Side, id: &Value) -> bool {
+        self.reused.contains(&(side, id_key(id)))
+    }
+
+    /// Messages of `side` whose id could not be read, still owed an error
+    /// without an id.
+    pub fn unreadable(&self, side: Side) -> usize {
+        self.unreadable.get(&side).copied().unwrap_or(0)
+    }
+
     /// Whether `side` has ever sent a notification of `method`.
     pub fn has_notified(&self, method: &str) -> bool {
         self.notified_methods.contains(method)
     }
 
-    /// The era as far as known: the modern version, the negotiated one, or None.
+    /// The era as far as known: the modern version, the negotiated one,
+    /// the one the client asked for, or None.
     pub fn era(&self) -> Option<String> {
         if self.modern {
             Some(MODERN.to_string())
         } else {
-            self.negotiated.clone()
+            self.negotiated.clone().or_else(|| self.offered.clone())
         }
     }
 
     /// Adds `msg` to the conversation (after the rules have seen it).
     pub fn observe(&mut self, msg: Msg) {
+        if unreadable(&msg) {
+            *self.unreadable.entry(msg.from).or_default() += 1;
+        }
+        if msg.is_response() && msg.id().is_none_or(Value::is_null) {
+            if let Some(n) = self.unreadable.get_mut(&msg.from.other()) {
+                *n = n.saturating_sub(1);
+            }
+        }
         if msg.is_request() {
             self.observe_request(&msg);
         } else if msg.is_response() {
@@ -273,6 +300,9 @@ impl Conversation {
             return;
         };
         let key = (msg.from, id_key(id));
+        if self.pending.contains_key(&key) {
+            self.reused.insert(key.clone());
+        }
         self.ever.entry(key.clone()).or_insert(msg.pos);
         let params = msg.params().cloned().unwrap_or(Value::Null);
         if msg.from == Side::Client {
@@ -281,6 +311,8 @@ impl Conversation {
             }
             if method == "initialize" {
                 self.initialize_sent.get_or_insert(msg.pos);
+                let asked = params.get("protocolVersion").and_then(Value::as_str);
+                self.offered = self.offered.take().or(asked.map(str::to_string));
             }
             if method == "resources/read" {
                 self.note_description_read(&params, msg.pos);
@@ -392,6 +424,23 @@ impl Conversation {
     }
 }
 
+/// A message a receiver cannot read an id from, or that is no valid
+/// request or notification: JSON-RPC answers it with an error whose id is null.
+fn unreadable(msg: &Msg) -> bool {
+    let Some(v) = msg.value.as_ref().and_then(Value::as_object) else {
+        return true;
+    };
+    if v.contains_key("result") || v.contains_key("error") {
+        return false;
+    }
+    let method_ok = v.get("method").is_some_and(Value::is_string);
+    let version_ok = v.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
+    let id_ok = v
+        .get("id")
+        .is_none_or(|id| id.is_string() || id.is_number());
+    !(method_ok && version_ok && id_ok)
+}
+
 /// Whether a result or error carries the TOOL_DESCRIPTION_REQUIRED marker
 /// anywhere a client can see it (code, data, message or text content).
 pub fn marker_in(value: &Value) -> bool {
@@ -462,7 +511,8 @@ mod tests {
         ));
         assert!(c.pending(Side::Client, &serde_json::json!(1)).is_none());
         assert_eq!(
-            c.cursor_origin(Side::Client, "c1").map(|o| o.method.as_str()),
+            c.cursor_origin(Side::Client, "c1")
+                .map(|o| o.method.as_str()),
             Some("tools/list")
         );
     }

@@ -6,7 +6,6 @@
 //! (`serve-reference --fault`), never the other side's; a replayed record
 //! gives the same findings as the live run.
 
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -65,10 +64,16 @@ fn reports(dir: &Path) -> Vec<Value> {
         let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
         if name.is_some_and(|n| n.starts_with("report.") && n.ends_with(".json")) {
             let text = std::fs::read_to_string(&p).unwrap_or_default();
-            out.push(serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display())));
+            out.push(
+                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
+            );
         }
     }
-    assert!(!out.is_empty(), "watch wrote no report into {}", dir.display());
+    assert!(
+        !out.is_empty(),
+        "watch wrote no report into {}",
+        dir.display()
+    );
     out
 }
 
@@ -104,22 +109,36 @@ fn relay_is_byte_exact_both_ways_and_stdout_holds_only_server_bytes() {
             "#!/bin/sh\ntee {d}/host-in.$$ | {b} watch -q -- sh -c \"tee {d}/server-in.$$ | {b} serve-reference | tee {d}/server-out.$$\" | tee {d}/host-out.$$\n"
         ),
     );
-    let out = harness(&script, &["-p", "base", "-p", "sep-1821", "--protocol-version", "all"]);
+    let out = harness(
+        &script,
+        &["-p", "base", "-p", "sep-1821", "--protocol-version", "all"],
+    );
     assert!(out.status.code().is_some(), "{}", text(&out.stderr));
     let mut pairs = 0;
     let mut bytes = 0;
     for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name.strip_prefix("host-in.") else { continue };
+        let Some(pid) = name.strip_prefix("host-in.") else {
+            continue;
+        };
         let read = |n: &str| std::fs::read(dir.join(format!("{n}.{pid}"))).unwrap_or_default();
         let (host_in, server_in) = (read("host-in"), read("server-in"));
         let (server_out, host_out) = (read("server-out"), read("host-out"));
-        assert_eq!(host_in, server_in, "client->server bytes differ (pid {pid})");
-        assert_eq!(server_out, host_out, "server->client bytes differ (pid {pid})");
+        assert_eq!(
+            host_in, server_in,
+            "client->server bytes differ (pid {pid})"
+        );
+        assert_eq!(
+            server_out, host_out,
+            "server->client bytes differ (pid {pid})"
+        );
         pairs += 1;
         bytes += host_in.len() + host_out.len();
     }
-    assert!(pairs >= 5 && bytes > 10_000, "{pairs} connections, {bytes} bytes");
+    assert!(
+        pairs >= 5 && bytes > 10_000,
+        "{pairs} connections, {bytes} bytes"
+    );
 }
 
 /// Whether process `pid` still exists (a zombie counts as gone).
@@ -146,7 +165,11 @@ fn read_pid(path: &Path) -> i32 {
         if let Ok(p) = t.trim().parse() {
             return p;
         }
-        assert!(Instant::now() < deadline, "{} never written", path.display());
+        assert!(
+            Instant::now() < deadline,
+            "{} never written",
+            path.display()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -202,8 +225,15 @@ fn no_server_is_left_when_watch_itself_is_killed() {
     assert_eq!(wait_gone(&[pid], Duration::from_secs(5)), Vec::<i32>::new());
 }
 
-/// Sends `lines` to a watch of the reference server, then `finish` ends it.
-fn converse(dir: &Path, lines: &[&str], extra: &[&str], sigterm: bool) -> (std::process::Output, Value) {
+/// Sends `lines` to a watch of the reference server, each request after
+/// the answer to the one before; then closes stdin (or sends SIGTERM).
+fn converse(
+    dir: &Path,
+    lines: &[&str],
+    extra: &[&str],
+    sigterm: bool,
+) -> (std::process::Output, Value) {
+    use std::io::BufRead;
     let report = dir.join("report.json");
     let mut watch = Command::new(bin())
         .args(["watch", "-q", "--report-json"])
@@ -217,13 +247,22 @@ fn converse(dir: &Path, lines: &[&str], extra: &[&str], sigterm: bool) -> (std::
         .spawn()
         .unwrap_or_else(|e| panic!("{e}"));
     let mut stdin = watch.stdin.take().unwrap_or_else(|| panic!("stdin"));
+    let mut stdout =
+        std::io::BufReader::new(watch.stdout.take().unwrap_or_else(|| panic!("stdout")));
+    let mut answers = Vec::new();
     for l in lines {
         stdin
             .write_all(format!("{l}\n").as_bytes())
+            .and_then(|_| stdin.flush())
             .unwrap_or_else(|e| panic!("{e}"));
+        if l.contains("\"id\"") {
+            let mut answer = String::new();
+            stdout
+                .read_line(&mut answer)
+                .unwrap_or_else(|e| panic!("{e}"));
+            answers.push(answer);
+        }
     }
-    stdin.flush().unwrap_or_else(|e| panic!("{e}"));
-    std::thread::sleep(Duration::from_millis(500));
     if sigterm {
         // SAFETY: kill(2) on a child we started; no memory is involved.
         unsafe {
@@ -232,9 +271,18 @@ fn converse(dir: &Path, lines: &[&str], extra: &[&str], sigterm: bool) -> (std::
     } else {
         drop(stdin);
     }
-    let out = watch.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
-    let text = std::fs::read_to_string(&report).unwrap_or_else(|e| panic!("{}: {e}", report.display()));
-    (out, serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}")))
+    let mut rest = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut stdout, &mut rest);
+    let mut out = watch.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    let mut all = answers.concat().into_bytes();
+    all.extend(rest);
+    out.stdout = all;
+    let text =
+        std::fs::read_to_string(&report).unwrap_or_else(|e| panic!("{}: {e}", report.display()));
+    (
+        out,
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}")),
+    )
 }
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
@@ -250,7 +298,10 @@ fn sigterm_writes_the_reports_and_stops_the_server() {
         .cloned()
         .unwrap_or_default();
     assert!(
-        transcript["message"].as_str().unwrap_or_default().starts_with("5 messages"),
+        transcript["message"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("5 messages"),
         "{transcript}"
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -264,7 +315,9 @@ fn a_clean_conversation_passes_and_exits_zero() {
     // stdout holds the server's two answers and nothing else.
     let stdout = text(&out.stdout);
     assert_eq!(stdout.lines().count(), 2, "{stdout}");
-    assert!(stdout.lines().all(|l| serde_json::from_str::<Value>(l).is_ok()));
+    assert!(stdout
+        .lines()
+        .all(|l| serde_json::from_str::<Value>(l).is_ok()));
 }
 
 fn replay_gives_the_findings_of_the_live_run() {
@@ -287,8 +340,9 @@ fn replay_gives_the_findings_of_the_live_run() {
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(replay.status.code(), Some(1), "{}", text(&replay.stderr));
-    let replayed: Value = serde_json::from_str(&std::fs::read_to_string(&replayed_path).unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let replayed: Value =
+        serde_json::from_str(&std::fs::read_to_string(&replayed_path).unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{e}"));
     let findings = |r: &Value| -> Vec<Value> {
         r["scenarios"]
             .as_array()
@@ -301,7 +355,7 @@ fn replay_gives_the_findings_of_the_live_run() {
     assert_eq!(findings(&live), findings(&replayed));
     let broke = broken(&[live]);
     assert!(
-        broke.contains(&("client".into(), "client/unique-request-ids".into()))
+        broke.contains(&("client".into(), "client/unique-request-ids-session".into()))
             && broke.contains(&("client".into(), "client/initialized-before-requests".into())),
         "{broke:?}"
     );
@@ -315,16 +369,53 @@ fn an_unstartable_server_exits_3() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     assert!(out.stdout.is_empty());
-    assert!(text(&out.stderr).contains("cannot start the server"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("cannot start the server"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 /// (client fault, harness arguments, the client rules it must break).
 const CLIENT_FAULTS: &[(&str, &[&str], &[&str])] = &[
-    ("duplicate-id", &["-k", "core/ping", "--protocol-version", "2025-11-25"], &["client/unique-request-ids"]),
-    ("answer-notification", &["-k", "core/ping", "--protocol-version", "2025-11-25"], &["client/no-response-to-notification", "client/response-matches-request"]),
-    ("no-initialized", &["-k", "core/ping", "--protocol-version", "2025-11-25"], &["client/initialized-before-requests"]),
-    ("no-meta-2026", &["-k", "core/ping", "--protocol-version", "2026-07-28"], &["client/meta-protocol-version", "client/meta-client-capabilities"]),
-    ("cursor-without-query", &["-k", "search/pagination-walk", "-k", "sep-1821/query-pagination", "--protocol-version", "2025-11-25"], &["client/search-cursor-query", "client/sep1821-cursor-query"]),
+    (
+        "duplicate-id",
+        &["-k", "core/ping", "--protocol-version", "2025-11-25"],
+        &["client/unique-request-ids"],
+    ),
+    (
+        "answer-notification",
+        &["-k", "core/ping", "--protocol-version", "2025-11-25"],
+        &[
+            "client/no-response-to-notification",
+            "client/response-matches-request",
+        ],
+    ),
+    (
+        "no-initialized",
+        &["-k", "core/ping", "--protocol-version", "2025-11-25"],
+        &["client/initialized-before-requests"],
+    ),
+    (
+        "no-meta-2026",
+        &["-k", "core/ping", "--protocol-version", "2026-07-28"],
+        &[
+            "client/meta-protocol-version",
+            "client/meta-client-capabilities",
+        ],
+    ),
+    (
+        "cursor-without-query",
+        &[
+            "-k",
+            "search/pagination-walk",
+            "-k",
+            "sep-1821/query-pagination",
+            "--protocol-version",
+            "2025-11-25",
+        ],
+        &["client/search-cursor-query", "client/sep1821-cursor-query"],
+    ),
 ];
 
 fn client_faults_fail_their_client_rules_only() {
@@ -342,19 +433,82 @@ fn client_faults_fail_their_client_rules_only() {
             );
         }
         let servers: Vec<_> = broke.iter().filter(|(side, _)| side == "server").collect();
-        assert!(servers.is_empty(), "--client-fault {fault} failed server rules: {servers:?}");
+        assert!(
+            servers.is_empty(),
+            "--client-fault {fault} failed server rules: {servers:?}"
+        );
     }
 }
 
 /// (server fault, harness arguments, the server rules it must break).
 const SERVER_FAULTS: &[(&str, &[&str], &[&str])] = &[
-    ("notification-answered", &["-k", "base/notification-no-reply", "--protocol-version", "2025-11-25"], &["server/no-response-to-notification"]),
-    ("ping-not-empty", &["-k", "core/ping", "--protocol-version", "2025-11-25"], &["server/ping-empty"]),
-    ("progress-unrequested", &["-k", "core/progress-unrequested", "--protocol-version", "2025-11-25", "--call-tools", "all"], &["server/progress-token-known"]),
-    ("result-type-lists-only", &["-k", "mcp-2026/result-type-everywhere", "--protocol-version", "2026-07-28"], &["server/result-type"]),
-    ("read-no-cache-hints", &["-k", "mcp-2026/cache-hints", "--protocol-version", "2026-07-28"], &["server/cache-hints"]),
-    ("log-without-log-level", &["-k", "mcp-2026/no-log-without-level", "--protocol-version", "2026-07-28"], &["server/log-level-requested"]),
-    ("id-non-ascii-mangled", &["-k", "base/id-non-ascii", "--protocol-version", "2025-11-25"], &["server/response-matches-request"]),
+    (
+        "notification-answered",
+        &[
+            "-k",
+            "base/notification-no-reply",
+            "--protocol-version",
+            "2025-11-25",
+        ],
+        &["server/no-response-to-notification"],
+    ),
+    (
+        "ping-not-empty",
+        &["-k", "core/ping", "--protocol-version", "2025-11-25"],
+        &["server/ping-empty"],
+    ),
+    (
+        "progress-unrequested",
+        &[
+            "-k",
+            "core/progress-unrequested",
+            "--protocol-version",
+            "2025-11-25",
+            "--call-tools",
+            "all",
+        ],
+        &["server/progress-token-known"],
+    ),
+    (
+        "result-type-lists-only",
+        &[
+            "-k",
+            "mcp-2026/result-type-everywhere",
+            "--protocol-version",
+            "2026-07-28",
+        ],
+        &["server/result-type"],
+    ),
+    (
+        "read-no-cache-hints",
+        &[
+            "-k",
+            "mcp-2026/cache-hints",
+            "--protocol-version",
+            "2026-07-28",
+        ],
+        &["server/cache-hints"],
+    ),
+    (
+        "log-without-log-level",
+        &[
+            "-k",
+            "mcp-2026/no-log-without-level",
+            "--protocol-version",
+            "2026-07-28",
+        ],
+        &["server/log-level-requested"],
+    ),
+    (
+        "id-non-ascii-mangled",
+        &[
+            "-k",
+            "base/id-non-ascii",
+            "--protocol-version",
+            "2025-11-25",
+        ],
+        &["server/response-matches-request"],
+    ),
 ];
 
 fn server_faults_fail_their_server_rules_only() {
@@ -373,36 +527,69 @@ fn server_faults_fail_their_server_rules_only() {
     // The clean server breaks no server rule under the same traffic.
     let dir = scratch_dir("watch-server-clean");
     let host = host_script(&dir, "", &[]);
-    let _ = harness(&host, &["-p", "base", "-p", "core", "-p", "mcp-2026", "--protocol-version", "all"]);
+    let _ = harness(
+        &host,
+        &[
+            "-p",
+            "base",
+            "-p",
+            "core",
+            "-p",
+            "mcp-2026",
+            "--protocol-version",
+            "all",
+        ],
+    );
     let broke = broken(&reports(&dir));
     let servers: Vec<_> = broke.iter().filter(|(side, _)| side == "server").collect();
-    assert!(servers.is_empty(), "the clean reference server broke: {servers:?}");
+    assert!(
+        servers.is_empty(),
+        "the clean reference server broke: {servers:?}"
+    );
 }
 
 fn http_proxy_relays_and_checks_both_sides() {
     let dir = scratch_dir("watch-http");
     let upstream_port = free_port();
     let mut server = Command::new(bin())
-        .args(["serve-reference", "--http", &format!("127.0.0.1:{upstream_port}"), "--fault", "http-notification-200"])
+        .args([
+            "serve-reference",
+            "--http",
+            &format!("127.0.0.1:{upstream_port}"),
+            "--fault",
+            "http-notification-200",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("{e}"));
+    wait_port(upstream_port);
     let port = free_port();
     let report = dir.join("report.json");
     let mut watch = Command::new(bin())
         .args(["watch", "-q", "--listen", &format!("127.0.0.1:{port}")])
-        .args(["--upstream", &format!("http://127.0.0.1:{upstream_port}/mcp")])
+        .args([
+            "--upstream",
+            &format!("http://127.0.0.1:{upstream_port}/mcp"),
+        ])
         .arg("--report-json")
         .arg(&report)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("{e}"));
-    wait_port(upstream_port);
     wait_port(port);
     let out = Command::new(bin())
-        .args(["-q", "-k", "core/ping", "-k", "base/handshake", "--protocol-version", "all", "--url"])
+        .args([
+            "-q",
+            "-k",
+            "core/ping",
+            "-k",
+            "base/handshake",
+            "--protocol-version",
+            "all",
+            "--url",
+        ])
         .arg(format!("http://127.0.0.1:{port}/mcp"))
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
@@ -422,7 +609,10 @@ fn http_proxy_relays_and_checks_both_sides() {
         "{broke:?}"
     );
     let clients: Vec<_> = broke.iter().filter(|(side, _)| side == "client").collect();
-    assert!(clients.is_empty(), "the harness broke client rules over HTTP: {clients:?}");
+    assert!(
+        clients.is_empty(),
+        "the harness broke client rules over HTTP: {clients:?}"
+    );
     let transcript = report["scenarios"]
         .as_array()
         .and_then(|s| s.iter().find(|r| r["id"] == "watch/transcript"))

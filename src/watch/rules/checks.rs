@@ -72,7 +72,11 @@ pub fn parse(kind: &str, with: &Value) -> Result<Check, String> {
             session: match string(with, "scope")?.as_str() {
                 "session" => true,
                 "outstanding" => false,
-                other => return Err(format!("scope must be session or outstanding, not {other:?}")),
+                other => {
+                    return Err(format!(
+                        "scope must be session or outstanding, not {other:?}"
+                    ))
+                }
             },
         },
         "response-matches-request" => Check::ResponseMatchesRequest,
@@ -252,6 +256,10 @@ fn response_matches_request(ctx: &Ctx<'_>, msg: &Msg) -> Option<Hit> {
         return None;
     }
     if let Some((at, req)) = ctx.conv.answered(requester, id) {
+        if ctx.conv.reused(requester, id) {
+            // The requester sent the id twice; each copy gets its answer.
+            return None;
+        }
         return Some(Hit::new(
             format!(
                 "a second response to {requester} request {} (id {id}), already answered at #{at}",
@@ -267,31 +275,38 @@ fn response_matches_request(ctx: &Ctx<'_>, msg: &Msg) -> Option<Hit> {
 }
 
 fn no_response_to_notification(ctx: &Ctx<'_>, msg: &Msg) -> Option<Hit> {
-    if !msg.is_response() {
+    if !msg.is_response() || msg.id().is_some_and(|id| !id.is_null()) {
         return None;
     }
-    let id = msg.id();
-    if id.is_some_and(|id| !id.is_null()) {
+    let other = msg.from.other();
+    // An error without an id answers a message whose id could not be read.
+    if msg.error().is_some() && ctx.conv.unreadable(other) > 0 {
         return None;
     }
-    let last = ctx.conv.last_from(msg.from.other())?;
-    // An error without an id is the answer to an unreadable message; a
-    // well-formed notification before it is what was answered.
-    let answered_notification = last.is_notification()
-        && last
-            .value
-            .as_ref()
-            .is_some_and(|v| v.get("jsonrpc") == Some(&Value::from("2.0")));
-    answered_notification.then(|| {
-        Hit::new(
-            format!(
-                "a response without an id follows {} at #{}: a notification gets no response",
-                describe(last),
-                last.pos
-            ),
-            vec![last.pos],
-        )
-    })
+    let last = ctx
+        .conv
+        .msgs
+        .iter()
+        .rev()
+        .find(|m| m.from == other && m.is_notification());
+    let Some(last) = last else {
+        // A result without an id answers no request: only a notification
+        // could have prompted it.
+        return msg.result().map(|_| {
+            Hit::new(
+                "a result without an id: it answers no request, and a notification gets no response".to_string(),
+                vec![],
+            )
+        });
+    };
+    Some(Hit::new(
+        format!(
+            "a response without an id, with no message of the {other} left that it could answer but {} at #{}: a notification gets no response",
+            describe(last),
+            last.pos
+        ),
+        vec![last.pos],
+    ))
 }
 
 fn result_or_error(msg: &Msg) -> Option<Hit> {
@@ -320,7 +335,10 @@ fn error_code_integer(msg: &Msg) -> Option<Hit> {
     match code {
         Some(c) if c.as_i64().is_some() => None,
         Some(c) => Some(Hit::new(
-            format!("{} has error.code {c}, which is not an integer", describe(msg)),
+            format!(
+                "{} has error.code {c}, which is not an integer",
+                describe(msg)
+            ),
             vec![],
         )),
         None => Some(Hit::new(

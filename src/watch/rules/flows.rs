@@ -14,13 +14,21 @@ pub enum Flow {
     InitializedBeforeRequests,
     NoRequestsBeforeInitAnswer,
     NoServerRequestsBeforeInitialized,
-    MetaField { key: String },
+    MetaField {
+        key: String,
+    },
     NoInitializeAfterModern,
     RetrySupportedVersion,
-    CursorWithQuery { methods: Vec<String>, fields: Vec<String> },
+    CursorWithQuery {
+        methods: Vec<String>,
+        fields: Vec<String>,
+    },
     DescriptionReadBeforeRetry,
     ProgressTokenKnown,
-    CancelInFlight { forbid: Vec<String>, only: Vec<String> },
+    CancelInFlight {
+        forbid: Vec<String>,
+        only: Vec<String>,
+    },
     LogLevelRequested,
 }
 
@@ -159,7 +167,7 @@ fn server_requests_early(ctx: &Ctx<'_>, msg: &Msg) -> Option<Hit> {
 }
 
 fn meta_field(ctx: &Ctx<'_>, msg: &Msg, key: &str) -> Option<Hit> {
-    if !msg.is_request() || !ctx.conv.modern && msg.meta_version().is_none() {
+    if !msg.is_request() || (!ctx.conv.modern && msg.meta_version().is_none()) {
         return None;
     }
     msg.meta(key).is_none().then(|| {
@@ -269,7 +277,12 @@ fn description_read_before_retry(ctx: &Ctx<'_>, msg: &Msg) -> Option<Hit> {
     }
     let name = msg.params()?.get("name")?.as_str()?;
     let refused = *ctx.conv.pd_required.get(name)?;
-    if ctx.conv.pd_read.get(name).is_some_and(|read| *read > refused) {
+    if ctx
+        .conv
+        .pd_read
+        .get(name)
+        .is_some_and(|read| *read > refused)
+    {
         return None;
     }
     Some(Hit::new(
@@ -317,7 +330,10 @@ fn cancel_in_flight(ctx: &Ctx<'_>, msg: &Msg, forbid: &[String], only: &[String]
     };
     if forbid.contains(&p.method) {
         return Some(Hit::new(
-            format!("notifications/cancelled names the {} request at #{}", p.method, p.pos),
+            format!(
+                "notifications/cancelled names the {} request at #{}",
+                p.method, p.pos
+            ),
             vec![p.pos],
         ));
     }
@@ -339,10 +355,11 @@ fn log_level_requested(ctx: &Ctx<'_>, msg: &Msg) -> Option<Hit> {
     if msg.method() != Some("notifications/message") || !ctx.conv.modern {
         return None;
     }
-    let asked = ctx
-        .conv
-        .pending_of(Side::Client)
-        .any(|p| p.params.pointer("/_meta/io.modelcontextprotocol~1logLevel").is_some());
+    let asked = ctx.conv.pending_of(Side::Client).any(|p| {
+        p.params
+            .pointer("/_meta/io.modelcontextprotocol~1logLevel")
+            .is_some()
+    });
     (!asked).then(|| {
         Hit::new(
             "notifications/message is sent while no request in progress carries io.modelcontextprotocol/logLevel".to_string(),

@@ -11,11 +11,17 @@ use crate::watch::trace::{Msg, Side};
 #[derive(Debug, Clone, PartialEq)]
 pub enum HttpCheck {
     /// A header every client POST carries (after the handshake, if so said).
-    HeaderPresent { name: String, after_handshake: bool },
+    HeaderPresent {
+        name: String,
+        after_handshake: bool,
+    },
     /// A header that must equal a body field: `method`, `name` (params.name
     /// or params.uri, of tools/call, resources/read, prompts/get) or
     /// `protocol-version` (the `_meta` version).
-    HeaderMatches { name: String, field: String },
+    HeaderMatches {
+        name: String,
+        field: String,
+    },
     Accept,
     SessionId,
     NotificationStatus,
@@ -79,7 +85,8 @@ impl HttpCheck {
             HttpCheck::HeaderMatches { name, field } => header_matches(msg, name, field),
             HttpCheck::Accept => {
                 let accept = http.header("accept").unwrap_or_default();
-                let both = accept.contains("application/json") && accept.contains("text/event-stream");
+                let both =
+                    accept.contains("application/json") && accept.contains("text/event-stream");
                 (!both).then(|| {
                     Hit::new(
                         format!(

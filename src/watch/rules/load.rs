@@ -160,8 +160,12 @@ fn rule(doc: &SourceDoc, file: &str, at: &str, v: &Value) -> Result<Rule, Proble
     })?;
     let eras = match map.get("eras") {
         None => Vec::new(),
-        Some(e) => serde_json::from_value(e.clone())
-            .map_err(|_| (format!("{at}/eras"), "eras must be a list of versions".into()))?,
+        Some(e) => serde_json::from_value(e.clone()).map_err(|_| {
+            (
+                format!("{at}/eras"),
+                "eras must be a list of versions".into(),
+            )
+        })?,
     };
     let mut spec = spec;
     crate::sources::resolve(&mut spec);
@@ -176,7 +180,10 @@ fn rule(doc: &SourceDoc, file: &str, at: &str, v: &Value) -> Result<Rule, Proble
         spec,
         check,
         eras,
-        transport: map.get("transport").and_then(Value::as_str).map(str::to_string),
+        transport: map
+            .get("transport")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         origin: format!("{file}:{}:{}", pos.line, pos.col),
     })
 }
@@ -209,7 +216,10 @@ mod tests {
         let clients = rules.iter().filter(|r| r.side == Side::Client).count();
         let servers = rules.len() - clients;
         assert!(rules.len() >= 25, "{} rules", rules.len());
-        assert!(clients >= 10 && servers >= 10, "{clients} client, {servers} server");
+        assert!(
+            clients >= 10 && servers >= 10,
+            "{clients} client, {servers} server"
+        );
     }
 
     #[test]

@@ -69,8 +69,21 @@ fn note(method: &str, params: Value) -> Value {
 
 fn init() -> Vec<Step> {
     vec![
-        m(C, req(1, "initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}))),
-        m(S, ok(1, json!({"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}))),
+        m(
+            C,
+            req(
+                1,
+                "initialize",
+                json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+            ),
+        ),
+        m(
+            S,
+            ok(
+                1,
+                json!({"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}),
+            ),
+        ),
         m(C, note("notifications/initialized", json!({}))),
     ]
 }
@@ -81,26 +94,26 @@ fn with_init(rest: Vec<Step>) -> Vec<Step> {
     all
 }
 
-fn rule(id: &str) -> Rule {
-    let rules = builtin().unwrap_or_else(|e| panic!("{e}"));
-    rules
-        .into_iter()
-        .find(|r| r.id == id)
-        .unwrap_or_else(|| panic!("no rule {id}"))
-}
-
 fn run(rule: Rule, steps: &[Step], raw: Option<(Side, &str)>) -> Vec<String> {
     let http = steps.iter().any(|s| s.2.is_some());
     let mut checker = Checker::new(vec![rule], http);
     for (i, (side, v, meta)) in steps.iter().enumerate() {
-        let text = if v.is_null() { String::new() } else { v.to_string() };
+        let text = if v.is_null() {
+            String::new()
+        } else {
+            v.to_string()
+        };
         checker.feed(Msg::new(i + 1, *side, 0, text, meta.clone()));
     }
     if let Some((side, text)) = raw {
         let pos = steps.len() + 1;
         checker.feed(Msg::new(pos, side, 0, text.to_string(), None));
     }
-    checker.violations.iter().map(|v| v.message.clone()).collect()
+    checker
+        .violations
+        .iter()
+        .map(|v| v.message.clone())
+        .collect()
 }
 
 /// The breaking conversation of each rule.
@@ -109,26 +122,105 @@ fn breaking(id: &str) -> (Vec<Step>, Option<(Side, &'static str)>) {
     let steps = match id {
         "client/json-message" => return (init(), Some((C, "not json"))),
         "server/json-message" => return (init(), Some((S, "Listening on stdio"))),
-        "client/jsonrpc-version" => vec![m(C, json!({"jsonrpc": "1.0", "id": 1, "method": "initialize"}))],
-        "server/jsonrpc-version" => with_init(vec![m(C, list(2, json!({}))), m(S, json!({"id": 2, "result": {"tools": []}}))]),
-        "client/request-id" => with_init(vec![m(C, json!({"jsonrpc": "2.0", "id": null, "method": "ping"}))]),
-        "server/request-id" => with_init(vec![m(S, json!({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}))]),
-        "client/unique-request-ids" => with_init(vec![m(C, list(2, json!({}))), m(C, list(2, json!({})))]),
-        "server/unique-request-ids" => with_init(vec![m(S, req(7, "ping", json!({}))), m(S, req(7, "ping", json!({})))]),
-        "client/unique-request-ids-session" => with_init(vec![m(C, list(2, json!({}))), m(S, ok(2, json!({"tools": []}))), m(C, list(2, json!({})))]),
+        "client/jsonrpc-version" => vec![m(
+            C,
+            json!({"jsonrpc": "1.0", "id": 1, "method": "initialize"}),
+        )],
+        "server/jsonrpc-version" => with_init(vec![
+            m(C, list(2, json!({}))),
+            m(S, json!({"id": 2, "result": {"tools": []}})),
+        ]),
+        "client/request-id" => with_init(vec![m(
+            C,
+            json!({"jsonrpc": "2.0", "id": null, "method": "ping"}),
+        )]),
+        "server/request-id" => with_init(vec![m(
+            S,
+            json!({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}),
+        )]),
+        "client/unique-request-ids" => {
+            with_init(vec![m(C, list(2, json!({}))), m(C, list(2, json!({})))])
+        }
+        "server/unique-request-ids" => with_init(vec![
+            m(S, req(7, "ping", json!({}))),
+            m(S, req(7, "ping", json!({}))),
+        ]),
+        "client/unique-request-ids-session" => with_init(vec![
+            m(C, list(2, json!({}))),
+            m(S, ok(2, json!({"tools": []}))),
+            m(C, list(2, json!({}))),
+        ]),
         "client/response-matches-request" => with_init(vec![m(C, ok(9, json!({})))]),
-        "server/response-matches-request" => with_init(vec![m(C, list(2, json!({}))), m(S, ok(2, json!({"tools": []}))), m(S, ok(2, json!({"tools": []})))]),
-        "client/no-response-to-notification" => with_init(vec![m(S, note("notifications/tools/list_changed", json!({}))), m(C, json!({"jsonrpc": "2.0", "id": null, "result": {}}))]),
-        "server/no-response-to-notification" => with_init(vec![m(C, note("notifications/cancelled", json!({"requestId": 99}))), m(S, json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32601, "message": "x"}}))]),
-        "client/result-or-error" => with_init(vec![m(S, req(5, "ping", json!({}))), m(C, json!({"jsonrpc": "2.0", "id": 5}))]),
-        "server/result-or-error" => with_init(vec![m(C, list(2, json!({}))), m(S, json!({"jsonrpc": "2.0", "id": 2, "result": {}, "error": {"code": 1, "message": "x"}}))]),
-        "client/error-code-integer" => with_init(vec![m(S, req(5, "roots/list", json!({}))), m(C, json!({"jsonrpc": "2.0", "id": 5, "error": {"code": "E", "message": "x"}}))]),
-        "server/error-code-integer" => with_init(vec![m(C, list(2, json!({}))), m(S, json!({"jsonrpc": "2.0", "id": 2, "error": {"code": "TOOL_DESCRIPTION_REQUIRED", "message": "x"}}))]),
-        "client/ping-empty" => with_init(vec![m(S, req(5, "ping", json!({}))), m(C, ok(5, json!({"status": "ok"})))]),
-        "server/ping-empty" => with_init(vec![m(C, req(2, "ping", json!({}))), m(S, ok(2, json!({"status": "ok"})))]),
-        "client/progress-token-known" => with_init(vec![m(C, note("notifications/progress", json!({"progressToken": "t", "progress": 1})))]),
-        "server/progress-token-known" => with_init(vec![m(C, req(2, "tools/call", json!({"name": "a"}))), m(S, note("notifications/progress", json!({"progressToken": 0, "progress": 1})))]),
-        "client/cancel-in-flight" => with_init(vec![m(C, note("notifications/cancelled", json!({"requestId": 42})))]),
+        "server/response-matches-request" => with_init(vec![
+            m(C, list(2, json!({}))),
+            m(S, ok(2, json!({"tools": []}))),
+            m(S, ok(2, json!({"tools": []}))),
+        ]),
+        "client/no-response-to-notification" => with_init(vec![
+            m(S, note("notifications/tools/list_changed", json!({}))),
+            m(C, json!({"jsonrpc": "2.0", "id": null, "result": {}})),
+        ]),
+        "server/no-response-to-notification" => with_init(vec![
+            m(C, note("notifications/cancelled", json!({"requestId": 99}))),
+            m(
+                S,
+                json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32601, "message": "x"}}),
+            ),
+        ]),
+        "client/result-or-error" => with_init(vec![
+            m(S, req(5, "ping", json!({}))),
+            m(C, json!({"jsonrpc": "2.0", "id": 5})),
+        ]),
+        "server/result-or-error" => with_init(vec![
+            m(C, list(2, json!({}))),
+            m(
+                S,
+                json!({"jsonrpc": "2.0", "id": 2, "result": {}, "error": {"code": 1, "message": "x"}}),
+            ),
+        ]),
+        "client/error-code-integer" => with_init(vec![
+            m(S, req(5, "roots/list", json!({}))),
+            m(
+                C,
+                json!({"jsonrpc": "2.0", "id": 5, "error": {"code": "E", "message": "x"}}),
+            ),
+        ]),
+        "server/error-code-integer" => with_init(vec![
+            m(C, list(2, json!({}))),
+            m(
+                S,
+                json!({"jsonrpc": "2.0", "id": 2, "error": {"code": "TOOL_DESCRIPTION_REQUIRED", "message": "x"}}),
+            ),
+        ]),
+        "client/ping-empty" => with_init(vec![
+            m(S, req(5, "ping", json!({}))),
+            m(C, ok(5, json!({"status": "ok"}))),
+        ]),
+        "server/ping-empty" => with_init(vec![
+            m(C, req(2, "ping", json!({}))),
+            m(S, ok(2, json!({"status": "ok"}))),
+        ]),
+        "client/progress-token-known" => with_init(vec![m(
+            C,
+            note(
+                "notifications/progress",
+                json!({"progressToken": "t", "progress": 1}),
+            ),
+        )]),
+        "server/progress-token-known" => with_init(vec![
+            m(C, req(2, "tools/call", json!({"name": "a"}))),
+            m(
+                S,
+                note(
+                    "notifications/progress",
+                    json!({"progressToken": 0, "progress": 1}),
+                ),
+            ),
+        ]),
+        "client/cancel-in-flight" => with_init(vec![m(
+            C,
+            note("notifications/cancelled", json!({"requestId": 42})),
+        )]),
         "client/initialize-first" => vec![m(C, list(1, json!({})))],
         "client/initialized-before-requests" => {
             let mut s = init();
@@ -143,14 +235,50 @@ fn breaking(id: &str) -> (Vec<Step>, Option<(Side, &'static str)>) {
             s.push(m(S, req(1, "roots/list", json!({}))));
             s
         }
-        "client/no-cancel-initialize" => vec![init().remove(0), m(C, note("notifications/cancelled", json!({"requestId": 1})))],
-        "server/cancel-in-flight" => with_init(vec![m(S, note("notifications/cancelled", json!({"requestId": 3})))]),
-        "client/meta-protocol-version" => vec![m(C, req26(1, "server/discover", json!({}))), m(C, req(2, "tools/list", json!({"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}})))],
-        "client/meta-client-capabilities" => vec![m(C, req(1, "tools/list", json!({"_meta": {"io.modelcontextprotocol/protocolVersion": V26}})))],
-        "client/meta-client-info" => vec![m(C, req(1, "tools/list", json!({"_meta": {"io.modelcontextprotocol/protocolVersion": V26, "io.modelcontextprotocol/clientCapabilities": {}}})))],
+        "client/no-cancel-initialize" => vec![
+            init().remove(0),
+            m(C, note("notifications/cancelled", json!({"requestId": 1}))),
+        ],
+        "server/cancel-in-flight" => with_init(vec![m(
+            S,
+            note("notifications/cancelled", json!({"requestId": 3})),
+        )]),
+        "client/meta-protocol-version" => vec![
+            m(C, req26(1, "server/discover", json!({}))),
+            m(
+                C,
+                req(
+                    2,
+                    "tools/list",
+                    json!({"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}}),
+                ),
+            ),
+        ],
+        "client/meta-client-capabilities" => vec![m(
+            C,
+            req(
+                1,
+                "tools/list",
+                json!({"_meta": {"io.modelcontextprotocol/protocolVersion": V26}}),
+            ),
+        )],
+        "client/meta-client-info" => vec![m(
+            C,
+            req(
+                1,
+                "tools/list",
+                json!({"_meta": {"io.modelcontextprotocol/protocolVersion": V26, "io.modelcontextprotocol/clientCapabilities": {}}}),
+            ),
+        )],
         "client/no-initialize-to-modern-server" => vec![
             m(C, req26(1, "server/discover", json!({}))),
-            m(S, ok(1, json!({"supportedVersions": [V26], "capabilities": {}, "resultType": "complete"}))),
+            m(
+                S,
+                ok(
+                    1,
+                    json!({"supportedVersions": [V26], "capabilities": {}, "resultType": "complete"}),
+                ),
+            ),
             m(C, init().remove(0).1),
         ],
         "client/retry-supported-version" => {
@@ -159,19 +287,76 @@ fn breaking(id: &str) -> (Vec<Step>, Option<(Side, &'static str)>) {
             p["_meta"]["x"] = json!(1);
             vec![
                 m(C, r1),
-                m(S, json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32022, "message": "Unsupported protocol version", "data": {"supported": [V26], "requested": "2099-01-01"}}})),
+                m(
+                    S,
+                    json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32022, "message": "Unsupported protocol version", "data": {"supported": [V26], "requested": "2099-01-01"}}}),
+                ),
                 m(C, req(2, "tools/list", p)),
             ]
         }
-        "client/cancel-client-requests-only" => vec![m(C, req26(1, "tools/list", json!({}))), m(C, note("notifications/cancelled", json!({"requestId": 8, "_meta": meta26()})))],
-        "server/cancel-listen-only" => vec![m(C, req26(1, "tools/call", json!({"name": "a"}))), m(S, req(4, "ping", json!({}))), m(S, note("notifications/cancelled", json!({"requestId": 4})))],
-        "client/reserved-error-codes" => vec![m(C, req26(1, "tools/list", json!({}))), m(S, req(4, "ping", json!({}))), m(C, json!({"jsonrpc": "2.0", "id": 4, "error": {"code": -32050, "message": "x"}}))],
-        "server/reserved-error-codes" => vec![m(C, req26(1, "tools/list", json!({}))), m(S, json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32042, "message": "x"}}))],
-        "server/retired-error-codes" => vec![m(C, req26(1, "resources/read", json!({"uri": "x:/"}))), m(S, json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32002, "message": "x"}}))],
-        "server/result-type" => vec![m(C, req26(1, "tools/list", json!({}))), m(S, ok(1, json!({"tools": [], "ttlMs": 0, "cacheScope": "public"})))],
-        "client/result-type" => vec![m(C, req26(1, "tools/list", json!({}))), m(S, req(3, "ping", json!({}))), m(C, ok(3, json!({})))],
-        "server/cache-hints" => vec![m(C, req26(1, "tools/list", json!({}))), m(S, ok(1, json!({"tools": [], "resultType": "complete"})))],
-        "server/log-level-requested" => vec![m(C, req26(1, "resources/list", json!({}))), m(S, note("notifications/message", json!({"level": "info", "data": "x"})))],
+        "client/cancel-client-requests-only" => vec![
+            m(C, req26(1, "tools/list", json!({}))),
+            m(
+                C,
+                note(
+                    "notifications/cancelled",
+                    json!({"requestId": 8, "_meta": meta26()}),
+                ),
+            ),
+        ],
+        "server/cancel-listen-only" => vec![
+            m(C, req26(1, "tools/call", json!({"name": "a"}))),
+            m(S, req(4, "ping", json!({}))),
+            m(S, note("notifications/cancelled", json!({"requestId": 4}))),
+        ],
+        "client/reserved-error-codes" => vec![
+            m(C, req26(1, "tools/list", json!({}))),
+            m(S, req(4, "ping", json!({}))),
+            m(
+                C,
+                json!({"jsonrpc": "2.0", "id": 4, "error": {"code": -32050, "message": "x"}}),
+            ),
+        ],
+        "server/reserved-error-codes" => vec![
+            m(C, req26(1, "tools/list", json!({}))),
+            m(
+                S,
+                json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32042, "message": "x"}}),
+            ),
+        ],
+        "server/retired-error-codes" => vec![
+            m(C, req26(1, "resources/read", json!({"uri": "x:/"}))),
+            m(
+                S,
+                json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32002, "message": "x"}}),
+            ),
+        ],
+        "server/result-type" => vec![
+            m(C, req26(1, "tools/list", json!({}))),
+            m(
+                S,
+                ok(1, json!({"tools": [], "ttlMs": 0, "cacheScope": "public"})),
+            ),
+        ],
+        "client/result-type" => vec![
+            m(C, req26(1, "tools/list", json!({}))),
+            m(S, req(3, "ping", json!({}))),
+            m(C, ok(3, json!({}))),
+        ],
+        "server/cache-hints" => vec![
+            m(C, req26(1, "tools/list", json!({}))),
+            m(S, ok(1, json!({"tools": [], "resultType": "complete"}))),
+        ],
+        "server/log-level-requested" => vec![
+            m(C, req26(1, "resources/list", json!({}))),
+            m(
+                S,
+                note(
+                    "notifications/message",
+                    json!({"level": "info", "data": "x"}),
+                ),
+            ),
+        ],
         "client/search-cursor-query" => with_init(vec![
             m(C, req(2, "tools/search", json!({"query": "page"}))),
             m(S, ok(2, json!({"tools": [], "nextCursor": "c1"}))),
@@ -189,26 +374,74 @@ fn breaking(id: &str) -> (Vec<Step>, Option<(Side, &'static str)>) {
         ]),
         "client/pd-read-before-retry" => with_init(vec![
             m(C, req(2, "tools/call", json!({"name": "create_page"}))),
-            m(S, json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32001, "message": "x", "data": {"code": "TOOL_DESCRIPTION_REQUIRED"}}})),
-            m(C, req(3, "resources/read", json!({"uri": "resource:///tool_descriptions?tools=other"}))),
+            m(
+                S,
+                json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32001, "message": "x", "data": {"code": "TOOL_DESCRIPTION_REQUIRED"}}}),
+            ),
+            m(
+                C,
+                req(
+                    3,
+                    "resources/read",
+                    json!({"uri": "resource:///tool_descriptions?tools=other"}),
+                ),
+            ),
             m(C, req(4, "tools/call", json!({"name": "create_page"}))),
         ]),
-        "client/http-accept" => vec![post(req(1, "initialize", json!({})), &[("accept", "application/json")], 1)],
+        "client/http-accept" => vec![post(
+            req(1, "initialize", json!({})),
+            &[("accept", "application/json")],
+            1,
+        )],
         "client/http-protocol-version-header" => vec![
             post(init().remove(0).1, &[], 1),
             answer(init().remove(1).1, 200, 1),
             post(list(2, json!({})), &[], 2),
         ],
-        "client/http-protocol-version-matches" => vec![post(req26(1, "tools/list", json!({})), &[("MCP-Protocol-Version", "2025-11-25"), ("Mcp-Method", "tools/list")], 1)],
-        "client/http-mcp-method" => vec![post(req26(1, "tools/list", json!({})), &[("MCP-Protocol-Version", V26), ("Mcp-Method", "tools/call")], 1)],
-        "client/http-mcp-name" => vec![post(req26(1, "tools/call", json!({"name": "a"})), &[("MCP-Protocol-Version", V26), ("Mcp-Method", "tools/call"), ("Mcp-Name", "b")], 1)],
+        "client/http-protocol-version-matches" => vec![post(
+            req26(1, "tools/list", json!({})),
+            &[
+                ("MCP-Protocol-Version", "2025-11-25"),
+                ("Mcp-Method", "tools/list"),
+            ],
+            1,
+        )],
+        "client/http-mcp-method" => vec![post(
+            req26(1, "tools/list", json!({})),
+            &[("MCP-Protocol-Version", V26), ("Mcp-Method", "tools/call")],
+            1,
+        )],
+        "client/http-mcp-name" => vec![post(
+            req26(1, "tools/call", json!({"name": "a"})),
+            &[
+                ("MCP-Protocol-Version", V26),
+                ("Mcp-Method", "tools/call"),
+                ("Mcp-Name", "b"),
+            ],
+            1,
+        )],
         "client/http-session-id" => vec![
             post(init().remove(0).1, &[], 1),
-            (S, init().remove(1).1, Some(HttpMeta { method: "POST".into(), status: Some(200), headers: vec![("mcp-session-id".into(), "abc".into())], exchange: 1 })),
+            (
+                S,
+                init().remove(1).1,
+                Some(HttpMeta {
+                    method: "POST".into(),
+                    status: Some(200),
+                    headers: vec![("mcp-session-id".into(), "abc".into())],
+                    exchange: 1,
+                }),
+            ),
             post(list(2, json!({})), &[("mcp-session-id", "xyz")], 2),
         ],
-        "client/http-no-posted-responses" => vec![post(req26(1, "tools/list", json!({})), &[], 1), post(ok(5, json!({})), &[], 2)],
-        "server/http-notification-202" => vec![post(note("notifications/initialized", json!({})), &[], 1), answer(json!({}), 200, 1)],
+        "client/http-no-posted-responses" => vec![
+            post(req26(1, "tools/list", json!({})), &[], 1),
+            post(ok(5, json!({})), &[], 2),
+        ],
+        "server/http-notification-202" => vec![
+            post(note("notifications/initialized", json!({})), &[], 1),
+            answer(json!({}), 200, 1),
+        ],
         other => panic!("no breaking conversation for rule {other}"),
     };
     (steps, None)
@@ -230,10 +463,26 @@ fn every_rule_fails_on_a_conversation_that_breaks_it() {
 #[test]
 fn a_clean_conversation_breaks_no_rule() {
     let stateful = with_init(vec![
-        m(C, req(2, "tools/list", json!({"query": "page", "_meta": {"progressToken": "p"}}))),
-        m(S, note("notifications/progress", json!({"progressToken": "p", "progress": 1}))),
+        m(
+            C,
+            req(
+                2,
+                "tools/list",
+                json!({"query": "page", "_meta": {"progressToken": "p"}}),
+            ),
+        ),
+        m(
+            S,
+            note(
+                "notifications/progress",
+                json!({"progressToken": "p", "progress": 1}),
+            ),
+        ),
         m(S, ok(2, json!({"tools": [], "nextCursor": "c1"}))),
-        m(C, req(3, "tools/list", json!({"query": "page", "cursor": "c1"}))),
+        m(
+            C,
+            req(3, "tools/list", json!({"query": "page", "cursor": "c1"})),
+        ),
         m(S, ok(3, json!({"tools": []}))),
         m(S, req(1, "ping", json!({}))),
         m(C, ok(1, json!({}))),
@@ -242,9 +491,21 @@ fn a_clean_conversation_breaks_no_rule() {
     ]);
     let modern = vec![
         m(C, req26(1, "server/discover", json!({}))),
-        m(S, ok(1, json!({"supportedVersions": [V26], "capabilities": {}, "resultType": "complete", "ttlMs": 0, "cacheScope": "public"}))),
+        m(
+            S,
+            ok(
+                1,
+                json!({"supportedVersions": [V26], "capabilities": {}, "resultType": "complete", "ttlMs": 0, "cacheScope": "public"}),
+            ),
+        ),
         m(C, req26(2, "tools/list", json!({}))),
-        m(S, ok(2, json!({"tools": [], "resultType": "complete", "ttlMs": 0, "cacheScope": "public"}))),
+        m(
+            S,
+            ok(
+                2,
+                json!({"tools": [], "resultType": "complete", "ttlMs": 0, "cacheScope": "public"}),
+            ),
+        ),
     ];
     for r in builtin().unwrap_or_else(|e| panic!("{e}")) {
         for steps in [&stateful, &modern] {
@@ -260,7 +521,9 @@ fn a_rule_is_never_broken_by_the_other_side() {
     // breaks nothing of the rule's side there.
     for r in builtin().unwrap_or_else(|e| panic!("{e}")) {
         let (mut steps, raw) = breaking(&r.id);
-        let Some(last) = steps.last_mut() else { continue };
+        let Some(last) = steps.last_mut() else {
+            continue;
+        };
         if raw.is_some() {
             continue;
         }
