@@ -111,7 +111,8 @@ impl HttpCheck {
 
 /// What the body says for `field`, if the field applies to this message.
 fn body_value(msg: &Msg, field: &str) -> Option<String> {
-    if !msg.is_request() && field != "method" {
+    // The headers mirror requests only (MCP 2026-07-28, Standard Request Headers).
+    if !msg.is_request() {
         return None;
     }
     match field {
