@@ -373,10 +373,11 @@ impl Conversation {
             self.cursors
                 .insert((msg.from.other(), cursor.to_string()), origin);
         }
-        if request.method == "tools/call" && result.get("isError") == Some(&Value::Bool(true)) {
-            if marker_in(result) {
-                self.note_description_required(request, msg.pos);
-            }
+        if request.method == "tools/call"
+            && result.get("isError") == Some(&Value::Bool(true))
+            && marker_in(result)
+        {
+            self.note_description_required(request, msg.pos);
         }
     }
 

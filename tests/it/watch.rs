@@ -597,7 +597,7 @@ fn http_proxy_relays_and_checks_both_sides() {
     assert_eq!(status.code(), Some(1), "{}", text(&out.stdout));
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap_or_default())
         .unwrap_or_else(|e| panic!("{e}"));
-    let broke = broken(&[report.clone()]);
+    let broke = broken(std::slice::from_ref(&report));
     assert!(
         broke.contains(&("server".into(), "server/http-notification-202".into())),
         "{broke:?}"

@@ -91,7 +91,7 @@ impl Rule {
             return true;
         }
         let era = era_for(ctx.conv, msg);
-        era.is_some_and(|e| self.eras.iter().any(|x| *x == e))
+        era.is_some_and(|e| self.eras.contains(&e))
     }
 
     pub fn check(&self, ctx: &Ctx<'_>, msg: &Msg) -> Vec<Violation> {
