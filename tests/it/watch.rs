@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::common::{bin, free_port, scratch_dir, text, write_script};
 
 pub fn trials() -> Vec<libtest_mimic::Trial> {
-    trials![
+    let mut list = trials![
         relay_is_byte_exact_both_ways_and_stdout_holds_only_server_bytes,
         no_process_is_left_when_the_host_closes_stdin,
         no_server_is_left_when_watch_itself_is_killed,
@@ -27,7 +27,57 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         replay_gives_the_findings_of_the_live_run,
         an_unstartable_server_exits_3,
         http_proxy_relays_and_checks_both_sides,
-    ]
+    ];
+    list.push(crate::prereq::trial(
+        "watch::python_sdk_client_session_through_watch",
+        crate::prereq::Prereq::Peers,
+        || {
+            let python = crate::common::root().join("target/peers/python/bin/python");
+            let ok = Command::new(&python)
+                .args(["-c", "import mcp"])
+                .output()
+                .is_ok_and(|o| o.status.success());
+            if ok {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{} with the mcp package (scripts/install-peers.sh)",
+                    python.display()
+                ))
+            }
+        },
+        python_sdk_client_session_through_watch,
+    ));
+    list
+}
+
+/// The Python SDK's ClientSession (a real third-party client) through
+/// watch against the reference server: the relay carries its whole session
+/// and neither side breaks a rule.
+fn python_sdk_client_session_through_watch() {
+    let dir = scratch_dir("watch-python-sdk");
+    let report = dir.join("report.json");
+    let python = crate::common::root().join("target/peers/python/bin/python");
+    let out = Command::new(python)
+        .arg(crate::common::root().join("fixtures/clients/py_session.py"))
+        .args(["--", bin(), "watch", "-q", "--report-json"])
+        .arg(&report)
+        .args(["--", bin(), "serve-reference"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        broken(std::slice::from_ref(&report)),
+        Vec::<(String, String)>::new()
+    );
+    let seen = report["scenarios"]
+        .as_array()
+        .and_then(|s| s.iter().find(|r| r["id"] == "watch/transcript"))
+        .and_then(|t| t["transcript"].as_array().map(Vec::len))
+        .unwrap_or(0);
+    assert!(seen >= 10, "{seen} messages seen");
 }
 
 /// A host script for the harness to launch: it runs `watch` (with `flags`)
