@@ -28,17 +28,18 @@ function die(message) {
   process.exit(1);
 }
 
-/** The `version` of Cargo.toml's [package] table. */
+/** The `version` of Cargo.toml: its [workspace.package] table's, which
+ * every crate of the workspace inherits (or [package]'s, if set there). */
 function cargoVersion() {
   const text = fs.readFileSync(path.join(root, "Cargo.toml"), "utf8");
   let inPackage = false;
   for (const line of text.split(/\r?\n/)) {
     const table = line.match(/^\s*\[([^\]]+)\]/);
-    if (table) inPackage = table[1].trim() === "package";
+    if (table) inPackage = ["package", "workspace.package"].includes(table[1].trim());
     const version = inPackage && line.match(/^\s*version\s*=\s*"([^"]+)"/);
     if (version) return version[1];
   }
-  return die("Cargo.toml: no version in [package]");
+  return die("Cargo.toml: no version in [workspace.package] or [package]");
 }
 
 function readLauncher() {

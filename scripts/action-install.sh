@@ -39,14 +39,14 @@ target_triple() {
 }
 
 cargo_version() {
-  sed -n '/^\[package\]/,/^\[/s/^version *= *"\([^"]*\)".*/\1/p' "$src/Cargo.toml" | head -n 1
+  sed -n '/^\[\(workspace\.\)\{0,1\}package\]/,/^\[/s/^version *= *"\([^"]*\)".*/\1/p' "$src/Cargo.toml" | head -n 1
 }
 
 # The release tag matching the action's ref, or nothing.
 release_tag() {
   local ref=${ACTION_REF:-} version
   version=$(cargo_version)
-  [ -n "$version" ] || die "$src/Cargo.toml: no [package] version"
+  [ -n "$version" ] || die "$src/Cargo.toml: no version in [workspace.package] or [package]"
   case "$ref" in
     "v$version") echo "v$version" ;;
     v[0-9]*) case "v$version" in "$ref".*) echo "v$version" ;; *) echo "" ;; esac ;;
@@ -65,7 +65,7 @@ sha256() {
 # Hash of what `cargo install` builds from, for the cache key of a source build.
 source_hash() {
   local list
-  list=$(cd "$src" && find Cargo.toml Cargo.lock build.rs src scenarios -type f | LC_ALL=C sort)
+  list=$(cd "$src" && find Cargo.toml Cargo.lock build.rs src crates rules scenarios -type f | LC_ALL=C sort)
   (cd "$src" && printf '%s\n' "$list" && printf '%s\n' "$list" | while IFS= read -r f; do cat "$f"; done) |
     if command -v sha256sum >/dev/null 2>&1; then sha256sum; else shasum -a 256; fi | cut -c1-16
 }

@@ -97,7 +97,7 @@ everything=$root/target/peers/node/node_modules/@modelcontextprotocol/server-eve
 peer_python=$root/target/peers/python/bin/python
 [ -f "$everything" ] || die "$everything missing: run scripts/install-peers.sh"
 "$peer_python" -c 'import mcp.server.mcpserver' 2>/dev/null || die "$peer_python has no mcp package: run scripts/install-peers.sh"
-version=$(sed -n '/^\[package\]/,/^\[/s/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n 1)
+version=$(sed -n '/^\[\(workspace\.\)\{0,1\}package\]/,/^\[/s/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n 1)
 [ -n "$version" ] || die "no version in Cargo.toml"
 platform=$(node -p 'process.platform + "-" + process.arch')
 rm -rf "$work/dist" "$work/stage" "$work/npm-dist" "$work/venv" "$work/npx" "$work/npx-noplatform" \
