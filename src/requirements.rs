@@ -68,9 +68,9 @@ pub fn keyword_ceiling(quote: &str) -> Option<Level> {
         .min()
 }
 
-/// The strongest keyword of one sentence, unless it binds clients: the
-/// nearest of "client" and "server" before the first keyword is its subject.
-fn sentence_keyword(sentence: &str) -> Option<Level> {
+/// The level an RFC 2119 keyword (one word, upper case as the texts write
+/// it) sets; None for any other word.
+pub fn keyword_level(word: &str) -> Option<Level> {
     const KEYWORDS: [(&str, Level); 7] = [
         ("MUST", Level::Must),
         ("REQUIRED", Level::Must),
@@ -80,12 +80,17 @@ fn sentence_keyword(sentence: &str) -> Option<Level> {
         ("MAY", Level::May),
         ("OPTIONAL", Level::May),
     ];
-    let keyword = |w: &str| KEYWORDS.iter().find(|(k, _)| *k == w).map(|(_, l)| *l);
+    KEYWORDS.iter().find(|(k, _)| *k == word).map(|(_, l)| *l)
+}
+
+/// The strongest keyword of one sentence, unless it binds clients: the
+/// nearest of "client" and "server" before the first keyword is its subject.
+fn sentence_keyword(sentence: &str) -> Option<Level> {
     let words: Vec<&str> = sentence
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| !w.is_empty())
         .collect();
-    let first = words.iter().position(|w| keyword(w).is_some())?;
+    let first = words.iter().position(|w| keyword_level(w).is_some())?;
     let subject = words[..first].iter().rev().find_map(|w| {
         let w = w.to_ascii_lowercase();
         (w.starts_with("client") || w.starts_with("server")).then_some(w)
@@ -93,7 +98,7 @@ fn sentence_keyword(sentence: &str) -> Option<Level> {
     if subject.is_some_and(|w| w.starts_with("client")) {
         return None;
     }
-    words[first..].iter().filter_map(|w| keyword(w)).min()
+    words[first..].iter().filter_map(|w| keyword_level(w)).min()
 }
 
 impl Requirement {

@@ -206,7 +206,7 @@ fn check_usage(args: &RunArgs) -> Result<()> {
     if let Some(program) = args.command.first() {
         check_program(program)?;
     }
-    for (path, _) in report_files(args) {
+    for (path, _) in report_files(&args.report_paths()) {
         check_writable(&path)?;
     }
     for path in [&args.write_baseline].into_iter().flatten() {
@@ -454,29 +454,50 @@ fn console_skips_done(event: &Event) -> bool {
 /// The SARIF log's name in `--report-dir`.
 pub const REPORT_DIR_SARIF: &str = "report.sarif";
 
+/// The report files a command line asks for: `--report-dir` and the five
+/// single-file options, as `run` and `watch` both take them.
+pub struct ReportPaths<'a> {
+    pub dir: Option<&'a PathBuf>,
+    pub json: Option<&'a PathBuf>,
+    pub junit: Option<&'a PathBuf>,
+    pub markdown: Option<&'a PathBuf>,
+    pub html: Option<&'a PathBuf>,
+    pub sarif: Option<&'a PathBuf>,
+}
+
+impl RunArgs {
+    pub fn report_paths(&self) -> ReportPaths<'_> {
+        ReportPaths {
+            dir: self.report_dir.as_ref(),
+            json: self.report_json.as_ref(),
+            junit: self.report_junit.as_ref(),
+            markdown: self.report_markdown.as_ref(),
+            html: self.report_html.as_ref(),
+            sarif: self.report_sarif.as_ref(),
+        }
+    }
+}
+
 /// The file reports asked for on the command line (a file named twice, as
 /// the GitHub Action names `--report-sarif DIR/report.sarif`, is written once).
-pub fn report_files(args: &RunArgs) -> Vec<(PathBuf, Renderer)> {
+pub fn report_files(paths: &ReportPaths<'_>) -> Vec<(PathBuf, Renderer)> {
     let mut files: Vec<(PathBuf, Renderer)> = Vec::new();
-    if let Some(dir) = &args.report_dir {
+    if let Some(dir) = paths.dir {
         files.push((dir.join("report.json"), json::render));
         files.push((dir.join("junit.xml"), junit::render));
         files.push((dir.join("report.md"), markdown::render));
         files.push((dir.join("report.html"), html::render));
         files.push((dir.join(REPORT_DIR_SARIF), github::sarif));
     }
-    let single: [(&Option<PathBuf>, Renderer); 5] = [
-        (&args.report_json, json::render),
-        (&args.report_junit, junit::render),
-        (&args.report_markdown, markdown::render),
-        (&args.report_html, html::render),
-        (&args.report_sarif, github::sarif),
+    let single: [(Option<&PathBuf>, Renderer); 5] = [
+        (paths.json, json::render),
+        (paths.junit, junit::render),
+        (paths.markdown, markdown::render),
+        (paths.html, html::render),
+        (paths.sarif, github::sarif),
     ];
     for (path, render) in single {
-        if let Some(p) = path
-            .as_ref()
-            .filter(|p| !files.iter().any(|(f, _)| f == *p))
-        {
+        if let Some(p) = path.filter(|p| !files.iter().any(|(f, _)| f == *p)) {
             files.push((p.clone(), render));
         }
     }
@@ -485,7 +506,7 @@ pub fn report_files(args: &RunArgs) -> Vec<(PathBuf, Renderer)> {
 
 /// Writes `data` to every report file asked for.
 pub fn write_reports(args: &RunArgs, data: &ReportData) -> Result<()> {
-    for (path, render) in report_files(args) {
+    for (path, render) in report_files(&args.report_paths()) {
         write_file(&path, &render(data))?;
     }
     Ok(())

@@ -11,7 +11,6 @@ use clap::Args;
 
 use mcp_conform::report::console::{ConsoleOptions, ConsoleReporter};
 use mcp_conform::report::data::ReportData;
-use mcp_conform::report::{github, html, json, junit, markdown, Renderer};
 use mcp_conform::run::events::Event;
 use mcp_conform::watch::relay_stdio::{self, StdioOptions};
 use mcp_conform::watch::report::{self, Target};
@@ -72,7 +71,8 @@ pub struct WatchArgs {
     pub report_html: Option<PathBuf>,
     #[arg(long, value_name = "FILE")]
     pub report_sarif: Option<PathBuf>,
-    /// Write report.json, junit.xml, report.md and report.html into DIR.
+    /// Write all five reports into DIR: report.json, junit.xml, report.md,
+    /// report.html and report.sarif.
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
     /// The server command and its arguments (after `--`).
@@ -222,7 +222,7 @@ fn replay(args: &WatchArgs, rules: Vec<rules::Rule>, path: &std::path::Path) -> 
 
 /// Writes the report files and the summary; returns the exit code.
 fn finish(args: &WatchArgs, data: &ReportData, note: Option<&str>) -> Result<u8> {
-    for (path, render) in report_files(args) {
+    for (path, render) in super::run::report_files(&args.report_paths()) {
         write_file(&path, &render(data))?;
     }
     if !args.quiet {
@@ -257,25 +257,15 @@ fn summary(data: &ReportData, note: Option<&str>) {
     console.handle(&Event::Done(data.summary.clone()));
 }
 
-fn report_files(args: &WatchArgs) -> Vec<(PathBuf, Renderer)> {
-    let mut files: Vec<(PathBuf, Renderer)> = Vec::new();
-    if let Some(dir) = &args.report_dir {
-        files.push((dir.join("report.json"), json::render));
-        files.push((dir.join("junit.xml"), junit::render));
-        files.push((dir.join("report.md"), markdown::render));
-        files.push((dir.join("report.html"), html::render));
-    }
-    let single: [(&Option<PathBuf>, Renderer); 5] = [
-        (&args.report_json, json::render),
-        (&args.report_junit, junit::render),
-        (&args.report_markdown, markdown::render),
-        (&args.report_html, html::render),
-        (&args.report_sarif, github::sarif),
-    ];
-    for (path, render) in single {
-        if let Some(p) = path {
-            files.push((p.clone(), render));
+impl WatchArgs {
+    fn report_paths(&self) -> super::run::ReportPaths<'_> {
+        super::run::ReportPaths {
+            dir: self.report_dir.as_ref(),
+            json: self.report_json.as_ref(),
+            junit: self.report_junit.as_ref(),
+            markdown: self.report_markdown.as_ref(),
+            html: self.report_html.as_ref(),
+            sarif: self.report_sarif.as_ref(),
         }
     }
-    files
 }

@@ -403,6 +403,28 @@ fn replay_gives_the_findings_of_the_live_run() {
             .collect()
     };
     assert_eq!(findings(&live), findings(&replayed));
+    // `--report-dir` writes the five formats, as a run's does.
+    let report_dir = dir.join("all-formats");
+    let all = Command::new(bin())
+        .args(["watch", "-q", "--replay"])
+        .arg(&record)
+        .arg("--report-dir")
+        .arg(&report_dir)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(all.status.code(), Some(1), "{}", text(&all.stderr));
+    for file in [
+        "report.json",
+        "junit.xml",
+        "report.md",
+        "report.html",
+        "report.sarif",
+    ] {
+        assert!(
+            report_dir.join(file).is_file(),
+            "--report-dir wrote no {file}"
+        );
+    }
     let broke = broken(&[live]);
     assert!(
         broke.contains(&("client".into(), "client/unique-request-ids-session".into()))

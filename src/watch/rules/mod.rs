@@ -162,18 +162,9 @@ impl Checker {
 
 /// The strongest RFC 2119 keyword of a quote, whoever it binds.
 pub fn strongest_keyword(quote: &str) -> Option<Level> {
-    const KEYWORDS: [(&str, Level); 7] = [
-        ("MUST", Level::Must),
-        ("REQUIRED", Level::Must),
-        ("SHALL", Level::Must),
-        ("SHOULD", Level::Should),
-        ("RECOMMENDED", Level::Should),
-        ("MAY", Level::May),
-        ("OPTIONAL", Level::May),
-    ];
     quote
         .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter_map(|w| KEYWORDS.iter().find(|(k, _)| *k == w).map(|(_, l)| *l))
+        .filter_map(crate::requirements::keyword_level)
         .min()
 }
 
