@@ -218,6 +218,8 @@ fn http_timeout_ms(mode: &str) -> &'static str {
 /// Runs the harness with `args` (and a JSON report), sampling its peak RSS.
 fn watch(name: &str, args: Vec<OsString>, dir: &std::path::Path) -> Run {
     let report = dir.join(format!("{name}.json"));
+    let stderr_path = dir.join(format!("{name}.stderr"));
+    let stderr = std::fs::File::create(&stderr_path).unwrap_or_else(|e| panic!("{name}: {e}"));
     let started = Instant::now();
     let mut child = Command::new(common::bin())
         .arg("--report-json")
@@ -225,7 +227,7 @@ fn watch(name: &str, args: Vec<OsString>, dir: &std::path::Path) -> Run {
         .args(args)
         .current_dir(common::root())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .spawn()
         .unwrap_or_else(|e| panic!("{e}"));
     let mut peak = 0;
@@ -242,8 +244,21 @@ fn watch(name: &str, args: Vec<OsString>, dir: &std::path::Path) -> Run {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    let text =
-        std::fs::read_to_string(&report).unwrap_or_else(|e| panic!("{name}: no report: {e}"));
+    let text = std::fs::read_to_string(&report).unwrap_or_else(|e| {
+        let said = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+        let tail: String = said
+            .lines()
+            .rev()
+            .take(20)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join("\n");
+        panic!(
+            "{name}: no report ({e}); the harness exited with {status}, its stderr ended:\n{tail}"
+        )
+    });
     let json: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
     (status.code(), started.elapsed(), peak, json)
 }
@@ -291,6 +306,7 @@ fn processes_left(marker: &str) -> String {
 /// Every case, `AT_ONCE` at a time, in `order`; (processes left behind,
 /// run) in the order of `cases`.
 fn run_modes(
+    trial: &str,
     cases: &[(&str, &str)],
     order: &[usize],
     run: impl Fn(&str, &str) -> Run + Sync,
@@ -305,7 +321,10 @@ fn run_modes(
                     break;
                 };
                 let (mode, _) = cases[i];
-                let marker = format!("hostile-marker-{}-{mode}", std::process::id());
+                // The trial's name is in the marker: the stdio and HTTP trials run
+                // at once and share case names, and each must see only its own
+                // processes.
+                let marker = format!("hostile-marker-{}-{trial}-{mode}", std::process::id());
                 let ran = run(mode, &marker);
                 // Checked as soon as the harness is gone, as a user would.
                 let left = processes_left(&marker);
@@ -354,7 +373,7 @@ pub fn trials() -> Vec<Trial> {
 
 fn every_hostile_server_gets_named_verdicts_and_leaves_nothing_behind() {
     let dir = common::output_dir("hostile");
-    let runs = run_modes(CASES, &start_order(), |mode, marker| {
+    let runs = run_modes("stdio", CASES, &start_order(), |mode, marker| {
         run_mode(mode, marker, &dir)
     });
     let (table, problems) = judge(CASES, runs, None);
@@ -366,7 +385,7 @@ fn every_hostile_server_gets_named_verdicts_and_leaves_nothing_behind() {
 fn every_hostile_http_server_gets_named_verdicts_and_leaves_nothing_behind() {
     let dir = common::output_dir("hostile-http");
     let order: Vec<usize> = (0..HTTP_CASES.len()).collect();
-    let runs = run_modes(HTTP_CASES, &order, |mode, marker| {
+    let runs = run_modes("http", HTTP_CASES, &order, |mode, marker| {
         run_http_mode(mode, marker, &dir)
     });
     let (table, problems) = judge(HTTP_CASES, runs, Some(longest_allowed_ms));
