@@ -2,6 +2,7 @@
 //! tool-discovery extensions.
 
 pub mod builtin;
+pub mod client;
 pub mod fixture;
 pub mod quality;
 pub mod report;

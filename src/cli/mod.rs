@@ -1,6 +1,7 @@
 //! Arguments and subcommands; exit codes.
 
 pub(crate) mod argv;
+mod client;
 mod combine;
 mod explain;
 mod quality;
@@ -105,6 +106,13 @@ pub enum Command {
     /// Streamable HTTP: `watch --listen ADDR --upstream URL`) and check both
     /// sides against trace rules.
     Watch(watch::WatchArgs),
+    /// Grade an MCP client: serve each client scenario, start the client command
+    /// (`client -- CLIENT_CMD ARGS…`), and check its side of the conversation.
+    Client(client::ClientArgs),
+    /// mcp-conform's own client, following the driver convention of `client`
+    /// (a testing aid; `--client-fault` breaks one client rule).
+    #[command(hide = true)]
+    ClientDriver(client::DriverArgs),
     /// Print a built-in scenario's YAML, after its requirements, level, whose rule each is, quotes and sources.
     Show {
         /// A scenario id (e.g. sep-1300/filter-each-group); case does not matter.
@@ -397,6 +405,8 @@ pub fn dispatch(cli: Cli, raw: &[String]) -> Result<u8> {
             Ok(EXIT_OK)
         }
         Some(Command::Watch(args)) => watch::main(args),
+        Some(Command::Client(args)) => client::main(args),
+        Some(Command::ClientDriver(args)) => client::driver(args),
         None => {
             if let Some(fault) = cli.run.client_fault {
                 mcp_conform::session::client_fault::set_process_fault(fault);

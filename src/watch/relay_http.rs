@@ -47,6 +47,31 @@ struct Relay {
 
 /// Serves until SIGINT or SIGTERM, then returns the sink.
 pub async fn run(addr: SocketAddr, upstream: &str, sink: Sink) -> Result<Watched, HttpError> {
+    let listener = bind(addr).await?;
+    serve_until(listener, upstream, sink, stop_signal()).await
+}
+
+/// Binds the relay's listening socket (port 0 picks a free one).
+pub async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, HttpError> {
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| HttpError::Listen {
+            addr,
+            reason: e.to_string(),
+        })
+}
+
+/// Relays what `listener` receives to `upstream` until `stop` completes
+/// (its output says why), then returns the sink.
+pub async fn serve_until(
+    listener: tokio::net::TcpListener,
+    upstream: &str,
+    sink: Sink,
+    stop: impl std::future::Future<Output = &'static str>,
+) -> Result<Watched, HttpError> {
+    let addr = listener
+        .local_addr()
+        .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)));
     let url = reqwest::Url::parse(upstream).map_err(|e| HttpError::Upstream {
         url: upstream.to_string(),
         reason: e.to_string(),
@@ -60,12 +85,6 @@ pub async fn run(addr: SocketAddr, upstream: &str, sink: Sink) -> Result<Watched
         .build()
         .map_err(|e| HttpError::Upstream {
             url: upstream.to_string(),
-            reason: e.to_string(),
-        })?;
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| HttpError::Listen {
-            addr,
             reason: e.to_string(),
         })?;
     let (wire, rx) = mpsc::channel::<Wire>();
@@ -85,7 +104,7 @@ pub async fn run(addr: SocketAddr, upstream: &str, sink: Sink) -> Result<Watched
             Ok(()) => "the listener closed".to_string(),
             Err(e) => format!("the listener failed: {e}"),
         },
-        s = stop_signal() => s.to_string(),
+        s = stop => s.to_string(),
     };
     drop(relay);
     let sink = tokio::task::spawn_blocking(move || checker.join())

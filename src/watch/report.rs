@@ -143,7 +143,7 @@ fn rule_result(
     }
 }
 
-fn finding(v: &Violation, rule: &Rule, conv: &Conversation) -> Finding {
+pub(crate) fn finding(v: &Violation, rule: &Rule, conv: &Conversation) -> Finding {
     let mut f = Finding::new(
         Outcome::for_level(v.level),
         Some(format!("#{} ({} message)", v.pos, v.side)),
@@ -173,7 +173,7 @@ fn shown(m: &Msg) -> Value {
 
 /// The transcript as a run's: the client's messages as sent, the server's
 /// as received; each entry's session names its position and side.
-fn transcript(msgs: &[Msg]) -> Vec<Entry> {
+pub(crate) fn transcript(msgs: &[Msg]) -> Vec<Entry> {
     msgs.iter()
         .take(MAX_TRANSCRIPT)
         .map(|m| Entry {

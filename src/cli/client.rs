@@ -1,0 +1,342 @@
+//! `mcp-conform client` and its own driver `mcp-conform client-driver`:
+//! arguments, the loop over scenarios, transports and eras, and the glue to
+//! the console summary, the report files and the exit code.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+use mcp_conform::client::runner::{self, RunSpec};
+use mcp_conform::client::scenario::{self, ClientScenario};
+use mcp_conform::report::console::{ConsoleOptions, ConsoleReporter};
+use mcp_conform::report::data::{ReportData, FORMAT};
+use mcp_conform::run::events::{Event, RunInfo, Summary};
+use mcp_conform::run::outcome::ScenarioResult;
+use mcp_conform::run::RunPolicy;
+use mcp_conform::watch::rules;
+use mcp_conform::watch::trace::Side;
+
+use super::run::write_file;
+use super::{EXIT_USAGE, EXIT_OK};
+
+#[derive(Debug, Args)]
+#[command(
+    long_about = "Grades an MCP client: for each client scenario, serves a scenario server \
+                  (the reference server, set up by the scenario), starts the client command, \
+                  watches the conversation and checks the client's side against the trace rules.\n\n\
+                  The client command is started the way the official MCP conformance suite starts \
+                  it: over HTTP the server URL is appended as its last argument; over stdio the \
+                  server command line to spawn is in MCP_CONFORM_SERVER_COMMAND (a JSON array). \
+                  The scenario name is in MCP_CONFORMANCE_SCENARIO and its context (the actions \
+                  to perform) in MCP_CONFORMANCE_CONTEXT. See docs/client.md.\n\n\
+                  Exit codes: 0 no client MUST broken, 1 a MUST broken or a scenario not \
+                  exercised, 2 usage error."
+)]
+pub struct ClientArgs {
+    /// List the client scenarios (name, eras, transports, title) and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// Only scenarios whose name contains PATTERN (repeatable).
+    #[arg(short = 'k', long = "filter", value_name = "PATTERN")]
+    pub filters: Vec<String>,
+    /// Only the scenarios of these files: official, base, discovery, mcp-2026 (repeatable).
+    #[arg(short = 'p', long = "profile", value_name = "NAME")]
+    pub profiles: Vec<String>,
+    /// Transports to serve the scenarios over (repeatable; default both).
+    #[arg(long = "transport", value_name = "http|stdio", value_parser = ["http", "stdio"])]
+    pub transports: Vec<String>,
+    /// Ask the driver for this protocol version (context `protocolVersion`; repeatable: one
+    /// run per version). Default: the client chooses, and a scenario about another era is skipped.
+    #[arg(long = "protocol-version", value_name = "VERSION")]
+    pub versions: Vec<String>,
+    /// How long one scenario's client may run before it is stopped.
+    #[arg(long, value_name = "N", default_value_t = 30_000)]
+    pub timeout_ms: u64,
+    /// Warnings (SHOULD) fail the run too.
+    #[arg(long)]
+    pub strict: bool,
+    /// No per-scenario lines, only problems and the summary.
+    #[arg(short, long)]
+    pub quiet: bool,
+    #[arg(long, value_name = "FILE")]
+    pub report_json: Option<PathBuf>,
+    #[arg(long, value_name = "FILE")]
+    pub report_junit: Option<PathBuf>,
+    #[arg(long, value_name = "FILE")]
+    pub report_markdown: Option<PathBuf>,
+    #[arg(long, value_name = "FILE")]
+    pub report_html: Option<PathBuf>,
+    #[arg(long, value_name = "FILE")]
+    pub report_sarif: Option<PathBuf>,
+    /// Write all five reports into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub report_dir: Option<PathBuf>,
+    /// The client command and its arguments (after `--`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "CLIENT_CMD")]
+    pub command: Vec<String>,
+}
+
+/// `mcp-conform client-driver`: mcp-conform's own MCP client, following the
+/// driver convention (a testing aid: with --client-fault it breaks a rule).
+#[derive(Debug, Args)]
+pub struct DriverArgs {
+    /// Break one client rule on purpose (`--client-fault help` lists them).
+    #[arg(long, value_name = "NAME", value_parser = super::parse_client_fault)]
+    pub client_fault: Option<mcp_conform::session::client_fault::ClientFault>,
+    /// The protocol version to speak (default: the context's, else the newest stateful one).
+    #[arg(long, value_name = "VERSION")]
+    pub protocol_version: Option<String>,
+    /// The server URL (HTTP); without it, MCP_CONFORM_SERVER_COMMAND is spawned.
+    pub url: Option<String>,
+}
+
+pub fn main(args: ClientArgs) -> Result<u8> {
+    let all = match scenario::builtin() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(EXIT_USAGE);
+        }
+    };
+    let chosen = select(&all, &args);
+    if args.list {
+        for s in &chosen {
+            println!(
+                "{:<32} {:<34} {:<11} {}",
+                s.name,
+                s.eras.join(","),
+                s.transports.join(","),
+                s.title
+            );
+        }
+        return Ok(EXIT_OK);
+    }
+    if chosen.is_empty() {
+        eprintln!("error: no client scenario matches the -k / -p given (see `mcp-conform client --list`)");
+        return Ok(EXIT_USAGE);
+    }
+    if args.command.is_empty() {
+        eprintln!("error: client needs the client command after `--` (e.g. `mcp-conform client -- node my-driver.js`)");
+        return Ok(EXIT_USAGE);
+    }
+    let rules: Vec<rules::Rule> = rules::builtin()
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .into_iter()
+        .filter(|r| r.side == Side::Client)
+        .collect();
+    let exe = std::env::current_exe().context("cannot find the mcp-conform binary")?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let started_at = chrono::Utc::now().to_rfc3339();
+    let began = Instant::now();
+    let work = std::env::temp_dir().join(format!("mcp-conform-client-{}", std::process::id()));
+    let mut console = console(&args);
+    let info = run_info(&args, &chosen, &started_at, serde_json::Value::Null);
+    console.handle(&Event::Started(Box::new(info)));
+    let mut results = Vec::new();
+    let mut client_info = serde_json::Value::Null;
+    for (i, (s, transport, version)) in plan(&chosen, &args).into_iter().enumerate() {
+        let dir = work.join(i.to_string());
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let spec = RunSpec {
+            scenario: s,
+            transport: &transport,
+            version: version.as_deref(),
+            client: &args.command,
+            exe: &exe,
+            timeout: Duration::from_millis(args.timeout_ms),
+            dir: &dir,
+            rules: &rules,
+        };
+        let out = runtime.block_on(runner::run(&spec));
+        if client_info.is_null() {
+            client_info = out.client_info;
+        }
+        console.handle(&Event::Finished(Box::new(out.result.clone())));
+        results.push(out.result);
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    let data = report(&args, &chosen, results, &started_at, began, client_info);
+    console.handle(&Event::Done(data.summary.clone()));
+    eprintln!("mcp-conform client: graded {}", graded(&data.run.server, &args.command));
+    for (path, render) in super::run::report_files(&args.report_paths()) {
+        write_file(&path, &render(&data))?;
+    }
+    Ok(data
+        .summary
+        .verdict
+        .as_ref()
+        .map_or(super::EXIT_FAILURES, |v| v.exit_code()))
+}
+
+/// The client as the summary names it: its clientInfo and the command.
+fn graded(info: &serde_json::Value, command: &[String]) -> String {
+    let name = info.get("name").and_then(|v| v.as_str());
+    let version = info.get("version").and_then(|v| v.as_str());
+    match (name, version) {
+        (Some(n), Some(v)) => format!("{n} {v} (`{}`)", command.join(" ")),
+        (Some(n), None) => format!("{n} (`{}`)", command.join(" ")),
+        _ => format!("`{}` (it sent no clientInfo)", command.join(" ")),
+    }
+}
+
+fn select<'a>(all: &'a [ClientScenario], args: &ClientArgs) -> Vec<&'a ClientScenario> {
+    all.iter()
+        .filter(|s| args.filters.is_empty() || args.filters.iter().any(|f| s.name.contains(f.as_str())))
+        .filter(|s| {
+            args.profiles.is_empty()
+                || args.profiles.iter().any(|p| {
+                    s.origin
+                        .starts_with(&format!("client-scenarios/{p}.yaml"))
+                })
+        })
+        .collect()
+}
+
+/// Every run: each scenario over each transport it and the user allow, once
+/// per asked version it applies in (or once, the client choosing).
+fn plan<'a>(
+    chosen: &[&'a ClientScenario],
+    args: &ClientArgs,
+) -> Vec<(&'a ClientScenario, String, Option<String>)> {
+    let mut runs = Vec::new();
+    for s in chosen {
+        for t in &s.transports {
+            if !args.transports.is_empty() && !args.transports.contains(t) {
+                continue;
+            }
+            if args.versions.is_empty() {
+                runs.push((*s, t.clone(), None));
+            }
+            for v in args.versions.iter().filter(|v| s.eras.contains(v)) {
+                runs.push((*s, t.clone(), Some(v.clone())));
+            }
+        }
+    }
+    runs
+}
+
+fn console(args: &ClientArgs) -> ConsoleReporter<std::io::Stderr> {
+    let stderr = std::io::stderr();
+    let color = stderr.is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    ConsoleReporter::new(
+        stderr,
+        ConsoleOptions {
+            color,
+            quiet: args.quiet,
+            ..ConsoleOptions::default()
+        },
+    )
+}
+
+fn run_info(
+    args: &ClientArgs,
+    chosen: &[&ClientScenario],
+    started_at: &str,
+    client: serde_json::Value,
+) -> RunInfo {
+    let transports = if args.transports.is_empty() {
+        "http, stdio".to_string()
+    } else {
+        args.transports.join(", ")
+    };
+    RunInfo {
+        target: args.command.join(" "),
+        transport: format!("{transports} (client)"),
+        era: args.versions.first().cloned().unwrap_or_default(),
+        eras: args.versions.clone(),
+        probes: Default::default(),
+        server: client,
+        harness_version: env!("CARGO_PKG_VERSION").to_string(),
+        started_at: started_at.to_string(),
+        scenarios: chosen.len(),
+        fixture_match: false,
+        seed: 0,
+        tool_calls: None,
+        server_starts: None,
+    }
+}
+
+fn report(
+    args: &ClientArgs,
+    chosen: &[&ClientScenario],
+    results: Vec<ScenarioResult>,
+    started_at: &str,
+    began: Instant,
+    client: serde_json::Value,
+) -> ReportData {
+    let policy = RunPolicy {
+        strict: args.strict,
+        ..RunPolicy::default()
+    };
+    let mut results = results;
+    for r in &mut results {
+        policy.apply(r);
+    }
+    let mut summary = Summary::from_results(&results, began.elapsed().as_millis() as u64);
+    summary.verdict = Some(policy.verdict(&results));
+    ReportData {
+        format: FORMAT.to_string(),
+        run: run_info(args, chosen, started_at, client),
+        summary,
+        scenarios: results,
+        strict: args.strict,
+    }
+}
+
+/// `mcp-conform client-driver`: exit 0 when every action went through, 1
+/// when one failed, 3 when it could not connect.
+pub fn driver(args: DriverArgs) -> Result<u8> {
+    if let Some(fault) = args.client_fault {
+        mcp_conform::session::client_fault::set_process_fault(fault);
+    }
+    let job = match mcp_conform::client::driver::Job::from_env(args.url.clone()) {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(EXIT_USAGE);
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let done = runtime.block_on(mcp_conform::client::driver::drive(
+        &job,
+        args.protocol_version.as_deref(),
+    ));
+    match done {
+        Ok(failed) if failed.is_empty() => Ok(EXIT_OK),
+        Ok(failed) => {
+            for f in failed {
+                eprintln!("client-driver: action failed: {f}");
+            }
+            Ok(super::EXIT_FAILURES)
+        }
+        Err(e) => {
+            eprintln!("client-driver: {e}");
+            Ok(super::EXIT_UNREACHABLE)
+        }
+    }
+}
+
+impl ClientArgs {
+    fn report_paths(&self) -> super::run::ReportPaths<'_> {
+        super::run::ReportPaths {
+            dir: self.report_dir.as_ref(),
+            json: self.report_json.as_ref(),
+            junit: self.report_junit.as_ref(),
+            markdown: self.report_markdown.as_ref(),
+            html: self.report_html.as_ref(),
+            sarif: self.report_sarif.as_ref(),
+        }
+    }
+}

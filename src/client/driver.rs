@@ -1,0 +1,216 @@
+//! mcp-conform's own client driver (`mcp-conform client-driver`): the
+//! harness's session acting as an MCP client under `mcp-conform client`,
+//! following the driver convention (docs/client.md). With `--client-fault`
+//! it breaks one client rule on purpose, which is how every client rule is
+//! shown failing.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::run::target::Target;
+use crate::session::transcript::Transcript;
+use crate::session::{Era, Session, SessionError};
+use crate::transport::{HttpSpec, StdioSpec};
+
+use super::runner::{ENV_CONTEXT, ENV_SCENARIO, ENV_SERVER_COMMAND};
+
+/// The most pages one listing follows.
+const MAX_PAGES: usize = 50;
+/// The error code of TOOL_DESCRIPTION_REQUIRED (progressive disclosure).
+const TOOL_DESCRIPTION_REQUIRED: i64 = -32010;
+
+/// Why the driver could not do its work.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    #[error("{ENV_CONTEXT} is not JSON: {0}")]
+    Context(String),
+    #[error("no server: pass its URL as the last argument (HTTP) or set {ENV_SERVER_COMMAND} to a JSON array (stdio)")]
+    NoServer,
+    #[error("{ENV_SERVER_COMMAND} must be a JSON array of strings: {0}")]
+    ServerCommand(String),
+    #[error("cannot connect: {0}")]
+    Connect(String),
+    #[error("{0}")]
+    Session(#[from] SessionError),
+}
+
+/// What the driver was asked, read from its arguments and environment.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub scenario: String,
+    pub context: Value,
+    pub url: Option<String>,
+    pub server_command: Option<Vec<String>>,
+}
+
+impl Job {
+    /// Reads the convention: the URL as last argument, the scenario and
+    /// context from the environment.
+    pub fn from_env(url: Option<String>) -> Result<Job, DriverError> {
+        let scenario = std::env::var(ENV_SCENARIO).unwrap_or_default();
+        let context = match std::env::var(ENV_CONTEXT) {
+            Ok(text) if !text.trim().is_empty() => {
+                serde_json::from_str(&text).map_err(|e| DriverError::Context(e.to_string()))?
+            }
+            _ => json!({}),
+        };
+        let server_command = match std::env::var(ENV_SERVER_COMMAND) {
+            Ok(text) => Some(
+                serde_json::from_str::<Vec<String>>(&text)
+                    .map_err(|e| DriverError::ServerCommand(e.to_string()))?,
+            ),
+            Err(_) => None,
+        };
+        Ok(Job {
+            scenario,
+            context,
+            url,
+            server_command,
+        })
+    }
+
+    /// The actions to perform: the context's, or those the official
+    /// suite's scenario names stand for.
+    pub fn actions(&self) -> Vec<Value> {
+        if let Some(list) = self.context.get("actions").and_then(Value::as_array) {
+            return list.clone();
+        }
+        match self.scenario.as_str() {
+            "tools_call" => vec![
+                json!({"op": "list_tools"}),
+                json!({"op": "call_tool", "name": "add_numbers", "arguments": {"a": 5, "b": 3}}),
+            ],
+            _ => vec![json!({"op": "list_tools"})],
+        }
+    }
+
+    fn target(&self) -> Result<Target, DriverError> {
+        if let Some(url) = &self.url {
+            return Ok(Target::Http {
+                spec: HttpSpec::new(url.clone()),
+                process: None,
+                command: None,
+            });
+        }
+        let argv = self.server_command.as_ref().ok_or(DriverError::NoServer)?;
+        let (program, args) = argv.split_first().ok_or(DriverError::NoServer)?;
+        Ok(Target::Stdio(StdioSpec::new(program.clone(), args.to_vec())))
+    }
+}
+
+/// Connects, performs every action, closes. Returns the failed actions'
+/// descriptions (empty when all went through).
+pub async fn drive(job: &Job, version: Option<&str>) -> Result<Vec<String>, DriverError> {
+    let version = version
+        .or_else(|| job.context.get("protocolVersion").and_then(Value::as_str))
+        .unwrap_or(crate::protocol::NEWEST_STATEFUL);
+    let era = Era::new(version);
+    let conn = job
+        .target()?
+        .connect(&era)
+        .await
+        .map_err(|e| DriverError::Connect(e.to_string()))?;
+    let timeout = Duration::from_secs(10);
+    let mut session = Session::new("client-driver", conn, era, timeout, Transcript::default());
+    session.handshake_within(Some(timeout)).await?;
+    let mut failed = Vec::new();
+    for action in job.actions() {
+        if let Err(why) = perform(&mut session, &action).await {
+            failed.push(format!("{action}: {why}"));
+        }
+    }
+    session.close().await;
+    Ok(failed)
+}
+
+async fn perform(s: &mut Session, action: &Value) -> Result<(), String> {
+    let params = action.get("params").cloned();
+    match action.get("op").and_then(Value::as_str).unwrap_or("") {
+        "list_tools" => walk(s, "tools/list", params).await,
+        "search_tools" => walk(s, "tools/search", params).await,
+        "call_tool" => call_tool(s, action).await,
+        "read_resource" => {
+            let uri = action.get("uri").cloned().unwrap_or(Value::Null);
+            answered(s, "resources/read", Some(json!({ "uri": uri }))).await
+        }
+        "await_list_changed" => {
+            let ms = action
+                .get("timeout_ms")
+                .and_then(Value::as_u64)
+                .unwrap_or(5000);
+            s.wait_notification(
+                "notifications/tools/list_changed",
+                Some(Duration::from_millis(ms)),
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+            walk(s, "tools/list", params).await
+        }
+        "ping" if s.era.is_stateless() => Ok(()),
+        "ping" => answered(s, "ping", None).await,
+        other => Err(format!("unknown op {other:?}")),
+    }
+}
+
+/// Sends a request; an error answer is a failure.
+async fn answered(s: &mut Session, method: &str, params: Option<Value>) -> Result<(), String> {
+    let answer = s
+        .request(method, params, None, None)
+        .await
+        .map_err(|e| e.to_string())?;
+    match answer.get("error") {
+        Some(e) => Err(format!("{method} answered {e}")),
+        None => Ok(()),
+    }
+}
+
+/// Lists every page, sending the same params with each cursor.
+async fn walk(s: &mut Session, method: &str, params: Option<Value>) -> Result<(), String> {
+    let base = params.unwrap_or_else(|| json!({}));
+    let mut cursor: Option<Value> = None;
+    for _ in 0..MAX_PAGES {
+        let mut p = base.clone();
+        if let (Some(c), Some(obj)) = (&cursor, p.as_object_mut()) {
+            obj.insert("cursor".into(), c.clone());
+        }
+        let answer = s
+            .request(method, Some(p), None, None)
+            .await
+            .map_err(|e| e.to_string())?;
+        if let Some(e) = answer.get("error") {
+            return Err(format!("{method} answered {e}"));
+        }
+        cursor = answer.pointer("/result/nextCursor").cloned();
+        if cursor.is_none() {
+            return Ok(());
+        }
+    }
+    Err(format!("{method} still had pages after {MAX_PAGES}"))
+}
+
+/// tools/call; refused with TOOL_DESCRIPTION_REQUIRED, reads the named
+/// description and calls once more.
+async fn call_tool(s: &mut Session, action: &Value) -> Result<(), String> {
+    let params = json!({
+        "name": action.get("name").cloned().unwrap_or(Value::Null),
+        "arguments": action.get("arguments").cloned().unwrap_or_else(|| json!({})),
+    });
+    let first = s
+        .request("tools/call", Some(params.clone()), None, None)
+        .await
+        .map_err(|e| e.to_string())?;
+    let code = first.pointer("/error/code").and_then(Value::as_i64);
+    if code != Some(TOOL_DESCRIPTION_REQUIRED) {
+        return match first.get("error") {
+            Some(e) => Err(format!("tools/call answered {e}")),
+            None => Ok(()),
+        };
+    }
+    let uri = first
+        .pointer("/error/data/resource_uri")
+        .cloned()
+        .ok_or("TOOL_DESCRIPTION_REQUIRED without data.resource_uri")?;
+    answered(s, "resources/read", Some(json!({ "uri": uri }))).await?;
+    answered(s, "tools/call", Some(params)).await
+}
