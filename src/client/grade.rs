@@ -78,7 +78,11 @@ pub fn grade(
     r.findings = mine
         .iter()
         .take(MAX_FINDINGS)
-        .map(|(v, rule)| crate::watch::report::finding(v, rule, conv))
+        .map(|(v, rule)| {
+            let mut f = crate::watch::report::finding(v, rule, conv);
+            f.message = format!("{} ({}): {}", rule.id, rule.level.as_str(), f.message);
+            f
+        })
         .collect();
     r.requirements = requirements(&mine);
     r.spec = specs(&mine);
@@ -143,22 +147,20 @@ fn base_result(s: &ClientScenario, facts: &RunFacts, era: &str) -> ScenarioResul
 /// The driver did not do what the scenario asked: its rules were not
 /// exercised, so the run proves nothing either way. An error, not a
 /// failure at any level: no text requires a client to do what a test asks.
+/// Where the client also broke a rule, the broken rule decides the outcome
+/// (it is often why the rest did not happen: a server refused the message).
 fn not_exercised(r: &mut ScenarioResult, missing: &[String], facts: &RunFacts) {
-    let why = if facts.timed_out {
-        format!(" (the client {})", facts.client_exit)
-    } else if !facts.client_ok {
-        format!(" (the client {})", facts.client_exit)
-    } else {
-        String::new()
-    };
-    let broke = if r.outcome == Outcome::Pass {
+    let why = if facts.client_ok {
         String::new()
     } else {
-        format!("; besides, {}", r.message)
+        format!(" (the client {})", facts.client_exit)
     };
-    r.message = format!("not exercised: {}{why}{broke}", missing.join("; "));
-    if r.outcome == Outcome::Pass || r.outcome.severity() < Outcome::Error.severity() {
+    let unmet = format!("not exercised: {}{why}", missing.join("; "));
+    if r.outcome == Outcome::Pass {
         r.outcome = Outcome::Error;
+        r.message = unmet;
+    } else {
+        r.message = format!("{}; and {unmet}", r.message);
     }
     for m in missing {
         r.findings

@@ -133,6 +133,9 @@ fn server_args(spec: &RunSpec<'_>) -> Result<Vec<String>, SetupError> {
     for b in &spec.scenario.server.behaviours {
         args.extend(["--fault".to_string(), b.clone()]);
     }
+    for o in &spec.scenario.server.options {
+        args.push(format!("--{o}"));
+    }
     Ok(args)
 }
 

@@ -67,7 +67,13 @@ pub struct ServerSetup {
     /// Reference server behaviours (`serve-reference --fault NAME`): in a
     /// client scenario, situations the client must cope with.
     pub behaviours: Vec<String>,
+    /// Reference server options without a value (`ping-client` for
+    /// `--ping-client`), from [`OPTIONS`].
+    pub options: Vec<String>,
 }
+
+/// The `serve-reference` switches a client scenario may turn on.
+pub const OPTIONS: &[&str] = &["ping-client"];
 
 /// A message the client must send: its method and, optionally, params it
 /// must contain (a subset match) and keys it must carry, with what it
@@ -274,10 +280,24 @@ fn server(map: &Map<String, Value>, at: &str) -> Result<ServerSetup, Problem> {
     let s = v
         .as_object()
         .ok_or_else(|| (at.clone(), "`server` must be a mapping".to_string()))?;
-    if let Some(k) = s.keys().find(|k| !matches!(k.as_str(), "catalog" | "behaviours")) {
+    if let Some(k) = s
+        .keys()
+        .find(|k| !matches!(k.as_str(), "catalog" | "behaviours" | "options"))
+    {
         return Err((
             format!("{at}/{k}"),
-            format!("unknown key `{k}`; server has catalog, behaviours"),
+            format!("unknown key `{k}`; server has catalog, behaviours, options"),
+        ));
+    }
+    let options = strings(s, &at, "options")?.unwrap_or_default();
+    if let Some((i, bad)) = options
+        .iter()
+        .enumerate()
+        .find(|(_, o)| !OPTIONS.contains(&o.as_str()))
+    {
+        return Err((
+            format!("{at}/options/{i}"),
+            format!("unknown option {bad:?}; options are {}", OPTIONS.join(", ")),
         ));
     }
     let catalog = match s.get("catalog") {
@@ -294,6 +314,7 @@ fn server(map: &Map<String, Value>, at: &str) -> Result<ServerSetup, Problem> {
     Ok(ServerSetup {
         catalog,
         behaviours: strings(s, &at, "behaviours")?.unwrap_or_default(),
+        options,
     })
 }
 

@@ -10,10 +10,12 @@ use std::sync::OnceLock;
 
 use serde_json::{json, Value};
 
+use crate::transport::header_fault::HeaderFault;
+
 /// One defect of the client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClientFault {
-    /// A cursor goes back without the `query` it was issued for.
+    /// A cursor goes back without the `query` or `filter` it was issued for.
     CursorWithoutQuery,
     /// The first request after the handshake is sent twice with the same id.
     DuplicateId,
@@ -23,15 +25,62 @@ pub enum ClientFault {
     NoInitialized,
     /// 2026-07-28 requests after server/discover carry no `_meta`.
     NoMeta2026,
+    /// The first request after the handshake says `"jsonrpc": "1.0"`.
+    JsonrpcOne,
+    /// The first request after the handshake is also sent with a null id.
+    NullId,
+    /// A response with both `result` and `error`, to no request.
+    ResultAndError,
+    /// An error response whose code is a string, to no request.
+    ErrorCodeString,
+    /// An error response with the undefined reserved code -32050, to no request.
+    ReservedErrorCode,
+    /// A result without `resultType`, to no request.
+    ResultWithoutType,
+    /// A progress notification for a token no server request carried.
+    UnknownProgress,
+    /// A cancellation of a request id the client never sent.
+    CancelUnknown,
+    /// The initialize request is cancelled right after it is sent.
+    CancelInitialize,
+    /// A ping goes out before initialize.
+    PingBeforeInitialize,
+    /// tools/list goes out before the initialize answer.
+    RequestBeforeInitializeAnswer,
+    /// A line that is not a JSON-RPC message (a bare JSON string) after the handshake.
+    NotJsonRpc,
+    /// A server's ping is answered with a result that is not empty.
+    PingAnswerNotEmpty,
+    /// A header defect of every HTTP POST (see `transport::header_fault`).
+    Http(HeaderFault),
 }
 
 impl ClientFault {
-    pub const ALL: [ClientFault; 5] = [
+    pub const ALL: [ClientFault; 24] = [
         ClientFault::CursorWithoutQuery,
         ClientFault::DuplicateId,
         ClientFault::AnswerNotification,
         ClientFault::NoInitialized,
         ClientFault::NoMeta2026,
+        ClientFault::JsonrpcOne,
+        ClientFault::NullId,
+        ClientFault::ResultAndError,
+        ClientFault::ErrorCodeString,
+        ClientFault::ReservedErrorCode,
+        ClientFault::ResultWithoutType,
+        ClientFault::UnknownProgress,
+        ClientFault::CancelUnknown,
+        ClientFault::CancelInitialize,
+        ClientFault::PingBeforeInitialize,
+        ClientFault::RequestBeforeInitializeAnswer,
+        ClientFault::NotJsonRpc,
+        ClientFault::PingAnswerNotEmpty,
+        ClientFault::Http(HeaderFault::NoAccept),
+        ClientFault::Http(HeaderFault::NoSessionId),
+        ClientFault::Http(HeaderFault::NoVersionHeader),
+        ClientFault::Http(HeaderFault::VersionMismatch),
+        ClientFault::Http(HeaderFault::WrongMethod),
+        ClientFault::Http(HeaderFault::WrongName),
     ];
 
     pub fn name(self) -> &'static str {
@@ -41,13 +90,32 @@ impl ClientFault {
             ClientFault::AnswerNotification => "answer-notification",
             ClientFault::NoInitialized => "no-initialized",
             ClientFault::NoMeta2026 => "no-meta-2026",
+            ClientFault::JsonrpcOne => "jsonrpc-1",
+            ClientFault::NullId => "null-id",
+            ClientFault::ResultAndError => "result-and-error",
+            ClientFault::ErrorCodeString => "error-code-string",
+            ClientFault::ReservedErrorCode => "reserved-error-code",
+            ClientFault::ResultWithoutType => "result-without-type",
+            ClientFault::UnknownProgress => "unknown-progress",
+            ClientFault::CancelUnknown => "cancel-unknown",
+            ClientFault::CancelInitialize => "cancel-initialize",
+            ClientFault::PingBeforeInitialize => "ping-before-initialize",
+            ClientFault::RequestBeforeInitializeAnswer => "request-before-initialize-answer",
+            ClientFault::NotJsonRpc => "not-json-rpc",
+            ClientFault::PingAnswerNotEmpty => "ping-answer-not-empty",
+            ClientFault::Http(HeaderFault::NoAccept) => "http-no-accept",
+            ClientFault::Http(HeaderFault::NoSessionId) => "http-no-session-id",
+            ClientFault::Http(HeaderFault::NoVersionHeader) => "http-no-version-header",
+            ClientFault::Http(HeaderFault::VersionMismatch) => "http-version-mismatch",
+            ClientFault::Http(HeaderFault::WrongMethod) => "http-wrong-method",
+            ClientFault::Http(HeaderFault::WrongName) => "http-wrong-name",
         }
     }
 
     pub fn help(self) -> &'static str {
         match self {
             ClientFault::CursorWithoutQuery => {
-                "a cursor goes back without the query it was issued for"
+                "a cursor goes back without the query or filter it was issued for"
             }
             ClientFault::DuplicateId => {
                 "the first request after the handshake is sent twice with the same id"
@@ -57,6 +125,43 @@ impl ClientFault {
             }
             ClientFault::NoInitialized => "notifications/initialized is never sent",
             ClientFault::NoMeta2026 => "2026-07-28 requests after server/discover carry no _meta",
+            ClientFault::JsonrpcOne => "the first request after the handshake says \"jsonrpc\": \"1.0\"",
+            ClientFault::NullId => "the first request after the handshake is also sent with a null id",
+            ClientFault::ResultAndError => "a response with both result and error, to no request",
+            ClientFault::ErrorCodeString => "an error response whose code is a string, to no request",
+            ClientFault::ReservedErrorCode => {
+                "an error response with the undefined reserved code -32050, to no request"
+            }
+            ClientFault::ResultWithoutType => "a result without resultType, to no request",
+            ClientFault::UnknownProgress => {
+                "a progress notification for a token no server request carried"
+            }
+            ClientFault::CancelUnknown => "a cancellation of a request id the client never sent",
+            ClientFault::CancelInitialize => "the initialize request is cancelled right after it is sent",
+            ClientFault::PingBeforeInitialize => "a ping goes out before initialize",
+            ClientFault::RequestBeforeInitializeAnswer => {
+                "tools/list goes out before the initialize answer"
+            }
+            ClientFault::NotJsonRpc => {
+                "a line that is not a JSON-RPC message (a bare JSON string) after the handshake"
+            }
+            ClientFault::PingAnswerNotEmpty => {
+                "a server's ping is answered with {\"status\": \"ok\"} instead of an empty result"
+            }
+            ClientFault::Http(HeaderFault::NoAccept) => "HTTP: Accept lists application/json only",
+            ClientFault::Http(HeaderFault::NoSessionId) => "HTTP: no POST carries Mcp-Session-Id",
+            ClientFault::Http(HeaderFault::NoVersionHeader) => {
+                "HTTP: no POST carries MCP-Protocol-Version"
+            }
+            ClientFault::Http(HeaderFault::VersionMismatch) => {
+                "HTTP: MCP-Protocol-Version says 2025-11-25 whatever the body's _meta says"
+            }
+            ClientFault::Http(HeaderFault::WrongMethod) => {
+                "HTTP (2026-07-28): Mcp-Method names another method than the body"
+            }
+            ClientFault::Http(HeaderFault::WrongName) => {
+                "HTTP (2026-07-28): Mcp-Name names another tool, prompt or resource than the body"
+            }
         }
     }
 
@@ -71,6 +176,7 @@ impl ClientFault {
                 if let Some(params) = msg.get_mut("params").and_then(Value::as_object_mut) {
                     if params.contains_key("cursor") {
                         params.remove("query");
+                        params.remove("filter");
                     }
                 }
                 vec![msg]
@@ -87,6 +193,12 @@ impl ClientFault {
                 vec![msg, json!({"jsonrpc": "2.0", "id": null, "result": {}})]
             }
             ClientFault::NoInitialized if method == "notifications/initialized" => Vec::new(),
+            // The session's only empty result is its answer to a ping.
+            ClientFault::PingAnswerNotEmpty if msg.get("result") == Some(&json!({})) => {
+                let mut msg = msg;
+                msg["result"] = json!({"status": "ok"});
+                vec![msg]
+            }
             ClientFault::NoMeta2026 if request && method != "server/discover" => {
                 let mut msg = msg;
                 if let Some(params) = msg.get_mut("params").and_then(Value::as_object_mut) {
@@ -94,8 +206,81 @@ impl ClientFault {
                 }
                 vec![msg]
             }
-            _ => vec![msg],
+            _ => {
+                let method = method.to_string();
+                self.rewrite_more(msg, &method, request, state)
+            }
         }
+    }
+
+    /// The faults that add a message: around the initialize request, or
+    /// once, beside the first request after the handshake.
+    fn rewrite_more(self, msg: Value, method: &str, request: bool, state: &mut FaultState) -> Vec<Value> {
+        let stray = |id: &str| json!({"jsonrpc": "2.0", "id": id});
+        if method == "initialize" {
+            let id = msg.get("id").cloned().unwrap_or(Value::Null);
+            return match self {
+                ClientFault::CancelInitialize => vec![
+                    msg,
+                    json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}}),
+                ],
+                ClientFault::PingBeforeInitialize => vec![
+                    json!({"jsonrpc": "2.0", "id": "mcp-conform-fault-ping", "method": "ping"}),
+                    msg,
+                ],
+                ClientFault::RequestBeforeInitializeAnswer => vec![
+                    msg,
+                    json!({"jsonrpc": "2.0", "id": "mcp-conform-fault-early", "method": "tools/list"}),
+                ],
+                _ => vec![msg],
+            };
+        }
+        let handshake = matches!(method, "server/discover");
+        if !request || handshake || state.acted {
+            return vec![msg];
+        }
+        let extra = match self {
+            ClientFault::JsonrpcOne => {
+                state.acted = true;
+                let mut msg = msg;
+                msg["jsonrpc"] = json!("1.0");
+                return vec![msg];
+            }
+            ClientFault::NullId => {
+                let mut copy = msg.clone();
+                copy["id"] = Value::Null;
+                copy
+            }
+            ClientFault::ResultAndError => {
+                let mut m = stray("mcp-conform-fault");
+                m["result"] = json!({});
+                m["error"] = json!({"code": -32603, "message": "both"});
+                m
+            }
+            ClientFault::ErrorCodeString => {
+                let mut m = stray("mcp-conform-fault");
+                m["error"] = json!({"code": "-32603", "message": "a string code"});
+                m
+            }
+            ClientFault::ReservedErrorCode => {
+                let mut m = stray("mcp-conform-fault");
+                m["error"] = json!({"code": -32050, "message": "an undefined reserved code"});
+                m
+            }
+            ClientFault::ResultWithoutType => {
+                let mut m = stray("mcp-conform-fault");
+                m["result"] = json!({});
+                m
+            }
+            ClientFault::UnknownProgress => json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                "params": {"progressToken": "mcp-conform-fault-token", "progress": 1}}),
+            ClientFault::CancelUnknown => json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 987654321}}),
+            ClientFault::NotJsonRpc => json!("this line is not a JSON-RPC message"),
+            _ => return vec![msg],
+        };
+        state.acted = true;
+        vec![msg, extra]
     }
 }
 
@@ -136,6 +321,9 @@ static PROCESS_FAULT: OnceLock<ClientFault> = OnceLock::new();
 /// Sets the fault every session of this process gets (once; later calls are ignored).
 pub fn set_process_fault(fault: ClientFault) {
     let _ = PROCESS_FAULT.set(fault);
+    if let ClientFault::Http(h) = fault {
+        crate::transport::header_fault::set_process_fault(h);
+    }
 }
 
 /// The fault a new session gets.

@@ -148,6 +148,9 @@ impl HttpConnection {
         for (k, v) in &self.spec.headers {
             add(k, v)?;
         }
+        if let Some(fault) = super::header_fault::process_fault() {
+            fault.apply(&mut h);
+        }
         Ok(h)
     }
 

@@ -1,6 +1,7 @@
 //! Ways of reaching a server. Each transport turns bytes into [`Incoming`]
 //! items and knows how to stop its server; no scenario logic lives here.
 
+pub mod header_fault;
 pub mod http;
 pub mod http_read;
 pub mod param_headers;

@@ -184,6 +184,13 @@ impl Server {
                     params,
                     &id,
                 ));
+                if method == "tools/list" && ctx.era != Era::Stateless && self.config().ping_client {
+                    out.push(mcp_conform_protocol::jsonrpc::request(
+                        json!(format!("reference-ping-{id}")),
+                        "ping",
+                        None,
+                    ));
+                }
                 out.push(response(reply_id, result));
             }
             Ok(None) => {}

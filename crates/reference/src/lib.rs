@@ -59,6 +59,11 @@ pub struct ServeArgs {
     /// Enable the `conform/mutate` control hook (advertised as capabilities.experimental["mcp-conform/control"]).
     #[arg(long)]
     pub control: bool,
+    /// Send the client a ping request of the server's own before each tools/list answer, in
+    /// the stateful eras (MCP 2025-06-18 and 2025-11-25 let either side ping), so that a
+    /// client's answer to it can be checked.
+    #[arg(long)]
+    pub ping_client: bool,
     /// Per-session rate limit, e.g. `50/s` (off by default).
     #[arg(long, value_name = "N/s")]
     pub rate_limit: Option<String>,
@@ -97,6 +102,7 @@ impl Default for ServeArgs {
             catalog: None,
             faults: Vec::new(),
             control: false,
+            ping_client: false,
             rate_limit: None,
             max_line: mcp_conform_protocol::jsonrpc::DEFAULT_MAX_LINE,
             catalog_gen: None,
@@ -180,6 +186,7 @@ pub fn build_server(args: &ServeArgs) -> Result<Server, ReferenceError> {
     let config = Config {
         faults: Faults::parse(&args.faults)?,
         control: args.control,
+        ping_client: args.ping_client,
         rate: args.rate_limit.as_deref().map(str::parse).transpose()?,
         max_line: args.max_line,
     };

@@ -26,6 +26,9 @@ pub struct Config {
     pub control: bool,
     pub rate: Option<RateSpec>,
     pub max_line: usize,
+    /// `--ping-client`: a ping request to the client before each tools/list
+    /// answer in the stateful eras.
+    pub ping_client: bool,
 }
 
 impl Default for Config {
@@ -35,6 +38,7 @@ impl Default for Config {
             control: false,
             rate: None,
             max_line: DEFAULT_MAX_LINE,
+            ping_client: false,
         }
     }
 }

@@ -116,6 +116,12 @@ impl Rule {
 /// The era a message belongs to: the conversation's, or the modern one
 /// when the message itself names it.
 fn era_for(conv: &Conversation, msg: &Msg) -> Option<String> {
+    // The answer to initialize is in the version it agrees to, whatever
+    // the client proposed (a client may offer 2026-07-28 in initialize and
+    // be answered with 2025-11-25).
+    if let Some(agreed) = initialize_answer_version(conv, msg) {
+        return Some(agreed);
+    }
     if msg
         .meta_version()
         .is_some_and(|v| v >= super::trace::MODERN)
@@ -123,6 +129,19 @@ fn era_for(conv: &Conversation, msg: &Msg) -> Option<String> {
         return Some(super::trace::MODERN.to_string());
     }
     conv.era()
+}
+
+/// The version an answer to a pending initialize agrees to.
+fn initialize_answer_version(conv: &Conversation, msg: &Msg) -> Option<String> {
+    let id = msg.id().filter(|_| msg.is_response())?;
+    let pending = conv.pending(msg.from.other(), id)?;
+    if pending.method != "initialize" {
+        return None;
+    }
+    msg.result()?
+        .get("protocolVersion")?
+        .as_str()
+        .map(str::to_string)
 }
 
 /// Checks a conversation as it grows: feed it every message in order.

@@ -543,3 +543,26 @@ fn a_rule_is_never_broken_by_the_other_side() {
         );
     }
 }
+
+#[test]
+fn an_initialize_answer_is_judged_in_the_version_it_agrees_to() {
+    // A client that offers 2026-07-28 in initialize and is answered with
+    // 2025-11-25 is in a 2025-11-25 conversation: the answer needs no
+    // resultType (a 2026-07-28 server rule).
+    let rule = builtin()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .find(|r| r.id == "server/result-type")
+        .unwrap_or_else(|| panic!("server/result-type is a built-in rule"));
+    let offer = req(
+        0,
+        "initialize",
+        json!({"protocolVersion": "2026-07-28", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}),
+    );
+    let agreed = ok(
+        0,
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}),
+    );
+    let found = run(rule, &[m(C, offer), m(S, agreed)], None);
+    assert!(found.is_empty(), "{found:?}");
+}

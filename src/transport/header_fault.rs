@@ -1,0 +1,72 @@
+//! HTTP header defects of the harness's own client, the transport half of
+//! `--client-fault` (see `session::client_fault`): each bends one header
+//! of every POST, so that each HTTP client rule of `mcp-conform watch` and
+//! `mcp-conform client` can be shown failing. Off unless set.
+
+use std::sync::OnceLock;
+
+use reqwest::header::{HeaderMap, HeaderValue, ACCEPT};
+
+/// One header defect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderFault {
+    /// Accept lists application/json only.
+    NoAccept,
+    /// Mcp-Session-Id is left out of every POST.
+    NoSessionId,
+    /// MCP-Protocol-Version is left out of every POST.
+    NoVersionHeader,
+    /// MCP-Protocol-Version names 2025-11-25 whatever the body's `_meta` says.
+    VersionMismatch,
+    /// Mcp-Method names a method the body does not.
+    WrongMethod,
+    /// Mcp-Name names a tool, prompt or resource the body does not.
+    WrongName,
+}
+
+impl HeaderFault {
+    /// Bends the headers of one POST.
+    pub fn apply(self, h: &mut HeaderMap) {
+        match self {
+            HeaderFault::NoAccept => {
+                h.insert(ACCEPT, HeaderValue::from_static("application/json"));
+            }
+            HeaderFault::NoSessionId => {
+                h.remove(super::http::SESSION_HEADER);
+            }
+            HeaderFault::NoVersionHeader => {
+                h.remove(super::http::VERSION_HEADER);
+            }
+            HeaderFault::VersionMismatch => {
+                if h.contains_key(super::http::VERSION_HEADER) {
+                    h.insert(
+                        super::http::VERSION_HEADER,
+                        HeaderValue::from_static("2025-11-25"),
+                    );
+                }
+            }
+            HeaderFault::WrongMethod => {
+                if h.contains_key("mcp-method") {
+                    h.insert("mcp-method", HeaderValue::from_static("tools/not-this-one"));
+                }
+            }
+            HeaderFault::WrongName => {
+                if h.contains_key("mcp-name") {
+                    h.insert("mcp-name", HeaderValue::from_static("not_this_one"));
+                }
+            }
+        }
+    }
+}
+
+static PROCESS_FAULT: OnceLock<HeaderFault> = OnceLock::new();
+
+/// Sets the header fault of every HTTP connection of this process (once).
+pub fn set_process_fault(fault: HeaderFault) {
+    let _ = PROCESS_FAULT.set(fault);
+}
+
+/// The header fault of this process, if any.
+pub fn process_fault() -> Option<HeaderFault> {
+    PROCESS_FAULT.get().copied()
+}
