@@ -20,7 +20,7 @@ use mcp_conform::watch::rules;
 use mcp_conform::watch::trace::Side;
 
 use super::run::write_file;
-use super::{EXIT_USAGE, EXIT_OK};
+use super::{EXIT_OK, EXIT_USAGE};
 
 #[derive(Debug, Args)]
 #[command(
@@ -75,7 +75,11 @@ pub struct ClientArgs {
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
     /// The client command and its arguments (after `--`).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "CLIENT_CMD")]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CLIENT_CMD"
+    )]
     pub command: Vec<String>,
 }
 
@@ -115,7 +119,9 @@ pub fn main(args: ClientArgs) -> Result<u8> {
         return Ok(EXIT_OK);
     }
     if chosen.is_empty() {
-        eprintln!("error: no client scenario matches the -k / -p given (see `mcp-conform client --list`)");
+        eprintln!(
+            "error: no client scenario matches the -k / -p given (see `mcp-conform client --list`)"
+        );
         return Ok(EXIT_USAGE);
     }
     if args.command.is_empty() {
@@ -166,7 +172,10 @@ pub fn main(args: ClientArgs) -> Result<u8> {
     runtime.shutdown_timeout(Duration::from_millis(100));
     let data = report(&args, &chosen, results, &started_at, began, client_info);
     console.handle(&Event::Done(data.summary.clone()));
-    eprintln!("mcp-conform client: graded {}", graded(&data.run.server, &args.command));
+    eprintln!(
+        "mcp-conform client: graded {}",
+        graded(&data.run.server, &args.command)
+    );
     for (path, render) in super::run::report_files(&args.report_paths()) {
         write_file(&path, &render(&data))?;
     }
@@ -190,13 +199,15 @@ fn graded(info: &serde_json::Value, command: &[String]) -> String {
 
 fn select<'a>(all: &'a [ClientScenario], args: &ClientArgs) -> Vec<&'a ClientScenario> {
     all.iter()
-        .filter(|s| args.filters.is_empty() || args.filters.iter().any(|f| s.name.contains(f.as_str())))
+        .filter(|s| {
+            args.filters.is_empty() || args.filters.iter().any(|f| s.name.contains(f.as_str()))
+        })
         .filter(|s| {
             args.profiles.is_empty()
-                || args.profiles.iter().any(|p| {
-                    s.origin
-                        .starts_with(&format!("client-scenarios/{p}.yaml"))
-                })
+                || args
+                    .profiles
+                    .iter()
+                    .any(|p| s.origin.starts_with(&format!("client-scenarios/{p}.yaml")))
         })
         .collect()
 }

@@ -95,7 +95,10 @@ impl Job {
         }
         let argv = self.server_command.as_ref().ok_or(DriverError::NoServer)?;
         let (program, args) = argv.split_first().ok_or(DriverError::NoServer)?;
-        Ok(Target::Stdio(StdioSpec::new(program.clone(), args.to_vec())))
+        Ok(Target::Stdio(StdioSpec::new(
+            program.clone(),
+            args.to_vec(),
+        )))
     }
 }
 

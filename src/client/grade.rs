@@ -163,8 +163,11 @@ fn not_exercised(r: &mut ScenarioResult, missing: &[String], facts: &RunFacts) {
         r.message = format!("{}; and {unmet}", r.message);
     }
     for m in missing {
-        r.findings
-            .push(Finding::new(Outcome::Error, None, format!("not exercised: {m}")));
+        r.findings.push(Finding::new(
+            Outcome::Error,
+            None,
+            format!("not exercised: {m}"),
+        ));
     }
 }
 
@@ -258,14 +261,20 @@ mod tests {
     #[test]
     fn an_expectation_matches_params_by_subset_and_keys() {
         let msgs = vec![
-            msg(1, json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"query":"a"}})),
+            msg(
+                1,
+                json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"query":"a"}}),
+            ),
             msg(
                 2,
                 json!({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"query":"a","cursor":"c"}}),
             ),
         ];
         let q = Some(json!({"query": "a"}));
-        assert_eq!(unmet(&expect("tools/list", q.clone(), &["cursor"], 1), &msgs), None);
+        assert_eq!(
+            unmet(&expect("tools/list", q.clone(), &["cursor"], 1), &msgs),
+            None
+        );
         assert_eq!(unmet(&expect("tools/list", q, &[], 2), &msgs), None);
         let missing = unmet(&expect("tools/list", None, &["cursor"], 2), &msgs);
         assert_eq!(

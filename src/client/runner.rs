@@ -148,14 +148,13 @@ async fn over_http(
     server_args: &[String],
 ) -> Result<(Sink, RunFacts), SetupError> {
     let (mut server, upstream) = start_http_server(spec.exe, server_args).await?;
-    let listener =
-        relay_http::bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).await?;
-    let local = listener
-        .local_addr()
-        .map_err(|e| SetupError::Relay(relay_http::HttpError::Listen {
+    let listener = relay_http::bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+    let local = listener.local_addr().map_err(|e| {
+        SetupError::Relay(relay_http::HttpError::Listen {
             addr: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
             reason: e.to_string(),
-        }))?;
+        })
+    })?;
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let sink = quiet_sink(spec.rules, true);
     let upstream_url = upstream.clone();
@@ -170,12 +169,10 @@ async fn over_http(
     let facts = run_client(spec, Some(&url), &[]).await;
     let _ = stop_tx.send(());
     stop(&mut server).await;
-    let watched = relay
-        .await
-        .map_err(|e| SetupError::Server {
-            command: "the relay".into(),
-            reason: e.to_string(),
-        })??;
+    let watched = relay.await.map_err(|e| SetupError::Server {
+        command: "the relay".into(),
+        reason: e.to_string(),
+    })??;
     Ok((watched.sink, facts?))
 }
 
@@ -217,7 +214,11 @@ async fn start_http_server(
     exe: &Path,
     server_args: &[String],
 ) -> Result<(Child, String), SetupError> {
-    let display = format!("{} {} --http 127.0.0.1:0", exe.display(), server_args.join(" "));
+    let display = format!(
+        "{} {} --http 127.0.0.1:0",
+        exe.display(),
+        server_args.join(" ")
+    );
     let err = |reason: String| SetupError::Server {
         command: display.clone(),
         reason,
@@ -281,10 +282,13 @@ async fn run_client(
     url: Option<&str>,
     env: &[(&str, String)],
 ) -> Result<RunFacts, SetupError> {
-    let (program, args) = spec.client.split_first().ok_or_else(|| SetupError::Client {
-        command: String::new(),
-        reason: "no client command".into(),
-    })?;
+    let (program, args) = spec
+        .client
+        .split_first()
+        .ok_or_else(|| SetupError::Client {
+            command: String::new(),
+            reason: "no client command".into(),
+        })?;
     let log_path = spec.dir.join("client-output.log");
     let log = std::fs::File::create(&log_path).map_err(|e| SetupError::Write {
         path: log_path.display().to_string(),

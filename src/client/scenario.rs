@@ -175,7 +175,10 @@ pub fn load_str(file: &str, text: &str) -> Result<Vec<ClientScenario>, ScenarioE
         }
     };
     let Some(list) = doc.value.get("scenarios").and_then(Value::as_array) else {
-        return Err(err("", "expected a mapping with a `scenarios:` list".into()));
+        return Err(err(
+            "",
+            "expected a mapping with a `scenarios:` list".into(),
+        ));
     };
     list.iter()
         .enumerate()
@@ -216,7 +219,10 @@ fn scenario(doc: &SourceDoc, file: &str, at: &str, v: &Value) -> Result<ClientSc
     if let Some(k) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
         return Err((
             format!("{at}/{k}"),
-            format!("unknown key `{k}`; a client scenario has {}", KEYS.join(", ")),
+            format!(
+                "unknown key `{k}`; a client scenario has {}",
+                KEYS.join(", ")
+            ),
         ));
     }
     let text = |key: &str| -> Result<String, Problem> {
@@ -266,9 +272,12 @@ fn scenario(doc: &SourceDoc, file: &str, at: &str, v: &Value) -> Result<ClientSc
 fn strings(map: &Map<String, Value>, at: &str, key: &str) -> Result<Option<Vec<String>>, Problem> {
     match map.get(key) {
         None => Ok(None),
-        Some(v) => serde_json::from_value(v.clone())
-            .map(Some)
-            .map_err(|_| (format!("{at}/{key}"), format!("`{key}` must be a list of strings"))),
+        Some(v) => serde_json::from_value(v.clone()).map(Some).map_err(|_| {
+            (
+                format!("{at}/{key}"),
+                format!("`{key}` must be a list of strings"),
+            )
+        }),
     }
 }
 
@@ -322,9 +331,12 @@ fn actions(map: &Map<String, Value>, at: &str) -> Result<Vec<Value>, Problem> {
     let Some(v) = map.get("actions") else {
         return Ok(Vec::new());
     };
-    let list = v
-        .as_array()
-        .ok_or_else(|| (format!("{at}/actions"), "`actions` must be a list".to_string()))?;
+    let list = v.as_array().ok_or_else(|| {
+        (
+            format!("{at}/actions"),
+            "`actions` must be a list".to_string(),
+        )
+    })?;
     for (i, a) in list.iter().enumerate() {
         let op = a.get("op").and_then(Value::as_str).unwrap_or("");
         if !OPS.contains(&op) {
@@ -345,9 +357,12 @@ fn expects(map: &Map<String, Value>, at: &str) -> Result<Vec<Expect>, Problem> {
     let Some(v) = map.get("expect") else {
         return Ok(Vec::new());
     };
-    let list = v
-        .as_array()
-        .ok_or_else(|| (format!("{at}/expect"), "`expect` must be a list".to_string()))?;
+    let list = v.as_array().ok_or_else(|| {
+        (
+            format!("{at}/expect"),
+            "`expect` must be a list".to_string(),
+        )
+    })?;
     list.iter()
         .enumerate()
         .map(|(i, e)| {
@@ -398,11 +413,17 @@ mod tests {
 
     #[test]
     fn an_unknown_key_and_era_are_named() {
-        let e = load_str("f.yaml", "scenarios:\n  - name: x\n    title: t\n    colour: red\n")
-            .expect_err("unknown key");
+        let e = load_str(
+            "f.yaml",
+            "scenarios:\n  - name: x\n    title: t\n    colour: red\n",
+        )
+        .expect_err("unknown key");
         assert!(e.message.contains("unknown key `colour`"), "{e}");
-        let e = load_str("f.yaml", "scenarios:\n  - name: x\n    title: t\n    eras: [2024-11-05]\n")
-            .expect_err("unknown era");
+        let e = load_str(
+            "f.yaml",
+            "scenarios:\n  - name: x\n    title: t\n    eras: [2024-11-05]\n",
+        )
+        .expect_err("unknown era");
         assert_eq!(e.line, 4, "{e}");
     }
 

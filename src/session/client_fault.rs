@@ -125,10 +125,16 @@ impl ClientFault {
             }
             ClientFault::NoInitialized => "notifications/initialized is never sent",
             ClientFault::NoMeta2026 => "2026-07-28 requests after server/discover carry no _meta",
-            ClientFault::JsonrpcOne => "the first request after the handshake says \"jsonrpc\": \"1.0\"",
-            ClientFault::NullId => "the first request after the handshake is also sent with a null id",
+            ClientFault::JsonrpcOne => {
+                "the first request after the handshake says \"jsonrpc\": \"1.0\""
+            }
+            ClientFault::NullId => {
+                "the first request after the handshake is also sent with a null id"
+            }
             ClientFault::ResultAndError => "a response with both result and error, to no request",
-            ClientFault::ErrorCodeString => "an error response whose code is a string, to no request",
+            ClientFault::ErrorCodeString => {
+                "an error response whose code is a string, to no request"
+            }
             ClientFault::ReservedErrorCode => {
                 "an error response with the undefined reserved code -32050, to no request"
             }
@@ -137,7 +143,9 @@ impl ClientFault {
                 "a progress notification for a token no server request carried"
             }
             ClientFault::CancelUnknown => "a cancellation of a request id the client never sent",
-            ClientFault::CancelInitialize => "the initialize request is cancelled right after it is sent",
+            ClientFault::CancelInitialize => {
+                "the initialize request is cancelled right after it is sent"
+            }
             ClientFault::PingBeforeInitialize => "a ping goes out before initialize",
             ClientFault::RequestBeforeInitializeAnswer => {
                 "tools/list goes out before the initialize answer"
@@ -215,7 +223,13 @@ impl ClientFault {
 
     /// The faults that add a message: around the initialize request, or
     /// once, beside the first request after the handshake.
-    fn rewrite_more(self, msg: Value, method: &str, request: bool, state: &mut FaultState) -> Vec<Value> {
+    fn rewrite_more(
+        self,
+        msg: Value,
+        method: &str,
+        request: bool,
+        state: &mut FaultState,
+    ) -> Vec<Value> {
         let stray = |id: &str| json!({"jsonrpc": "2.0", "id": id});
         if method == "initialize" {
             let id = msg.get("id").cloned().unwrap_or(Value::Null);
@@ -272,10 +286,14 @@ impl ClientFault {
                 m["result"] = json!({});
                 m
             }
-            ClientFault::UnknownProgress => json!({"jsonrpc": "2.0", "method": "notifications/progress",
-                "params": {"progressToken": "mcp-conform-fault-token", "progress": 1}}),
-            ClientFault::CancelUnknown => json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                "params": {"requestId": 987654321}}),
+            ClientFault::UnknownProgress => {
+                json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                "params": {"progressToken": "mcp-conform-fault-token", "progress": 1}})
+            }
+            ClientFault::CancelUnknown => {
+                json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 987654321}})
+            }
             ClientFault::NotJsonRpc => json!("this line is not a JSON-RPC message"),
             _ => return vec![msg],
         };

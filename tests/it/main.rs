@@ -61,6 +61,7 @@ mod architecture;
 mod bad_scenarios;
 mod browser;
 mod cli;
+mod client;
 mod different_server;
 mod doc_commands;
 mod fault_matrix;
@@ -124,6 +125,7 @@ fn main() {
     trials.extend(fault_matrix::trials());
     #[cfg(unix)]
     trials.extend(watch::trials());
+    trials.extend(client::trials());
     trials.extend(hostile::trials());
     trials.extend(sharing::trials());
     trials.extend(scale::trials());

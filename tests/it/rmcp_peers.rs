@@ -26,7 +26,7 @@ fn rmcp_peer() -> PathBuf {
 /// Builds one example server with the cargo running these tests and returns
 /// its executable. `cargo test` builds examples already (then this is a
 /// no-op), `cargo test --test it rmcp_peers::` does not.
-fn example(name: &str) -> PathBuf {
+pub fn example(name: &str) -> PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let output = Command::new(cargo)
         .args([

@@ -184,7 +184,8 @@ impl Server {
                     params,
                     &id,
                 ));
-                if method == "tools/list" && ctx.era != Era::Stateless && self.config().ping_client {
+                if method == "tools/list" && ctx.era != Era::Stateless && self.config().ping_client
+                {
                     out.push(mcp_conform_protocol::jsonrpc::request(
                         json!(format!("reference-ping-{id}")),
                         "ping",
