@@ -607,10 +607,19 @@ fn hints(r: &ScenarioResult) -> String {
         .first()
         .map(|req| format!(", the rule: `mcp-conform explain {req}`"))
         .unwrap_or_default();
-    format!(
-        "more: the scenario: `mcp-conform show {}`{explain}; the evidence: run without -q",
-        r.id
-    )
+    let scenario = match r
+        .id
+        .strip_prefix("client/")
+        .filter(|_| r.profile == "client")
+    {
+        // A client scenario's result is `client/<name>/<transport>`.
+        Some(rest) => {
+            let name = rest.rsplit_once('/').map_or(rest, |(n, _)| n);
+            format!("`mcp-conform client --list -k {name}`")
+        }
+        None => format!("`mcp-conform show {}`", r.id),
+    };
+    format!("more: the scenario: {scenario}{explain}; the evidence: run without -q")
 }
 
 fn tail_lines(text: &str, n: usize) -> Vec<&str> {

@@ -32,15 +32,15 @@ impl HeaderFault {
                 h.insert(ACCEPT, HeaderValue::from_static("application/json"));
             }
             HeaderFault::NoSessionId => {
-                h.remove(super::http::SESSION_HEADER);
+                h.remove(super::SESSION_HEADER);
             }
             HeaderFault::NoVersionHeader => {
-                h.remove(super::http::VERSION_HEADER);
+                h.remove(super::VERSION_HEADER);
             }
             HeaderFault::VersionMismatch => {
-                if h.contains_key(super::http::VERSION_HEADER) {
+                if h.contains_key(super::VERSION_HEADER) {
                     h.insert(
-                        super::http::VERSION_HEADER,
+                        super::VERSION_HEADER,
                         HeaderValue::from_static("2025-11-25"),
                     );
                 }

@@ -17,8 +17,7 @@ use super::param_headers::{encode_value, ToolHeaders};
 use super::stdio::excerpt;
 use super::{Incoming, TransportError};
 
-pub const SESSION_HEADER: &str = "mcp-session-id";
-pub const VERSION_HEADER: &str = "mcp-protocol-version";
+pub use super::{SESSION_HEADER, VERSION_HEADER};
 
 /// How to reach a Streamable HTTP server.
 #[derive(Debug, Clone, PartialEq)]

@@ -11,6 +11,11 @@ pub mod stdio;
 
 use serde_json::Value;
 
+/// The Streamable HTTP session header.
+pub const SESSION_HEADER: &str = "mcp-session-id";
+/// The Streamable HTTP protocol-version header.
+pub const VERSION_HEADER: &str = "mcp-protocol-version";
+
 pub use http::{HttpConnection, HttpSpec, RawAnswer, RawRequest};
 pub use pipe::PipeConnection;
 pub use stdio::{StdioConnection, StdioSpec};

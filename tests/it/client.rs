@@ -40,6 +40,12 @@ pub fn trials() -> Vec<Trial> {
         the_typescript_sdk_driver_gives_its_committed_verdicts,
     ));
     list.push(prereq::trial(
+        "client::the_guide_s_dozen_line_driver_runs_as_written",
+        Prereq::Peers,
+        python_sdk,
+        the_guide_s_dozen_line_driver_runs_as_written,
+    ));
+    list.push(prereq::trial(
         "client::the_python_sdk_driver_gives_its_committed_verdicts",
         Prereq::Peers,
         python_sdk,
@@ -543,4 +549,49 @@ fn the_rmcp_driver_gives_its_committed_verdicts() {
     let (_, report, stderr) = client_run("rmcp", &[], &[&driver], &[]);
     assert!(stderr.contains("graded rmcp 3."), "{stderr}");
     assert_verdicts("rmcp", &report, &stderr);
+}
+
+/// The Python driver docs/client.md shows, run as written: the official
+/// scenarios pass, and one that wants every page is not exercised (the
+/// snippet reads one page), as the guide says.
+fn the_guide_s_dozen_line_driver_runs_as_written() {
+    let guide = std::fs::read_to_string(root().join("docs/client.md")).unwrap_or_default();
+    let code = guide
+        .split("```python\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .unwrap_or_else(|| panic!("docs/client.md shows no Python driver"));
+    let dir = scratch_dir("guide-driver-script");
+    let script = dir.join("driver.py");
+    std::fs::write(&script, code).unwrap_or_else(|e| panic!("{e}"));
+    let python = root()
+        .join("target/peers/python/bin/python")
+        .display()
+        .to_string();
+    let script = script.display().to_string();
+    let (_, report, stderr) = client_run(
+        "guide-driver",
+        &[
+            "--transport",
+            "http",
+            "-k",
+            "initialize",
+            "-k",
+            "tools_call",
+            "-k",
+            "list-all-pages",
+        ],
+        &[&python, &script],
+        &[],
+    );
+    let outcome = |id: &str| {
+        results(&report)
+            .iter()
+            .find(|r| r["id"] == id)
+            .map(|r| r["outcome"].as_str().unwrap_or_default().to_string())
+            .unwrap_or_default()
+    };
+    assert_eq!(outcome("client/initialize/http"), "skip", "{stderr}");
+    assert_eq!(outcome("client/tools_call/http"), "pass", "{stderr}");
+    assert_eq!(outcome("client/list-all-pages/http"), "error", "{stderr}");
 }
