@@ -51,12 +51,15 @@ pub enum ClientFault {
     NotJsonRpc,
     /// A server's ping is answered with a result that is not empty.
     PingAnswerNotEmpty,
+    /// A tools/list after the first one with a query or filter drops them
+    /// (the re-list after notifications/tools/list_changed forgets the query).
+    RelistWithoutQuery,
     /// A header defect of every HTTP POST (see `transport::header_fault`).
     Http(HeaderFault),
 }
 
 impl ClientFault {
-    pub const ALL: [ClientFault; 24] = [
+    pub const ALL: [ClientFault; 25] = [
         ClientFault::CursorWithoutQuery,
         ClientFault::DuplicateId,
         ClientFault::AnswerNotification,
@@ -75,6 +78,7 @@ impl ClientFault {
         ClientFault::RequestBeforeInitializeAnswer,
         ClientFault::NotJsonRpc,
         ClientFault::PingAnswerNotEmpty,
+        ClientFault::RelistWithoutQuery,
         ClientFault::Http(HeaderFault::NoAccept),
         ClientFault::Http(HeaderFault::NoSessionId),
         ClientFault::Http(HeaderFault::NoVersionHeader),
@@ -103,6 +107,7 @@ impl ClientFault {
             ClientFault::RequestBeforeInitializeAnswer => "request-before-initialize-answer",
             ClientFault::NotJsonRpc => "not-json-rpc",
             ClientFault::PingAnswerNotEmpty => "ping-answer-not-empty",
+            ClientFault::RelistWithoutQuery => "relist-without-query",
             ClientFault::Http(HeaderFault::NoAccept) => "http-no-accept",
             ClientFault::Http(HeaderFault::NoSessionId) => "http-no-session-id",
             ClientFault::Http(HeaderFault::NoVersionHeader) => "http-no-version-header",
@@ -156,6 +161,9 @@ impl ClientFault {
             ClientFault::PingAnswerNotEmpty => {
                 "a server's ping is answered with {\"status\": \"ok\"} instead of an empty result"
             }
+            ClientFault::RelistWithoutQuery => {
+                "a tools/list after the first one with a query or filter drops them"
+            }
             ClientFault::Http(HeaderFault::NoAccept) => "HTTP: Accept lists application/json only",
             ClientFault::Http(HeaderFault::NoSessionId) => "HTTP: no POST carries Mcp-Session-Id",
             ClientFault::Http(HeaderFault::NoVersionHeader) => {
@@ -201,6 +209,20 @@ impl ClientFault {
                 vec![msg, json!({"jsonrpc": "2.0", "id": null, "result": {}})]
             }
             ClientFault::NoInitialized if method == "notifications/initialized" => Vec::new(),
+            ClientFault::RelistWithoutQuery if method == "tools/list" => {
+                let mut msg = msg;
+                if let Some(params) = msg.get_mut("params").and_then(Value::as_object_mut) {
+                    let narrowed = params.contains_key("query") || params.contains_key("filter");
+                    if narrowed && !params.contains_key("cursor") {
+                        if state.listed_with_query {
+                            params.remove("query");
+                            params.remove("filter");
+                        }
+                        state.listed_with_query = true;
+                    }
+                }
+                vec![msg]
+            }
             // The session's only empty result is its answer to a ping.
             ClientFault::PingAnswerNotEmpty if msg.get("result") == Some(&json!({})) => {
                 let mut msg = msg;
@@ -306,6 +328,8 @@ impl ClientFault {
 #[derive(Debug, Default, Clone)]
 pub struct FaultState {
     acted: bool,
+    /// A tools/list with a query or filter has gone out (`relist-without-query`).
+    listed_with_query: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -129,6 +129,10 @@ const FAULTS: &[(&str, &[&str])] = &[
     ),
     ("not-json-rpc", &["client/json-message"]),
     ("ping-answer-not-empty", &["client/ping-empty"]),
+    (
+        "relist-without-query",
+        &["client/sep1821-relist-same-query"],
+    ),
     ("http-no-accept", &["client/http-accept"]),
     ("http-no-session-id", &["client/http-session-id"]),
     (
@@ -260,8 +264,9 @@ fn fault_runs() -> &'static BTreeMap<&'static str, BTreeSet<String>> {
                                     &[bin(), "client-driver", "--client-fault", fault],
                                     &[],
                                 );
-                                assert_eq!(
-                                    code, 1,
+                                // 1 where a MUST broke; 0 where only an INFO rule did.
+                                assert!(
+                                    code == 0 || code == 1,
                                     "--client-fault {fault}: exit {code}\n{stderr}"
                                 );
                                 (*fault, broken_rules(&report))
@@ -535,6 +540,8 @@ fn the_python_sdk_driver_gives_its_committed_verdicts() {
             "initialize",
             "-k",
             "ping",
+            "-k",
+            "relist",
         ],
         &[&python, &driver],
         &[],

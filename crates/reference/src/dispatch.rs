@@ -92,6 +92,22 @@ pub fn overlong_error(limit: usize) -> Value {
 }
 
 impl Server {
+    /// `--list-changed-after-query`: whether this answer is the one the
+    /// session's single list_changed goes with.
+    fn announces_change(&self, ctx: &mut Ctx<'_>, method: &str, params: Option<&Value>) -> bool {
+        let narrowed =
+            params.is_some_and(|p| p.get("query").is_some() || p.get("filter").is_some());
+        let fires = self.config().list_changed_after_query
+            && method == "tools/list"
+            && ctx.era != Era::Stateless
+            && narrowed
+            && !ctx.session.change_announced;
+        if fires {
+            ctx.session.change_announced = true;
+        }
+        fires
+    }
+
     /// Decodes one line and handles it.
     pub fn handle_line(&self, session: &mut SessionState, line: &[u8]) -> Vec<Value> {
         match decode_line(line) {
@@ -184,6 +200,12 @@ impl Server {
                     params,
                     &id,
                 ));
+                if self.announces_change(&mut ctx, method, params) {
+                    out.push(mcp_conform_protocol::jsonrpc::notification(
+                        "notifications/tools/list_changed",
+                        None,
+                    ));
+                }
                 if method == "tools/list" && ctx.era != Era::Stateless && self.config().ping_client
                 {
                     out.push(mcp_conform_protocol::jsonrpc::request(

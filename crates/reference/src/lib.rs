@@ -64,6 +64,11 @@ pub struct ServeArgs {
     /// client's answer to it can be checked.
     #[arg(long)]
     pub ping_client: bool,
+    /// Send notifications/tools/list_changed once per session, before the answer to its first
+    /// tools/list that carries a query or filter, in the stateful eras (for client scenarios: a
+    /// client re-lists with the query it listed with).
+    #[arg(long)]
+    pub list_changed_after_query: bool,
     /// Per-session rate limit, e.g. `50/s` (off by default).
     #[arg(long, value_name = "N/s")]
     pub rate_limit: Option<String>,
@@ -103,6 +108,7 @@ impl Default for ServeArgs {
             faults: Vec::new(),
             control: false,
             ping_client: false,
+            list_changed_after_query: false,
             rate_limit: None,
             max_line: mcp_conform_protocol::jsonrpc::DEFAULT_MAX_LINE,
             catalog_gen: None,
@@ -187,6 +193,7 @@ pub fn build_server(args: &ServeArgs) -> Result<Server, ReferenceError> {
         faults: Faults::parse(&args.faults)?,
         control: args.control,
         ping_client: args.ping_client,
+        list_changed_after_query: args.list_changed_after_query,
         rate: args.rate_limit.as_deref().map(str::parse).transpose()?,
         max_line: args.max_line,
     };

@@ -29,6 +29,10 @@ pub struct Config {
     /// `--ping-client`: a ping request to the client before each tools/list
     /// answer in the stateful eras.
     pub ping_client: bool,
+    /// `--list-changed-after-query`: one notifications/tools/list_changed
+    /// per session, before the answer to its first tools/list with a query
+    /// or filter, in the stateful eras.
+    pub list_changed_after_query: bool,
 }
 
 impl Default for Config {
@@ -39,6 +43,7 @@ impl Default for Config {
             rate: None,
             max_line: DEFAULT_MAX_LINE,
             ping_client: false,
+            list_changed_after_query: false,
         }
     }
 }

@@ -82,6 +82,8 @@ pub struct SessionState {
     /// Whether the client has sent `notifications/initialized` (only the
     /// `ping-needs-initialized` fault asks).
     pub initialized: bool,
+    /// Whether `--list-changed-after-query` has announced its change.
+    pub change_announced: bool,
 }
 
 impl SessionState {
@@ -96,6 +98,7 @@ impl SessionState {
             bucket: rate.map(TokenBucket::new),
             discovered: false,
             initialized: false,
+            change_announced: false,
         }
     }
 

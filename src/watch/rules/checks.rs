@@ -51,6 +51,7 @@ pub const KINDS: &[&str] = &[
     "retry-supported-version",
     "cursor-with-query",
     "description-read-before-retry",
+    "relist-same-query",
     "progress-token-known",
     "cancel-in-flight",
     "log-level-requested",

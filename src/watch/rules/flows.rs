@@ -24,6 +24,9 @@ pub enum Flow {
         fields: Vec<String>,
     },
     DescriptionReadBeforeRetry,
+    RelistSameQuery {
+        fields: Vec<String>,
+    },
     ProgressTokenKnown,
     CancelInFlight {
         forbid: Vec<String>,
@@ -55,6 +58,9 @@ pub fn parse(kind: &str, with: &Value) -> Result<Option<Flow>, String> {
             fields: strings(with, "fields")?,
         },
         "description-read-before-retry" => Flow::DescriptionReadBeforeRetry,
+        "relist-same-query" => Flow::RelistSameQuery {
+            fields: strings(with, "fields")?,
+        },
         "progress-token-known" => Flow::ProgressTokenKnown,
         "cancel-in-flight" => Flow::CancelInFlight {
             forbid: list("forbid")?,
@@ -80,6 +86,7 @@ impl Flow {
                 cursor_with_query(ctx, msg, methods, fields)
             }
             Flow::DescriptionReadBeforeRetry => description_read_before_retry(ctx, msg),
+            Flow::RelistSameQuery { fields } => relist_same_query(ctx, msg, fields),
             Flow::ProgressTokenKnown => progress_token_known(ctx, msg),
             Flow::CancelInFlight { forbid, only } => cancel_in_flight(ctx, msg, forbid, only),
             Flow::LogLevelRequested => log_level_requested(ctx, msg),
@@ -263,6 +270,53 @@ fn cursor_with_query(
                 changed.join(", ")
             ),
             vec![origin.pos],
+        )
+    })
+}
+
+/// The first tools/list after a notifications/tools/list_changed carries
+/// the `fields` (query, filter) of the client's last tools/list before it.
+fn relist_same_query(ctx: &Ctx<'_>, msg: &Msg, fields: &[String]) -> Option<Hit> {
+    let is_list = |m: &Msg| m.is_request() && m.method() == Some("tools/list");
+    if !is_list(msg) || msg.params().and_then(|p| p.get("cursor")).is_some() {
+        return None;
+    }
+    let msgs = &ctx.conv.msgs;
+    let changed = msgs.iter().rposition(|m| {
+        m.from != msg.from && m.method() == Some("notifications/tools/list_changed")
+    })?;
+    let fresh = |m: &Msg| {
+        m.from == msg.from && is_list(m) && m.params().and_then(|p| p.get("cursor")).is_none()
+    };
+    if msgs[changed..].iter().any(fresh) {
+        return None;
+    }
+    let before = msgs[..changed]
+        .iter()
+        .rev()
+        .find(|m| m.from == msg.from && is_list(m))?;
+    let was = before.params().cloned().unwrap_or(Value::Null);
+    let now = msg.params().cloned().unwrap_or(Value::Null);
+    let lost: Vec<String> = fields
+        .iter()
+        .filter(|f| was.get(f.as_str()).is_some() && was.get(f.as_str()) != now.get(f.as_str()))
+        .map(|f| {
+            format!(
+                "{f} {} (it listed with {f} {})",
+                shown(now.get(f.as_str())),
+                shown(was.get(f.as_str()))
+            )
+        })
+        .collect();
+    (!lost.is_empty()).then(|| {
+        Hit::new(
+            format!(
+                "{}, the first after the list_changed at #{}, has {}",
+                describe(msg),
+                msgs[changed].pos,
+                lost.join(", ")
+            ),
+            vec![before.pos, msgs[changed].pos],
         )
     })
 }

@@ -367,6 +367,12 @@ fn breaking(id: &str) -> (Vec<Step>, Option<(Side, &'static str)>) {
             m(S, ok(2, json!({"tools": [], "nextCursor": "c1"}))),
             m(C, list(3, json!({"cursor": "c1", "query": "task"}))),
         ]),
+        "client/sep1821-relist-same-query" => with_init(vec![
+            m(C, list(2, json!({"query": "page"}))),
+            m(S, ok(2, json!({"tools": []}))),
+            m(S, note("notifications/tools/list_changed", json!({}))),
+            m(C, list(3, json!({}))),
+        ]),
         "client/sep1300-cursor-filter" => with_init(vec![
             m(C, list(2, json!({"filter": {"groups": ["a"]}}))),
             m(S, ok(2, json!({"tools": [], "nextCursor": "c1"}))),
@@ -565,4 +571,30 @@ fn an_initialize_answer_is_judged_in_the_version_it_agrees_to() {
     );
     let found = run(rule, &[m(C, offer), m(S, agreed)], None);
     assert!(found.is_empty(), "{found:?}");
+}
+
+#[test]
+fn a_relist_with_the_same_query_or_before_any_change_holds() {
+    let rule = builtin()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .find(|r| r.id == "client/sep1821-relist-same-query")
+        .unwrap_or_else(|| panic!("the rule is built in"));
+    let list = |id: i64, p: Value| req(id, "tools/list", p);
+    let same = with_init(vec![
+        m(C, list(2, json!({"query": "page"}))),
+        m(S, ok(2, json!({"tools": []}))),
+        m(S, note("notifications/tools/list_changed", json!({}))),
+        m(C, list(3, json!({"query": "page"}))),
+        m(S, ok(3, json!({"tools": []}))),
+        // A later list is the user's own: the rule is about the re-list.
+        m(C, list(4, json!({}))),
+    ]);
+    assert!(run(rule.clone(), &same, None).is_empty());
+    let no_change = with_init(vec![
+        m(C, list(2, json!({"query": "page"}))),
+        m(S, ok(2, json!({"tools": []}))),
+        m(C, list(3, json!({}))),
+    ]);
+    assert!(run(rule, &no_change, None).is_empty());
 }
