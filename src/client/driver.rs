@@ -33,6 +33,8 @@ pub enum DriverError {
     Connect(String),
     #[error("{0}")]
     Session(#[from] SessionError),
+    #[error("the server speaks none of this client's versions; it offers {0:?}")]
+    NoCommonVersion(Vec<String>),
 }
 
 /// What the driver was asked, read from its arguments and environment.
@@ -116,7 +118,7 @@ pub async fn drive(job: &Job, version: Option<&str>) -> Result<Vec<String>, Driv
         .map_err(|e| DriverError::Connect(e.to_string()))?;
     let timeout = Duration::from_secs(10);
     let mut session = Session::new("client-driver", conn, era, timeout, Transcript::default());
-    session.handshake_within(Some(timeout)).await?;
+    handshake(&mut session, timeout).await?;
     let mut failed = Vec::new();
     for action in job.actions() {
         if let Err(why) = perform(&mut session, &action).await {
@@ -125,6 +127,29 @@ pub async fn drive(job: &Job, version: Option<&str>) -> Result<Vec<String>, Driv
     }
     session.close().await;
     Ok(failed)
+}
+
+/// The handshake; refused with UnsupportedProtocolVersion, once more with
+/// the newest version the server named that this client speaks ("The
+/// client SHOULD select a mutually supported version from the supported
+/// list and retry the request", MCP 2026-07-28, Versioning).
+async fn handshake(session: &mut Session, timeout: Duration) -> Result<(), DriverError> {
+    let supported = match session.handshake_within(Some(timeout)).await {
+        Ok(_) => return Ok(()),
+        Err(SessionError::ModernRefusal { supported, .. }) => supported,
+        Err(e) => return Err(e.into()),
+    };
+    let known = crate::protocol::KNOWN_VERSIONS;
+    let Some(version) = supported
+        .iter()
+        .filter(|v| known.contains(&v.as_str()))
+        .max()
+    else {
+        return Err(DriverError::NoCommonVersion(supported));
+    };
+    session.switch_era(Era::new(version));
+    session.handshake_within(Some(timeout)).await?;
+    Ok(())
 }
 
 async fn perform(s: &mut Session, action: &Value) -> Result<(), String> {

@@ -57,6 +57,14 @@ pub fn grade(
         r.message = format!("not run: {why}");
         return r;
     }
+    if let Some(offered) = no_common_version(conv, &era) {
+        r.outcome = Outcome::Skip;
+        r.message = format!(
+            "the server offered only {offered} and the client speaks {era}: with no compatible version \
+             a client may surface an error instead of retrying (MCP 2026-07-28, Versioning)"
+        );
+        return r;
+    }
     if !era.is_empty() && !s.eras.contains(&era) {
         r.outcome = Outcome::Skip;
         r.message = format!(
@@ -106,6 +114,27 @@ pub fn grade(
         r.stderr_tail = facts.client_output.clone();
     }
     r
+}
+
+/// The versions the server offered in an UnsupportedProtocolVersion
+/// (-32022), when the client never came to speak one of them.
+fn no_common_version(conv: &Conversation, era: &str) -> Option<String> {
+    let offered: Vec<String> = conv
+        .msgs
+        .iter()
+        .filter(|m| m.from == Side::Server)
+        .filter(|m| {
+            m.error()
+                .and_then(|e| e.get("code"))
+                .and_then(Value::as_i64)
+                == Some(-32022)
+        })
+        .filter_map(|m| m.error()?.pointer("/data/supported")?.as_array().cloned())
+        .next()?
+        .iter()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect();
+    (!offered.is_empty() && !offered.iter().any(|v| v == era)).then(|| offered.join(", "))
 }
 
 /// Higher is stronger.

@@ -54,12 +54,19 @@ pub enum ClientFault {
     /// A tools/list after the first one with a query or filter drops them
     /// (the re-list after notifications/tools/list_changed forgets the query).
     RelistWithoutQuery,
+    /// After server/discover, an initialize goes out too (with the first
+    /// request after the handshake).
+    InitializeAfterDiscover,
+    /// The first two 2026-07-28 requests after the handshake each go out
+    /// beside a copy naming protocol version 2099-01-01, which the server
+    /// refuses: the second names it again after the refusal.
+    RetryRefusedVersion,
     /// A header defect of every HTTP POST (see `transport::header_fault`).
     Http(HeaderFault),
 }
 
 impl ClientFault {
-    pub const ALL: [ClientFault; 25] = [
+    pub const ALL: [ClientFault; 27] = [
         ClientFault::CursorWithoutQuery,
         ClientFault::DuplicateId,
         ClientFault::AnswerNotification,
@@ -79,6 +86,8 @@ impl ClientFault {
         ClientFault::NotJsonRpc,
         ClientFault::PingAnswerNotEmpty,
         ClientFault::RelistWithoutQuery,
+        ClientFault::InitializeAfterDiscover,
+        ClientFault::RetryRefusedVersion,
         ClientFault::Http(HeaderFault::NoAccept),
         ClientFault::Http(HeaderFault::NoSessionId),
         ClientFault::Http(HeaderFault::NoVersionHeader),
@@ -108,6 +117,8 @@ impl ClientFault {
             ClientFault::NotJsonRpc => "not-json-rpc",
             ClientFault::PingAnswerNotEmpty => "ping-answer-not-empty",
             ClientFault::RelistWithoutQuery => "relist-without-query",
+            ClientFault::InitializeAfterDiscover => "initialize-after-discover",
+            ClientFault::RetryRefusedVersion => "retry-refused-version",
             ClientFault::Http(HeaderFault::NoAccept) => "http-no-accept",
             ClientFault::Http(HeaderFault::NoSessionId) => "http-no-session-id",
             ClientFault::Http(HeaderFault::NoVersionHeader) => "http-no-version-header",
@@ -163,6 +174,12 @@ impl ClientFault {
             }
             ClientFault::RelistWithoutQuery => {
                 "a tools/list after the first one with a query or filter drops them"
+            }
+            ClientFault::InitializeAfterDiscover => {
+                "after server/discover, an initialize goes out too"
+            }
+            ClientFault::RetryRefusedVersion => {
+                "a 2026-07-28 request names a protocol version the server already refused"
             }
             ClientFault::Http(HeaderFault::NoAccept) => "HTTP: Accept lists application/json only",
             ClientFault::Http(HeaderFault::NoSessionId) => "HTTP: no POST carries Mcp-Session-Id",
@@ -272,6 +289,9 @@ impl ClientFault {
             };
         }
         let handshake = matches!(method, "server/discover");
+        if self == ClientFault::RetryRefusedVersion && request && !handshake {
+            return refused_version_again(msg, state);
+        }
         if !request || handshake || state.acted {
             return vec![msg];
         }
@@ -317,11 +337,34 @@ impl ClientFault {
                 "params": {"requestId": 987654321}})
             }
             ClientFault::NotJsonRpc => json!("this line is not a JSON-RPC message"),
+            ClientFault::InitializeAfterDiscover if msg.pointer("/params/_meta").is_some() => {
+                json!({
+                "jsonrpc": "2.0", "id": "mcp-conform-fault-initialize", "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                           "clientInfo": {"name": "mcp-conform", "version": env!("CARGO_PKG_VERSION")}}})
+            }
             _ => return vec![msg],
         };
         state.acted = true;
         vec![msg, extra]
     }
+}
+
+/// `retry-refused-version`: the first two 2026-07-28 requests each go out
+/// after a copy naming a version no server speaks; by the second, the
+/// first copy's refusal has come back.
+fn refused_version_again(msg: Value, state: &mut FaultState) -> Vec<Value> {
+    if state.refused_copies >= 2 || msg.pointer("/params/_meta").is_none() {
+        return vec![msg];
+    }
+    state.refused_copies += 1;
+    let mut copy = msg.clone();
+    copy["id"] = json!(format!(
+        "mcp-conform-fault-version-{}",
+        state.refused_copies
+    ));
+    copy["params"]["_meta"][crate::protocol::META_VERSION] = json!("2099-01-01");
+    vec![copy, msg]
 }
 
 /// What a fault has done so far in one session.
@@ -330,6 +373,8 @@ pub struct FaultState {
     acted: bool,
     /// A tools/list with a query or filter has gone out (`relist-without-query`).
     listed_with_query: bool,
+    /// Copies sent with a refused version (`retry-refused-version`).
+    refused_copies: u8,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

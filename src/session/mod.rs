@@ -55,8 +55,11 @@ pub enum SessionError {
     /// `server/discover` answered with an error only a 2026-07-28 server
     /// gives: the server is modern, and a client must not fall back to
     /// `initialize` (MCP 2026-07-28, Transports, stdio, Backward Compatibility).
-    #[error("handshake failed: server/discover was refused with {name} ({code}); the server offers {}: {error}", offered(.supported))]
+    #[error("handshake failed: {request} was refused with {name} ({code}); the server offers {}: {error}", offered(.supported))]
     ModernRefusal {
+        /// `server/discover`, or `initialize` refused by a server that
+        /// speaks only 2026-07-28.
+        request: &'static str,
         code: i64,
         name: &'static str,
         supported: Vec<String>,
@@ -171,6 +174,17 @@ impl Connection {
     }
 
     /// Tells the transport the handshake settled on `version`.
+    /// Moves an open connection to another era's framing (HTTP headers).
+    fn switch_era(&mut self, era: &Era) {
+        if let Connection::Http(c, _) = self {
+            if era.is_stateless() {
+                c.become_stateless(&era.version);
+            } else {
+                c.set_protocol_version(&era.version);
+            }
+        }
+    }
+
     fn handshake_done(&mut self, version: &str) {
         if let Connection::Http(c, _) = self {
             c.set_protocol_version(version);
@@ -342,6 +356,13 @@ impl Session {
         self.conn.has_exited()
     }
 
+    /// Speaks `era` from the next message on, on the same connection (a
+    /// client retrying with a version the server named as supported).
+    pub fn switch_era(&mut self, era: Era) {
+        self.conn.switch_era(&era);
+        self.era = era;
+    }
+
     /// Performs the era's handshake and remembers the server's answer.
     pub async fn handshake(&mut self) -> Result<Value, SessionError> {
         self.handshake_within(None).await
@@ -358,7 +379,7 @@ impl Session {
         let wait = wait.filter(|_| self.conn.is_stream());
         let answer = if self.era.is_stateless() {
             let r = self.request("server/discover", None, None, wait).await?;
-            if let Some(refusal) = modern_refusal(&r) {
+            if let Some(refusal) = modern_refusal("server/discover", &r) {
                 return Err(refusal);
             }
             let result = handshake_result(&r)?;
@@ -370,6 +391,12 @@ impl Session {
                 "clientInfo": era::client_info(),
             });
             let r = self.request("initialize", Some(params), None, wait).await?;
+            // A server that speaks only 2026-07-28 refuses initialize with
+            // UnsupportedProtocolVersion naming the versions to retry with.
+            let unsupported = r.pointer("/error/code").and_then(Value::as_i64) == Some(-32022);
+            if let Some(refusal) = modern_refusal("initialize", &r).filter(|_| unsupported) {
+                return Err(refusal);
+            }
             let result = handshake_result(&r)?;
             let agreed = result
                 .get("protocolVersion")
@@ -1189,7 +1216,7 @@ const MODERN_ERRORS: &[(i64, &str)] = &[
 ];
 
 /// A `server/discover` error answer that only a modern server gives.
-fn modern_refusal(response: &Value) -> Option<SessionError> {
+fn modern_refusal(request: &'static str, response: &Value) -> Option<SessionError> {
     let error = response.get("error")?;
     let code = error.get("code").and_then(Value::as_i64)?;
     let (_, name) = MODERN_ERRORS.iter().find(|(c, _)| *c == code)?;
@@ -1204,6 +1231,7 @@ fn modern_refusal(response: &Value) -> Option<SessionError> {
         })
         .unwrap_or_default();
     Some(SessionError::ModernRefusal {
+        request,
         code,
         name,
         supported,
@@ -1454,12 +1482,12 @@ mod tests {
             "data": {"supported": ["2030-01-01"], "requested": "2026-07-28"}}});
         let Some(SessionError::ModernRefusal {
             code, supported, ..
-        }) = modern_refusal(&r)
+        }) = modern_refusal("server/discover", &r)
         else {
             panic!("not a refusal");
         };
         assert_eq!((code, supported), (-32022, vec!["2030-01-01".to_string()]));
-        let text = modern_refusal(&r)
+        let text = modern_refusal("server/discover", &r)
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(
@@ -1467,7 +1495,7 @@ mod tests {
             "{text}"
         );
         let legacy = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "no"}});
-        assert!(modern_refusal(&legacy).is_none());
+        assert!(modern_refusal("server/discover", &legacy).is_none());
     }
 
     #[test]

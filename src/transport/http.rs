@@ -301,6 +301,14 @@ impl HttpConnection {
         self.protocol_version = Some(version.to_string());
     }
 
+    /// Speaks a stateless version from now on (a client retrying after
+    /// UnsupportedProtocolVersion): no session id, the derived headers.
+    pub fn become_stateless(&mut self, version: &str) {
+        self.stateless = true;
+        self.session_id = None;
+        self.protocol_version = Some(version.to_string());
+    }
+
     pub fn session_id(&self) -> Option<&str> {
         self.session_id.as_deref()
     }

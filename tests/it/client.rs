@@ -55,16 +55,7 @@ pub fn trials() -> Vec<Trial> {
 }
 
 /// The client rules no client fault shows failing yet, each with the reason.
-const NOT_SHOWN: &[(&str, &str)] = &[
-    (
-        "client/no-initialize-to-modern-server",
-        "needs a scenario server whose server/discover lists only 2026-07-28; the reference speaks every era",
-    ),
-    (
-        "client/retry-supported-version",
-        "needs a client that first asks for a version the scenario server refuses with -32022",
-    ),
-];
+const NOT_SHOWN: &[(&str, &str)] = &[];
 
 /// Each fault and client rules it must break (it may break more: a
 /// client that misbehaves once is often confused afterwards, and the rules
@@ -133,6 +124,11 @@ const FAULTS: &[(&str, &[&str])] = &[
         "relist-without-query",
         &["client/sep1821-relist-same-query"],
     ),
+    (
+        "initialize-after-discover",
+        &["client/no-initialize-to-modern-server"],
+    ),
+    ("retry-refused-version", &["client/retry-supported-version"]),
     ("http-no-accept", &["client/http-accept"]),
     ("http-no-session-id", &["client/http-session-id"]),
     (

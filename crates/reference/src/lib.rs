@@ -69,6 +69,11 @@ pub struct ServeArgs {
     /// client re-lists with the query it listed with).
     #[arg(long)]
     pub list_changed_after_query: bool,
+    /// Speak 2026-07-28 only: server/discover lists no initialization-based version, and
+    /// initialize is refused with UnsupportedProtocolVersion (-32022) naming the supported ones
+    /// (for client scenarios: a client sends no initialize to such a server).
+    #[arg(long)]
+    pub modern_only: bool,
     /// Per-session rate limit, e.g. `50/s` (off by default).
     #[arg(long, value_name = "N/s")]
     pub rate_limit: Option<String>,
@@ -109,6 +114,7 @@ impl Default for ServeArgs {
             control: false,
             ping_client: false,
             list_changed_after_query: false,
+            modern_only: false,
             rate_limit: None,
             max_line: mcp_conform_protocol::jsonrpc::DEFAULT_MAX_LINE,
             catalog_gen: None,
@@ -194,6 +200,7 @@ pub fn build_server(args: &ServeArgs) -> Result<Server, ReferenceError> {
         control: args.control,
         ping_client: args.ping_client,
         list_changed_after_query: args.list_changed_after_query,
+        modern_only: args.modern_only,
         rate: args.rate_limit.as_deref().map(str::parse).transpose()?,
         max_line: args.max_line,
     };

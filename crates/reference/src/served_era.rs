@@ -71,11 +71,16 @@ pub fn older_revision(params: Option<&Value>) -> bool {
 }
 
 pub fn unsupported(requested: &str) -> RpcError {
+    unsupported_by(requested, &supported())
+}
+
+/// UnsupportedProtocolVersion naming `supported` as the versions to retry with.
+pub fn unsupported_by(requested: &str, supported: &[&str]) -> RpcError {
     RpcError::new(
         UNSUPPORTED_PROTOCOL_VERSION,
         format!("Unsupported protocol version: {requested}"),
     )
-    .with_data(json!({"requested": requested, "supported": supported()}))
+    .with_data(json!({"requested": requested, "supported": supported}))
 }
 
 /// The version `initialize` answers with: the client's when it is a stateful

@@ -33,6 +33,9 @@ pub struct Config {
     /// per session, before the answer to its first tools/list with a query
     /// or filter, in the stateful eras.
     pub list_changed_after_query: bool,
+    /// `--modern-only`: server/discover lists the stateless versions only,
+    /// and initialize is refused with UnsupportedProtocolVersion.
+    pub modern_only: bool,
 }
 
 impl Default for Config {
@@ -44,6 +47,7 @@ impl Default for Config {
             max_line: DEFAULT_MAX_LINE,
             ping_client: false,
             list_changed_after_query: false,
+            modern_only: false,
         }
     }
 }

@@ -598,3 +598,28 @@ fn a_relist_with_the_same_query_or_before_any_change_holds() {
     ]);
     assert!(run(rule, &no_change, None).is_empty());
 }
+
+#[test]
+fn an_initialize_after_a_modern_discover_breaks_the_rule_whatever_came_between() {
+    let rule = builtin()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .find(|r| r.id == "client/no-initialize-to-modern-server")
+        .unwrap_or_else(|| panic!("the rule is built in"));
+    let steps = vec![
+        m(C, req26(1, "server/discover", json!({}))),
+        m(
+            S,
+            ok(
+                1,
+                json!({"supportedVersions": [V26], "capabilities": {}, "resultType": "complete"}),
+            ),
+        ),
+        m(C, req26(2, "tools/list", json!({}))),
+        m(
+            C,
+            json!({"jsonrpc": "2.0", "id": "x", "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}),
+        ),
+    ];
+    assert_eq!(run(rule, &steps, None).len(), 1);
+}

@@ -64,6 +64,14 @@ pub fn capabilities(server: &Server) -> Value {
 
 pub fn initialize(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     let requested = p.opt_str("protocolVersion")?;
+    if ctx.server.config().modern_only {
+        let mut refusal = era::unsupported_by(requested.unwrap_or_default(), era::STATELESS);
+        refusal.message = format!(
+            "This server speaks only {}, which has no initialize: use server/discover",
+            era::STATELESS.join(", ")
+        );
+        return Err(refusal);
+    }
     p.opt_object("capabilities")?;
     p.opt_object("clientInfo")?;
     let version = era::negotiate(requested);
@@ -91,7 +99,11 @@ pub fn ping(ctx: &mut Ctx<'_>, _p: &Params<'_>) -> Result<Value, RpcError> {
 
 pub fn discover(ctx: &mut Ctx<'_>, _p: &Params<'_>) -> Result<Value, RpcError> {
     Ok(json!({
-        "supportedVersions": era::supported(),
+        "supportedVersions": if ctx.server.config().modern_only {
+            era::STATELESS.to_vec()
+        } else {
+            era::supported()
+        },
         "capabilities": capabilities(ctx.server),
         "instructions": INSTRUCTIONS,
         "resultType": "complete",
