@@ -174,7 +174,7 @@ pub fn main(args: ClientArgs) -> Result<u8> {
     console.handle(&Event::Done(data.summary.clone()));
     eprintln!(
         "mcp-conform client: graded {}",
-        graded(&data.run.server, &args.command)
+        graded(&data.run.server["clientInfo"], &args.command)
     );
     for (path, render) in super::run::report_files(&args.report_paths()) {
         write_file(&path, &render(&data))?;
@@ -265,7 +265,12 @@ fn run_info(
         era: args.versions.first().cloned().unwrap_or_default(),
         eras: args.versions.clone(),
         probes: Default::default(),
-        server: client,
+        // The party graded, under the key every report reads a name from.
+        server: if client.is_null() {
+            client
+        } else {
+            serde_json::json!({"serverInfo": client.clone(), "clientInfo": client})
+        },
         harness_version: env!("CARGO_PKG_VERSION").to_string(),
         started_at: started_at.to_string(),
         scenarios: chosen.len(),
@@ -294,9 +299,19 @@ fn report(
     }
     let mut summary = Summary::from_results(&results, began.elapsed().as_millis() as u64);
     summary.verdict = Some(policy.verdict(&results));
+    let mut run = run_info(args, chosen, started_at, client);
+    let mut eras: Vec<String> = results
+        .iter()
+        .map(|r| r.era.clone())
+        .filter(|e| !e.is_empty())
+        .collect();
+    eras.sort();
+    eras.dedup();
+    run.era = eras.last().cloned().unwrap_or_default();
+    run.eras = eras;
     ReportData {
         format: FORMAT.to_string(),
-        run: run_info(args, chosen, started_at, client),
+        run,
         summary,
         scenarios: results,
         strict: args.strict,

@@ -96,7 +96,8 @@ pub fn grade(
     r.spec = specs(&mine);
     let worst = mine.iter().map(|(v, _)| v.level).max_by_key(|l| rank(*l));
     r.outcome = worst.map_or(Outcome::Pass, Outcome::for_level);
-    r.level = worst.unwrap_or(Level::Must);
+    // No rule broken: no level to show (a scenario not exercised broke none).
+    r.level = worst.unwrap_or(Level::Info);
     r.message = message(&mine, conv.msgs.len());
     if !missing.is_empty() {
         not_exercised(&mut r, &missing, facts);

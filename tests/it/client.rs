@@ -172,6 +172,11 @@ fn client_run(
     (out.status.code().unwrap_or(-1), json, stderr)
 }
 
+/// The directory `client_run` used for `name` (left in place after it).
+fn scratch_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name)
+}
+
 fn results(report: &Value) -> Vec<&Value> {
     report["scenarios"]
         .as_array()
@@ -213,6 +218,13 @@ const ERAS: [&str; 6] = [
 
 fn the_own_driver_passes_every_scenario_in_every_era() {
     let (code, report, stderr) = client_run("own-clean", &ERAS, &[bin(), "client-driver"], &[]);
+    // A client run's report is a report like any other.
+    common::assert_valid_report(&scratch_path("client-own-clean").join("report.json"));
+    assert_eq!(
+        report["run"]["server"]["clientInfo"]["name"], "mcp-conform",
+        "{}",
+        report["run"]
+    );
     let bad: Vec<String> = results(&report)
         .iter()
         .filter(|r| r["outcome"] != "pass")

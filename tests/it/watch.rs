@@ -362,6 +362,8 @@ fn a_clean_conversation_passes_and_exits_zero() {
     let (out, report) = converse(&dir, &[INIT, INITIALIZED, LIST], &[], false);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(broken(&[report]), Vec::<(String, String)>::new());
+    // A watched conversation's report is a report like any other.
+    crate::common::assert_valid_report(&dir.join("report.json"));
     // stdout holds the server's two answers and nothing else.
     let stdout = text(&out.stdout);
     assert_eq!(stdout.lines().count(), 2, "{stdout}");
@@ -390,6 +392,7 @@ fn replay_gives_the_findings_of_the_live_run() {
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(replay.status.code(), Some(1), "{}", text(&replay.stderr));
+    crate::common::assert_valid_report(&dir.join("replayed.json"));
     let replayed: Value =
         serde_json::from_str(&std::fs::read_to_string(&replayed_path).unwrap_or_default())
             .unwrap_or_else(|e| panic!("{e}"));
