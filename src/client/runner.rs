@@ -36,6 +36,8 @@ pub const ENV_SERVER_COMMAND: &str = "MCP_CONFORM_SERVER_COMMAND";
 
 /// How long the scenario server may take to say where it listens.
 const SERVER_START: Duration = Duration::from_secs(10);
+/// How long what the client left behind may take to end, asked or not.
+const GROUP_GRACE: Duration = Duration::from_secs(3);
 /// How much of the client's output a result keeps.
 const OUTPUT_TAIL: usize = 4096;
 
@@ -181,6 +183,8 @@ async fn over_stdio(
     server_args: &[String],
 ) -> Result<(Sink, RunFacts), SetupError> {
     let record_path = spec.dir.join("record.jsonl");
+    // The relay writes its report last, once the record is complete.
+    let done_path = spec.dir.join("relay-report.json");
     let exe = spec.exe.display().to_string();
     let mut command = vec![
         exe.clone(),
@@ -188,15 +192,20 @@ async fn over_stdio(
         "--quiet".to_string(),
         "--record".to_string(),
         record_path.display().to_string(),
+        "--report-json".to_string(),
+        done_path.display().to_string(),
         "--".to_string(),
         exe,
     ];
     command.extend(server_args.iter().cloned());
     let env = [(ENV_SERVER_COMMAND, json!(command).to_string())];
     let facts = run_client(spec, None, &env).await?;
-    // The relay may still be writing its last lines as the client's stdin
-    // closes; it ends itself when it sees the end of the stream.
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // A client that spawned the relay in a process group of its own may
+    // exit before the relay has written the last lines of the record.
+    let deadline = Instant::now() + GROUP_GRACE;
+    while record_path.exists() && !done_path.exists() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let msgs = if record_path.exists() {
         record::read(&record_path)?
     } else {
@@ -335,7 +344,7 @@ async fn run_client(
         ),
     };
     if let Some(pgid) = pgid {
-        end_group(pgid).await;
+        end_group(pgid, !timed_out).await;
     }
     let _ = child.kill().await;
     Ok(RunFacts {
@@ -351,16 +360,31 @@ async fn run_client(
 }
 
 /// Stops what the client left behind in its process group (a stdio
-/// server it did not close, a helper process): asked first, then forced.
-async fn end_group(pgid: i32) {
+/// server it did not close, a helper process). A client that ended on its
+/// own gets a moment first: the stdio relay it started ends by itself once
+/// the client closed its stdin, after writing the last of the record.
+/// Then asked, then forced.
+async fn end_group(pgid: i32, client_ended: bool) {
+    if client_ended && ended_within(pgid, GROUP_GRACE).await {
+        return;
+    }
     process_group::signal(pgid, Stop::Terminate);
-    for _ in 0..20 {
+    if ended_within(pgid, GROUP_GRACE).await {
+        return;
+    }
+    process_group::signal(pgid, Stop::Kill);
+}
+
+/// Whether the group is gone within `wait`.
+async fn ended_within(pgid: i32, wait: Duration) -> bool {
+    let deadline = Instant::now() + wait;
+    while Instant::now() < deadline {
         if !group_alive(pgid) {
-            return;
+            return true;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    process_group::signal(pgid, Stop::Kill);
+    !group_alive(pgid)
 }
 
 #[cfg(unix)]
