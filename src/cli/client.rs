@@ -87,7 +87,7 @@ pub struct ClientArgs {
 /// driver convention (a testing aid: with --client-fault it breaks a rule).
 #[derive(Debug, Args)]
 pub struct DriverArgs {
-    /// Break one client rule on purpose (`--client-fault help` lists them).
+    /// Break one client rule on purpose (an unknown NAME lists them).
     #[arg(long, value_name = "NAME", value_parser = super::parse_client_fault)]
     pub client_fault: Option<mcp_conform::session::client_fault::ClientFault>,
     /// The protocol version to speak (default: the context's, else the newest stateful one).
