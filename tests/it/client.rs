@@ -566,7 +566,7 @@ fn the_rmcp_driver_gives_its_committed_verdicts() {
     assert_verdicts("rmcp", &report, &stderr);
 }
 
-/// The Python driver docs/client.md shows, run as written: the official
+/// The Python driver docs/client.md and the README show, run as written: the official
 /// scenarios pass, and one that wants every page is not exercised (the
 /// snippet reads one page), as the guide says.
 fn the_guide_s_dozen_line_driver_runs_as_written() {
@@ -576,6 +576,12 @@ fn the_guide_s_dozen_line_driver_runs_as_written() {
         .nth(1)
         .and_then(|rest| rest.split("```").next())
         .unwrap_or_else(|| panic!("docs/client.md shows no Python driver"));
+    // The README shows the same driver.
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap_or_default();
+    assert!(
+        readme.contains(&format!("```python\n{code}```")),
+        "README.md and docs/client.md show different drivers"
+    );
     let dir = scratch_dir("guide-driver-script");
     let script = dir.join("driver.py");
     std::fs::write(&script, code).unwrap_or_else(|e| panic!("{e}"));
