@@ -1,4 +1,5 @@
-//! Every quote from a draft (scenario `spec:` entries and requirements) is
+//! Every quote from a draft (scenario `spec:` entries, requirements and the
+//! trace rules of `watch` and `client`) is
 //! found verbatim in the draft's text: whitespace, Markdown emphasis and code
 //! marks ignored, `…` marking an omission. The drafts' texts are not part of
 //! this repository; the test reads them from `MCP_CONFORM_SEEDS_DIR`, else from
@@ -166,6 +167,13 @@ fn quotes_of(source: &str) -> Vec<(String, String)> {
     for r in registry.iter().filter(|r| r.document == source) {
         if let Some(q) = &r.quote {
             out.push((format!("requirement {}", r.id), q.clone()));
+        }
+    }
+    // The trace rules of `watch` and `client` quote the same texts.
+    let rules = mcp_conform::watch::rules::builtin().unwrap_or_else(|e| panic!("{e}"));
+    for r in rules.iter().filter(|r| r.spec.doc == source) {
+        if let Some(q) = &r.spec.quote {
+            out.push((format!("trace rule {} ({})", r.id, r.origin), q.clone()));
         }
     }
     out
