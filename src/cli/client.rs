@@ -3,7 +3,6 @@
 //! the console summary, the report files and the exit code.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -61,19 +60,8 @@ pub struct ClientArgs {
     /// No per-scenario lines, only problems and the summary.
     #[arg(short, long)]
     pub quiet: bool,
-    #[arg(long, value_name = "FILE")]
-    pub report_json: Option<PathBuf>,
-    #[arg(long, value_name = "FILE")]
-    pub report_junit: Option<PathBuf>,
-    #[arg(long, value_name = "FILE")]
-    pub report_markdown: Option<PathBuf>,
-    #[arg(long, value_name = "FILE")]
-    pub report_html: Option<PathBuf>,
-    #[arg(long, value_name = "FILE")]
-    pub report_sarif: Option<PathBuf>,
-    /// Write all five reports into DIR.
-    #[arg(long, value_name = "DIR")]
-    pub report_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub reports: super::run::ReportArgs,
     /// The client command and its arguments (after `--`).
     #[arg(
         trailing_var_arg = true,
@@ -176,7 +164,7 @@ pub fn main(args: ClientArgs) -> Result<u8> {
         "mcp-conform client: graded {}",
         graded(&data.run.server["clientInfo"], &args.command)
     );
-    for (path, render) in super::run::report_files(&args.report_paths()) {
+    for (path, render) in super::run::report_files(&args.reports.paths()) {
         write_file(&path, &render(&data))?;
     }
     Ok(data
@@ -350,19 +338,6 @@ pub fn driver(args: DriverArgs) -> Result<u8> {
         Err(e) => {
             eprintln!("client-driver: {e}");
             Ok(super::EXIT_UNREACHABLE)
-        }
-    }
-}
-
-impl ClientArgs {
-    fn report_paths(&self) -> super::run::ReportPaths<'_> {
-        super::run::ReportPaths {
-            dir: self.report_dir.as_ref(),
-            json: self.report_json.as_ref(),
-            junit: self.report_junit.as_ref(),
-            markdown: self.report_markdown.as_ref(),
-            html: self.report_html.as_ref(),
-            sarif: self.report_sarif.as_ref(),
         }
     }
 }

@@ -454,8 +454,41 @@ fn console_skips_done(event: &Event) -> bool {
 /// The SARIF log's name in `--report-dir`.
 pub const REPORT_DIR_SARIF: &str = "report.sarif";
 
+/// The report options of `watch` and `client` (a run has the same ones
+/// among its own).
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    #[arg(long, value_name = "FILE")]
+    pub report_json: Option<PathBuf>,
+    #[arg(long, value_name = "FILE")]
+    pub report_junit: Option<PathBuf>,
+    #[arg(long, value_name = "FILE")]
+    pub report_markdown: Option<PathBuf>,
+    #[arg(long, value_name = "FILE")]
+    pub report_html: Option<PathBuf>,
+    #[arg(long, value_name = "FILE")]
+    pub report_sarif: Option<PathBuf>,
+    /// Write all five reports into DIR: report.json, junit.xml, report.md,
+    /// report.html and report.sarif.
+    #[arg(long, value_name = "DIR")]
+    pub report_dir: Option<PathBuf>,
+}
+
+impl ReportArgs {
+    pub fn paths(&self) -> ReportPaths<'_> {
+        ReportPaths {
+            dir: self.report_dir.as_ref(),
+            json: self.report_json.as_ref(),
+            junit: self.report_junit.as_ref(),
+            markdown: self.report_markdown.as_ref(),
+            html: self.report_html.as_ref(),
+            sarif: self.report_sarif.as_ref(),
+        }
+    }
+}
+
 /// The report files a command line asks for: `--report-dir` and the five
-/// single-file options, as `run` and `watch` both take them.
+/// single-file options, as `run`, `watch` and `client` take them.
 pub struct ReportPaths<'a> {
     pub dir: Option<&'a PathBuf>,
     pub json: Option<&'a PathBuf>,

@@ -61,20 +61,8 @@ pub struct WatchArgs {
     /// No live findings and no summary (the report files still have them).
     #[arg(short, long)]
     pub quiet: bool,
-    #[arg(long, value_name = "FILE")]
-    pub report_json: Option<PathBuf>,
-    #[arg(long, value_name = "FILE")]
-    pub report_junit: Option<PathBuf>,
-    #[arg(long, value_name = "FILE")]
-    pub report_markdown: Option<PathBuf>,
-    #[arg(long, value_name = "FILE")]
-    pub report_html: Option<PathBuf>,
-    #[arg(long, value_name = "FILE")]
-    pub report_sarif: Option<PathBuf>,
-    /// Write all five reports into DIR: report.json, junit.xml, report.md,
-    /// report.html and report.sarif.
-    #[arg(long, value_name = "DIR")]
-    pub report_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub reports: super::run::ReportArgs,
     /// The server command and its arguments (after `--`).
     #[arg(
         trailing_var_arg = true,
@@ -222,7 +210,7 @@ fn replay(args: &WatchArgs, rules: Vec<rules::Rule>, path: &std::path::Path) -> 
 
 /// Writes the report files and the summary; returns the exit code.
 fn finish(args: &WatchArgs, data: &ReportData, note: Option<&str>) -> Result<u8> {
-    for (path, render) in super::run::report_files(&args.report_paths()) {
+    for (path, render) in super::run::report_files(&args.reports.paths()) {
         write_file(&path, &render(data))?;
     }
     if !args.quiet {
@@ -255,17 +243,4 @@ fn summary(data: &ReportData, note: Option<&str>) {
         console.handle(&Event::Finished(Box::new(r.clone())));
     }
     console.handle(&Event::Done(data.summary.clone()));
-}
-
-impl WatchArgs {
-    fn report_paths(&self) -> super::run::ReportPaths<'_> {
-        super::run::ReportPaths {
-            dir: self.report_dir.as_ref(),
-            json: self.report_json.as_ref(),
-            junit: self.report_junit.as_ref(),
-            markdown: self.report_markdown.as_ref(),
-            html: self.report_html.as_ref(),
-            sarif: self.report_sarif.as_ref(),
-        }
-    }
 }

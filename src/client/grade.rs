@@ -94,7 +94,8 @@ pub fn grade(
         .collect();
     r.requirements = requirements(&mine);
     r.spec = specs(&mine);
-    let worst = mine.iter().map(|(v, _)| v.level).max_by_key(|l| rank(*l));
+    // Levels order strongest first: the worst break is the smallest.
+    let worst = mine.iter().map(|(v, _)| v.level).min();
     r.outcome = worst.map_or(Outcome::Pass, Outcome::for_level);
     // No rule broken: no level to show (a scenario not exercised broke none).
     r.level = worst.unwrap_or(Level::Info);
@@ -136,16 +137,6 @@ fn no_common_version(conv: &Conversation, era: &str) -> Option<String> {
         .filter_map(|v| v.as_str().map(str::to_string))
         .collect();
     (!offered.is_empty() && !offered.iter().any(|v| v == era)).then(|| offered.join(", "))
-}
-
-/// Higher is stronger.
-fn rank(l: Level) -> u8 {
-    match l {
-        Level::Must => 3,
-        Level::Should => 2,
-        Level::May => 1,
-        Level::Info => 0,
-    }
 }
 
 fn base_result(s: &ClientScenario, facts: &RunFacts, era: &str) -> ScenarioResult {

@@ -6,7 +6,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::scenario::source::{parse_yaml, SourceDoc};
+use crate::scenario::source::{known_keys, load_list, PlacedError, Problem, SourceDoc};
 
 /// The built-in client scenario files.
 const FILES: &[(&str, &str)] = &[
@@ -90,14 +90,7 @@ pub struct Expect {
 }
 
 /// A client scenario file that cannot be used: where, and why.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{file}:{line}:{col}: {message}")]
-pub struct ScenarioError {
-    pub file: String,
-    pub line: usize,
-    pub col: usize,
-    pub message: String,
-}
+pub type ScenarioError = PlacedError;
 
 impl ClientScenario {
     /// The context JSON the driver receives in `MCP_CONFORMANCE_CONTEXT`.
@@ -136,7 +129,7 @@ pub fn builtin() -> Result<Vec<ClientScenario>, ScenarioError> {
     let mut seen = std::collections::HashSet::new();
     for s in &all {
         if !seen.insert(s.name.clone()) {
-            return Err(error_at(
+            return Err(ScenarioError::at(
                 &s.origin,
                 format!("scenario {:?} is declared twice", s.name),
             ));
@@ -145,48 +138,11 @@ pub fn builtin() -> Result<Vec<ClientScenario>, ScenarioError> {
     Ok(all)
 }
 
-fn error_at(origin: &str, message: String) -> ScenarioError {
-    let mut parts = origin.rsplitn(3, ':');
-    let col = parts.next().and_then(|c| c.parse().ok()).unwrap_or(1);
-    let line = parts.next().and_then(|l| l.parse().ok()).unwrap_or(1);
-    ScenarioError {
-        file: parts.next().unwrap_or(origin).to_string(),
-        line,
-        col,
-        message,
-    }
-}
-
 /// The scenarios of one file.
 pub fn load_str(file: &str, text: &str) -> Result<Vec<ClientScenario>, ScenarioError> {
-    let doc = parse_yaml(text).map_err(|e| ScenarioError {
-        file: file.to_string(),
-        line: e.position.line,
-        col: e.position.col,
-        message: e.message,
-    })?;
-    let err = |pointer: &str, message: String| {
-        let p = doc.position(pointer);
-        ScenarioError {
-            file: file.to_string(),
-            line: p.line,
-            col: p.col,
-            message,
-        }
-    };
-    let Some(list) = doc.value.get("scenarios").and_then(Value::as_array) else {
-        return Err(err(
-            "",
-            "expected a mapping with a `scenarios:` list".into(),
-        ));
-    };
-    list.iter()
-        .enumerate()
-        .map(|(i, v)| {
-            let at = format!("/scenarios/{i}");
-            scenario(&doc, file, &at, v).map_err(|(ptr, msg)| err(&ptr, msg))
-        })
-        .collect()
+    load_list(file, text, "scenarios", |doc, at, v| {
+        scenario(doc, file, at, v)
+    })
 }
 
 const KEYS: &[&str] = &[
@@ -210,21 +166,8 @@ pub const OPS: &[&str] = &[
     "ping",
 ];
 
-type Problem = (String, String);
-
 fn scenario(doc: &SourceDoc, file: &str, at: &str, v: &Value) -> Result<ClientScenario, Problem> {
-    let map = v
-        .as_object()
-        .ok_or_else(|| (at.to_string(), "a scenario must be a mapping".to_string()))?;
-    if let Some(k) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
-        return Err((
-            format!("{at}/{k}"),
-            format!(
-                "unknown key `{k}`; a client scenario has {}",
-                KEYS.join(", ")
-            ),
-        ));
-    }
+    let map = known_keys(v, at, KEYS, "a client scenario")?;
     let text = |key: &str| -> Result<String, Problem> {
         map.get(key)
             .and_then(Value::as_str)
@@ -286,18 +229,7 @@ fn server(map: &Map<String, Value>, at: &str) -> Result<ServerSetup, Problem> {
         return Ok(ServerSetup::default());
     };
     let at = format!("{at}/server");
-    let s = v
-        .as_object()
-        .ok_or_else(|| (at.clone(), "`server` must be a mapping".to_string()))?;
-    if let Some(k) = s
-        .keys()
-        .find(|k| !matches!(k.as_str(), "catalog" | "behaviours" | "options"))
-    {
-        return Err((
-            format!("{at}/{k}"),
-            format!("unknown key `{k}`; server has catalog, behaviours, options"),
-        ));
-    }
+    let s = known_keys(v, &at, &["catalog", "behaviours", "options"], "`server`")?;
     let options = strings(s, &at, "options")?.unwrap_or_default();
     if let Some((i, bad)) = options
         .iter()

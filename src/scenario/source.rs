@@ -59,6 +59,93 @@ pub struct SourceError {
     pub message: String,
 }
 
+/// A data file (trace rules, client scenarios) that cannot be used: where,
+/// and why.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{file}:{line}:{col}: {message}")]
+pub struct PlacedError {
+    pub file: String,
+    pub line: usize,
+    pub col: usize,
+    pub message: String,
+}
+
+impl PlacedError {
+    /// An error at an item's `origin` (`file:line:col`).
+    pub fn at(origin: &str, message: String) -> Self {
+        let mut parts = origin.rsplitn(3, ':');
+        let col = parts.next().and_then(|c| c.parse().ok()).unwrap_or(1);
+        let line = parts.next().and_then(|l| l.parse().ok()).unwrap_or(1);
+        PlacedError {
+            file: parts.next().unwrap_or(origin).to_string(),
+            line,
+            col,
+            message,
+        }
+    }
+}
+
+/// What an item reader found wrong: the JSON Pointer of the node, and why.
+pub type Problem = (String, String);
+
+/// Reads a YAML file holding one `key:` list, each item with `item(doc,
+/// pointer, value)`; a problem is placed at its node's `file:line:col`.
+pub fn load_list<T>(
+    file: &str,
+    text: &str,
+    key: &str,
+    mut item: impl FnMut(&SourceDoc, &str, &Value) -> Result<T, Problem>,
+) -> Result<Vec<T>, PlacedError> {
+    let doc = parse_yaml(text).map_err(|e| PlacedError {
+        file: file.to_string(),
+        line: e.position.line,
+        col: e.position.col,
+        message: e.message,
+    })?;
+    let place = |pointer: &str, message: String| {
+        let p = doc.position(pointer);
+        PlacedError {
+            file: file.to_string(),
+            line: p.line,
+            col: p.col,
+            message,
+        }
+    };
+    let Some(list) = doc.value.get(key).and_then(Value::as_array) else {
+        return Err(place(
+            "",
+            format!("expected a mapping with a `{key}:` list"),
+        ));
+    };
+    list.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let at = format!("/{key}/{i}");
+            item(&doc, &at, v).map_err(|(ptr, msg)| place(&ptr, msg))
+        })
+        .collect()
+}
+
+/// The item at `at` as a mapping whose keys are all in `keys` (`what` names
+/// the item in the message: "a rule", "a client scenario").
+pub fn known_keys<'a>(
+    v: &'a Value,
+    at: &str,
+    keys: &[&str],
+    what: &str,
+) -> Result<&'a Map<String, Value>, Problem> {
+    let map = v
+        .as_object()
+        .ok_or_else(|| (at.to_string(), format!("{what} must be a mapping")))?;
+    match map.keys().find(|k| !keys.contains(&k.as_str())) {
+        Some(k) => Err((
+            format!("{at}/{k}"),
+            format!("unknown key `{k}`; {what} has {}", keys.join(", ")),
+        )),
+        None => Ok(map),
+    }
+}
+
 /// Parses one YAML document into JSON with positions.
 pub fn parse_yaml(text: &str) -> Result<SourceDoc, SourceError> {
     let docs = MarkedYamlOwned::load_from_str(text).map_err(|e| SourceError {

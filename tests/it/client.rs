@@ -42,13 +42,13 @@ pub fn trials() -> Vec<Trial> {
     list.push(prereq::trial(
         "client::the_guide_s_dozen_line_driver_runs_as_written",
         Prereq::Peers,
-        python_sdk,
+        prereq::python_sdk,
         the_guide_s_dozen_line_driver_runs_as_written,
     ));
     list.push(prereq::trial(
         "client::the_python_sdk_driver_gives_its_committed_verdicts",
         Prereq::Peers,
-        python_sdk,
+        prereq::python_sdk,
         the_python_sdk_driver_gives_its_committed_verdicts,
     ));
     list
@@ -484,22 +484,6 @@ fn typescript_sdk() -> Result<(), String> {
         Err(format!(
             "node and {} (scripts/install-peers.sh)",
             sdk.display()
-        ))
-    }
-}
-
-fn python_sdk() -> Result<(), String> {
-    let python = root().join("target/peers/python/bin/python");
-    let ok = Command::new(&python)
-        .args(["-c", "import mcp"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "{} with the mcp package (scripts/install-peers.sh)",
-            python.display()
         ))
     }
 }

@@ -187,3 +187,20 @@ pub fn official_schema_dir() -> Result<std::path::PathBuf, String> {
                 .into()
         })
 }
+
+/// The Python SDK (`mcp`) in the peers' venv (scripts/install-peers.sh).
+pub fn python_sdk() -> Result<(), String> {
+    let python = crate::common::root().join("target/peers/python/bin/python");
+    let ok = std::process::Command::new(&python)
+        .args(["-c", "import mcp"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} with the mcp package (scripts/install-peers.sh)",
+            python.display()
+        ))
+    }
+}

@@ -31,21 +31,7 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
     list.push(crate::prereq::trial(
         "watch::python_sdk_client_session_through_watch",
         crate::prereq::Prereq::Peers,
-        || {
-            let python = crate::common::root().join("target/peers/python/bin/python");
-            let ok = Command::new(&python)
-                .args(["-c", "import mcp"])
-                .output()
-                .is_ok_and(|o| o.status.success());
-            if ok {
-                Ok(())
-            } else {
-                Err(format!(
-                    "{} with the mcp package (scripts/install-peers.sh)",
-                    python.display()
-                ))
-            }
-        },
+        crate::prereq::python_sdk,
         python_sdk_client_session_through_watch,
     ));
     list

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::{checks, strongest_keyword, Rule};
 use crate::scenario::model::{Level, SpecRef};
-use crate::scenario::source::{parse_yaml, SourceDoc};
+use crate::scenario::source::{known_keys, load_list, PlacedError, Problem, SourceDoc};
 use crate::watch::trace::Side;
 
 /// The built-in rule files, embedded so an installed binary needs no source tree.
@@ -33,14 +33,7 @@ const FILES: &[(&str, &str)] = &[
 ];
 
 /// A rule file that cannot be used: where, and why.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{file}:{line}:{col}: {message}")]
-pub struct RuleError {
-    pub file: String,
-    pub line: usize,
-    pub col: usize,
-    pub message: String,
-}
+pub type RuleError = PlacedError;
 
 /// Every built-in rule, in file order.
 pub fn builtin() -> Result<Vec<Rule>, RuleError> {
@@ -51,14 +44,10 @@ pub fn builtin() -> Result<Vec<Rule>, RuleError> {
     let mut seen = std::collections::HashSet::new();
     for r in &rules {
         if !seen.insert(r.id.clone()) {
-            let (file, pos) = r.origin.split_once(':').unwrap_or((&r.origin, "1:1"));
-            let (line, col) = pos.split_once(':').unwrap_or(("1", "1"));
-            return Err(RuleError {
-                file: file.to_string(),
-                line: line.parse().unwrap_or(1),
-                col: col.parse().unwrap_or(1),
-                message: format!("rule id {:?} is declared twice", r.id),
-            });
+            return Err(RuleError::at(
+                &r.origin,
+                format!("rule id {:?} is declared twice", r.id),
+            ));
         }
     }
     Ok(rules)
@@ -66,31 +55,7 @@ pub fn builtin() -> Result<Vec<Rule>, RuleError> {
 
 /// The rules of one file.
 pub fn load_str(file: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
-    let doc = parse_yaml(text).map_err(|e| RuleError {
-        file: file.to_string(),
-        line: e.position.line,
-        col: e.position.col,
-        message: e.message,
-    })?;
-    let err = |pointer: &str, message: String| {
-        let p = doc.position(pointer);
-        RuleError {
-            file: file.to_string(),
-            line: p.line,
-            col: p.col,
-            message,
-        }
-    };
-    let Some(list) = doc.value.get("rules").and_then(Value::as_array) else {
-        return Err(err("", "expected a mapping with a `rules:` list".into()));
-    };
-    list.iter()
-        .enumerate()
-        .map(|(i, v)| {
-            let at = format!("/rules/{i}");
-            rule(&doc, file, &at, v).map_err(|(ptr, msg)| err(&ptr, msg))
-        })
-        .collect()
+    load_list(file, text, "rules", |doc, at, v| rule(doc, file, at, v))
 }
 
 const KEYS: &[&str] = &[
@@ -107,18 +72,8 @@ const KEYS: &[&str] = &[
     "transport",
 ];
 
-type Problem = (String, String);
-
 fn rule(doc: &SourceDoc, file: &str, at: &str, v: &Value) -> Result<Rule, Problem> {
-    let map = v
-        .as_object()
-        .ok_or_else(|| (at.to_string(), "a rule must be a mapping".to_string()))?;
-    if let Some(k) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
-        return Err((
-            format!("{at}/{k}"),
-            format!("unknown key `{k}`; a rule has {}", KEYS.join(", ")),
-        ));
-    }
+    let map = known_keys(v, at, KEYS, "a rule")?;
     let text = |key: &str| -> Result<String, Problem> {
         map.get(key)
             .and_then(Value::as_str)
