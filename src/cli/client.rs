@@ -32,7 +32,7 @@ use super::{EXIT_OK, EXIT_USAGE};
                   The scenario name is in MCP_CONFORMANCE_SCENARIO and its context (the actions \
                   to perform) in MCP_CONFORMANCE_CONTEXT. See docs/client.md.\n\n\
                   Exit codes: 0 no client MUST broken, 1 a MUST broken or a scenario not \
-                  exercised, 2 usage error."
+                  exercised, 2 usage error, 3 nothing tested (every scenario skipped)."
 )]
 pub struct ClientArgs {
     /// List the client scenarios (name, eras, transports, title) and exit.
@@ -286,7 +286,7 @@ fn report(
         policy.apply(r);
     }
     let mut summary = Summary::from_results(&results, began.elapsed().as_millis() as u64);
-    summary.verdict = Some(policy.verdict(&results));
+    summary.verdict = Some(verdict(&policy, &results));
     let mut run = run_info(args, chosen, started_at, client);
     let mut eras: Vec<String> = results
         .iter()
@@ -303,6 +303,25 @@ fn report(
         summary,
         scenarios: results,
         strict: args.strict,
+    }
+}
+
+/// The run's verdict; a run in which every scenario was skipped tested
+/// nothing, and must not gate green (exit 3).
+fn verdict(policy: &RunPolicy, results: &[ScenarioResult]) -> mcp_conform::run::policy::Verdict {
+    let graded = results
+        .iter()
+        .any(|r| r.outcome != mcp_conform::run::outcome::Outcome::Skip);
+    if graded {
+        return policy.verdict(results);
+    }
+    let why = results
+        .first()
+        .map_or("no client scenario was selected".to_string(), |r| {
+            r.message.clone()
+        });
+    mcp_conform::run::policy::Verdict::NotRun {
+        reason: format!("no client scenario applied to this client, so nothing was tested ({why})"),
     }
 }
 

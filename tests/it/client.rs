@@ -34,6 +34,12 @@ pub fn trials() -> Vec<Trial> {
         an_official_convention_driver_runs_unchanged,
     ));
     list.push(prereq::trial(
+        "client::a_run_that_graded_nothing_does_not_pass",
+        Prereq::Python,
+        prereq::python,
+        a_run_that_graded_nothing_does_not_pass,
+    ));
+    list.push(prereq::trial(
         "client::the_typescript_sdk_driver_gives_its_committed_verdicts",
         Prereq::Peers,
         typescript_sdk,
@@ -599,4 +605,26 @@ fn the_guide_s_dozen_line_driver_runs_as_written() {
     assert_eq!(outcome("client/initialize/http"), "skip", "{stderr}");
     assert_eq!(outcome("client/tools_call/http"), "pass", "{stderr}");
     assert_eq!(outcome("client/list-all-pages/http"), "error", "{stderr}");
+}
+
+/// A client that speaks no era the selected scenarios are about is skipped
+/// everywhere: the run tested nothing, and exits 3 rather than 0.
+fn a_run_that_graded_nothing_does_not_pass() {
+    let script = root().join("fixtures/clients/official_convention_client.py");
+    let script = script.display().to_string();
+    let (code, report, stderr) = client_run(
+        "graded-nothing",
+        &["-p", "mcp-2026", "--transport", "http"],
+        &[common::python3(), &script],
+        &[],
+    );
+    assert!(
+        results(&report).iter().all(|r| r["outcome"] == "skip"),
+        "{stderr}"
+    );
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("NOT RUN: no client scenario applied"),
+        "{stderr}"
+    );
 }
