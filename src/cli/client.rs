@@ -255,7 +255,8 @@ fn run_info(
         probes: Default::default(),
         // The party graded, under the key every report reads a name from.
         server: if client.is_null() {
-            client
+            // Not known until the client speaks: the console says "the client".
+            serde_json::json!({"clientInfo": null})
         } else {
             serde_json::json!({"serverInfo": client.clone(), "clientInfo": client})
         },

@@ -29,10 +29,16 @@ const FILES: &[(&str, &str)] = &[
 ];
 
 /// Catalogs a client scenario may name with `server.catalog`, embedded.
-const CATALOGS: &[(&str, &str)] = &[(
-    "add-numbers",
-    include_str!("../../fixtures/catalogs/add-numbers.json"),
-)];
+const CATALOGS: &[(&str, &str)] = &[
+    (
+        "add-numbers",
+        include_str!("../../fixtures/catalogs/add-numbers.json"),
+    ),
+    (
+        "header-params",
+        include_str!("../../fixtures/catalogs/header-params.json"),
+    ),
+];
 
 /// The eras a scenario applies in when it names none.
 pub const ALL_ERAS: [&str; 3] = ["2025-06-18", "2025-11-25", "2026-07-28"];

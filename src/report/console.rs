@@ -156,16 +156,27 @@ impl<W: Write> ConsoleReporter<W> {
     }
 
     fn started(&mut self, info: &RunInfo) {
+        // A client run names the client it grades (its clientInfo).
+        let (peer, unnamed) = if info.server.get("clientInfo").is_some() {
+            ("clientInfo", "the client")
+        } else {
+            ("serverInfo", "unnamed server")
+        };
         let name = info
             .server
-            .pointer("/serverInfo/name")
+            .pointer(&format!("/{peer}/name"))
             .and_then(|v| v.as_str())
-            .unwrap_or("unnamed server");
+            .unwrap_or(unnamed);
         let version = info
             .server
-            .pointer("/serverInfo/version")
+            .pointer(&format!("/{peer}/version"))
             .and_then(|v| v.as_str())
             .unwrap_or("?");
+        let graded = if peer == "clientInfo" && version == "?" {
+            name.to_string()
+        } else {
+            format!("{name} {version}")
+        };
         self.several_eras = info.eras.len() > 1;
         self.eras = info.eras.clone();
         let eras = if info.eras.is_empty() {
@@ -181,7 +192,7 @@ impl<W: Write> ConsoleReporter<W> {
                 format!(", seed {}", info.seed)
             };
             self.emit(&format!(
-                "\nrunning {} scenarios against {name} {version} ({}, protocol {eras}, {}{seed})",
+                "\nrunning {} scenarios against {graded} ({}, protocol {eras}, {}{seed})",
                 info.scenarios, info.transport, info.target
             ));
             if let Some(line) = info.tool_calls.as_ref().and_then(|t| t.line()) {
@@ -423,7 +434,13 @@ impl<W: Write> ConsoleReporter<W> {
             s.push_str(&format!("server chose: {}\n", r.alternatives.join(", ")));
         }
         if !r.stderr_tail.trim().is_empty() {
-            s.push_str("server stderr (may be unrelated):\n");
+            // A client run's tail is the client's output, not a server's.
+            let whose = if r.profile == "client" {
+                "client output"
+            } else {
+                "server stderr"
+            };
+            s.push_str(&format!("{whose} (may be unrelated):\n"));
             for line in tail_lines(&r.stderr_tail, 20) {
                 s.push_str(&format!("  {}\n", self.paint(DIM, line)));
             }
@@ -478,7 +495,7 @@ impl<W: Write> ConsoleReporter<W> {
             s.push_str(&property_lines(p));
         }
         if let Some(actual) = &f.actual {
-            let (label, sent) = evidence::server_sent(actual, SENT_CHARS);
+            let (label, sent) = evidence::sent(actual, f.sent_by.as_deref(), SENT_CHARS);
             s.push_str(&format!("  {label}: {sent}\n"));
         }
         if let Some(text) = &f.diff {

@@ -78,7 +78,10 @@ pub fn first_change(diff: &str, max: Option<usize>) -> Capped<'_> {
 /// label that says how the harness got it: `server sent`, `server sent
 /// (3 pages, joined)`, or for a raw HTTP exchange `server answered HTTP 400`.
 /// What the harness added (the request it sent, its page bookkeeping) is left out.
-pub fn server_sent(actual: &Value, max: usize) -> (String, String) {
+///
+/// `sender` names who sent it when it was not the server (`client`).
+pub fn sent(actual: &Value, sender: Option<&str>, max: usize) -> (String, String) {
+    let who = sender.unwrap_or("server");
     if let (Some(status), Some(text)) = (
         actual.get("status").and_then(Value::as_u64),
         actual.get("text").and_then(Value::as_str),
@@ -89,7 +92,7 @@ pub fn server_sent(actual: &Value, max: usize) -> (String, String) {
             .map(|t| format!(" ({t})"))
             .unwrap_or_default();
         return (
-            format!("server answered HTTP {status}{kind}"),
+            format!("{who} answered HTTP {status}{kind}"),
             one_line(text, max),
         );
     }
@@ -98,9 +101,9 @@ pub fn server_sent(actual: &Value, max: usize) -> (String, String) {
         .and_then(Value::as_u64)
         .unwrap_or(0);
     let label = if pages > 1 {
-        format!("server sent ({pages} pages, joined)")
+        format!("{who} sent ({pages} pages, joined)")
     } else {
-        "server sent".to_string()
+        format!("{who} sent")
     };
     let sent = without_harness_keys(actual, |_| false);
     // Compact JSON is one line already; its strings keep their spaces.
@@ -152,11 +155,17 @@ mod tests {
     }
 
     #[test]
+    fn a_clients_message_is_labelled_as_the_clients() {
+        let (label, _) = sent(&json!({"id": 1}), Some("client"), 300);
+        assert_eq!(label, "client sent");
+    }
+
+    #[test]
     fn what_the_server_sent_leaves_out_what_the_harness_added() {
         let answer = json!({"jsonrpc": "2.0", "id": null,
             "error": {"code": -32700, "message": "Parse error"},
             "request": {"method": "ping"}});
-        let (label, text) = server_sent(&answer, 300);
+        let (label, text) = sent(&answer, None, 300);
         assert_eq!(label, "server sent");
         assert_eq!(
             text,
@@ -164,19 +173,19 @@ mod tests {
         );
         let walked = json!({"result": {"tools": []}, "page_count": 3, "pages": [1, 2, 3]});
         assert_eq!(
-            server_sent(&walked, 300),
+            sent(&walked, None, 300),
             (
                 "server sent (3 pages, joined)".into(),
                 r#"{"result":{"tools":[]}}"#.into()
             )
         );
         let long = json!({"result": "x".repeat(1000)});
-        let (_, cut) = server_sent(&long, 50);
+        let (_, cut) = sent(&long, None, 50);
         assert!(cut.ends_with("… 963 more characters"), "{cut}");
         let http = json!({"status": 400, "content_type": "application/json", "text": "{\"error\": 1}",
                           "headers": {}, "messages": [], "body": null});
         assert_eq!(
-            server_sent(&http, 300),
+            sent(&http, None, 300),
             (
                 "server answered HTTP 400 (application/json)".into(),
                 "{\"error\": 1}".into()

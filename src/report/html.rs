@@ -100,7 +100,7 @@ function body(s){
   if (s.message && !s.findings.length) b.append(el('p',{}, el('strong',{}, s.message)));
   if (s.alternatives.length) b.append(el('div',{}, 'Server chose: ' + s.alternatives.join(', ')));
   for (const f of s.findings) { const d = el('div',{class:'finding'}, el('div',{}, (f.location ? f.location + ': ' : '') + f.outcome + ': ' + (f.step ? f.step + ': ' : '') + f.message)); if (f.path) d.append(el('div',{}, 'first mismatch at: ' + f.path)); if (f.other_paths && f.other_paths.length) d.append(el('div',{}, 'also at: ' + f.other_paths.join(', '))); if (f.actual !== undefined) d.append(sent(f.actual)); if (f.request !== undefined) d.append(el('div',{class:'request'}, 'mcp-conform sent: ', el('code',{}, JSON.stringify(f.request)))); if (f.diff) d.append(...diffs(f.diff)); else if (typeof f.expected === 'string') d.append(el('pre',{}, f.expected)); b.append(d); }
-  if (s.stderr_tail && s.stderr_tail.trim()) { b.append(el('h3',{}, 'Server stderr (may be unrelated)')); b.append(el('pre',{}, s.stderr_tail)); }
+  if (s.stderr_tail && s.stderr_tail.trim()) { b.append(el('h3',{}, s.profile === 'client' ? 'Client output (may be unrelated)' : 'Server stderr (may be unrelated)')); b.append(el('pre',{}, s.stderr_tail)); }
   if (s.transcript.length) { b.append(el('h3',{}, 'Wire transcript')); const pre = el('pre',{class:'transcript'}); for (const t of s.transcript) { const arrow = t.direction === 'sent' ? '→' : t.direction === 'received' ? '←' : '·'; pre.append(el('span',{class:t.direction}, `${String(t.at_ms).padStart(6)}ms ${t.session} ${arrow} ${typeof t.message === 'string' ? t.message : JSON.stringify(t.message)}\n`)); } b.append(pre); }
   return b;
 }

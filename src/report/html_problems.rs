@@ -96,7 +96,7 @@ fn evidence_of(r: &ScenarioResult) -> String {
         html.push_str(&format!("<div>at <code>{}</code></div>", escape(at)));
     }
     if let Some(actual) = &f.actual {
-        let (label, sent) = evidence::server_sent(actual, SENT_CHARS);
+        let (label, sent) = evidence::sent(actual, f.sent_by.as_deref(), SENT_CHARS);
         html.push_str(&format!(
             "<div>{}: <code>{}</code></div>",
             escape(&label),

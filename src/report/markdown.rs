@@ -174,7 +174,7 @@ fn problem(r: &ScenarioResult, eras: &str) -> String {
             md.push_str(&format!("\nAt {}\n", code_span(at)));
         }
         if let Some(actual) = &f.actual {
-            let (label, sent) = evidence::server_sent(actual, SENT_CHARS);
+            let (label, sent) = evidence::sent(actual, f.sent_by.as_deref(), SENT_CHARS);
             md.push_str(&format!(
                 "\n{}: {}\n",
                 upper_first(&label),

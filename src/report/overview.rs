@@ -155,8 +155,15 @@ impl Overview {
         } else {
             format!(" ({} runs)", self.runs.total())
         };
+        // A client run's scenarios are all of the `client` profile.
+        let graded =
+            if !self.profiles.is_empty() && self.profiles.iter().all(|(p, _)| p == "client") {
+                "this client"
+            } else {
+                "this server"
+            };
         format!(
-            "{} scenario{} applied to this server{eras}{runs}: {}",
+            "{} scenario{} applied to {graded}{eras}{runs}: {}",
             self.applied,
             if self.applied == 1 { "" } else { "s" },
             applied_line(&self.runs)

@@ -86,6 +86,10 @@ pub struct Finding {
     /// harness sent; see `request`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub actual: Option<Value>,
+    /// Who sent `actual` when it is not the server: `client` for a
+    /// finding on a client's message (watch, client runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_by: Option<String>,
     /// What the harness sent for the step (method and params).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<Value>,
@@ -116,6 +120,7 @@ impl Finding {
             message: message.into(),
             expected: None,
             actual: None,
+            sent_by: None,
             request: None,
             diff: None,
             path: None,

@@ -66,7 +66,7 @@ pub enum ClientFault {
 }
 
 impl ClientFault {
-    pub const ALL: [ClientFault; 27] = [
+    pub const ALL: [ClientFault; 29] = [
         ClientFault::CursorWithoutQuery,
         ClientFault::DuplicateId,
         ClientFault::AnswerNotification,
@@ -94,6 +94,8 @@ impl ClientFault {
         ClientFault::Http(HeaderFault::VersionMismatch),
         ClientFault::Http(HeaderFault::WrongMethod),
         ClientFault::Http(HeaderFault::WrongName),
+        ClientFault::Http(HeaderFault::NoParamHeaders),
+        ClientFault::Http(HeaderFault::GetStream),
     ];
 
     pub fn name(self) -> &'static str {
@@ -125,6 +127,8 @@ impl ClientFault {
             ClientFault::Http(HeaderFault::VersionMismatch) => "http-version-mismatch",
             ClientFault::Http(HeaderFault::WrongMethod) => "http-wrong-method",
             ClientFault::Http(HeaderFault::WrongName) => "http-wrong-name",
+            ClientFault::Http(HeaderFault::NoParamHeaders) => "http-no-param-headers",
+            ClientFault::Http(HeaderFault::GetStream) => "http-get-stream",
         }
     }
 
@@ -194,6 +198,12 @@ impl ClientFault {
             }
             ClientFault::Http(HeaderFault::WrongName) => {
                 "HTTP (2026-07-28): Mcp-Name names another tool, prompt or resource than the body"
+            }
+            ClientFault::Http(HeaderFault::NoParamHeaders) => {
+                "HTTP (2026-07-28): no Mcp-Param-{Name} header goes out for x-mcp-header parameters"
+            }
+            ClientFault::Http(HeaderFault::GetStream) => {
+                "HTTP (2026-07-28): a GET to the MCP endpoint follows the first POST"
             }
         }
     }

@@ -22,6 +22,11 @@ pub enum HeaderFault {
     WrongMethod,
     /// Mcp-Name names a tool, prompt or resource the body does not.
     WrongName,
+    /// No Mcp-Param-{Name} header goes out, whatever the tool's schema marks.
+    NoParamHeaders,
+    /// Not a header: in 2026-07-28, a GET to the MCP endpoint after the
+    /// first POST, as a 2025 client opens its stream.
+    GetStream,
 }
 
 impl HeaderFault {
@@ -53,6 +58,17 @@ impl HeaderFault {
             HeaderFault::WrongName => {
                 if h.contains_key("mcp-name") {
                     h.insert("mcp-name", HeaderValue::from_static("not_this_one"));
+                }
+            }
+            HeaderFault::GetStream => {}
+            HeaderFault::NoParamHeaders => {
+                let params: Vec<_> = h
+                    .keys()
+                    .filter(|k| k.as_str().starts_with("mcp-param-"))
+                    .cloned()
+                    .collect();
+                for name in params {
+                    h.remove(name);
                 }
             }
         }

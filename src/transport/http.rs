@@ -70,6 +70,8 @@ pub struct HttpConnection {
     /// POSTs sent so far; the number of the last one names its exchange
     /// in [`Incoming::Unanswered`].
     exchanges: u64,
+    /// Whether the `http-get-stream` client fault has sent its GET.
+    fault_get_sent: bool,
 }
 
 /// Headers the stateless era puts on a POST, derived from the message:
@@ -114,6 +116,7 @@ impl HttpConnection {
             last_reader: None,
             last_status: None,
             exchanges: 0,
+            fault_get_sent: false,
         })
     }
 
@@ -179,6 +182,9 @@ impl HttpConnection {
         let is_notification = parsed
             .as_ref()
             .is_some_and(|m| m.get("id").is_none() && m.get("method").is_some());
+        if self.stateless && !self.fault_get_sent {
+            self.faulty_get().await;
+        }
         self.exchanges += 1;
         self.last_reader = Some(self.readers.spawn(read_response(
             response,
@@ -191,6 +197,24 @@ impl HttpConnection {
             self.spec.max_body,
         )));
         Ok(())
+    }
+
+    /// The `http-get-stream` client fault: a 2026-07-28 connection sends
+    /// one GET to the endpoint, as a 2025 client opens its stream; the
+    /// answer (405 from a server that has none) is dropped.
+    async fn faulty_get(&mut self) {
+        if super::header_fault::process_fault() != Some(super::header_fault::HeaderFault::GetStream)
+        {
+            return;
+        }
+        self.fault_get_sent = true;
+        let Ok(mut headers) = self.headers(None) else {
+            return;
+        };
+        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        headers.remove(CONTENT_TYPE);
+        let request = self.client.get(&self.spec.url).headers(headers);
+        let _ = tokio::time::timeout(self.spec.timeout, request.send()).await;
     }
 
     /// Closes the last POST's response stream, which cancels its request

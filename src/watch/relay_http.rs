@@ -221,7 +221,9 @@ async fn proxy(State(relay): State<Arc<Relay>>, req: Request) -> Response {
         headers: header_list(&parts.headers),
         exchange,
     };
-    if !body.is_empty() {
+    // A GET or DELETE has no body but is still something the client did
+    // (a 2026-07-28 client opens no GET stream): it is recorded, bodiless.
+    if !body.is_empty() || parts.method != axum::http::Method::POST {
         let _ = relay
             .wire
             .send((Side::Client, at, body.to_vec(), meta.clone()));

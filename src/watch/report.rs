@@ -152,6 +152,13 @@ pub(crate) fn finding(v: &Violation, rule: &Rule, conv: &Conversation) -> Findin
     f.step_id = Some(format!("#{}", v.pos));
     f.location = Some(rule.origin.clone());
     f.actual = conv.msgs.get(v.pos - 1).map(shown);
+    if conv
+        .msgs
+        .get(v.pos - 1)
+        .is_some_and(|m| m.from == Side::Client)
+    {
+        f.sent_by = Some("client".to_string());
+    }
     if !v.related.is_empty() {
         let related: Vec<Value> = v
             .related

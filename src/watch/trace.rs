@@ -428,6 +428,10 @@ impl Conversation {
 /// A message a receiver cannot read an id from, or that is no valid
 /// request or notification: JSON-RPC answers it with an error whose id is null.
 fn unreadable(msg: &Msg) -> bool {
+    // A bodiless HTTP exchange (a GET, a 202 Accepted) carries no message.
+    if msg.raw.is_empty() && msg.http.is_some() {
+        return false;
+    }
     let Some(v) = msg.value.as_ref().and_then(Value::as_object) else {
         return true;
     };

@@ -147,6 +147,8 @@ const FAULTS: &[(&str, &[&str])] = &[
     ),
     ("http-wrong-method", &["client/http-mcp-method"]),
     ("http-wrong-name", &["client/http-mcp-name"]),
+    ("http-no-param-headers", &["client/http-param-headers"]),
+    ("http-get-stream", &["client/http-no-get-stream"]),
 ];
 
 /// Runs `mcp-conform client ARGS -- CLIENT` with a JSON report; returns the

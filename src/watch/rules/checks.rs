@@ -61,6 +61,8 @@ pub const KINDS: &[&str] = &[
     "http-session-id",
     "http-notification-status",
     "http-no-posted-responses",
+    "http-param-headers",
+    "http-no-get",
 ];
 
 /// Reads the parameters a kind needs from `with` (an object or null).

@@ -26,6 +26,10 @@ pub enum HttpCheck {
     SessionId,
     NotificationStatus,
     NoPostedResponses,
+    /// A tools/call mirrors its tool's `x-mcp-header` parameters.
+    ParamHeaders,
+    /// The client sends no GET to the MCP endpoint.
+    NoGet,
 }
 
 pub fn parse(kind: &str, with: &Value) -> Result<Option<HttpCheck>, String> {
@@ -53,6 +57,8 @@ pub fn parse(kind: &str, with: &Value) -> Result<Option<HttpCheck>, String> {
         "http-session-id" => HttpCheck::SessionId,
         "http-notification-status" => HttpCheck::NotificationStatus,
         "http-no-posted-responses" => HttpCheck::NoPostedResponses,
+        "http-param-headers" => HttpCheck::ParamHeaders,
+        "http-no-get" => HttpCheck::NoGet,
         _ => return Ok(None),
     };
     Ok(Some(check))
@@ -61,6 +67,17 @@ pub fn parse(kind: &str, with: &Value) -> Result<Option<HttpCheck>, String> {
 impl HttpCheck {
     pub fn run(&self, ctx: &Ctx<'_>, msg: &Msg) -> Option<Hit> {
         let http = msg.http.as_ref()?;
+        if *self == HttpCheck::NoGet {
+            return (msg.from == Side::Client && http.method == "GET").then(|| {
+                Hit::new(
+                    format!(
+                        "the client sent a GET to the MCP endpoint (Accept {:?}); 2026-07-28 has no GET stream, a client listens with subscriptions/listen",
+                        http.header("accept").unwrap_or_default()
+                    ),
+                    vec![],
+                )
+            });
+        }
         if msg.from == Side::Client && (http.method != "POST" || msg.value.is_none()) {
             return None;
         }
@@ -99,6 +116,8 @@ impl HttpCheck {
             }
             HttpCheck::SessionId => session_id(ctx, msg),
             HttpCheck::NotificationStatus => notification_status(ctx, msg),
+            HttpCheck::ParamHeaders => super::param_headers::check(ctx, msg),
+            HttpCheck::NoGet => None,
             HttpCheck::NoPostedResponses => msg.is_response().then(|| {
                 Hit::new(
                     format!("the client POSTs a JSON-RPC {}", describe(msg)),
