@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::run::target::Target;
+use crate::session::client_fault::{self, ClientFault};
 use crate::session::transcript::Transcript;
 use crate::session::{Era, Session, SessionError};
 use crate::transport::{HttpSpec, StdioSpec};
@@ -155,7 +156,12 @@ async fn handshake(session: &mut Session, timeout: Duration) -> Result<(), Drive
 async fn perform(s: &mut Session, action: &Value) -> Result<(), String> {
     let params = action.get("params").cloned();
     match action.get("op").and_then(Value::as_str).unwrap_or("") {
-        "list_tools" => walk(s, "tools/list", params).await,
+        "list_tools" => {
+            let params = without_undeclared(s, params);
+            walk(s, "tools/list", params).await
+        }
+        // A server that does not declare search is listed instead.
+        "search_tools" if !declared(s, &["tools", "search"]) => walk(s, "tools/list", None).await,
         "search_tools" => walk(s, "tools/search", params).await,
         "call_tool" => call_tool(s, action).await,
         "read_resource" => {
@@ -179,6 +185,34 @@ async fn perform(s: &mut Session, action: &Value) -> Result<(), String> {
         "ping" => answered(s, "ping", None).await,
         other => Err(format!("unknown op {other:?}")),
     }
+}
+
+/// Whether the server's handshake answer declares `capabilities.<path>`
+/// (present, and neither false nor null). The `ignore-capabilities` client
+/// fault says yes to everything.
+fn declared(s: &Session, path: &[&str]) -> bool {
+    if client_fault::process_fault() == Some(ClientFault::IgnoreCapabilities) {
+        return true;
+    }
+    let found = path
+        .iter()
+        .try_fold(&s.server["capabilities"], |v, key| v.get(key));
+    !matches!(found, None | Some(Value::Null) | Some(Value::Bool(false)))
+}
+
+/// tools/list params without what the server did not declare: `query`
+/// needs `tools.filtering` (SEP-1821), `filter` needs `filtering` (SEP-1300).
+fn without_undeclared(s: &Session, params: Option<Value>) -> Option<Value> {
+    let mut params = params?;
+    if let Some(obj) = params.as_object_mut() {
+        if !declared(s, &["tools", "filtering"]) {
+            obj.remove("query");
+        }
+        if !declared(s, &["filtering"]) {
+            obj.remove("filter");
+        }
+    }
+    Some(params)
 }
 
 /// Sends a request; an error answer is a failure.

@@ -61,12 +61,15 @@ pub enum ClientFault {
     /// beside a copy naming protocol version 2099-01-01, which the server
     /// refuses: the second names it again after the refusal.
     RetryRefusedVersion,
+    /// The client driver uses `query`, `filter` and tools/search whatever
+    /// the server's capabilities declare.
+    IgnoreCapabilities,
     /// A header defect of every HTTP POST (see `transport::header_fault`).
     Http(HeaderFault),
 }
 
 impl ClientFault {
-    pub const ALL: [ClientFault; 29] = [
+    pub const ALL: [ClientFault; 30] = [
         ClientFault::CursorWithoutQuery,
         ClientFault::DuplicateId,
         ClientFault::AnswerNotification,
@@ -88,6 +91,7 @@ impl ClientFault {
         ClientFault::RelistWithoutQuery,
         ClientFault::InitializeAfterDiscover,
         ClientFault::RetryRefusedVersion,
+        ClientFault::IgnoreCapabilities,
         ClientFault::Http(HeaderFault::NoAccept),
         ClientFault::Http(HeaderFault::NoSessionId),
         ClientFault::Http(HeaderFault::NoVersionHeader),
@@ -121,6 +125,7 @@ impl ClientFault {
             ClientFault::RelistWithoutQuery => "relist-without-query",
             ClientFault::InitializeAfterDiscover => "initialize-after-discover",
             ClientFault::RetryRefusedVersion => "retry-refused-version",
+            ClientFault::IgnoreCapabilities => "ignore-capabilities",
             ClientFault::Http(HeaderFault::NoAccept) => "http-no-accept",
             ClientFault::Http(HeaderFault::NoSessionId) => "http-no-session-id",
             ClientFault::Http(HeaderFault::NoVersionHeader) => "http-no-version-header",
@@ -184,6 +189,9 @@ impl ClientFault {
             }
             ClientFault::RetryRefusedVersion => {
                 "a 2026-07-28 request names a protocol version the server already refused"
+            }
+            ClientFault::IgnoreCapabilities => {
+                "the driver sends query, filter and tools/search whatever the server declared"
             }
             ClientFault::Http(HeaderFault::NoAccept) => "HTTP: Accept lists application/json only",
             ClientFault::Http(HeaderFault::NoSessionId) => "HTTP: no POST carries Mcp-Session-Id",

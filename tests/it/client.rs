@@ -135,6 +135,14 @@ const FAULTS: &[(&str, &[&str])] = &[
         &["client/no-initialize-to-modern-server"],
     ),
     ("retry-refused-version", &["client/retry-supported-version"]),
+    (
+        "ignore-capabilities",
+        &[
+            "client/sep1821-query-needs-capability",
+            "client/sep1300-filter-needs-capability",
+            "client/search-needs-capability",
+        ],
+    ),
     ("http-no-accept", &["client/http-accept"]),
     ("http-no-session-id", &["client/http-session-id"]),
     (

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{describe, flows, http, Ctx, Hit};
+use super::{capability, describe, flows, http, Ctx, Hit};
 use crate::watch::trace::Msg;
 
 /// A check kind with its parameters.
@@ -25,6 +25,7 @@ pub enum Check {
     PingEmpty,
     Flow(flows::Flow),
     Http(http::HttpCheck),
+    NeedsCapability(capability::NeedsCapability),
 }
 
 /// Every kind name, for the error on an unknown one.
@@ -63,6 +64,7 @@ pub const KINDS: &[&str] = &[
     "http-no-posted-responses",
     "http-param-headers",
     "http-no-get",
+    "needs-capability",
 ];
 
 /// Reads the parameters a kind needs from `with` (an object or null).
@@ -102,6 +104,8 @@ pub fn parse(kind: &str, with: &Value) -> Result<Check, String> {
                 Check::Flow(flow)
             } else if let Some(h) = http::parse(other, with)? {
                 Check::Http(h)
+            } else if let Some(c) = capability::parse(other, with)? {
+                Check::NeedsCapability(c)
             } else {
                 return Err(format!(
                     "unknown check kind {other:?}; the kinds are: {}",
@@ -160,6 +164,7 @@ impl Check {
             Check::PingEmpty => ping_empty(ctx, msg),
             Check::Flow(f) => f.run(ctx, msg),
             Check::Http(h) => h.run(ctx, msg),
+            Check::NeedsCapability(c) => c.run(ctx, msg),
         };
         hit.into_iter().collect()
     }

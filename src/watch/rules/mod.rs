@@ -2,6 +2,7 @@
 //! (`rules/trace/*.yaml`, embedded in the binary) that pick one of the
 //! built-in check kinds with its parameters. Pure: no I/O.
 
+mod capability;
 mod checks;
 mod flows;
 mod http;

@@ -81,10 +81,32 @@ fn init() -> Vec<Step> {
             S,
             ok(
                 1,
-                json!({"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}),
+                json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {"filtering": true}}, "serverInfo": {"name": "s", "version": "1"}}),
             ),
         ),
         m(C, note("notifications/initialized", json!({}))),
+    ]
+}
+
+/// The 2026-07-28 handshake over HTTP: server/discover and its answer.
+fn discover26() -> Vec<Step> {
+    vec![
+        post(
+            req26(1, "server/discover", json!({})),
+            &[
+                ("MCP-Protocol-Version", V26),
+                ("Mcp-Method", "server/discover"),
+            ],
+            1,
+        ),
+        answer(
+            ok(
+                1,
+                json!({"supportedVersions": [V26], "capabilities": {}, "resultType": "complete", "ttlMs": 0, "cacheScope": "public"}),
+            ),
+            200,
+            1,
+        ),
     ]
 }
 
@@ -448,6 +470,52 @@ fn breaking(id: &str) -> (Vec<Step>, Option<(Side, &'static str)>) {
             post(note("notifications/initialized", json!({})), &[], 1),
             answer(json!({}), 200, 1),
         ],
+        "client/http-param-headers" => {
+            let mut steps = discover26();
+            steps.push(post(req26(2, "tools/list", json!({})), &[], 2));
+            steps.push(answer(
+                ok(
+                    2,
+                    json!({"tools": [{"name": "execute_sql", "inputSchema": {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}}]}),
+                ),
+                200,
+                2,
+            ));
+            steps.push(post(
+                req26(
+                    3,
+                    "tools/call",
+                    json!({"name": "execute_sql", "arguments": {"region": "us-west1"}}),
+                ),
+                &[("Mcp-Param-Region", "us-east1")],
+                3,
+            ));
+            steps
+        }
+        "client/http-no-get-stream" => {
+            let mut steps = discover26();
+            let get = HttpMeta {
+                method: "GET".into(),
+                status: None,
+                headers: vec![("accept".into(), "text/event-stream".into())],
+                exchange: 2,
+            };
+            steps.push((C, Value::Null, Some(get)));
+            steps
+        }
+        "client/sep1821-query-needs-capability" => {
+            let mut steps = init();
+            steps[1].1["result"]["capabilities"] = json!({});
+            steps.push(m(C, req(2, "tools/list", json!({"query": "page"}))));
+            steps
+        }
+        "client/sep1300-filter-needs-capability" => with_init(vec![m(
+            C,
+            req(2, "tools/list", json!({"filter": {"groups": ["a"]}})),
+        )]),
+        "client/search-needs-capability" => {
+            with_init(vec![m(C, req(2, "tools/search", json!({"query": "page"})))])
+        }
         other => panic!("no breaking conversation for rule {other}"),
     };
     (steps, None)
