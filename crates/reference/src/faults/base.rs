@@ -7,6 +7,48 @@ use crate::handlers::Ctx;
 use crate::served_era as era;
 use serde_json::{json, Value};
 
+declare! {
+    NoServerInfo = "no-server-info"
+        breaks ["BASE-INIT-01", "BASE-SCHEMA-01", "MCP26-INFO-01"]:
+        "the handshake answer carries no serverInfo";
+    VersionEcho = "version-echo"
+        breaks ["BASE-VER-01"]:
+        "initialize answers with whatever non-empty protocolVersion the client asked for, even one the server does not speak";
+    SearchCapabilityMissing = "search-capability-missing"
+        breaks ["SEARCH-CAP-01"]:
+        "*/search methods answer but no feature declares search: true";
+    FilteringCapabilityMissing = "filtering-capability-missing"
+        breaks ["SEP1300-CAP-01", "SEP1300-GRP-02"]:
+        "groups/list and tags/list answer but capabilities.filtering is not declared";
+    FilteringListChangedString = "filtering-list-changed-string"
+        breaks ["SEP1300-CAP-01"]:
+        "capabilities.filtering.groups/tags.listChanged is the string \"true\"";
+    QueryCapabilityMissing = "query-capability-missing"
+        breaks ["SEP1821-CAP-01"]:
+        "tools/list honours `query` but capabilities.tools.filtering is not declared";
+    NoInstructions = "no-instructions"
+        breaks ["SEP1821-DOC-01"]:
+        "the handshake answer carries no instructions";
+    ListenAckNoSubscriptionId = "listen-ack-no-subscription-id"
+        breaks ["MCP26-SUB-01"]:
+        "the subscriptions/listen acknowledgement carries no io.modelcontextprotocol/subscriptionId";
+    ListenSendsUnrequested = "listen-sends-unrequested"
+        breaks ["MCP26-SUB-02"]:
+        "a subscriptions/listen stream also gets the list_changed notifications it did not ask for";
+    GroupingListChangedUndeclared = "grouping-list-changed-undeclared"
+        breaks ["GRP-LC-02"]:
+        "groups listChanged is declared false (extension and filtering.groups), yet group changes still emit notifications/groups/list_changed";
+    PingNotEmpty = "ping-not-empty"
+        breaks ["CORE-UTIL-01"]:
+        "ping answers {\"status\": \"ok\"} instead of an empty result";
+    PingNeedsInitialized = "ping-needs-initialized"
+        breaks ["CORE-UTIL-04"]:
+        "ping before notifications/initialized is refused (-32600) instead of answered";
+    CompletionsUndeclared = "completions-undeclared"
+        breaks ["MCP26-DECL-01"]:
+        "completion/complete answers, but the completions capability is not declared; a `_meta` key of the discover answer is named `mcp conform` (a space, against the naming rules)";
+}
+
 /// Capabilities left out or mistyped: search, the tools/list query,
 /// filtering, and the grouping extension's.
 pub fn rewrite_capabilities(faults: &Faults, caps: &mut Value) {

@@ -6,6 +6,15 @@ use super::Fault;
 use crate::error::RpcError;
 use crate::handlers::Ctx;
 
+declare! {
+    InputRequestsUndeclared = "input-requests-undeclared"
+        breaks ["MCP26-CAP-01", "MCP26-CAP-02"]:
+        "2026-07-28: tools/call of a tool that needs the client's sampling answers an InputRequiredResult asking for it although the request's clientCapabilities does not declare it, instead of -32021";
+    RequiredCapabilityNoData = "required-capability-no-data"
+        breaks ["MCP26-CAP-01"]:
+        "2026-07-28: the -32021 for an undeclared client capability has no data.requiredCapabilities";
+}
+
 /// `input-requests-undeclared`: the input is asked for all the same,
 /// instead of -32021.
 pub fn asks_anyway(ctx: &Ctx<'_>) -> bool {

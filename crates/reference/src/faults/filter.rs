@@ -8,6 +8,33 @@ use crate::handlers::Ctx;
 use serde_json::Value;
 use std::borrow::Cow;
 
+declare! {
+    GroupsAll = "groups-all"
+        breaks ["SEP1300-FLT", "X-01"]:
+        "filter.groups requires ALL named groups instead of ANY";
+    TagsAny = "tags-any"
+        breaks ["SEP1300-FLT", "X-01"]:
+        "filter.tags matches ANY named tag instead of ALL";
+    TagsIgnoreGroups = "tags-ignore-groups"
+        breaks ["SEP1300-FLT-03", "X-01"]:
+        "when filter.tags is present, filter.groups is ignored";
+    EmptyGroupsMatchNone = "empty-groups-match-none"
+        breaks ["SEP1300-NEG-01"]:
+        "filter.groups: [] matches no tool instead of imposing no constraint";
+    TagsListDuplicates = "tags-list-duplicates"
+        breaks ["SEP1300-TAG-01"]:
+        "tags/list repeats its first tag at the end";
+    FilterGroupsRepeatDropsNext = "filter-groups-repeat-drops-next"
+        breaks ["SEP1300-FLT-01"]:
+        "a name repeated in filter.groups also drops the name after it (a faulty de-duplication)";
+    TagsTrimmed = "tags-trimmed"
+        breaks ["SEP1300-FLT-02"]:
+        "filter.tags trims whitespace around each named tag (`tags: [\" stable\"]` selects the tools tagged `stable` instead of none)";
+    EmptyTagsMatchNone = "empty-tags-match-none"
+        breaks ["SEP1300-NEG-01"]:
+        "filter.tags: [] matches no tool instead of imposing no constraint";
+}
+
 /// The filter as a faulty server reads it: groups ignored beside tags
 /// (`tags-ignore-groups`), a repeated group dropping the name after it
 /// (`filter-groups-repeat-drops-next`), tags trimmed (`tags-trimmed`).

@@ -8,6 +8,42 @@ use crate::handlers::grouping::{names_of, set_names, strip, EXTENSION, META_GROU
 use crate::handlers::Ctx;
 use serde_json::{json, Value};
 
+declare! {
+    GroupsListDuplicates = "groups-list-duplicates"
+        breaks ["SEP1300-GRP-01", "GRP-LIST-01"]:
+        "groups/list repeats its first group at the end";
+    GroupingCapabilityMissing = "grouping-capability-missing"
+        breaks ["GRP-DEG-01"]:
+        "`_meta` group membership is served but capabilities.extensions[\"io.modelcontextprotocol/grouping\"] is not declared";
+    GroupingListChangedString = "grouping-list-changed-string"
+        breaks ["GRP-CAP-01"]:
+        "capabilities.extensions[\"io.modelcontextprotocol/grouping\"].listChanged is the string \"true\"";
+    GroupingDanglingName = "grouping-dangling-name"
+        breaks ["GRP-MEM-02", "GRP-X-01"]:
+        "the first tool's `_meta` membership also names `retired_group`, which groups/list does not list";
+    GroupingSelfMember = "grouping-self-member"
+        breaks ["GRP-NEST-01"]:
+        "the first group of groups/list names itself in its `_meta` membership (against this project's nested-groups rule: the extension's current text no longer forbids it)";
+    GroupingCycle = "grouping-cycle"
+        breaks ["GRP-NEST-02"]:
+        "nested groups run in a cycle: the first group nested two deep (g -> p -> q) is also made q's parent (against this project's nested-groups rule: the extension's current text no longer forbids it)";
+    GroupingNoPromptMembership = "grouping-no-prompt-membership"
+        breaks ["GRP-MEM-01"]:
+        "prompts/list entries carry no `_meta` group membership";
+    GroupingCursorIgnored = "grouping-cursor-ignored"
+        breaks ["GRP-LIST-02"]:
+        "groups/list ignores `cursor` and answers the first page again (against this project's rule for a server that pages groups/list)";
+    GroupingMembershipString = "grouping-membership-string"
+        breaks ["GRP-MEM-01"]:
+        "`_meta` membership is one comma-separated string instead of an array of group names";
+    GroupingTaskMembershipTopLevel = "grouping-task-membership-top-level"
+        breaks ["GRP-MEM-01"]:
+        "tasks/list entries state their groups in a top-level `groups` field instead of `_meta[\"io.modelcontextprotocol/groups\"]`";
+    GroupingMembershipUnstable = "grouping-membership-unstable"
+        breaks ["GRP-MEM-04"]:
+        "every second walk of tools/list drops the `_meta` membership of its pages after the first (a membership cache emptied when a walk starts)";
+}
+
 /// The group the `grouping-dangling-name` fault names and never lists.
 pub const DANGLING_GROUP: &str = "retired_group";
 

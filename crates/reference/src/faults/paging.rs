@@ -4,6 +4,18 @@ use super::Fault;
 use crate::cursor::CursorError;
 use crate::handlers::Ctx;
 
+declare! {
+    CursorDuplicates = "cursor-duplicates"
+        breaks ["BASE-PAGE-01", "SEP1821-PAG", "SEP1300-FLT-04", "SEARCH-PAG"]:
+        "each next page repeats the last item of the previous page";
+    InvalidCursorOk = "invalid-cursor-ok"
+        breaks ["BASE-PAGE-02"]:
+        "an unreadable cursor restarts the list from the first page instead of -32602";
+    CursorTrimmed = "cursor-trimmed"
+        breaks ["BASE-PAGE-02"]:
+        "whitespace around a cursor is trimmed before it is read: ` c ` resumes where `c` does instead of -32602";
+}
+
 /// `cursor-trimmed`: whitespace around a cursor is dropped before it is
 /// read, so a cursor the server never issued (` c `) resumes where `c` does.
 pub fn rewrite_cursor<'a>(ctx: &Ctx<'_>, cursor: &'a str) -> &'a str {

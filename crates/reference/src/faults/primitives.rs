@@ -8,6 +8,57 @@ use crate::live::TOOL_DESCRIPTIONS_URI;
 use crate::served_era::Era;
 use serde_json::{json, Value};
 
+declare! {
+    ListChangedMissing = "list-changed-missing"
+        breaks ["SEP1821-LC-01", "SEP1300-LC-01", "X-05", "GRP-LC-01", "GRP-LC-03"]:
+        "catalog mutations emit no list_changed notifications";
+    ResourcesListNoName = "resources-list-no-name"
+        breaks ["BASE-SCHEMA-01"]:
+        "resources/list entries carry a title but no name";
+    ResourceMissingEmpty = "resource-missing-empty"
+        breaks ["MCP26-RES-01"]:
+        "resources/read of a resource that does not exist returns an empty contents array instead of -32602";
+    ReadWrongUri = "read-wrong-uri"
+        breaks ["CORE-RES-03"]:
+        "resources/read answers contents naming another URI (the one read with `#contents` appended)";
+    ReadBadBlob = "read-bad-blob"
+        breaks ["CORE-RES-02"]:
+        "resources/read gives a resource's contents as a `blob` holding the raw text, which is not base64";
+    ReadNoText = "read-no-text"
+        breaks ["CORE-RES-01", "BASE-SCHEMA-01"]:
+        "resources/read contents carry neither `text` nor `blob`";
+    ResourceNotFoundInternal = "resource-not-found-internal"
+        breaks ["CORE-RES-04"]:
+        "resources/read of an unknown URI gets -32603 instead of -32002 (before 2026-07-28)";
+    TemplateNoUriTemplate = "template-no-uri-template"
+        breaks ["CORE-RES-05", "BASE-SCHEMA-01"]:
+        "resources/templates/list entries carry `uri` instead of `uriTemplate`";
+    PromptBadRole = "prompt-bad-role"
+        breaks ["CORE-PROMPT-01"]:
+        "prompts/get messages have the role `system`, which MCP does not define";
+    PromptMissingArgOk = "prompt-missing-arg-ok"
+        breaks ["CORE-PROMPT-03"]:
+        "prompts/get without a required argument renders it empty instead of -32602";
+    SetLevelEcho = "set-level-echo"
+        breaks ["CORE-LOG-01"]:
+        "logging/setLevel answers {\"level\": …} instead of an empty result";
+    SetLevelUnknownOk = "set-level-unknown-ok"
+        breaks ["CORE-LOG-02"]:
+        "logging/setLevel accepts a level that does not exist";
+    LogBelowLevel = "log-below-level"
+        breaks ["CORE-LOG-03"]:
+        "logging/setLevel is acknowledged with a debug-level notifications/message whatever level was set";
+    CompletionOverflow = "completion-overflow"
+        breaks ["CORE-COMPL-01"]:
+        "completion/complete answers 101 values (at most 100 are allowed)";
+    CompletionUnknownRefOk = "completion-unknown-ref-ok"
+        breaks ["CORE-COMPL-02"]:
+        "completion/complete for a prompt that does not exist answers an empty completion instead of -32602";
+    ResourceNotFoundLegacyCode = "resource-not-found-legacy-code"
+        breaks ["MCP26-ERR-02"]:
+        "2026-07-28: resources/read of a resource that does not exist is refused with -32002, the code 2026-07-28 retires";
+}
+
 /// The answers of the core primitives, rewritten by their faults.
 pub fn rewrite_answer(
     ctx: &mut Ctx<'_>,

@@ -9,6 +9,54 @@ use crate::handlers::Ctx;
 use crate::live::{Snapshot, TOOL_DESCRIPTIONS_URI};
 use serde_json::{json, Map, Value};
 
+declare! {
+    PdNoAuth = "pd-no-auth"
+        breaks ["PD-AUTH-01"]:
+        "tools/call works without fetching the tool's description first";
+    PdSharedAuth = "pd-shared-auth"
+        breaks ["PD-AUTH-04", "X-05"]:
+        "description authorizations live in a temp file shared by every server process for this catalog";
+    PdAuthorizeAny = "pd-authorize-any"
+        breaks ["PD-AUTH-05"]:
+        "one successful tool_descriptions read authorizes every tool";
+    PdMissingSelectionOk = "pd-missing-selection-ok"
+        breaks ["PD-READ-04"]:
+        "a tool_descriptions read without `?tools=` returns every tool instead of MISSING_TOOL_SELECTION";
+    PdExtraTools = "pd-extra-tools"
+        breaks ["PD-READ-02"]:
+        "a `?tools=A` read returns A plus one tool that was not asked for";
+    PdSelectionCapped = "pd-selection-capped"
+        breaks ["PD-READ-02"]:
+        "a tool_descriptions read serves only the first 4 names of ?tools= (a fifth and later are left out of the answer and not authorized)";
+    PdCaseInsensitive = "pd-case-insensitive"
+        breaks ["PD-READ-03"]:
+        "tool_descriptions matches tool names case-insensitively";
+    PdNamesSuffix = "pd-names-suffix"
+        breaks ["PD-READ-03"]:
+        "tool_descriptions resolves a ?tools= name that ends a tool's name (a namespaced lookup: `create` describes `page_create`) instead of giving it an unknown-tool entry";
+    PdAuthFilterScoped = "pd-auth-filter-scoped"
+        breaks ["X-04"]:
+        "tool_descriptions only describes and authorizes tools in the session's last filtered tools/list";
+    PdAuthReplaced = "pd-auth-replaced"
+        breaks ["PD-AUTH-02", "PD-AUTH-03"]:
+        "each tool_descriptions read replaces the session's authorizations instead of adding to them";
+    PdFirstNameOnly = "pd-first-name-only"
+        breaks ["PD-AUTH-02"]:
+        "only the first tool of ?tools=A,B,C is authorized";
+    PdResourceUriBare = "pd-resource-uri-bare"
+        breaks ["PD-AUTH-02"]:
+        "TOOL_DESCRIPTION_REQUIRED names the bare resource URI, without ?tools=NAME";
+    PdPlaceholderSchema = "pd-placeholder-schema"
+        breaks ["PD-READ-01"]:
+        "the full description carries the minimal placeholder schema of tools/list";
+    PdTerseResource = "pd-terse-resource"
+        breaks ["PD-RES-01"]:
+        "the tool_descriptions resource is listed with a bare name and a one-line description without the workflow";
+    PdDescribesHidden = "pd-describes-hidden"
+        breaks ["PD-READ-05", "PD-AUTH-05"]:
+        "tool_descriptions describes (and authorizes) tools hidden from the caller's tools/list";
+}
+
 /// What `pd-terse-resource` lists the resource as.
 const TERSE_NAME: &str = "Schemas";
 const TERSE_DESCRIPTION: &str = "Full schemas on demand.";

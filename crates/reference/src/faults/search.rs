@@ -8,6 +8,39 @@ use crate::handlers::{tools, Ctx};
 use crate::index::SearchIndex;
 use serde_json::Value;
 
+declare! {
+    SearchPageOverflow = "search-page-overflow"
+        breaks ["SEARCH-RES-02"]:
+        "*/search returns up to 25 items per page instead of 10";
+    SearchUnranked = "search-unranked"
+        breaks ["SEARCH-RES-03", "SEARCH-RANK"]:
+        "*/search returns matches in catalog order (an exact name is not ranked first)";
+    SearchMissingQueryOk = "search-missing-query-ok"
+        breaks ["SEARCH-REQ-01"]:
+        "*/search without `query` returns every item instead of -32602";
+    SearchNotIdentical = "search-not-identical"
+        breaks ["SEARCH-RES-04", "X-04"]:
+        "tools/search items drop `groups`, so they differ from their tools/list entries";
+    SessionVaryingResults = "session-varying-results"
+        breaks ["X-06"]:
+        "tools/search breaks score ties with a per-process random salt";
+    SearchExposesHidden = "search-exposes-hidden"
+        breaks ["SEARCH-SEC-01"]:
+        "tools/search also matches tools hidden from the caller";
+    SearchMixedFeatures = "search-mixed-features"
+        breaks ["SEARCH-SEC-01", "SEARCH-RES-01"]:
+        "prompts/search and resources/search fill their pages with matching tools from a shared index";
+    SearchNonAsciiOffByOne = "search-non-ascii-off-by-one"
+        breaks ["SEARCH-PAG-01"]:
+        "*/search pages after the first of a query holding a non-ASCII character start one item early, repeating the previous page's last item";
+    SearchCursorDropsQuery = "search-cursor-drops-query"
+        breaks ["SEARCH-PAG-01"]:
+        "*/search cursors are not bound to their query: later pages come from the whole unranked list";
+    SearchCursorWithoutQueryOk = "search-cursor-without-query-ok"
+        breaks ["SEARCH-REQ-01", "SEARCH-PAG-01"]:
+        "*/search with a cursor but no query continues from the cursor instead of -32602";
+}
+
 /// What `search-page-overflow` returns instead of 10 items.
 const OVERFLOW_PAGE: usize = 25;
 

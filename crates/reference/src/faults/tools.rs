@@ -13,6 +13,76 @@ use crate::served_era::Era;
 use crate::text;
 use serde_json::{json, Value};
 
+declare! {
+    IgnoreQuery = "ignore-query"
+        breaks ["SEP1821-", "X-01"]:
+        "tools/list ignores `query` and returns every tool";
+    QueryAsRegex = "query-as-regex"
+        breaks ["SEP1821-Q-04"]:
+        "tools/list compiles `query` as a regex over names and descriptions (`.*` returns everything; a bad regex gives -32603)";
+    CursorDropsQuery = "cursor-drops-query"
+        breaks ["SEP1821-PAG", "SEP1300-FLT-04", "SEARCH-PAG", "X-02", "X-03"]:
+        "the next-page cursor forgets the query and filter: page 2+ come from the unfiltered list";
+    PdFullSchemasInList = "pd-full-schemas-in-list"
+        breaks ["PD-LIST-01", "X-04"]:
+        "tools/list entries carry the full input schema and examples";
+    ListNoInputSchema = "list-no-input-schema"
+        breaks ["BASE-SCHEMA-01"]:
+        "tools/list entries omit inputSchema (only tool_descriptions has it)";
+    QueryAstralInternalError = "query-astral-internal-error"
+        breaks ["SEP1821-Q-04"]:
+        "a tools/list query holding a character beyond the Basic Multilingual Plane (an emoji, a rare ideograph) gets -32603";
+    QueryDropsFilter = "query-drops-filter"
+        breaks ["X-01"]:
+        "tools/list ignores `filter` when a `query` is present";
+    FilterRevealsHidden = "filter-reveals-hidden"
+        breaks ["SEP1300-FLT-01", "SEP1300-FLT-02"]:
+        "filter.groups / filter.tags also admit tools hidden from the caller";
+    FilterEntriesStripped = "filter-entries-stripped"
+        breaks ["SEP1300-FLT-05"]:
+        "tools/list entries under a filter drop their annotations";
+    QueryRevealsHidden = "query-reveals-hidden"
+        breaks ["SEP1821-SEC-01", "SEP1821-Q-02"]:
+        "a tools/list query also matches tools hidden from the caller";
+    QueryNulInternalError = "query-nul-internal-error"
+        breaks ["SEP1821-Q-04"]:
+        "a query containing a NUL character (raw or %00) gets -32603";
+    ToolsListOrderVaries = "tools-list-order-varies"
+        breaks ["MCP26-ORDER-01"]:
+        "every second tools/list walk serves its first page in reverse order";
+    ToolsListPerConnection = "tools-list-per-connection"
+        breaks ["MCP26-LIST-01", "X-06"]:
+        "2026-07-28 tools/list leaves out the tools whose name hashes odd with a salt drawn per process (per connection on stdio)";
+    ToolNameSpace = "tool-name-space"
+        breaks ["CORE-TOOL-01"]:
+        "tools/list shows the first tool's name with spaces instead of underscores";
+    InputSchemaInvalid = "input-schema-invalid"
+        breaks ["CORE-TOOL-02"]:
+        "tools/list gives the first tool an inputSchema whose `type` is \"objekt\", which JSON Schema does not know";
+    OutputSchemaUnmet = "output-schema-unmet"
+        breaks ["CORE-TOOL-05"]:
+        "tools/list declares for every read-only tool an outputSchema requiring a `summary` its structured results never carry";
+    UnknownToolResult = "unknown-tool-result"
+        breaks ["CORE-TOOL-06"]:
+        "tools/call of an unknown tool answers a result with isError: true instead of a JSON-RPC error";
+    // The reference's tools/list shows placeholder input schemas (its
+    // progressive disclosure): with full ones, tools have required
+    // arguments a call can leave out.
+    ToolInvalidArgsOk = "tool-invalid-args-ok"
+        breaks ["CORE-TOOL-07", "CORE-TOOL-09"]
+        serve with ["--fault", "pd-full-schemas-in-list"]:
+        "tools/call with arguments its inputSchema refuses (a required one missing) answers a success: the arguments are not validated";
+    StructuredNoText = "structured-no-text"
+        breaks ["CORE-TOOL-08"]:
+        "tools/call results carry structuredContent, but their text content is a sentence instead of the serialized JSON";
+    ReservedCodeUndefined = "reserved-code-undefined"
+        breaks ["MCP26-ERR-01"]:
+        "2026-07-28: tools/call of an unknown tool is refused with -32050, a code of the range the specification reserves that it does not define";
+    HttpXMcpHeaderInvalid = "http-x-mcp-header-invalid"
+        breaks ["HTTP-HDR-06"]:
+        "2026-07-28: the first tool of tools/list marks a `number` parameter with x-mcp-header \"Bad Header\" (not a token, on a type the constraints forbid)";
+}
+
 /// `pd-full-schemas-in-list`: entries carry the full input schema and the
 /// examples that only `tool_descriptions` should show.
 pub fn full_schemas_in_list(ctx: &Ctx<'_>) -> bool {
