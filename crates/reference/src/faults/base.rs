@@ -3,7 +3,7 @@
 
 use super::{grouping, Fault, Faults};
 use crate::error::{RpcError, NOT_INITIALIZED};
-use crate::handlers::Ctx;
+use super::{At, AtMut};
 use crate::served_era as era;
 use serde_json::{json, Value};
 
@@ -89,7 +89,7 @@ pub fn rewrite_capabilities(faults: &Faults, caps: &mut Value) {
 /// `initialize` answered with the version asked for, spoken or not
 /// (`version-echo`), and the handshake without what `no-server-info` and
 /// `no-instructions` leave out.
-pub fn rewrite_initialize(ctx: &Ctx<'_>, params: Option<&Value>, answer: &mut Value) {
+pub fn rewrite_initialize(ctx: &At<'_, '_>, params: Option<&Value>, answer: &mut Value) {
     let requested = params
         .and_then(|p| p.get("protocolVersion"))
         .and_then(Value::as_str);
@@ -118,7 +118,7 @@ pub fn rewrite_handshake(faults: &Faults, answer: &mut Value) {
 }
 
 /// `ping-not-empty`: ping answers a status instead of an empty result.
-pub fn rewrite_ping(ctx: &Ctx<'_>, answer: &mut Value) {
+pub fn rewrite_ping(ctx: &At<'_, '_>, answer: &mut Value) {
     if ctx.has(Fault::PingNotEmpty) {
         *answer = json!({"status": "ok"});
     }
@@ -126,7 +126,7 @@ pub fn rewrite_ping(ctx: &Ctx<'_>, answer: &mut Value) {
 
 /// `ping-needs-initialized`: a ping that comes before
 /// `notifications/initialized` is refused as if the session were not open.
-pub fn refuse_early_ping(ctx: &Ctx<'_>) -> Result<(), RpcError> {
+pub fn refuse_early_ping(ctx: &At<'_, '_>) -> Result<(), RpcError> {
     if !ctx.has(Fault::PingNeedsInitialized) {
         return Ok(());
     }
@@ -139,7 +139,7 @@ pub fn refuse_early_ping(ctx: &Ctx<'_>) -> Result<(), RpcError> {
 /// A `subscriptions/listen` stream just opened: it also gets what it did
 /// not ask for (`listen-sends-unrequested`), and its acknowledgement lacks
 /// the subscription id (`listen-ack-no-subscription-id`).
-pub fn rewrite_listen(ctx: &mut Ctx<'_>) {
+pub fn rewrite_listen(ctx: &mut AtMut<'_, '_>) {
     if ctx.has(Fault::ListenSendsUnrequested) {
         if let Some(sub) = ctx.session.subscriptions.last_mut() {
             sub.unfiltered = true;
@@ -155,7 +155,7 @@ pub fn rewrite_listen(ctx: &mut Ctx<'_>) {
 }
 
 /// The answer to `ping` and the handshakes, rewritten by their faults.
-pub fn rewrite_answer(ctx: &Ctx<'_>, params: Option<&Value>, answer: &mut Result<Value, RpcError>) {
+pub fn rewrite_answer(ctx: &At<'_, '_>, params: Option<&Value>, answer: &mut Result<Value, RpcError>) {
     let Ok(result) = answer else {
         return;
     };

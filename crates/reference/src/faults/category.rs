@@ -5,7 +5,7 @@ use super::{Fault, Faults};
 use crate::catalog_file::Tool;
 use crate::error::RpcError;
 use crate::handlers::category::Scored;
-use crate::handlers::Ctx;
+use super::{At};
 use crate::live::Snapshot;
 use serde_json::{json, Map, Value};
 
@@ -60,7 +60,7 @@ const FAULTY_LIMIT: usize = 50;
 /// `category-case-folded`: `category` is replaced by the id it names when
 /// case is ignored, before the arguments are checked (an input lower-cased
 /// on the way in).
-pub fn rewrite_arguments(ctx: &Ctx<'_>, tool: &str, args: &mut Map<String, Value>) {
+pub fn rewrite_arguments(ctx: &At<'_, '_>, tool: &str, args: &mut Map<String, Value>) {
     if tool != "tool_search" || !ctx.has(Fault::CategoryCaseFolded) {
         return;
     }
@@ -80,7 +80,7 @@ pub fn rewrite_arguments(ctx: &Ctx<'_>, tool: &str, args: &mut Map<String, Value
 
 /// `category-bad-args-internal-error`: tool_search's failures escape as
 /// protocol errors instead of results marked `isError`.
-pub fn escape(ctx: &Ctx<'_>, tool: &str, cause: &str) -> Result<(), RpcError> {
+pub fn escape(ctx: &At<'_, '_>, tool: &str, cause: &str) -> Result<(), RpcError> {
     if tool == "tool_search" && ctx.has(Fault::CategoryBadArgsInternalError) {
         return Err(RpcError::internal(format!("Internal error: {cause}")));
     }

@@ -4,7 +4,7 @@
 
 use super::Fault;
 use crate::error::RpcError;
-use crate::handlers::Ctx;
+use super::{At};
 
 declare! {
     InputRequestsUndeclared = "input-requests-undeclared"
@@ -17,13 +17,13 @@ declare! {
 
 /// `input-requests-undeclared`: the input is asked for all the same,
 /// instead of -32021.
-pub fn asks_anyway(ctx: &Ctx<'_>) -> bool {
+pub fn asks_anyway(ctx: &At<'_, '_>) -> bool {
     ctx.has(Fault::InputRequestsUndeclared)
 }
 
 /// `required-capability-no-data`: the -32021 has no
 /// `data.requiredCapabilities`.
-pub fn rewrite_missing_capability(ctx: &Ctx<'_>, error: &mut RpcError) {
+pub fn rewrite_missing_capability(ctx: &At<'_, '_>, error: &mut RpcError) {
     if ctx.has(Fault::RequiredCapabilityNoData) {
         error.data = None;
     }

@@ -4,7 +4,7 @@
 use super::{Fault, Faults};
 use crate::bitset::Bitset;
 use crate::filter::ToolFilter;
-use crate::handlers::Ctx;
+use super::{At};
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -121,7 +121,7 @@ fn drop_after_repeats(names: &[String]) -> Vec<String> {
 }
 
 /// `tags-list-duplicates`: tags/list repeats its first tag at the end.
-pub fn rewrite_tags(ctx: &Ctx<'_>, items: &mut Vec<Value>) {
+pub fn rewrite_tags(ctx: &At<'_, '_>, items: &mut Vec<Value>) {
     if ctx.has(Fault::TagsListDuplicates) {
         if let Some(first) = items.first().cloned() {
             items.push(first);
@@ -132,13 +132,15 @@ pub fn rewrite_tags(ctx: &Ctx<'_>, items: &mut Vec<Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::faults::FaultLayer;
     use crate::filter::tests::{names, snap};
     use serde_json::json;
 
     #[test]
     fn faults_change_semantics() {
         let s = snap();
-        let f = |x: Fault| Faults::from_iter([x]);
+        let f = |x: Fault| FaultLayer::new(Faults::from_iter([x]));
+        let none = FaultLayer::new(Faults::none());
         assert!(
             names(
                 &s,
@@ -166,13 +168,13 @@ mod tests {
         let repeated = json!({"groups": ["tasks", "tasks", "pages"]});
         let dropped = names(&s, &repeated, &f(Fault::FilterGroupsRepeatDropsNext));
         assert!(!dropped.is_empty() && dropped.iter().all(|n| n.starts_with("task_")));
-        assert!(names(&s, &repeated, &Faults::none())
+        assert!(names(&s, &repeated, &none)
             .iter()
             .any(|n| n.starts_with("page_")));
         let plain = json!({"groups": ["tasks", "pages"]});
         assert_eq!(
             names(&s, &plain, &f(Fault::FilterGroupsRepeatDropsNext)),
-            names(&s, &plain, &Faults::none())
+            names(&s, &plain, &none)
         );
     }
 }

@@ -5,7 +5,7 @@
 use super::{Fault, Faults};
 use crate::catalog_file::Task;
 use crate::handlers::grouping::{names_of, set_names, strip, EXTENSION, META_GROUPS};
-use crate::handlers::Ctx;
+use super::{At};
 use serde_json::{json, Value};
 
 declare! {
@@ -74,7 +74,7 @@ pub fn rewrite_capabilities(faults: &Faults, caps: &mut Value) {
 
 /// `grouping-membership-string`: membership is written as one string, on
 /// every kind of entry as it is served.
-pub fn serve(ctx: &Ctx<'_>, entry: &mut Value) {
+pub fn serve(ctx: &At<'_, '_>, entry: &mut Value) {
     if !ctx.has(Fault::GroupingMembershipString) {
         return;
     }
@@ -89,7 +89,7 @@ pub fn serve(ctx: &Ctx<'_>, entry: &mut Value) {
 
 /// `grouping-dangling-name`: the first tool also names a group that
 /// groups/list never lists.
-pub fn rewrite_tool_entry(ctx: &Ctx<'_>, tool_name: &str, entry: &mut Value) {
+pub fn rewrite_tool_entry(ctx: &At<'_, '_>, tool_name: &str, entry: &mut Value) {
     if ctx.has(Fault::GroupingDanglingName)
         && ctx
             .snap
@@ -105,7 +105,7 @@ pub fn rewrite_tool_entry(ctx: &Ctx<'_>, tool_name: &str, entry: &mut Value) {
 }
 
 /// `grouping-no-prompt-membership`: prompts carry no membership.
-pub fn rewrite_prompt_entry(ctx: &Ctx<'_>, entry: &mut Value) {
+pub fn rewrite_prompt_entry(ctx: &At<'_, '_>, entry: &mut Value) {
     if ctx.has(Fault::GroupingNoPromptMembership) {
         strip(entry);
     } else {
@@ -115,7 +115,7 @@ pub fn rewrite_prompt_entry(ctx: &Ctx<'_>, entry: &mut Value) {
 
 /// `grouping-task-membership-top-level`: a task states its groups in a
 /// top-level `groups` field instead of `_meta`.
-pub fn rewrite_task_entry(ctx: &Ctx<'_>, task: &Task, entry: &mut Value) {
+pub fn rewrite_task_entry(ctx: &At<'_, '_>, task: &Task, entry: &mut Value) {
     if !ctx.has(Fault::GroupingTaskMembershipTopLevel) {
         serve(ctx, entry);
         return;
@@ -127,7 +127,7 @@ pub fn rewrite_task_entry(ctx: &Ctx<'_>, task: &Task, entry: &mut Value) {
 }
 
 /// `grouping-cursor-ignored`: groups/list answers the first page again.
-pub fn rewrite_groups_cursor<'a>(ctx: &Ctx<'_>, cursor: Option<&'a str>) -> Option<&'a str> {
+pub fn rewrite_groups_cursor<'a>(ctx: &At<'_, '_>, cursor: Option<&'a str>) -> Option<&'a str> {
     if ctx.has(Fault::GroupingCursorIgnored) {
         return None;
     }
@@ -137,7 +137,7 @@ pub fn rewrite_groups_cursor<'a>(ctx: &Ctx<'_>, cursor: Option<&'a str>) -> Opti
 /// The faults on `groups/list` entries, in catalog order and before
 /// paging: a self-member group, a cycle closed over a two-deep nesting,
 /// membership as a string, and the first group repeated at the end.
-pub fn rewrite_groups(ctx: &Ctx<'_>, groups: &mut Vec<Value>) {
+pub fn rewrite_groups(ctx: &At<'_, '_>, groups: &mut Vec<Value>) {
     if ctx.has(Fault::GroupingSelfMember) {
         if let Some(first) = groups.first_mut() {
             let mut names = names_of(first);
@@ -161,7 +161,7 @@ pub fn rewrite_groups(ctx: &Ctx<'_>, groups: &mut Vec<Value>) {
 
 /// `grouping-membership-unstable`: every second walk of tools/list drops the
 /// membership of its pages after the first.
-pub fn rewrite_tools_page(ctx: &Ctx<'_>, cursor: Option<&str>, tools: &mut [Value]) {
+pub fn rewrite_tools_page(ctx: &At<'_, '_>, cursor: Option<&str>, tools: &mut [Value]) {
     if ctx.has(Fault::GroupingMembershipUnstable) {
         match cursor {
             None => ctx.server.start_walk(),

@@ -2,40 +2,45 @@
 //! implementer could make, so that every scenario can be shown to catch
 //! something.
 //!
-//! The handlers implement the drafts and the MCP specification; the faults
-//! live here, beside them, one module per profile. A fault acts in one of
-//! two ways:
-//! - it rewrites an answer (or an error) after the handler ran: the
-//!   `rewrite_*` functions, applied around the handler call by `dispatch`;
-//! - it changes a decision inside a handler: the handler calls a named hook
-//!   (`tools::entry`, `filter::groups_all`, …) whose correct answer is the
-//!   plain behaviour, and only the hook knows which fault bends it.
+//! The handlers implement the drafts and the MCP specification and know
+//! nothing of faults. A fault is declared once ([`Fault`], with `declare!`)
+//! in the module of its profile, beside the code that makes it act, in one
+//! of two ways:
+//! - it bends a decision (a status code, whether a check runs): a named
+//!   [`crate::policy::Decision`] that `assemble::policy` turns on;
+//! - it rewrites what the server answers or builds (an id, an entry, a
+//!   page): [`FaultLayer`] implements the server's `Layer` by handing each
+//!   method to the module whose faults act there.
 //!
-//! Every hook asks [`Faults::has`] only where its fault can act, so a
-//! [`FaultTrace`] names just the conversations a fault can change.
+//! Either way the fault code asks [`Faults::has`] (or reads a decision)
+//! only where its fault can act, so a [`FaultTrace`] names just the
+//! conversations a fault can change.
 
 use std::fmt;
 use std::str::FromStr;
 use std::sync::LazyLock;
 
+mod assemble;
+mod layer;
 mod trace;
 
+pub use assemble::{policy, Config};
+pub use layer::{At, AtMut, FaultLayer};
 pub use trace::{FaultTrace, Faults};
 
 use crate::error::RpcError;
-use crate::handlers::Ctx;
 use serde_json::Value;
 
 /// The faults that only rewrite a handler's answer (or error), applied by
 /// `dispatch` right after the handler ran: `params` are the request's.
-pub fn rewrite_answer(
-    ctx: &mut Ctx<'_>,
+fn rewrite_answer(
+    ctx: &mut AtMut<'_, '_>,
     params: Option<&Value>,
     answer: &mut Result<Value, RpcError>,
 ) {
     match ctx.method {
-        "initialize" | "server/discover" | "ping" => base::rewrite_answer(ctx, params, answer),
-        "tools/call" => tools::rewrite_call(ctx, answer),
+        "initialize" | "server/discover" | "ping" => base::rewrite_answer(&ctx.at(), params, answer),
+        "tools/call" => tools::rewrite_call(&ctx.at(), answer),
         _ => primitives::rewrite_answer(ctx, params, answer),
     }
 }
@@ -210,7 +215,7 @@ impl FromStr for Fault {
 /// The params of each notification of `method` that the request caused, to
 /// rewrite in place.
 fn notification_params<'a>(
-    ctx: &'a mut Ctx<'_>,
+    ctx: &'a mut AtMut<'_, '_>,
     method: &'a str,
 ) -> impl Iterator<Item = &'a mut Value> + 'a {
     ctx.after

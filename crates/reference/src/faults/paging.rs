@@ -2,7 +2,7 @@
 
 use super::Fault;
 use crate::cursor::CursorError;
-use crate::handlers::Ctx;
+use super::{At};
 
 declare! {
     CursorDuplicates = "cursor-duplicates"
@@ -18,7 +18,7 @@ declare! {
 
 /// `cursor-trimmed`: whitespace around a cursor is dropped before it is
 /// read, so a cursor the server never issued (` c `) resumes where `c` does.
-pub fn rewrite_cursor<'a>(ctx: &Ctx<'_>, cursor: &'a str) -> &'a str {
+pub fn rewrite_cursor<'a>(ctx: &At<'_, '_>, cursor: &'a str) -> &'a str {
     if ctx.has(Fault::CursorTrimmed) {
         return cursor.trim();
     }
@@ -28,7 +28,7 @@ pub fn rewrite_cursor<'a>(ctx: &Ctx<'_>, cursor: &'a str) -> &'a str {
 /// `invalid-cursor-ok`: an unreadable cursor restarts the list instead of
 /// being refused.
 pub fn rewrite_resume(
-    ctx: &Ctx<'_>,
+    ctx: &At<'_, '_>,
     resumed: Result<usize, CursorError>,
 ) -> Result<usize, CursorError> {
     match resumed {
@@ -39,7 +39,7 @@ pub fn rewrite_resume(
 
 /// `cursor-duplicates`: each next page starts on the last item of the page
 /// before it.
-pub fn rewrite_next_offset(ctx: &Ctx<'_>, offset: usize, end: usize) -> usize {
+pub fn rewrite_next_offset(ctx: &At<'_, '_>, offset: usize, end: usize) -> usize {
     if ctx.has(Fault::CursorDuplicates) {
         return (end - 1).max(offset + 1);
     }

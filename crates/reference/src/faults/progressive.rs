@@ -5,7 +5,7 @@
 use super::Fault;
 use crate::catalog_file::Tool;
 use crate::error::RpcError;
-use crate::handlers::Ctx;
+use super::{At, AtMut};
 use crate::live::{Snapshot, TOOL_DESCRIPTIONS_URI};
 use serde_json::{json, Map, Value};
 
@@ -66,7 +66,7 @@ const SELECTION_CAP: usize = 4;
 
 /// `pd-terse-resource`: the resource (or its template) is listed with a
 /// bare name and a description without the workflow.
-pub fn rewrite_descriptions_entry(ctx: &Ctx<'_>, entry: &mut Value) {
+pub fn rewrite_descriptions_entry(ctx: &At<'_, '_>, entry: &mut Value) {
     if ctx.has(Fault::PdTerseResource) {
         entry["name"] = json!(TERSE_NAME);
         entry["description"] = json!(TERSE_DESCRIPTION);
@@ -74,7 +74,7 @@ pub fn rewrite_descriptions_entry(ctx: &Ctx<'_>, entry: &mut Value) {
 }
 
 /// `pd-selection-capped`: only the first names of `?tools=` are served.
-pub fn rewrite_selection(ctx: &Ctx<'_>, names: &mut Vec<String>) {
+pub fn rewrite_selection(ctx: &At<'_, '_>, names: &mut Vec<String>) {
     if ctx.has(Fault::PdSelectionCapped) {
         names.truncate(SELECTION_CAP);
     }
@@ -82,7 +82,7 @@ pub fn rewrite_selection(ctx: &Ctx<'_>, names: &mut Vec<String>) {
 
 /// `pd-missing-selection-ok`: a read without `?tools=` describes every
 /// tool; `None`: it is refused.
-pub fn selection_when_missing(ctx: &Ctx<'_>) -> Option<Vec<String>> {
+pub fn selection_when_missing(ctx: &At<'_, '_>) -> Option<Vec<String>> {
     ctx.has(Fault::PdMissingSelectionOk)
         .then(|| ctx.snap.tools().map(|t| t.name.to_string()).collect())
 }
@@ -93,7 +93,7 @@ pub fn selection_when_missing(ctx: &Ctx<'_>) -> Option<Vec<String>> {
 /// within the last filtered view (`pd-auth-filter-scoped`), or among hidden
 /// tools too (`pd-describes-hidden`).
 pub fn rewrite_lookup<'s>(
-    ctx: &Ctx<'_>,
+    ctx: &At<'_, '_>,
     snap: &'s Snapshot,
     name: &str,
     found: Option<u32>,
@@ -121,7 +121,7 @@ pub fn rewrite_lookup<'s>(
 
 /// `pd-placeholder-schema`: the full description carries the minimal
 /// schema of tools/list.
-pub fn rewrite_description(ctx: &Ctx<'_>, description: &mut Value) {
+pub fn rewrite_description(ctx: &At<'_, '_>, description: &mut Value) {
     if ctx.has(Fault::PdPlaceholderSchema) {
         description["inputSchema"] = crate::handlers::tools::minimal_schema();
     }
@@ -129,7 +129,7 @@ pub fn rewrite_description(ctx: &Ctx<'_>, description: &mut Value) {
 
 /// `pd-extra-tools`: the answer describes one tool more than was asked for.
 pub fn rewrite_descriptions(
-    ctx: &Ctx<'_>,
+    ctx: &At<'_, '_>,
     snap: &Snapshot,
     out: &mut Map<String, Value>,
     describe: impl Fn(&Tool) -> Value,
@@ -145,7 +145,7 @@ pub fn rewrite_descriptions(
 /// only (`pd-first-name-only`), in place of the earlier ones
 /// (`pd-auth-replaced`), every tool at once (`pd-authorize-any`), or in a
 /// file every server process shares (`pd-shared-auth`).
-pub fn rewrite_authorization(ctx: &mut Ctx<'_>, names: &mut Vec<String>) {
+pub fn rewrite_authorization(ctx: &mut AtMut<'_, '_>, names: &mut Vec<String>) {
     if ctx.has(Fault::PdFirstNameOnly) {
         names.truncate(1);
     }
@@ -161,7 +161,7 @@ pub fn rewrite_authorization(ctx: &mut Ctx<'_>, names: &mut Vec<String>) {
 }
 
 /// `pd-no-auth`: calls are not checked at all.
-pub fn calls_unchecked(ctx: &Ctx<'_>) -> bool {
+pub fn calls_unchecked(ctx: &At<'_, '_>) -> bool {
     ctx.has(Fault::PdNoAuth)
 }
 
@@ -169,7 +169,7 @@ pub fn calls_unchecked(ctx: &Ctx<'_>) -> bool {
 /// session, as the correct one does): from the shared file
 /// (`pd-shared-auth`), or because any read authorized everything
 /// (`pd-authorize-any`).
-pub fn authorized(ctx: &Ctx<'_>, name: &str) -> Option<bool> {
+pub fn authorized(ctx: &At<'_, '_>, name: &str) -> Option<bool> {
     match &ctx.server.shared_auth {
         Some(shared) => Some(shared.contains(name)),
         None => ctx.session.authorized_all.then_some(true),
@@ -178,7 +178,7 @@ pub fn authorized(ctx: &Ctx<'_>, name: &str) -> Option<bool> {
 
 /// `pd-resource-uri-bare`: TOOL_DESCRIPTION_REQUIRED names the resource
 /// without `?tools=NAME`.
-pub fn rewrite_auth_error(ctx: &Ctx<'_>, e: &mut RpcError) {
+pub fn rewrite_auth_error(ctx: &At<'_, '_>, e: &mut RpcError) {
     if ctx.has(Fault::PdResourceUriBare) {
         if let Some(uri) = e.data.as_mut().and_then(|d| d.get_mut("resource_uri")) {
             *uri = json!(TOOL_DESCRIPTIONS_URI);

@@ -4,7 +4,8 @@
 use super::Fault;
 use crate::filter::ToolFilter;
 use crate::handlers::search::Feature;
-use crate::handlers::{tools, Ctx};
+use super::{At};
+use crate::handlers::tools;
 use crate::index::SearchIndex;
 use serde_json::Value;
 
@@ -47,7 +48,7 @@ const OVERFLOW_PAGE: usize = 25;
 /// Whether a cursor is not bound to its query: a page after the first comes
 /// from the whole unranked list (`search-cursor-drops-query`), even when the
 /// query is missing (`search-cursor-without-query-ok`).
-pub fn unbound_cursor(ctx: &Ctx<'_>, has_cursor: bool, has_query: bool) -> bool {
+pub fn unbound_cursor(ctx: &At<'_, '_>, has_cursor: bool, has_query: bool) -> bool {
     has_cursor
         && if has_query {
             ctx.has(Fault::SearchCursorDropsQuery)
@@ -57,12 +58,12 @@ pub fn unbound_cursor(ctx: &Ctx<'_>, has_cursor: bool, has_query: bool) -> bool 
 }
 
 /// `search-missing-query-ok`: a search without `query` lists every item.
-pub fn missing_query_ok(ctx: &Ctx<'_>) -> bool {
+pub fn missing_query_ok(ctx: &At<'_, '_>) -> bool {
     ctx.has(Fault::SearchMissingQueryOk)
 }
 
 /// `search-page-overflow`: pages hold more than the draft allows.
-pub fn rewrite_page_size(ctx: &Ctx<'_>, page: usize) -> usize {
+pub fn rewrite_page_size(ctx: &At<'_, '_>, page: usize) -> usize {
     if ctx.has(Fault::SearchPageOverflow) {
         return OVERFLOW_PAGE;
     }
@@ -72,7 +73,7 @@ pub fn rewrite_page_size(ctx: &Ctx<'_>, page: usize) -> usize {
 /// A page ranked otherwise: in catalog order (`search-unranked`), or with
 /// ties broken by a per-process salt (`session-varying-results`).
 pub fn rewrite_ranking(
-    ctx: &Ctx<'_>,
+    ctx: &At<'_, '_>,
     index: &SearchIndex,
     q: &str,
     exact: &[u32],
@@ -96,7 +97,7 @@ pub fn rewrite_ranking(
 
 /// `search-non-ascii-off-by-one`: a later page of a non-ASCII query starts
 /// one item early.
-pub fn rewrite_start(ctx: &Ctx<'_>, q: &str, offset: usize) -> usize {
+pub fn rewrite_start(ctx: &At<'_, '_>, q: &str, offset: usize) -> usize {
     if offset > 0 && !q.is_ascii() && ctx.has(Fault::SearchNonAsciiOffByOne) {
         return offset - 1;
     }
@@ -104,7 +105,7 @@ pub fn rewrite_start(ctx: &Ctx<'_>, q: &str, offset: usize) -> usize {
 }
 
 /// `search-not-identical`: tools/search items drop `groups`.
-pub fn rewrite_tool_items(ctx: &Ctx<'_>, items: &mut [Value]) {
+pub fn rewrite_tool_items(ctx: &At<'_, '_>, items: &mut [Value]) {
     if ctx.has(Fault::SearchNotIdentical) {
         for e in items {
             if let Value::Object(m) = e {
@@ -118,7 +119,7 @@ pub fn rewrite_tool_items(ctx: &Ctx<'_>, items: &mut [Value]) {
 /// (`search-exposes-hidden`), or tools filling a prompt or resource page
 /// (`search-mixed-features`).
 pub fn rewrite_items(
-    ctx: &Ctx<'_>,
+    ctx: &At<'_, '_>,
     feature: Feature,
     query: Option<&str>,
     last_page: bool,
