@@ -123,9 +123,7 @@ impl Server {
             return vec![invalid_request(Value::Null, "batches are not supported")];
         }
         match Message::classify(msg) {
-            Message::Invalid { value, .. }
-                if self.layer().drop_invalid_request(&value) =>
-            {
+            Message::Invalid { value, .. } if self.layer().drop_invalid_request(&value) => {
                 Vec::new()
             }
             Message::Invalid { value, reason } => vec![invalid_request(usable_id(&value), &reason)],
@@ -183,25 +181,21 @@ impl Server {
                 if !out.is_empty() {
                     self.layer().progress(&mut out);
                 }
-                out.extend(self.layer().unrequested_progress(method,
-                    params,
-                ));
+                out.extend(self.layer().unrequested_progress(method, params));
                 if ctx.era == Era::Stateless {
                     era::decorate_stateless(method, &mut result, self.list_ttl_ms());
                     self.layer().stateless_result(method, params, &mut result);
                 }
-                out.extend(self.layer().before_answer(ctx.era,
-                    method,
-                    params,
-                    &id,
-                ));
+                out.extend(self.layer().before_answer(ctx.era, method, params, &id));
                 if self.announces_change(&mut ctx, method, params) {
                     out.push(mcp_conform_protocol::jsonrpc::notification(
                         "notifications/tools/list_changed",
                         None,
                     ));
                 }
-                if method == "tools/list" && ctx.era != Era::Stateless && self.settings().ping_client
+                if method == "tools/list"
+                    && ctx.era != Era::Stateless
+                    && self.settings().ping_client
                 {
                     out.push(mcp_conform_protocol::jsonrpc::request(
                         json!(format!("reference-ping-{id}")),
@@ -246,9 +240,7 @@ impl Server {
             // respond with an UnsupportedProtocolVersionError" (MCP
             // 2026-07-28, Versioning).
             "server/discover" => match era::classify(params) {
-                Err(e) if !self.layer().discover_serves_any_version(params) => {
-                    return Err(e)
-                }
+                Err(e) if !self.layer().discover_serves_any_version(params) => return Err(e),
                 _ => Era::Stateless,
             },
             _ => match era::classify(params) {
@@ -307,7 +299,8 @@ impl Server {
     }
 
     fn method_not_found(&self, method: &str) -> RpcError {
-        self.layer().unknown_method(method, RpcError::method_not_found(method))
+        self.layer()
+            .unknown_method(method, RpcError::method_not_found(method))
     }
 
     /// A notification gets no answer (JSON-RPC 2.0 section 4.1) unless the

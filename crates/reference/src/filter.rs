@@ -4,8 +4,8 @@
 
 use super::bitset::Bitset;
 use super::catalog_file::Tool;
-use super::error::RpcError;
 use super::cursor;
+use super::error::RpcError;
 use super::live::Snapshot;
 use super::params::string_list;
 use serde_json::{Map, Value};
@@ -140,7 +140,6 @@ impl ToolFilter {
         set
     }
 }
-
 
 /// What one `tools/list` page is cut from: the query and filter, the
 /// cursor scope a given cursor must carry, and the one the next cursor gets.

@@ -31,9 +31,9 @@ use super::cursor::{self, CursorKey, Position};
 use super::filter::ToolFilter;
 use super::handlers::progressive::selected_tools;
 use super::live::Snapshot;
-use super::server::{Server, Settings};
-use crate::Config;
+use super::server::Server;
 use super::session::SessionState;
+use crate::Config;
 use mcp_conform_protocol::jsonrpc::{codes, decode_line, Message};
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
@@ -183,10 +183,7 @@ pub fn check_rpc_lines(input: &[u8]) -> Result<(), Broken> {
     let own;
     let server = if mode & 2 != 0 {
         own = server(Config {
-            settings: Settings {
-                control: true,
-                ..Settings::default()
-            },
+            control: true,
             ..Config::default()
         });
         &own

@@ -199,14 +199,12 @@ fn release_free_memory() {
 pub fn build_server(args: &ServeArgs) -> Result<Server, ReferenceError> {
     let config = Config {
         faults: Faults::parse(&args.faults)?,
-        settings: Settings {
-            control: args.control,
-            ping_client: args.ping_client,
-            list_changed_after_query: args.list_changed_after_query,
-            modern_only: args.modern_only,
-            rate: args.rate_limit.as_deref().map(str::parse).transpose()?,
-            max_line: args.max_line,
-        },
+        control: args.control,
+        ping_client: args.ping_client,
+        list_changed_after_query: args.list_changed_after_query,
+        modern_only: args.modern_only,
+        rate: args.rate_limit.as_deref().map(str::parse).transpose()?,
+        max_line: args.max_line,
     };
     Ok(Server::new(load_catalog(args.catalog.as_deref())?, config))
 }

@@ -5,22 +5,64 @@
 use super::{Fault, FaultLayer, Faults};
 use crate::catalog_file::Catalog;
 use crate::policy::{Decision, Http, Policy, Requests, Sessions, Stdio};
+use crate::rate::RateSpec;
 use crate::server::{Server, Settings};
 use std::sync::Arc;
 
-/// A server's configuration: the faults it has on, and how it runs.
-#[derive(Debug, Clone, Default)]
+/// A server's configuration: the faults it has on, and how it runs (the
+/// fields of [`Settings`], which a server keeps).
+#[derive(Debug, Clone)]
 pub struct Config {
     pub faults: Faults,
-    pub settings: Settings,
+    pub control: bool,
+    pub rate: Option<RateSpec>,
+    pub max_line: usize,
+    pub ping_client: bool,
+    pub list_changed_after_query: bool,
+    pub modern_only: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::from(Settings::default())
+    }
+}
+
+impl From<Settings> for Config {
+    fn from(s: Settings) -> Self {
+        Config {
+            faults: Faults::none(),
+            control: s.control,
+            rate: s.rate,
+            max_line: s.max_line,
+            ping_client: s.ping_client,
+            list_changed_after_query: s.list_changed_after_query,
+            modern_only: s.modern_only,
+        }
+    }
+}
+
+impl Config {
+    /// How the server runs, without its faults.
+    pub fn settings(&self) -> Settings {
+        Settings {
+            control: self.control,
+            rate: self.rate,
+            max_line: self.max_line,
+            ping_client: self.ping_client,
+            list_changed_after_query: self.list_changed_after_query,
+            modern_only: self.modern_only,
+        }
+    }
 }
 
 impl Server {
     /// A server of `catalog` with `config`'s faults layered on.
     pub fn new(catalog: Catalog, config: Config) -> Self {
+        let settings = config.settings();
         let policy = policy(&config.faults);
         let layer = Arc::new(FaultLayer::new(config.faults));
-        Server::assemble(catalog, config.settings, policy, layer)
+        Server::assemble(catalog, settings, policy, layer)
     }
 }
 

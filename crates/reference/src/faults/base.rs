@@ -2,8 +2,8 @@
 //! (`initialize`, `server/discover`), `ping` and `subscriptions/listen`.
 
 use super::{grouping, Fault, Faults};
-use crate::error::{RpcError, NOT_INITIALIZED};
 use super::{At, AtMut};
+use crate::error::{RpcError, NOT_INITIALIZED};
 use crate::served_era as era;
 use serde_json::{json, Value};
 
@@ -155,7 +155,11 @@ pub fn rewrite_listen(ctx: &mut AtMut<'_, '_>) {
 }
 
 /// The answer to `ping` and the handshakes, rewritten by their faults.
-pub fn rewrite_answer(ctx: &At<'_, '_>, params: Option<&Value>, answer: &mut Result<Value, RpcError>) {
+pub fn rewrite_answer(
+    ctx: &At<'_, '_>,
+    params: Option<&Value>,
+    answer: &mut Result<Value, RpcError>,
+) {
     let Ok(result) = answer else {
         return;
     };

@@ -1,11 +1,11 @@
 //! Faults of category search: the `tool_search`, `list_categories` and
 //! `get_tools_by_category` tools (and their REST endpoints).
 
+use super::At;
 use super::{Fault, Faults};
 use crate::catalog_file::Tool;
 use crate::error::RpcError;
 use crate::handlers::category::Scored;
-use super::{At};
 use crate::live::Snapshot;
 use serde_json::{json, Map, Value};
 

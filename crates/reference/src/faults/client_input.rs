@@ -2,9 +2,9 @@
 //! although the client did not declare the capability, and a -32021 that
 //! does not say which capabilities are missing.
 
+use super::At;
 use super::Fault;
 use crate::error::RpcError;
-use super::{At};
 
 declare! {
     InputRequestsUndeclared = "input-requests-undeclared"

@@ -1,10 +1,10 @@
 //! Faults of SEP-1300 filtering: how `filter.groups` and `filter.tags` are
 //! read and matched, and `tags/list`.
 
+use super::At;
 use super::{Fault, Faults};
 use crate::bitset::Bitset;
 use crate::filter::ToolFilter;
-use super::{At};
 use serde_json::Value;
 use std::borrow::Cow;
 

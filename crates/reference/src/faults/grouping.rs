@@ -2,10 +2,10 @@
 //! its capability, `_meta` membership as entries are served, and the
 //! nesting and paging of `groups/list`.
 
+use super::At;
 use super::{Fault, Faults};
 use crate::catalog_file::Task;
 use crate::handlers::grouping::{names_of, set_names, strip, EXTENSION, META_GROUPS};
-use super::{At};
 use serde_json::{json, Value};
 
 declare! {

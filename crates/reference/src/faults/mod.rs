@@ -39,7 +39,9 @@ fn rewrite_answer(
     answer: &mut Result<Value, RpcError>,
 ) {
     match ctx.method {
-        "initialize" | "server/discover" | "ping" => base::rewrite_answer(&ctx.at(), params, answer),
+        "initialize" | "server/discover" | "ping" => {
+            base::rewrite_answer(&ctx.at(), params, answer)
+        }
         "tools/call" => tools::rewrite_call(&ctx.at(), answer),
         _ => primitives::rewrite_answer(ctx, params, answer),
     }
@@ -226,7 +228,11 @@ fn notification_params<'a>(
 
 /// The text printed by `--fault help`.
 pub fn help_text() -> String {
-    let width = Fault::all().iter().map(|f| f.name().len()).max().unwrap_or(0);
+    let width = Fault::all()
+        .iter()
+        .map(|f| f.name().len())
+        .max()
+        .unwrap_or(0);
     let mut out = String::from("Faults (--fault NAME, repeatable):\n");
     for f in Fault::all() {
         out.push_str(&format!("  {:width$}  {}\n", f.name(), f.help()));

@@ -1,8 +1,8 @@
 //! Faults of cursor-based paging, shared by every list.
 
+use super::At;
 use super::Fault;
 use crate::cursor::CursorError;
-use super::{At};
 
 declare! {
     CursorDuplicates = "cursor-duplicates"

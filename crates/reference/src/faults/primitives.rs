@@ -2,8 +2,8 @@
 //! prompts, logging, completion, progress and list-change notifications.
 
 use super::Fault;
-use crate::error::{Kind, RpcError};
 use super::{At, AtMut};
+use crate::error::{Kind, RpcError};
 use crate::live::TOOL_DESCRIPTIONS_URI;
 use crate::served_era::Era;
 use serde_json::{json, Value};

@@ -3,9 +3,9 @@
 //! checks.
 
 use super::Fault;
+use super::{At, AtMut};
 use crate::catalog_file::Tool;
 use crate::error::RpcError;
-use super::{At, AtMut};
 use crate::live::{Snapshot, TOOL_DESCRIPTIONS_URI};
 use serde_json::{json, Map, Value};
 

@@ -1,10 +1,10 @@
 //! Faults of the search draft: `tools/search`, `prompts/search` and
 //! `resources/search`.
 
+use super::At;
 use super::Fault;
 use crate::filter::ToolFilter;
 use crate::handlers::search::Feature;
-use super::{At};
 use crate::handlers::tools;
 use crate::index::SearchIndex;
 use serde_json::Value;

@@ -2,13 +2,13 @@
 //! and what each entry shows) and of `tools/call`.
 
 use super::{grouping, Fault};
+use super::{At, AtMut};
 use crate::bitset::Bitset;
 use crate::catalog_file::Tool;
 use crate::cursor;
 use crate::error::{Kind, RpcError};
 use crate::filter::ToolFilter;
 use crate::handlers::tools::{entry, error_result, scope_of, ListRequest};
-use super::{At, AtMut};
 use crate::handlers::{window, LIST_PAGE};
 use crate::served_era::Era;
 use crate::text;

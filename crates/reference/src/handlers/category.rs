@@ -4,8 +4,8 @@
 use super::tools::minimal_schema;
 use super::Ctx;
 use crate::catalog_file::Tool;
-use crate::server::Layer;
 use crate::live::Snapshot;
+use crate::server::Layer;
 use serde_json::{json, Map, Value};
 
 const DEFAULT_LIMIT: usize = 20;
@@ -246,10 +246,8 @@ fn tool_search(
     let prepared = query.map(ScoreQuery::new);
     let mut matches: Vec<(&Tool, Scored)> = Vec::new();
     for tool in snap.tools() {
-        let outside = |c: &str| {
-            tool.category_id() != Some(c)
-                && !layer.category_matches_tag(tool, c)
-        };
+        let outside =
+            |c: &str| tool.category_id() != Some(c) && !layer.category_matches_tag(tool, c);
         if category.is_some_and(outside) {
             continue;
         }
@@ -278,7 +276,8 @@ fn tool_search(
     }
     let categories = match_counts(snap, &matches);
     let total = matches.len();
-    let mut tools: Vec<Value> = layer.category_matches(matches)
+    let mut tools: Vec<Value> = layer
+        .category_matches(matches)
         .into_iter()
         .take(limit)
         .map(|(t, s)| json!({"tool": summary(t), "score": s.score, "matchedOn": s.matched_on}))

@@ -182,7 +182,10 @@ fn read_descriptions(ctx: &mut Ctx<'_>, uri: &str, query: &str) -> Result<Value,
     }
     ctx.layer().selection(ctx, &mut names);
     if names.is_empty() {
-        names = ctx.layer().selection_when_missing(ctx).ok_or_else(missing_selection)?;
+        names = ctx
+            .layer()
+            .selection_when_missing(ctx)
+            .ok_or_else(missing_selection)?;
     }
     let snap = std::sync::Arc::clone(&ctx.snap);
     let mut out = Map::new();
@@ -203,7 +206,8 @@ fn read_descriptions(ctx: &mut Ctx<'_>, uri: &str, query: &str) -> Result<Value,
             }
         }
     }
-    ctx.layer().descriptions(ctx, &snap, &mut out, &|t| describe(ctx, t));
+    ctx.layer()
+        .descriptions(ctx, &snap, &mut out, &|t| describe(ctx, t));
     authorize(ctx, authorized);
     let text = Value::Object(out).to_string();
     Ok(json!({"contents": [{"uri": uri, "mimeType": "application/json", "text": text}]}))
@@ -236,7 +240,9 @@ pub fn require_authorized(ctx: &Ctx<'_>, name: &str) -> Result<(), RpcError> {
     if ctx.era == Era::Stateless || ctx.policy().requests.calls_unchecked.on() {
         return Ok(());
     }
-    let ok = ctx.layer().authorized(ctx, name)
+    let ok = ctx
+        .layer()
+        .authorized(ctx, name)
         .unwrap_or_else(|| ctx.session.authorized.contains(name));
     if ok {
         return Ok(());

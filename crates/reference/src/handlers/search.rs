@@ -32,7 +32,8 @@ fn search(ctx: &mut Ctx<'_>, p: &Params<'_>, feature: Feature) -> Result<Value, 
     // Only a fault unbinds a cursor from its query (the page then comes
     // from the whole unranked list).
     let unbound =
-        ctx.layer().unbound_cursor(ctx, p.cursor()?.is_some(), p.opt_str("query")?.is_some());
+        ctx.layer()
+            .unbound_cursor(ctx, p.cursor()?.is_some(), p.opt_str("query")?.is_some());
     let query = match p.opt_str("query")? {
         Some(q) => {
             check_query_len(q)?;
@@ -81,7 +82,8 @@ fn search(ctx: &mut Ctx<'_>, p: &Params<'_>, feature: Feature) -> Result<Value, 
     };
     let (key, mut items) = items(ctx, feature, &docs);
     let next = ctx.next_cursor(scope, offset, items.len(), total);
-    ctx.layer().search_items(ctx, feature, query, next.is_none(), page, &mut items);
+    ctx.layer()
+        .search_items(ctx, feature, query, next.is_none(), page, &mut items);
     let mut result = Map::new();
     result.insert(key.into(), Value::Array(items));
     Ok(with_next(Value::Object(result), next))

@@ -120,7 +120,8 @@ pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     let mut tools: Vec<Value> = docs.iter().map(|&d| entry(ctx, ctx.snap.tool(d))).collect();
     ctx.layer().tools_page(ctx, cursor_arg, &mut tools);
     let next = ctx.next_cursor(next_scope, offset, tools.len(), total);
-    ctx.layer().tools_listed(ctx, query, &filter, cursor_arg, next.is_none(), &mut tools);
+    ctx.layer()
+        .tools_listed(ctx, query, &filter, cursor_arg, next.is_none(), &mut tools);
     // Not `json!`: it would deep-copy the page through `to_value`.
     let mut result = Map::with_capacity(2);
     result.insert("tools".into(), Value::Array(tools));

@@ -81,11 +81,9 @@ pub fn complete(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
         .filter(|n| n.starts_with(typed))
         .collect();
     let total = matches.len();
-    let shown = ctx.layer().completion_count(
-        ctx,
-        total.min(MAX_COMPLETIONS),
-        MAX_COMPLETIONS,
-    );
+    let shown = ctx
+        .layer()
+        .completion_count(ctx, total.min(MAX_COMPLETIONS), MAX_COMPLETIONS);
     // Cycled: a fault may ask for more values than there are matches.
     let values: Vec<&str> = matches.iter().cycle().take(shown).copied().collect();
     Ok(json!({"completion": {

@@ -223,10 +223,7 @@ fn version_header_error(version: Option<&str>, id: &Value) -> Option<Response> {
 
 pub async fn post(State(app): State<Shared>, headers: HeaderMap, body: Body) -> Response {
     let http = &app.server.policy().http;
-    let (ok_for_notes, text_label) = (
-        http.notification_200.on(),
-        http.content_type_text.on(),
-    );
+    let (ok_for_notes, text_label) = (http.notification_200.on(), http.content_type_text.on());
     let mut response = post_message(app, headers, body).await;
     if ok_for_notes && response.status() == StatusCode::ACCEPTED {
         response = json_response(StatusCode::OK, &json!({}));
@@ -870,9 +867,7 @@ pub async fn delete(State(app): State<Shared>, headers: HeaderMap) -> Response {
     let version = header_str(&headers, VERSION_HEADER).ok().flatten();
     let key = match header_str(&headers, SESSION_HEADER) {
         Err(e) => return bad_request(Value::Null, &e),
-        Ok(None)
-            if stateless_version(version) && !app.server.policy().http.delete_400.on() =>
-        {
+        Ok(None) if stateless_version(version) && !app.server.policy().http.delete_400.on() => {
             return method_not_allowed("Method Not Allowed: 2026-07-28 has no sessions to delete")
         }
         Ok(Some(key)) => session_key(&app, key),

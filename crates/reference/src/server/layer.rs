@@ -103,7 +103,13 @@ pub trait Layer: Send + Sync {
     // Around a handler (dispatch).
 
     /// A handler's answer (or error), right after it ran.
-    fn answer(&self, ctx: &mut Ctx<'_>, params: Option<&Value>, answer: &mut Result<Value, RpcError>) {}
+    fn answer(
+        &self,
+        ctx: &mut Ctx<'_>,
+        params: Option<&Value>,
+        answer: &mut Result<Value, RpcError>,
+    ) {
+    }
     /// A subscriptions/listen request once its stream is open.
     fn listen(&self, ctx: &mut Ctx<'_>) {}
     /// A ping before notifications/initialized: answered.

@@ -229,9 +229,7 @@ impl<'a> Ctx<'a> {
             .server
             .cursors
             .resume(cursor, self.method, scope, self.snap.generation);
-        self.layer()
-            .resume(self, resumed)
-            .map_err(cursor_error)
+        self.layer().resume(self, resumed).map_err(cursor_error)
     }
 
     /// The cursor for the page after `[offset, offset + shown)`, if any.
