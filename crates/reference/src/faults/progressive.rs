@@ -123,7 +123,7 @@ pub fn rewrite_lookup<'s>(
 /// schema of tools/list.
 pub fn rewrite_description(ctx: &At<'_, '_>, description: &mut Value) {
     if ctx.has(Fault::PdPlaceholderSchema) {
-        description["inputSchema"] = crate::handlers::tools::minimal_schema();
+        description["inputSchema"] = crate::handlers::minimal_schema();
     }
 }
 

@@ -1,7 +1,7 @@
 //! Category search (seed 001): the `tool_search`, `list_categories` and
 //! `get_tools_by_category` tools, reached through `tools/call`.
 
-use super::tools::minimal_schema;
+use super::minimal_schema;
 use super::Ctx;
 use crate::catalog_file::Tool;
 use crate::live::Snapshot;

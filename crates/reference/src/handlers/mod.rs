@@ -17,10 +17,20 @@ pub mod utility;
 pub use crate::server::{cursor_error, unscoped, Ctx};
 
 use crate::error::RpcError;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// Page size of every `*/list` method.
 pub const LIST_PAGE: usize = 50;
+
+/// The input schema every `tools/list` entry shows: progressive disclosure
+/// keeps the real one for `tool_descriptions`.
+pub fn minimal_schema() -> Value {
+    // Cloned from one instance: building it hashes both keys for every entry
+    // of every list page.
+    static MINIMAL: std::sync::LazyLock<Value> =
+        std::sync::LazyLock::new(|| json!({"type": "object", "additionalProperties": true}));
+    MINIMAL.clone()
+}
 
 /// One page of a plain (unranked) list of `total` items.
 pub struct Window {

@@ -1,6 +1,7 @@
 //! `tools/list` (with SEP-1821 `query`, SEP-1300 `filter`, pagination) and
 //! `tools/call`.
 
+use super::minimal_schema;
 use super::{category, grouping, progressive, window, with_next, Ctx, LIST_PAGE};
 use crate::args;
 use crate::catalog_file::Tool;
@@ -8,16 +9,6 @@ use crate::error::RpcError;
 use crate::filter::ToolFilter;
 use crate::params::Params;
 use serde_json::{json, Map, Value};
-
-/// The input schema every `tools/list` entry shows: progressive disclosure
-/// keeps the real one for `tool_descriptions`.
-pub fn minimal_schema() -> Value {
-    // Cloned from one instance: building it hashes both keys for every entry
-    // of every list page.
-    static MINIMAL: std::sync::LazyLock<Value> =
-        std::sync::LazyLock::new(|| json!({"type": "object", "additionalProperties": true}));
-    MINIMAL.clone()
-}
 
 /// A tool as `tools/list` (and every search) shows it.
 pub fn list_entry(tool: &Tool, full: bool) -> Value {
