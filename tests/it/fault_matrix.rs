@@ -5,7 +5,7 @@
 //! any scenario error out). Writes the matrix to reports/fault-matrix.md.
 //!
 //! A fault acts only where the reference server's code asks whether it is
-//! on (`Faults::has`). Each scenario's conversation with the clean server
+//! on (`Faults::has`, or a policy decision it bends). Each scenario's conversation with the clean server
 //! is first traced in the same process, noting every fault its server
 //! asked about: a scenario whose clean conversation never asked about a
 //! fault has the same conversation, so the same result, against the server
