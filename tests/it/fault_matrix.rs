@@ -39,7 +39,10 @@ const STATEFUL: &str = "2025-11-25";
 /// Which requirements (id prefixes) each fault breaks, as the reference
 /// server declares them beside the fault's code.
 fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
-    Fault::all().iter().map(|f| (f.name(), f.breaks())).collect()
+    Fault::all()
+        .iter()
+        .map(|f| (f.name(), f.breaks()))
+        .collect()
 }
 
 /// The options a fault needs to act (`Fault::options`). Such a fault runs
