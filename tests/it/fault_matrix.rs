@@ -5,7 +5,7 @@
 //! any scenario error out). Writes the matrix to reports/fault-matrix.md.
 //!
 //! A fault acts only where the reference server's code asks whether it is
-//! on (`Faults::has`). Each scenario's conversation with the clean server
+//! on (`Faults::has`, or a policy decision it bends). Each scenario's conversation with the clean server
 //! is first traced in the same process, noting every fault its server
 //! asked about: a scenario whose clean conversation never asked about a
 //! fault has the same conversation, so the same result, against the server
@@ -27,7 +27,7 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use mcp_conform::reference::{Config, FaultTrace, Faults};
+use mcp_conform::reference::{Config, Fault, FaultTrace, Faults};
 use mcp_conform::run::pool::SessionPool;
 use mcp_conform::run::scheduler::run_all;
 use mcp_conform::run::{Outcome, RunConfig, ScenarioResult, Target};
@@ -36,274 +36,23 @@ use std::time::Duration;
 
 const STATEFUL: &str = "2025-11-25";
 
-/// Which requirements (id prefixes) a fault breaks.
+/// Which requirements (id prefixes) each fault breaks, as the reference
+/// server declares them beside the fault's code.
 fn fault_requirements() -> BTreeMap<&'static str, &'static [&'static str]> {
-    BTreeMap::from([
-        ("ignore-query", &["SEP1821-", "X-01"][..]),
-        ("query-as-regex", &["SEP1821-Q-04"][..]),
-        ("groups-all", &["SEP1300-FLT", "X-01"][..]),
-        ("tags-any", &["SEP1300-FLT", "X-01"][..]),
-        ("tags-ignore-groups", &["SEP1300-FLT-03", "X-01"][..]),
-        ("empty-groups-match-none", &["SEP1300-NEG-01"][..]),
-        (
-            "cursor-drops-query",
-            &[
-                "SEP1821-PAG",
-                "SEP1300-FLT-04",
-                "SEARCH-PAG",
-                "X-02",
-                "X-03",
-            ][..],
-        ),
-        (
-            "cursor-duplicates",
-            &[
-                "BASE-PAGE-01",
-                "SEP1821-PAG",
-                "SEP1300-FLT-04",
-                "SEARCH-PAG",
-            ][..],
-        ),
-        ("search-page-overflow", &["SEARCH-RES-02"][..]),
-        ("search-unranked", &["SEARCH-RES-03", "SEARCH-RANK"][..]),
-        ("search-missing-query-ok", &["SEARCH-REQ-01"][..]),
-        ("search-not-identical", &["SEARCH-RES-04", "X-04"][..]),
-        (
-            "unknown-method-internal-error",
-            &["BASE-ERR-01", "SEARCH-CAP-02", "SEP1300-GRP-02"][..],
-        ),
-        (
-            "bad-params-internal-error",
-            &[
-                "BASE-ERR-02",
-                "SEP1821-NEG-01",
-                "SEARCH-REQ-02",
-                "SEP1300-NEG-03",
-                "CAT-NEG-01",
-            ][..],
-        ),
-        ("parse-error-exit", &["BASE-ERR-03"][..]),
-        ("parse-error-silent", &["BASE-ERR-03"][..]),
-        ("wrong-id", &["BASE-ID-01"][..]),
-        ("tags-list-duplicates", &["SEP1300-TAG-01"][..]),
-        ("pd-no-auth", &["PD-AUTH-01"][..]),
-        ("pd-shared-auth", &["PD-AUTH-04", "X-05"][..]),
-        ("pd-authorize-any", &["PD-AUTH-05"][..]),
-        ("pd-missing-selection-ok", &["PD-READ-04"][..]),
-        ("pd-extra-tools", &["PD-READ-02"][..]),
-        ("pd-case-insensitive", &["PD-READ-03"][..]),
-        ("pd-selection-capped", &["PD-READ-02"][..]),
-        ("pd-full-schemas-in-list", &["PD-LIST-01", "X-04"][..]),
-        ("category-unsorted", &["CAT-02"][..]),
-        ("category-non-ascii-unsorted", &["CAT-02"][..]),
-        ("category-limit-ignored", &["CAT-03"][..]),
-        ("category-counts-hidden", &["CAT-06"][..]),
-        (
-            "list-changed-missing",
-            &[
-                "SEP1821-LC-01",
-                "SEP1300-LC-01",
-                "X-05",
-                "GRP-LC-01",
-                "GRP-LC-03",
-            ][..],
-        ),
-        ("error-code-string", &["BASE-ERR-04", "BASE-SCHEMA-01"][..]),
-        (
-            "no-server-info",
-            &["BASE-INIT-01", "BASE-SCHEMA-01", "MCP26-INFO-01"][..],
-        ),
-        ("id-as-float", &["BASE-ID-01"][..]),
-        ("id-large-lossy", &["BASE-ID-01"][..]),
-        ("id-large-dropped", &["BASE-ID-01"][..]),
-        ("invalid-cursor-ok", &["BASE-PAGE-02"][..]),
-        ("cursor-trimmed", &["BASE-PAGE-02"][..]),
-        ("list-no-input-schema", &["BASE-SCHEMA-01"][..]),
-        ("resources-list-no-name", &["BASE-SCHEMA-01"][..]),
-        ("stdout-noise", &["BASE-STDIO-01"][..]),
-        ("category-bad-args-internal-error", &["CAT-NEG-01"][..]),
-        ("category-matches-tags", &["CAT-04"][..]),
-        ("category-filter-ignored-with-query", &["CAT-04"][..]),
-        ("category-tags-all", &["CAT-05"][..]),
-        ("category-total-is-page", &["CAT-01"][..]),
-        ("category-shape", &["CAT-01", "CAT-06"][..]),
-        ("category-duplicate-matches", &["CAT-01"][..]),
-        ("query-drops-filter", &["X-01"][..]),
-        ("filter-groups-repeat-drops-next", &["SEP1300-FLT-01"][..]),
-        ("query-astral-internal-error", &["SEP1821-Q-04"][..]),
-        ("pd-auth-filter-scoped", &["X-04"][..]),
-        ("session-varying-results", &["X-06"][..]),
-        ("pd-auth-replaced", &["PD-AUTH-02", "PD-AUTH-03"][..]),
-        ("pd-first-name-only", &["PD-AUTH-02"][..]),
-        ("pd-resource-uri-bare", &["PD-AUTH-02"][..]),
-        ("pd-placeholder-schema", &["PD-READ-01"][..]),
-        ("pd-terse-resource", &["PD-RES-01"][..]),
-        ("search-capability-missing", &["SEARCH-CAP-01"][..]),
-        ("search-exposes-hidden", &["SEARCH-SEC-01"][..]),
-        (
-            "search-mixed-features",
-            &["SEARCH-SEC-01", "SEARCH-RES-01"][..],
-        ),
-        ("search-cursor-drops-query", &["SEARCH-PAG-01"][..]),
-        ("search-non-ascii-off-by-one", &["SEARCH-PAG-01"][..]),
-        (
-            "search-cursor-without-query-ok",
-            &["SEARCH-REQ-01", "SEARCH-PAG-01"][..],
-        ),
-        (
-            "filtering-capability-missing",
-            &["SEP1300-CAP-01", "SEP1300-GRP-02"][..],
-        ),
-        ("filtering-list-changed-string", &["SEP1300-CAP-01"][..]),
-        ("empty-tags-match-none", &["SEP1300-NEG-01"][..]),
-        (
-            "filter-reveals-hidden",
-            &["SEP1300-FLT-01", "SEP1300-FLT-02"][..],
-        ),
-        ("filter-entries-stripped", &["SEP1300-FLT-05"][..]),
-        (
-            "groups-list-duplicates",
-            &["SEP1300-GRP-01", "GRP-LIST-01"][..],
-        ),
-        ("query-capability-missing", &["SEP1821-CAP-01"][..]),
-        (
-            "query-reveals-hidden",
-            &["SEP1821-SEC-01", "SEP1821-Q-02"][..],
-        ),
-        ("no-instructions", &["SEP1821-DOC-01"][..]),
-        ("query-nul-internal-error", &["SEP1821-Q-04"][..]),
-        ("http-origin-unchecked", &["HTTP-ORIGIN-01"][..]),
-        ("http-notification-200", &["HTTP-NOTIF-01"][..]),
-        ("http-version-header-ignored", &["HTTP-VER-01"][..]),
-        ("http-session-optional", &["HTTP-SESS-02"][..]),
-        ("http-delete-keeps-session", &["HTTP-SESS-03"][..]),
-        (
-            "http-unknown-session-400",
-            &["HTTP-SESS-03", "HTTP-SESS-04"][..],
-        ),
-        ("http-session-id-spaces", &["HTTP-SESS-01"][..]),
-        ("http-get-json", &["HTTP-GET-01"][..]),
-        ("http-header-mismatch-500", &["HTTP-HDR-01"][..]),
-        ("http-content-type-text", &["HTTP-CT-01"][..]),
-        ("http-param-header-unchecked", &["HTTP-HDR-02"][..]),
-        ("http-name-not-decoded", &["HTTP-HDR-03"][..]),
-        ("http-unknown-method-200", &["HTTP-METHOD-01"][..]),
-        ("http-version-mismatch-ok", &["HTTP-VER-02"][..]),
-        ("http-session-id-honoured", &["HTTP-STATELESS-01"][..]),
-        ("http-delete-400", &["HTTP-STATELESS-01"][..]),
-        ("meta-unchecked", &["MCP26-META-01"][..]),
-        ("discover-any-version", &["MCP26-VER-01"][..]),
-        ("result-type-lists-only", &["MCP26-RT-01"][..]),
-        ("read-no-cache-hints", &["MCP26-CACHE-01"][..]),
-        ("cache-scope-varies", &["MCP26-CACHE-01"][..]),
-        ("resource-missing-empty", &["MCP26-RES-01"][..]),
-        ("listen-ack-no-subscription-id", &["MCP26-SUB-01"][..]),
-        ("listen-sends-unrequested", &["MCP26-SUB-02"][..]),
-        ("tools-list-order-varies", &["MCP26-ORDER-01"][..]),
-        ("tools-list-per-connection", &["MCP26-LIST-01", "X-06"][..]),
-        ("server-ping-2026", &["MCP26-REQ-01"][..]),
-        ("pd-describes-hidden", &["PD-READ-05", "PD-AUTH-05"][..]),
-        ("rate-limit-no-recovery", &["SEARCH-RATE-01"][..]),
-        ("rate-limit-internal-error", &["SEARCH-RATE-01"][..]),
-        ("grouping-capability-missing", &["GRP-DEG-01"][..]),
-        ("grouping-list-changed-string", &["GRP-CAP-01"][..]),
-        ("grouping-dangling-name", &["GRP-MEM-02", "GRP-X-01"][..]),
-        ("grouping-self-member", &["GRP-NEST-01"][..]),
-        ("grouping-cycle", &["GRP-NEST-02"][..]),
-        ("grouping-no-prompt-membership", &["GRP-MEM-01"][..]),
-        ("grouping-cursor-ignored", &["GRP-LIST-02"][..]),
-        ("grouping-list-changed-undeclared", &["GRP-LC-02"][..]),
-        ("grouping-membership-string", &["GRP-MEM-01"][..]),
-        ("grouping-membership-unstable", &["GRP-MEM-04"][..]),
-        ("read-wrong-uri", &["CORE-RES-03"][..]),
-        ("read-bad-blob", &["CORE-RES-02"][..]),
-        ("read-no-text", &["CORE-RES-01", "BASE-SCHEMA-01"][..]),
-        ("resource-not-found-internal", &["CORE-RES-04"][..]),
-        (
-            "template-no-uri-template",
-            &["CORE-RES-05", "BASE-SCHEMA-01"][..],
-        ),
-        ("prompt-bad-role", &["CORE-PROMPT-01"][..]),
-        ("prompt-missing-arg-ok", &["CORE-PROMPT-03"][..]),
-        ("tool-name-space", &["CORE-TOOL-01"][..]),
-        ("input-schema-invalid", &["CORE-TOOL-02"][..]),
-        ("output-schema-unmet", &["CORE-TOOL-05"][..]),
-        ("unknown-tool-result", &["CORE-TOOL-06"][..]),
-        ("ping-not-empty", &["CORE-UTIL-01"][..]),
-        ("cancel-answered", &["CORE-UTIL-02", "MCP26-NOTIF-01"][..]),
-        ("progress-not-increasing", &["CORE-UTIL-03"][..]),
-        ("set-level-echo", &["CORE-LOG-01"][..]),
-        ("set-level-unknown-ok", &["CORE-LOG-02"][..]),
-        ("log-below-level", &["CORE-LOG-03"][..]),
-        ("completion-overflow", &["CORE-COMPL-01"][..]),
-        ("completion-unknown-ref-ok", &["CORE-COMPL-02"][..]),
-        (
-            "notification-answered",
-            &["BASE-NOTIF-01", "MCP26-NOTIF-01"][..],
-        ),
-        ("invalid-request-silent", &["BASE-ERR-05"][..]),
-        ("invalid-request-no-id-silent", &["BASE-ERR-05"][..]),
-        ("id-zero-dropped", &["BASE-ID-01"][..]),
-        ("id-non-ascii-mangled", &["BASE-ID-03"][..]),
-        ("ping-needs-initialized", &["CORE-UTIL-04"][..]),
-        (
-            "tool-invalid-args-ok",
-            &["CORE-TOOL-07", "CORE-TOOL-09"][..],
-        ),
-        ("structured-no-text", &["CORE-TOOL-08"][..]),
-        (
-            "progress-unrequested",
-            &["CORE-UTIL-03", "CORE-UTIL-05"][..],
-        ),
-        ("stateless-needs-discover", &["MCP26-STATELESS-01"][..]),
-        ("log-without-log-level", &["MCP26-LOG-01"][..]),
-        (
-            "input-requests-undeclared",
-            &["MCP26-CAP-01", "MCP26-CAP-02"][..],
-        ),
-        ("required-capability-no-data", &["MCP26-CAP-01"][..]),
-        ("grouping-task-membership-top-level", &["GRP-MEM-01"][..]),
-        // Caught only by generated inputs: near misses of the server's own
-        // names, combinations of optional arguments, versions at the edges.
-        ("tags-trimmed", &["SEP1300-FLT-02"][..]),
-        ("pd-names-suffix", &["PD-READ-03"][..]),
-        ("category-case-folded", &["CAT-NEG-01", "CAT-04"][..]),
-        ("category-limit-ignored-with-category", &["CAT-03"][..]),
-        ("category-tags-ignored-without-limit", &["CAT-05"][..]),
-        ("version-echo", &["BASE-VER-01"][..]),
-        ("old-revision-served", &["MCP26-VER-01"][..]),
-        ("reserved-code-undefined", &["MCP26-ERR-01"][..]),
-        ("resource-not-found-legacy-code", &["MCP26-ERR-02"][..]),
-        ("result-type-unknown", &["MCP26-RT-02"][..]),
-        ("input-required-on-completion", &["MCP26-MRTR-01"][..]),
-        ("input-required-hollow", &["MCP26-MRTR-02"][..]),
-        ("completions-undeclared", &["MCP26-DECL-01"][..]),
-        (
-            "lists-per-connection",
-            &["MCP26-LIST-02", "MCP26-LIST-03"][..],
-        ),
-        ("server-cancels", &["MCP26-CANCEL-01"][..]),
-        ("http-capability-200", &["HTTP-CAP-01"][..]),
-        ("http-version-header-optional", &["HTTP-VER-03"][..]),
-        ("http-name-unchecked", &["HTTP-HDR-01"][..]),
-        ("http-param-raw-accepted", &["HTTP-HDR-04"][..]),
-        ("http-param-header-expected", &["HTTP-HDR-05"][..]),
-        ("http-x-mcp-header-invalid", &["HTTP-HDR-06"][..]),
-    ])
+    Fault::all()
+        .iter()
+        .map(|f| (f.name(), f.breaks()))
+        .collect()
 }
 
-/// Faults that act only on a server started with more options. Such a
-/// fault runs only the scenarios of its own requirements: the others were
-/// not written for a rate-limited server.
+/// The options a fault needs to act (`Fault::options`). Such a fault runs
+/// only the scenarios of its own requirements: the others were not written
+/// for a server started that way (rate-limited, say).
 fn fault_options(fault: &str) -> &'static [&'static str] {
-    match fault {
-        "rate-limit-no-recovery" | "rate-limit-internal-error" => &["--rate-limit", "5/s"],
-        // The reference's tools/list shows placeholder input schemas (its
-        // progressive disclosure): with full ones, tools have required
-        // arguments a call can leave out.
-        "tool-invalid-args-ok" => &["--fault", "pd-full-schemas-in-list"],
-        _ => &[],
-    }
+    Fault::all()
+        .iter()
+        .find(|f| f.name() == fault)
+        .map_or(&[], |f| f.options())
 }
 
 /// The server's own list of faults (`serve-reference --fault help`).

@@ -50,7 +50,7 @@ fn every_fault_is_listed_by_help() {
         .skip(1)
         .filter_map(|l| l.split_whitespace().next())
         .collect();
-    let all: Vec<&str> = mcp_conform::reference::faults::Fault::ALL
+    let all: Vec<&str> = mcp_conform::reference::Fault::all()
         .iter()
         .map(|f| f.name())
         .collect();

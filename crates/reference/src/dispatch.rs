@@ -1,10 +1,9 @@
 //! From one incoming message to the messages that answer it:
 //! JSON-RPC envelope checks, era selection, the method table and error
-//! mapping. The faults that act on the envelope, and those that rewrite a
-//! handler's answer, are applied here from `faults`.
+//! mapping. The server's layer wraps each step (`server::Layer`): the
+//! envelope around the request, and the answer around its handler.
 
 use super::error::{RpcError, NOT_INITIALIZED, RATE_LIMITED};
-use super::faults::{self, envelope};
 use super::handlers::{self, Ctx};
 use super::params::Params;
 use super::served_era::{self as era, Era};
@@ -97,7 +96,7 @@ impl Server {
     fn announces_change(&self, ctx: &mut Ctx<'_>, method: &str, params: Option<&Value>) -> bool {
         let narrowed =
             params.is_some_and(|p| p.get("query").is_some() || p.get("filter").is_some());
-        let fires = self.config().list_changed_after_query
+        let fires = self.settings().list_changed_after_query
             && method == "tools/list"
             && ctx.era != Era::Stateless
             && narrowed
@@ -124,13 +123,11 @@ impl Server {
             return vec![invalid_request(Value::Null, "batches are not supported")];
         }
         match Message::classify(msg) {
-            Message::Invalid { value, .. }
-                if envelope::drop_invalid_request(self.faults(), &value) =>
-            {
+            Message::Invalid { value, .. } if self.layer().drop_invalid_request(&value) => {
                 Vec::new()
             }
             Message::Invalid { value, reason } => vec![invalid_request(usable_id(&value), &reason)],
-            Message::Request { id, .. } if envelope::drop_id_zero(self.faults(), &id) => Vec::new(),
+            Message::Request { id, .. } if self.layer().drop_id_zero(&id) => Vec::new(),
             Message::Request { id, method, params } => {
                 if !valid_id(&id) {
                     return vec![invalid_request(
@@ -155,7 +152,7 @@ impl Server {
         method: &str,
         params: Option<&Value>,
     ) -> Vec<Value> {
-        let Some(reply_id) = envelope::reply_id(self.faults(), &id) else {
+        let Some(reply_id) = self.layer().reply_id(&id) else {
             return Vec::new();
         };
         if let Some(bucket) = session.bucket.as_mut() {
@@ -165,7 +162,7 @@ impl Server {
                     format!("rate limit exceeded; retry after {ms} ms"),
                 )
                 .with_data(json!({"retryAfterMs": ms}));
-                let e = envelope::rewrite_rate_limited(self.faults(), e);
+                let e = self.layer().rate_limited(e);
                 return vec![e.to_response(reply_id)];
             }
         }
@@ -182,31 +179,23 @@ impl Server {
             Ok(Some(mut result)) => {
                 out = progress(method, params);
                 if !out.is_empty() {
-                    envelope::rewrite_progress(self.faults(), &mut out);
+                    self.layer().progress(&mut out);
                 }
-                out.extend(envelope::unrequested_progress(
-                    self.faults(),
-                    method,
-                    params,
-                ));
+                out.extend(self.layer().unrequested_progress(method, params));
                 if ctx.era == Era::Stateless {
                     era::decorate_stateless(method, &mut result, self.list_ttl_ms());
-                    envelope::rewrite_stateless_result(self.faults(), method, params, &mut result);
+                    self.layer().stateless_result(method, params, &mut result);
                 }
-                out.extend(envelope::before_answer(
-                    self.faults(),
-                    ctx.era,
-                    method,
-                    params,
-                    &id,
-                ));
+                out.extend(self.layer().before_answer(ctx.era, method, params, &id));
                 if self.announces_change(&mut ctx, method, params) {
                     out.push(mcp_conform_protocol::jsonrpc::notification(
                         "notifications/tools/list_changed",
                         None,
                     ));
                 }
-                if method == "tools/list" && ctx.era != Era::Stateless && self.config().ping_client
+                if method == "tools/list"
+                    && ctx.era != Era::Stateless
+                    && self.settings().ping_client
                 {
                     out.push(mcp_conform_protocol::jsonrpc::request(
                         json!(format!("reference-ping-{id}")),
@@ -218,9 +207,9 @@ impl Server {
             }
             Ok(None) => {}
             Err(e) => {
-                let e = envelope::rewrite_error(self.faults(), e);
+                let e = self.layer().error(e);
                 let mut response = e.to_response(reply_id);
-                envelope::rewrite_error_response(self.faults(), &mut response);
+                self.layer().error_response(&mut response);
                 out.push(response);
             }
         }
@@ -239,7 +228,7 @@ impl Server {
     ) -> Result<Option<Value>, RpcError> {
         let entry = METHODS.iter().find(|(name, _, _)| *name == method);
         let known = entry.is_some() || method == "subscriptions/listen";
-        if !known || (method == "conform/mutate" && !self.config.control) {
+        if !known || (method == "conform/mutate" && !self.settings.control) {
             return Err(self.method_not_found(method));
         }
         let p = Params::new(params)?;
@@ -251,19 +240,17 @@ impl Server {
             // respond with an UnsupportedProtocolVersionError" (MCP
             // 2026-07-28, Versioning).
             "server/discover" => match era::classify(params) {
-                Err(e) if !envelope::discover_serves_any_version(self.faults(), params) => {
-                    return Err(e)
-                }
+                Err(e) if !self.layer().discover_serves_any_version(params) => return Err(e),
                 _ => Era::Stateless,
             },
             _ => match era::classify(params) {
-                Err(_) if envelope::old_revision_served(self.faults(), params) => Era::Stateless,
+                Err(_) if self.layer().old_revision_served(params) => Era::Stateless,
                 other => other?,
             },
         };
         if ctx.era == Era::Stateless {
             self.require_meta(params)?;
-            envelope::stateless_connection(self.faults(), ctx.session, method)?;
+            self.layer().stateless_connection(ctx.session, method)?;
         }
         let Some((_, handler, gate)) = entry else {
             // subscriptions/listen exists only in the stateless era.
@@ -271,7 +258,7 @@ impl Server {
                 return Err(self.method_not_found(method));
             }
             handlers::base::listen(ctx, id, &p)?;
-            faults::base::rewrite_listen(ctx);
+            self.layer().listen(ctx);
             return Ok(None);
         };
         if *gate == Gate::Session && ctx.era == Era::Stateful && ctx.session.protocol.is_none() {
@@ -285,10 +272,10 @@ impl Server {
             ));
         }
         if method == "ping" && ctx.era == Era::Stateful && !ctx.session.initialized {
-            faults::base::refuse_early_ping(ctx)?;
+            self.layer().early_ping(ctx)?;
         }
         let mut answer = handler(ctx, &p);
-        faults::rewrite_answer(ctx, params, &mut answer);
+        self.layer().answer(ctx, params, &mut answer);
         answer.map(Some)
     }
 
@@ -301,7 +288,7 @@ impl Server {
             .into_iter()
             .filter(|k| meta.and_then(|m| m.get(*k)).is_none_or(Value::is_null))
             .collect();
-        if missing.is_empty() || envelope::meta_unchecked(self.faults()) {
+        if missing.is_empty() || self.policy().requests.meta_unchecked.on() {
             return Ok(());
         }
         Err(RpcError::invalid_params(format!(
@@ -312,11 +299,12 @@ impl Server {
     }
 
     fn method_not_found(&self, method: &str) -> RpcError {
-        envelope::rewrite_unknown_method(self.faults(), method, RpcError::method_not_found(method))
+        self.layer()
+            .unknown_method(method, RpcError::method_not_found(method))
     }
 
-    /// A notification gets no answer (JSON-RPC 2.0 section 4.1), except
-    /// under the `cancel-answered` and `notification-answered` faults.
+    /// A notification gets no answer (JSON-RPC 2.0 section 4.1) unless the
+    /// layer gives it one.
     fn notification(
         &self,
         session: &mut SessionState,
@@ -327,7 +315,7 @@ impl Server {
             session.initialized = true;
         }
         if method != "notifications/cancelled" {
-            return envelope::answer_unknown_notification(self.faults(), method);
+            return self.layer().unknown_notification(method);
         }
         // Cancelling a subscriptions/listen request closes that stream.
         let Some(request_id) = params.and_then(|p| p.get("requestId")) else {
@@ -336,7 +324,7 @@ impl Server {
         let known = session.subscriptions.iter().any(|s| &s.id == request_id);
         session.subscriptions.retain(|s| &s.id != request_id);
         if !known {
-            return envelope::answer_unknown_cancel(self.faults(), request_id);
+            return self.layer().unknown_cancel(request_id);
         }
         Vec::new()
     }
@@ -386,7 +374,7 @@ fn usable_id(value: &Value) -> Value {
 mod tests {
     use super::*;
     use crate::catalog_file::Catalog;
-    use crate::server::Config;
+    use crate::Config;
 
     fn server() -> Server {
         let cat = Catalog::from_slice(include_bytes!("../../../fixtures/catalogs/mini.json"))

@@ -105,23 +105,6 @@ impl RpcError {
         }
     }
 
-    /// A URI that names no resource: -32002 in the stateful eras (MCP
-    /// 2025-11-25 "Resource not found: -32002"), -32602 in 2026-07-28.
-    pub fn resource_not_found(uri: &str, era: crate::served_era::Era) -> Self {
-        let e = match era {
-            crate::served_era::Era::Stateful => {
-                RpcError::new(RESOURCE_NOT_FOUND, format!("Resource not found: {uri}"))
-            }
-            crate::served_era::Era::Stateless => {
-                RpcError::invalid_params(format!("Resource not found: {uri}"))
-            }
-        };
-        RpcError {
-            kind: Kind::ResourceNotFound,
-            ..e.with_data(json!({"uri": uri}))
-        }
-    }
-
     pub fn to_response(&self, id: Value) -> Value {
         mcp_conform_protocol::jsonrpc::error_response(
             id,

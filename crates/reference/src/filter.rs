@@ -4,11 +4,54 @@
 
 use super::bitset::Bitset;
 use super::catalog_file::Tool;
+use super::cursor;
 use super::error::RpcError;
-use super::faults::{self, Faults};
 use super::live::Snapshot;
 use super::params::string_list;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+/// How a server reads and matches a filter; every default is the
+/// SEP-1300 reading, so [`Plain`] is the correct one.
+pub trait Reading {
+    /// The filter as read.
+    fn read<'f>(&self, filter: &'f ToolFilter) -> Cow<'f, ToolFilter> {
+        Cow::Borrowed(filter)
+    }
+    /// The documents filter.groups admits (`any`: those in at least one).
+    fn groups_match(
+        &self,
+        docs: usize,
+        groups: &[String],
+        bits: &dyn Fn(&String) -> Bitset,
+        any: Bitset,
+    ) -> Bitset {
+        let _ = (docs, groups, bits);
+        any
+    }
+    /// The documents filter.tags admits (`all`: those carrying every one).
+    fn tags_match(
+        &self,
+        docs: usize,
+        tags: &[String],
+        bits: &dyn Fn(&String) -> Bitset,
+        all: Bitset,
+    ) -> Bitset {
+        let _ = (docs, tags, bits);
+        all
+    }
+    /// Whether an empty list matches nothing (it imposes no constraint).
+    fn empty_list_matches_none(&self, filter: &ToolFilter) -> bool {
+        let _ = filter;
+        false
+    }
+}
+
+/// The SEP-1300 reading.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Plain;
+
+impl Reading for Plain {}
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ToolFilter {
@@ -60,7 +103,7 @@ impl ToolFilter {
     }
 
     /// The documents the filter admits, or `None` for "no constraint".
-    pub fn allowed(&self, snap: &Snapshot, faults: &Faults) -> Option<Bitset> {
+    pub fn allowed(&self, snap: &Snapshot, reading: &dyn Reading) -> Option<Bitset> {
         let n = snap.len();
         let idx = snap.filters();
         let empty = Bitset::empty(n);
@@ -69,7 +112,7 @@ impl ToolFilter {
                 .cloned()
                 .unwrap_or_else(|| empty.clone())
         };
-        let read = faults::filter::rewrite_filter(faults, self);
+        let read = reading.read(self);
         let mut set: Option<Bitset> = None;
         if !read.groups().is_empty() {
             let mut any = empty.clone();
@@ -77,15 +120,9 @@ impl ToolFilter {
                 any.union_with(&bits(&idx.groups, g));
             }
             let group_bits = |g: &String| bits(&idx.groups, g);
-            set = Some(faults::filter::rewrite_groups_match(
-                faults,
-                n,
-                read.groups(),
-                group_bits,
-                any,
-            ));
+            set = Some(reading.groups_match(n, read.groups(), &group_bits, any));
         }
-        if faults::filter::empty_list_matches_none(faults, self) {
+        if reading.empty_list_matches_none(self) {
             set = Some(empty.clone());
         }
         if !read.tags().is_empty() {
@@ -94,7 +131,7 @@ impl ToolFilter {
                 all.intersect_with(&bits(&idx.tags, t));
             }
             let tag_bits = |t: &String| bits(&idx.tags, t);
-            let acc = faults::filter::rewrite_tags_match(faults, n, read.tags(), tag_bits, all);
+            let acc = reading.tags_match(n, read.tags(), &tag_bits, all);
             match &mut set {
                 Some(s) => s.intersect_with(&acc),
                 None => set = Some(acc),
@@ -102,6 +139,22 @@ impl ToolFilter {
         }
         set
     }
+}
+
+/// What one `tools/list` page is cut from: the query and filter, the
+/// cursor scope a given cursor must carry, and the one the next cursor gets.
+pub struct ListRequest<'a> {
+    pub query: Option<&'a str>,
+    pub filter: ToolFilter,
+    pub scope: [u8; 8],
+    pub next_scope: [u8; 8],
+}
+
+/// A cursor is bound to its query and filter, so a later page comes from
+/// the same list.
+pub fn scope_of(query: Option<&str>, filter: &ToolFilter) -> [u8; 8] {
+    let (groups, tags) = filter.canonical();
+    cursor::scope(&[query.unwrap_or(""), &groups, &tags])
 }
 
 #[cfg(test)]
@@ -116,10 +169,10 @@ pub(crate) mod tests {
         Snapshot::new(cat, 1)
     }
 
-    /// The names of the tools `f` admits under `faults`.
-    pub(crate) fn names(s: &Snapshot, f: &Value, faults: &Faults) -> Vec<String> {
+    /// The names of the tools `f` admits read by `reading`.
+    pub(crate) fn names(s: &Snapshot, f: &Value, reading: &dyn Reading) -> Vec<String> {
         let f = ToolFilter::parse(f.as_object()).expect("valid");
-        match f.allowed(s, faults) {
+        match f.allowed(s, reading) {
             None => s.tools().map(|t| t.name.to_string()).collect(),
             Some(b) => b
                 .iter()
@@ -131,7 +184,7 @@ pub(crate) mod tests {
     #[test]
     fn groups_any_tags_all() {
         let s = snap();
-        let none = Faults::none();
+        let none = Plain;
         let both = names(&s, &json!({"groups": ["pages", "tasks"]}), &none);
         assert_eq!(both.len(), 11);
         let stable_read = names(&s, &json!({"tags": ["read", "stable"]}), &none);

@@ -31,8 +31,9 @@ use super::cursor::{self, CursorKey, Position};
 use super::filter::ToolFilter;
 use super::handlers::progressive::selected_tools;
 use super::live::Snapshot;
-use super::server::{Config, Server};
+use super::server::Server;
 use super::session::SessionState;
+use crate::Config;
 use mcp_conform_protocol::jsonrpc::{codes, decode_line, Message};
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
@@ -282,7 +283,7 @@ pub fn check_query_filter(query: &str, filter: &Value) -> Result<(), Broken> {
 
 /// The filter's bitset over the index and its per-tool predicate agree.
 fn check_filter_agrees(snap: &Snapshot, filter: &ToolFilter) -> Result<(), Broken> {
-    let allowed = filter.allowed(snap, &super::faults::Faults::none());
+    let allowed = filter.allowed(snap, &crate::filter::Plain);
     for d in 0..snap.len() {
         let by_index = allowed.as_ref().is_none_or(|set| set.contains(d));
         let tool = snap.tool(d as u32);

@@ -18,6 +18,21 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+/// What a search looks through.
+#[derive(Clone, Copy)]
+pub enum Feature {
+    Tools,
+    Prompts,
+    Resources,
+}
+
+/// One scored match of the category tools (`tool_search`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scored {
+    pub score: u32,
+    pub matched_on: Vec<String>,
+}
+
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
 

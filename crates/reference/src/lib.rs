@@ -7,10 +7,11 @@
 //! profile) → `dispatch` (envelope, era, method table) → `stdio` (the
 //! transport). Transports call [`Server::handle`] with a [`SessionState`].
 //!
-//! The handlers implement the correct behaviour only; the injectable
-//! defects live beside them in `faults`, one module per profile: rewrites
-//! of an answer that `dispatch` applies around the handler call, and named
-//! hooks a handler calls where a fault bends one of its decisions.
+//! The handlers implement the correct behaviour only. A server is built
+//! from a `policy::Policy` (decisions, the specification's by default) and
+//! a `server::Layer` (rewrites, none by default); `faults` builds both from
+//! the injectable defects, which are declared there, one module per
+//! profile, and which nothing else names.
 
 pub mod args;
 pub mod bitset;
@@ -28,6 +29,7 @@ pub mod in_process;
 pub mod index;
 pub mod live;
 pub mod params;
+pub mod policy;
 pub mod rate;
 pub mod served_era;
 pub mod server;
@@ -38,8 +40,8 @@ pub mod store;
 pub mod text;
 
 pub use catalog_file::{Catalog, CatalogError};
-pub use faults::{Fault, FaultTrace, Faults};
-pub use server::{Config, Server};
+pub use faults::{Config, Fault, FaultTrace, Faults};
+pub use server::{Server, Settings};
 pub use session::{Change, SessionState};
 
 use std::path::{Path, PathBuf};

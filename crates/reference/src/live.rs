@@ -11,6 +11,20 @@ use super::index::{Field, SearchIndex};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+/// The description of the `tool_descriptions` resource: the workflow a
+/// model must follow (section 4.2 of the draft).
+pub const WORKFLOW: &str = "\
+WORKFLOW: Step 1: Pick a tool from tools/list by what it does; the short descriptions there are \
+enough to choose, but they carry no parameter details. Step 2: Fetch the full description of the \
+tools you picked from this resource, naming them in the 'tools' query parameter (comma-separated, \
+exactly as shown in tools/list): resource:///tool_descriptions?tools=page_create or \
+resource:///tool_descriptions?tools=page_create,task_create. The answer is a JSON object with one \
+entry per tool: full description, complete inputSchema, examples, usage and error guidance. \
+Step 3: Call the tool with the parameters you learned. Fetching a tool's description authorizes \
+that tool for the rest of this session. Calling a tool whose description was not fetched fails \
+with TOOL_DESCRIPTION_REQUIRED, whose resource_uri says what to read. Always specify ?tools=: \
+reading this resource without it fails with MISSING_TOOL_SELECTION.";
+
 /// The progressive-disclosure resource.
 pub const TOOL_DESCRIPTIONS_URI: &str = "resource:///tool_descriptions";
 pub const TOOL_DESCRIPTIONS_TEMPLATE: &str = "resource:///tool_descriptions{?tools}";
@@ -205,7 +219,7 @@ impl Snapshot {
                     return vec![
                         field("tool_descriptions", W_NAME),
                         field(TOOL_DESCRIPTIONS_NAME, W_TITLE),
-                        field(super::handlers::progressive::WORKFLOW, W_TEXT),
+                        field(WORKFLOW, W_TEXT),
                     ];
                 }
                 let r = &res[doc - 1];

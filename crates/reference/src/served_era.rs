@@ -1,7 +1,7 @@
 //! Protocol eras: which versions are stateful, how a message says which era
 //! it belongs to, and what every result must carry in the stateless era.
 
-use super::error::{RpcError, UNSUPPORTED_PROTOCOL_VERSION};
+use super::error::{Kind, RpcError, RESOURCE_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION};
 use serde_json::{json, Value};
 
 pub use mcp_conform_protocol::revisions::{
@@ -133,6 +133,25 @@ pub fn decorate_stateless(method: &str, result: &mut Value, list_ttl_ms: u64) {
     let meta = map.entry("_meta").or_insert_with(|| json!({}));
     if let Value::Object(meta) = meta {
         meta.entry(META_SERVER_INFO).or_insert_with(server_info);
+    }
+}
+
+// The error's code depends on the era, so it is built here, beside the
+// eras, and `error` stays independent of them.
+impl RpcError {
+    /// A URI that names no resource: -32002 in the stateful eras (MCP
+    /// 2025-11-25 "Resource not found: -32002"), -32602 in 2026-07-28.
+    pub fn resource_not_found(uri: &str, era: Era) -> Self {
+        let e = match era {
+            Era::Stateful => {
+                RpcError::new(RESOURCE_NOT_FOUND, format!("Resource not found: {uri}"))
+            }
+            Era::Stateless => RpcError::invalid_params(format!("Resource not found: {uri}")),
+        };
+        RpcError {
+            kind: Kind::ResourceNotFound,
+            ..e.with_data(json!({"uri": uri}))
+        }
     }
 }
 

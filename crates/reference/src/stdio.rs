@@ -2,7 +2,6 @@
 //! session per process. Nothing but protocol messages is written to stdout.
 
 use super::dispatch::{overlong_error, parse_error};
-use super::faults::Fault;
 use super::server::Server;
 use mcp_conform_protocol::jsonrpc::{decode_line, encode_line, Frame, LineReader};
 use serde_json::Value;
@@ -18,7 +17,7 @@ where
 {
     let mut reader = LineReader::new(
         BufReader::with_capacity(1 << 16, input),
-        server.config().max_line,
+        server.settings().max_line,
     );
     let mut session = server.new_session();
     while let Some(frame) = reader.next_frame().await? {
@@ -29,16 +28,16 @@ where
                 }
                 match decode_line(&line) {
                     Ok(value) => (server.handle(&mut session, value), false),
-                    Err(_) if server.faults().has(Fault::ParseErrorSilent) => continue,
+                    Err(_) if server.policy().stdio.parse_error_silent.on() => continue,
                     Err(e) => (
                         vec![parse_error(&e)],
-                        server.faults().has(Fault::ParseErrorExit),
+                        server.policy().stdio.parse_error_exit.on(),
                     ),
                 }
             }
             Frame::Overlong { limit, .. } => (vec![overlong_error(limit)], false),
         };
-        if server.faults().has(Fault::StdoutNoise)
+        if server.policy().stdio.stdout_noise.on()
             && out
                 .iter()
                 .any(|m| m.pointer("/error/code") == Some(&Value::from(-32601)))

@@ -1,13 +1,58 @@
 //! Faults of category search: the `tool_search`, `list_categories` and
 //! `get_tools_by_category` tools (and their REST endpoints).
 
+use super::At;
 use super::{Fault, Faults};
 use crate::catalog_file::Tool;
 use crate::error::RpcError;
 use crate::handlers::category::Scored;
-use crate::handlers::Ctx;
 use crate::live::Snapshot;
 use serde_json::{json, Map, Value};
+
+declare! {
+    CategoryUnsorted = "category-unsorted"
+        breaks ["CAT-02"]:
+        "tool_search results come in catalog order, not by score";
+    CategoryNonAsciiUnsorted = "category-non-ascii-unsorted"
+        breaks ["CAT-02"]:
+        "tool_search results for a query holding a non-ASCII character come in catalog order, not by score";
+    CategoryLimitIgnored = "category-limit-ignored"
+        breaks ["CAT-03"]:
+        "tool_search ignores `limit` and returns up to 50 results";
+    CategoryCountsHidden = "category-counts-hidden"
+        breaks ["CAT-06"]:
+        "list_categories counts tools hidden from the caller";
+    CategoryBadArgsInternalError = "category-bad-args-internal-error"
+        breaks ["CAT-NEG-01"]:
+        "tool_search argument errors (bad limit, query, tags, unknown category) escape as -32603";
+    CategoryMatchesTags = "category-matches-tags"
+        breaks ["CAT-04"]:
+        "tool_search's category filter also admits tools carrying a tag of that name";
+    CategoryFilterIgnoredWithQuery = "category-filter-ignored-with-query"
+        breaks ["CAT-04"]:
+        "tool_search ignores `category` when a `query` is present";
+    CategoryTagsAll = "category-tags-all"
+        breaks ["CAT-05"]:
+        "tool_search's tags filter requires ALL named tags instead of ANY";
+    CategoryTotalIsPage = "category-total-is-page"
+        breaks ["CAT-01"]:
+        "tool_search's totalMatches counts the returned page, not every match";
+    CategoryShape = "category-shape"
+        breaks ["CAT-01", "CAT-06"]:
+        "tool_search items lack matchedOn and list_categories gives toolCount as a string";
+    CategoryDuplicateMatches = "category-duplicate-matches"
+        breaks ["CAT-01"]:
+        "tool_search lists a tool once per field it matched on";
+    CategoryCaseFolded = "category-case-folded"
+        breaks ["CAT-NEG-01", "CAT-04"]:
+        "tool_search compares `category` case-insensitively (`PAGES` selects the category `pages` instead of being unknown)";
+    CategoryLimitIgnoredWithCategory = "category-limit-ignored-with-category"
+        breaks ["CAT-03"]:
+        "tool_search ignores `limit` when `category` is given without `query` (the category listing path skips the cut)";
+    CategoryTagsIgnoredWithoutLimit = "category-tags-ignored-without-limit"
+        breaks ["CAT-05"]:
+        "tool_search ignores `tags` when no `limit` is given";
+}
 
 /// What `category-limit-ignored` returns instead of honouring `limit`.
 const FAULTY_LIMIT: usize = 50;
@@ -15,7 +60,7 @@ const FAULTY_LIMIT: usize = 50;
 /// `category-case-folded`: `category` is replaced by the id it names when
 /// case is ignored, before the arguments are checked (an input lower-cased
 /// on the way in).
-pub fn rewrite_arguments(ctx: &Ctx<'_>, tool: &str, args: &mut Map<String, Value>) {
+pub fn rewrite_arguments(ctx: &At<'_, '_>, tool: &str, args: &mut Map<String, Value>) {
     if tool != "tool_search" || !ctx.has(Fault::CategoryCaseFolded) {
         return;
     }
@@ -35,7 +80,7 @@ pub fn rewrite_arguments(ctx: &Ctx<'_>, tool: &str, args: &mut Map<String, Value
 
 /// `category-bad-args-internal-error`: tool_search's failures escape as
 /// protocol errors instead of results marked `isError`.
-pub fn escape(ctx: &Ctx<'_>, tool: &str, cause: &str) -> Result<(), RpcError> {
+pub fn escape(ctx: &At<'_, '_>, tool: &str, cause: &str) -> Result<(), RpcError> {
     if tool == "tool_search" && ctx.has(Fault::CategoryBadArgsInternalError) {
         return Err(RpcError::internal(format!("Internal error: {cause}")));
     }

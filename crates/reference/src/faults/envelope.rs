@@ -10,6 +10,104 @@ use crate::session::SessionState;
 use mcp_conform_protocol::jsonrpc::{codes, error_response};
 use serde_json::{json, Value};
 
+declare! {
+    UnknownMethodInternalError = "unknown-method-internal-error"
+        breaks ["BASE-ERR-01", "SEARCH-CAP-02", "SEP1300-GRP-02"]:
+        "unknown methods get -32603 instead of -32601";
+    BadParamsInternalError = "bad-params-internal-error"
+        breaks ["BASE-ERR-02", "SEP1821-NEG-01", "SEARCH-REQ-02", "SEP1300-NEG-03", "CAT-NEG-01"]:
+        "params of the wrong JSON type get -32603 instead of -32602";
+    WrongId = "wrong-id"
+        breaks ["BASE-ID-01"]:
+        "responses to string ids made only of digits come back with a number id";
+    ErrorCodeString = "error-code-string"
+        breaks ["BASE-ERR-04", "BASE-SCHEMA-01"]:
+        "error codes are sent as strings (\"-32601\") instead of integers";
+    IdAsFloat = "id-as-float"
+        breaks ["BASE-ID-01"]:
+        "numeric ids are echoed as floats (4711 comes back as 4711.0)";
+    IdLargeLossy = "id-large-lossy"
+        breaks ["BASE-ID-01"]:
+        "integer ids beyond 2^53 are stored as doubles and come back rounded";
+    IdLargeDropped = "id-large-dropped"
+        breaks ["BASE-ID-01"]:
+        "requests whose integer id is beyond 2^53 are dropped without an answer";
+    OldRevisionServed = "old-revision-served"
+        breaks ["MCP26-VER-01"]:
+        "a request whose `_meta` protocol version is an older MCP revision (2024-11-05, 2025-03-26) is served as 2026-07-28 instead of refused with UnsupportedProtocolVersion (-32022)";
+    MetaUnchecked = "meta-unchecked"
+        breaks ["MCP26-META-01"]:
+        "2026-07-28 requests whose `_meta` lacks the protocol version or the client capabilities are served instead of refused with -32602";
+    DiscoverAnyVersion = "discover-any-version"
+        breaks ["MCP26-VER-01"]:
+        "server/discover answers any `_meta` protocol version instead of UnsupportedProtocolVersion (-32022)";
+    ResultTypeListsOnly = "result-type-lists-only"
+        breaks ["MCP26-RT-01"]:
+        "2026-07-28 results carry resultType only on tools/list and server/discover";
+    ReadNoCacheHints = "read-no-cache-hints"
+        breaks ["MCP26-CACHE-01"]:
+        "2026-07-28 resources/read results carry no ttlMs or cacheScope";
+    CacheScopeVaries = "cache-scope-varies"
+        breaks ["MCP26-CACHE-01"]:
+        "2026-07-28 list pages after the first say cacheScope private while the first says public";
+    ServerPing2026 = "server-ping-2026"
+        breaks ["MCP26-REQ-01"]:
+        "in 2026-07-28 the server sends a ping request of its own before each tools/list answer";
+    RateLimitNoRecovery = "rate-limit-no-recovery"
+        breaks ["SEARCH-RATE-01"]
+        serve with ["--rate-limit", "5/s"]:
+        "with --rate-limit, a session's spent token bucket never refills: every request after the burst is refused";
+    RateLimitInternalError = "rate-limit-internal-error"
+        breaks ["SEARCH-RATE-01"]
+        serve with ["--rate-limit", "5/s"]:
+        "with --rate-limit, requests over the limit get a bare -32603 \"Internal error\" that does not say why";
+    CancelAnswered = "cancel-answered"
+        breaks ["CORE-UTIL-02", "MCP26-NOTIF-01"]:
+        "notifications/cancelled for a request id the server never saw is answered with an error (id null)";
+    ProgressNotIncreasing = "progress-not-increasing"
+        breaks ["CORE-UTIL-03"]:
+        "tools/call progress notifications repeat the same progress value";
+    StatelessNeedsDiscover = "stateless-needs-discover"
+        breaks ["MCP26-STATELESS-01"]:
+        "2026-07-28: a connection's requests other than server/discover are refused (-32600) until it has sent server/discover (relies on an earlier request)";
+    LogWithoutLogLevel = "log-without-log-level"
+        breaks ["MCP26-LOG-01"]:
+        "2026-07-28: resources/list is preceded by a notifications/message although the request carries no io.modelcontextprotocol/logLevel";
+    NotificationAnswered = "notification-answered"
+        breaks ["BASE-NOTIF-01", "MCP26-NOTIF-01"]:
+        "a notification the server does not handle (an unknown method, or a request method sent without an id) is answered with -32601 (id null)";
+    InvalidRequestSilent = "invalid-request-silent"
+        breaks ["BASE-ERR-05"]:
+        "a message that is not a valid Request (`method` not a string, `jsonrpc` not \"2.0\") is dropped without an answer";
+    InvalidRequestNoIdSilent = "invalid-request-no-id-silent"
+        breaks ["BASE-ERR-05"]:
+        "a message that is not a valid Request and carries no id (`method` not a string) is dropped without an answer, as if it were a notification";
+    IdNonAsciiMangled = "id-non-ascii-mangled"
+        breaks ["BASE-ID-03"]:
+        "string ids holding non-ASCII characters come back mangled: their UTF-8 bytes read as Latin-1 (`é` becomes `Ã©`)";
+    IdZeroDropped = "id-zero-dropped"
+        breaks ["BASE-ID-01"]:
+        "a request whose id is 0 is taken for a notification (a falsy id) and gets no answer";
+    ProgressUnrequested = "progress-unrequested"
+        breaks ["CORE-UTIL-03", "CORE-UTIL-05"]:
+        "tools/call without a progressToken still sends a notifications/progress (with progressToken 0)";
+    ResultTypeUnknown = "result-type-unknown"
+        breaks ["MCP26-RT-02"]:
+        "2026-07-28: tools/call results carry resultType \"done\", a value neither the core protocol nor an advertised extension defines";
+    InputRequiredOnCompletion = "input-required-on-completion"
+        breaks ["MCP26-MRTR-01"]:
+        "2026-07-28: completion/complete answers an InputRequiredResult (asking for a root list), a request that may not carry one";
+    InputRequiredHollow = "input-required-hollow"
+        breaks ["MCP26-MRTR-02"]:
+        "2026-07-28: prompts/get answers an InputRequiredResult with neither inputRequests nor requestState";
+    ListsPerConnection = "lists-per-connection"
+        breaks ["MCP26-LIST-02", "MCP26-LIST-03"]:
+        "2026-07-28 prompts/list and resources/list leave out the entries whose name hashes odd with a salt drawn per process (per connection on stdio)";
+    ServerCancels = "server-cancels"
+        breaks ["MCP26-CANCEL-01"]:
+        "2026-07-28: tools/list is preceded by a notifications/cancelled naming the request itself, although no subscription is torn down";
+}
+
 /// The id an answer carries (the request's own), or `None` when the request
 /// is dropped unanswered (`id-large-dropped`).
 pub fn reply_id(faults: &Faults, id: &Value) -> Option<Value> {

@@ -1,12 +1,39 @@
 //! Faults of SEP-1300 filtering: how `filter.groups` and `filter.tags` are
 //! read and matched, and `tags/list`.
 
+use super::At;
 use super::{Fault, Faults};
 use crate::bitset::Bitset;
 use crate::filter::ToolFilter;
-use crate::handlers::Ctx;
 use serde_json::Value;
 use std::borrow::Cow;
+
+declare! {
+    GroupsAll = "groups-all"
+        breaks ["SEP1300-FLT", "X-01"]:
+        "filter.groups requires ALL named groups instead of ANY";
+    TagsAny = "tags-any"
+        breaks ["SEP1300-FLT", "X-01"]:
+        "filter.tags matches ANY named tag instead of ALL";
+    TagsIgnoreGroups = "tags-ignore-groups"
+        breaks ["SEP1300-FLT-03", "X-01"]:
+        "when filter.tags is present, filter.groups is ignored";
+    EmptyGroupsMatchNone = "empty-groups-match-none"
+        breaks ["SEP1300-NEG-01"]:
+        "filter.groups: [] matches no tool instead of imposing no constraint";
+    TagsListDuplicates = "tags-list-duplicates"
+        breaks ["SEP1300-TAG-01"]:
+        "tags/list repeats its first tag at the end";
+    FilterGroupsRepeatDropsNext = "filter-groups-repeat-drops-next"
+        breaks ["SEP1300-FLT-01"]:
+        "a name repeated in filter.groups also drops the name after it (a faulty de-duplication)";
+    TagsTrimmed = "tags-trimmed"
+        breaks ["SEP1300-FLT-02"]:
+        "filter.tags trims whitespace around each named tag (`tags: [\" stable\"]` selects the tools tagged `stable` instead of none)";
+    EmptyTagsMatchNone = "empty-tags-match-none"
+        breaks ["SEP1300-NEG-01"]:
+        "filter.tags: [] matches no tool instead of imposing no constraint";
+}
 
 /// The filter as a faulty server reads it: groups ignored beside tags
 /// (`tags-ignore-groups`), a repeated group dropping the name after it
@@ -94,7 +121,7 @@ fn drop_after_repeats(names: &[String]) -> Vec<String> {
 }
 
 /// `tags-list-duplicates`: tags/list repeats its first tag at the end.
-pub fn rewrite_tags(ctx: &Ctx<'_>, items: &mut Vec<Value>) {
+pub fn rewrite_tags(ctx: &At<'_, '_>, items: &mut Vec<Value>) {
     if ctx.has(Fault::TagsListDuplicates) {
         if let Some(first) = items.first().cloned() {
             items.push(first);
@@ -105,13 +132,15 @@ pub fn rewrite_tags(ctx: &Ctx<'_>, items: &mut Vec<Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::faults::FaultLayer;
     use crate::filter::tests::{names, snap};
     use serde_json::json;
 
     #[test]
     fn faults_change_semantics() {
         let s = snap();
-        let f = |x: Fault| Faults::from_iter([x]);
+        let f = |x: Fault| FaultLayer::new(Faults::from_iter([x]));
+        let none = FaultLayer::new(Faults::none());
         assert!(
             names(
                 &s,
@@ -139,13 +168,13 @@ mod tests {
         let repeated = json!({"groups": ["tasks", "tasks", "pages"]});
         let dropped = names(&s, &repeated, &f(Fault::FilterGroupsRepeatDropsNext));
         assert!(!dropped.is_empty() && dropped.iter().all(|n| n.starts_with("task_")));
-        assert!(names(&s, &repeated, &Faults::none())
+        assert!(names(&s, &repeated, &none)
             .iter()
             .any(|n| n.starts_with("page_")));
         let plain = json!({"groups": ["tasks", "pages"]});
         assert_eq!(
             names(&s, &plain, &f(Fault::FilterGroupsRepeatDropsNext)),
-            names(&s, &plain, &Faults::none())
+            names(&s, &plain, &none)
         );
     }
 }

@@ -2,11 +2,47 @@
 //! its capability, `_meta` membership as entries are served, and the
 //! nesting and paging of `groups/list`.
 
+use super::At;
 use super::{Fault, Faults};
 use crate::catalog_file::Task;
 use crate::handlers::grouping::{names_of, set_names, strip, EXTENSION, META_GROUPS};
-use crate::handlers::Ctx;
 use serde_json::{json, Value};
+
+declare! {
+    GroupsListDuplicates = "groups-list-duplicates"
+        breaks ["SEP1300-GRP-01", "GRP-LIST-01"]:
+        "groups/list repeats its first group at the end";
+    GroupingCapabilityMissing = "grouping-capability-missing"
+        breaks ["GRP-DEG-01"]:
+        "`_meta` group membership is served but capabilities.extensions[\"io.modelcontextprotocol/grouping\"] is not declared";
+    GroupingListChangedString = "grouping-list-changed-string"
+        breaks ["GRP-CAP-01"]:
+        "capabilities.extensions[\"io.modelcontextprotocol/grouping\"].listChanged is the string \"true\"";
+    GroupingDanglingName = "grouping-dangling-name"
+        breaks ["GRP-MEM-02", "GRP-X-01"]:
+        "the first tool's `_meta` membership also names `retired_group`, which groups/list does not list";
+    GroupingSelfMember = "grouping-self-member"
+        breaks ["GRP-NEST-01"]:
+        "the first group of groups/list names itself in its `_meta` membership (against this project's nested-groups rule: the extension's current text no longer forbids it)";
+    GroupingCycle = "grouping-cycle"
+        breaks ["GRP-NEST-02"]:
+        "nested groups run in a cycle: the first group nested two deep (g -> p -> q) is also made q's parent (against this project's nested-groups rule: the extension's current text no longer forbids it)";
+    GroupingNoPromptMembership = "grouping-no-prompt-membership"
+        breaks ["GRP-MEM-01"]:
+        "prompts/list entries carry no `_meta` group membership";
+    GroupingCursorIgnored = "grouping-cursor-ignored"
+        breaks ["GRP-LIST-02"]:
+        "groups/list ignores `cursor` and answers the first page again (against this project's rule for a server that pages groups/list)";
+    GroupingMembershipString = "grouping-membership-string"
+        breaks ["GRP-MEM-01"]:
+        "`_meta` membership is one comma-separated string instead of an array of group names";
+    GroupingTaskMembershipTopLevel = "grouping-task-membership-top-level"
+        breaks ["GRP-MEM-01"]:
+        "tasks/list entries state their groups in a top-level `groups` field instead of `_meta[\"io.modelcontextprotocol/groups\"]`";
+    GroupingMembershipUnstable = "grouping-membership-unstable"
+        breaks ["GRP-MEM-04"]:
+        "every second walk of tools/list drops the `_meta` membership of its pages after the first (a membership cache emptied when a walk starts)";
+}
 
 /// The group the `grouping-dangling-name` fault names and never lists.
 pub const DANGLING_GROUP: &str = "retired_group";
@@ -38,7 +74,7 @@ pub fn rewrite_capabilities(faults: &Faults, caps: &mut Value) {
 
 /// `grouping-membership-string`: membership is written as one string, on
 /// every kind of entry as it is served.
-pub fn serve(ctx: &Ctx<'_>, entry: &mut Value) {
+pub fn serve(ctx: &At<'_, '_>, entry: &mut Value) {
     if !ctx.has(Fault::GroupingMembershipString) {
         return;
     }
@@ -53,7 +89,7 @@ pub fn serve(ctx: &Ctx<'_>, entry: &mut Value) {
 
 /// `grouping-dangling-name`: the first tool also names a group that
 /// groups/list never lists.
-pub fn rewrite_tool_entry(ctx: &Ctx<'_>, tool_name: &str, entry: &mut Value) {
+pub fn rewrite_tool_entry(ctx: &At<'_, '_>, tool_name: &str, entry: &mut Value) {
     if ctx.has(Fault::GroupingDanglingName)
         && ctx
             .snap
@@ -69,7 +105,7 @@ pub fn rewrite_tool_entry(ctx: &Ctx<'_>, tool_name: &str, entry: &mut Value) {
 }
 
 /// `grouping-no-prompt-membership`: prompts carry no membership.
-pub fn rewrite_prompt_entry(ctx: &Ctx<'_>, entry: &mut Value) {
+pub fn rewrite_prompt_entry(ctx: &At<'_, '_>, entry: &mut Value) {
     if ctx.has(Fault::GroupingNoPromptMembership) {
         strip(entry);
     } else {
@@ -79,7 +115,7 @@ pub fn rewrite_prompt_entry(ctx: &Ctx<'_>, entry: &mut Value) {
 
 /// `grouping-task-membership-top-level`: a task states its groups in a
 /// top-level `groups` field instead of `_meta`.
-pub fn rewrite_task_entry(ctx: &Ctx<'_>, task: &Task, entry: &mut Value) {
+pub fn rewrite_task_entry(ctx: &At<'_, '_>, task: &Task, entry: &mut Value) {
     if !ctx.has(Fault::GroupingTaskMembershipTopLevel) {
         serve(ctx, entry);
         return;
@@ -91,7 +127,7 @@ pub fn rewrite_task_entry(ctx: &Ctx<'_>, task: &Task, entry: &mut Value) {
 }
 
 /// `grouping-cursor-ignored`: groups/list answers the first page again.
-pub fn rewrite_groups_cursor<'a>(ctx: &Ctx<'_>, cursor: Option<&'a str>) -> Option<&'a str> {
+pub fn rewrite_groups_cursor<'a>(ctx: &At<'_, '_>, cursor: Option<&'a str>) -> Option<&'a str> {
     if ctx.has(Fault::GroupingCursorIgnored) {
         return None;
     }
@@ -101,7 +137,7 @@ pub fn rewrite_groups_cursor<'a>(ctx: &Ctx<'_>, cursor: Option<&'a str>) -> Opti
 /// The faults on `groups/list` entries, in catalog order and before
 /// paging: a self-member group, a cycle closed over a two-deep nesting,
 /// membership as a string, and the first group repeated at the end.
-pub fn rewrite_groups(ctx: &Ctx<'_>, groups: &mut Vec<Value>) {
+pub fn rewrite_groups(ctx: &At<'_, '_>, groups: &mut Vec<Value>) {
     if ctx.has(Fault::GroupingSelfMember) {
         if let Some(first) = groups.first_mut() {
             let mut names = names_of(first);
@@ -125,7 +161,7 @@ pub fn rewrite_groups(ctx: &Ctx<'_>, groups: &mut Vec<Value>) {
 
 /// `grouping-membership-unstable`: every second walk of tools/list drops the
 /// membership of its pages after the first.
-pub fn rewrite_tools_page(ctx: &Ctx<'_>, cursor: Option<&str>, tools: &mut [Value]) {
+pub fn rewrite_tools_page(ctx: &At<'_, '_>, cursor: Option<&str>, tools: &mut [Value]) {
     if ctx.has(Fault::GroupingMembershipUnstable) {
         match cursor {
             None => ctx.server.start_walk(),

@@ -3,11 +3,59 @@
 //! checks.
 
 use super::Fault;
+use super::{At, AtMut};
 use crate::catalog_file::Tool;
 use crate::error::RpcError;
-use crate::handlers::Ctx;
 use crate::live::{Snapshot, TOOL_DESCRIPTIONS_URI};
 use serde_json::{json, Map, Value};
+
+declare! {
+    PdNoAuth = "pd-no-auth"
+        breaks ["PD-AUTH-01"]:
+        "tools/call works without fetching the tool's description first";
+    PdSharedAuth = "pd-shared-auth"
+        breaks ["PD-AUTH-04", "X-05"]:
+        "description authorizations live in a temp file shared by every server process for this catalog";
+    PdAuthorizeAny = "pd-authorize-any"
+        breaks ["PD-AUTH-05"]:
+        "one successful tool_descriptions read authorizes every tool";
+    PdMissingSelectionOk = "pd-missing-selection-ok"
+        breaks ["PD-READ-04"]:
+        "a tool_descriptions read without `?tools=` returns every tool instead of MISSING_TOOL_SELECTION";
+    PdExtraTools = "pd-extra-tools"
+        breaks ["PD-READ-02"]:
+        "a `?tools=A` read returns A plus one tool that was not asked for";
+    PdSelectionCapped = "pd-selection-capped"
+        breaks ["PD-READ-02"]:
+        "a tool_descriptions read serves only the first 4 names of ?tools= (a fifth and later are left out of the answer and not authorized)";
+    PdCaseInsensitive = "pd-case-insensitive"
+        breaks ["PD-READ-03"]:
+        "tool_descriptions matches tool names case-insensitively";
+    PdNamesSuffix = "pd-names-suffix"
+        breaks ["PD-READ-03"]:
+        "tool_descriptions resolves a ?tools= name that ends a tool's name (a namespaced lookup: `create` describes `page_create`) instead of giving it an unknown-tool entry";
+    PdAuthFilterScoped = "pd-auth-filter-scoped"
+        breaks ["X-04"]:
+        "tool_descriptions only describes and authorizes tools in the session's last filtered tools/list";
+    PdAuthReplaced = "pd-auth-replaced"
+        breaks ["PD-AUTH-02", "PD-AUTH-03"]:
+        "each tool_descriptions read replaces the session's authorizations instead of adding to them";
+    PdFirstNameOnly = "pd-first-name-only"
+        breaks ["PD-AUTH-02"]:
+        "only the first tool of ?tools=A,B,C is authorized";
+    PdResourceUriBare = "pd-resource-uri-bare"
+        breaks ["PD-AUTH-02"]:
+        "TOOL_DESCRIPTION_REQUIRED names the bare resource URI, without ?tools=NAME";
+    PdPlaceholderSchema = "pd-placeholder-schema"
+        breaks ["PD-READ-01"]:
+        "the full description carries the minimal placeholder schema of tools/list";
+    PdTerseResource = "pd-terse-resource"
+        breaks ["PD-RES-01"]:
+        "the tool_descriptions resource is listed with a bare name and a one-line description without the workflow";
+    PdDescribesHidden = "pd-describes-hidden"
+        breaks ["PD-READ-05", "PD-AUTH-05"]:
+        "tool_descriptions describes (and authorizes) tools hidden from the caller's tools/list";
+}
 
 /// What `pd-terse-resource` lists the resource as.
 const TERSE_NAME: &str = "Schemas";
@@ -18,7 +66,7 @@ const SELECTION_CAP: usize = 4;
 
 /// `pd-terse-resource`: the resource (or its template) is listed with a
 /// bare name and a description without the workflow.
-pub fn rewrite_descriptions_entry(ctx: &Ctx<'_>, entry: &mut Value) {
+pub fn rewrite_descriptions_entry(ctx: &At<'_, '_>, entry: &mut Value) {
     if ctx.has(Fault::PdTerseResource) {
         entry["name"] = json!(TERSE_NAME);
         entry["description"] = json!(TERSE_DESCRIPTION);
@@ -26,7 +74,7 @@ pub fn rewrite_descriptions_entry(ctx: &Ctx<'_>, entry: &mut Value) {
 }
 
 /// `pd-selection-capped`: only the first names of `?tools=` are served.
-pub fn rewrite_selection(ctx: &Ctx<'_>, names: &mut Vec<String>) {
+pub fn rewrite_selection(ctx: &At<'_, '_>, names: &mut Vec<String>) {
     if ctx.has(Fault::PdSelectionCapped) {
         names.truncate(SELECTION_CAP);
     }
@@ -34,7 +82,7 @@ pub fn rewrite_selection(ctx: &Ctx<'_>, names: &mut Vec<String>) {
 
 /// `pd-missing-selection-ok`: a read without `?tools=` describes every
 /// tool; `None`: it is refused.
-pub fn selection_when_missing(ctx: &Ctx<'_>) -> Option<Vec<String>> {
+pub fn selection_when_missing(ctx: &At<'_, '_>) -> Option<Vec<String>> {
     ctx.has(Fault::PdMissingSelectionOk)
         .then(|| ctx.snap.tools().map(|t| t.name.to_string()).collect())
 }
@@ -45,7 +93,7 @@ pub fn selection_when_missing(ctx: &Ctx<'_>) -> Option<Vec<String>> {
 /// within the last filtered view (`pd-auth-filter-scoped`), or among hidden
 /// tools too (`pd-describes-hidden`).
 pub fn rewrite_lookup<'s>(
-    ctx: &Ctx<'_>,
+    ctx: &At<'_, '_>,
     snap: &'s Snapshot,
     name: &str,
     found: Option<u32>,
@@ -73,15 +121,15 @@ pub fn rewrite_lookup<'s>(
 
 /// `pd-placeholder-schema`: the full description carries the minimal
 /// schema of tools/list.
-pub fn rewrite_description(ctx: &Ctx<'_>, description: &mut Value) {
+pub fn rewrite_description(ctx: &At<'_, '_>, description: &mut Value) {
     if ctx.has(Fault::PdPlaceholderSchema) {
-        description["inputSchema"] = crate::handlers::tools::minimal_schema();
+        description["inputSchema"] = crate::handlers::minimal_schema();
     }
 }
 
 /// `pd-extra-tools`: the answer describes one tool more than was asked for.
 pub fn rewrite_descriptions(
-    ctx: &Ctx<'_>,
+    ctx: &At<'_, '_>,
     snap: &Snapshot,
     out: &mut Map<String, Value>,
     describe: impl Fn(&Tool) -> Value,
@@ -97,7 +145,7 @@ pub fn rewrite_descriptions(
 /// only (`pd-first-name-only`), in place of the earlier ones
 /// (`pd-auth-replaced`), every tool at once (`pd-authorize-any`), or in a
 /// file every server process shares (`pd-shared-auth`).
-pub fn rewrite_authorization(ctx: &mut Ctx<'_>, names: &mut Vec<String>) {
+pub fn rewrite_authorization(ctx: &mut AtMut<'_, '_>, names: &mut Vec<String>) {
     if ctx.has(Fault::PdFirstNameOnly) {
         names.truncate(1);
     }
@@ -113,7 +161,7 @@ pub fn rewrite_authorization(ctx: &mut Ctx<'_>, names: &mut Vec<String>) {
 }
 
 /// `pd-no-auth`: calls are not checked at all.
-pub fn calls_unchecked(ctx: &Ctx<'_>) -> bool {
+pub fn calls_unchecked(ctx: &At<'_, '_>) -> bool {
     ctx.has(Fault::PdNoAuth)
 }
 
@@ -121,7 +169,7 @@ pub fn calls_unchecked(ctx: &Ctx<'_>) -> bool {
 /// session, as the correct one does): from the shared file
 /// (`pd-shared-auth`), or because any read authorized everything
 /// (`pd-authorize-any`).
-pub fn authorized(ctx: &Ctx<'_>, name: &str) -> Option<bool> {
+pub fn authorized(ctx: &At<'_, '_>, name: &str) -> Option<bool> {
     match &ctx.server.shared_auth {
         Some(shared) => Some(shared.contains(name)),
         None => ctx.session.authorized_all.then_some(true),
@@ -130,7 +178,7 @@ pub fn authorized(ctx: &Ctx<'_>, name: &str) -> Option<bool> {
 
 /// `pd-resource-uri-bare`: TOOL_DESCRIPTION_REQUIRED names the resource
 /// without `?tools=NAME`.
-pub fn rewrite_auth_error(ctx: &Ctx<'_>, e: &mut RpcError) {
+pub fn rewrite_auth_error(ctx: &At<'_, '_>, e: &mut RpcError) {
     if ctx.has(Fault::PdResourceUriBare) {
         if let Some(uri) = e.data.as_mut().and_then(|d| d.get_mut("resource_uri")) {
             *uri = json!(TOOL_DESCRIPTIONS_URI);

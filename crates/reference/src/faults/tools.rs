@@ -2,27 +2,98 @@
 //! and what each entry shows) and of `tools/call`.
 
 use super::{grouping, Fault};
+use super::{At, AtMut};
 use crate::bitset::Bitset;
 use crate::catalog_file::Tool;
 use crate::cursor;
 use crate::error::{Kind, RpcError};
 use crate::filter::ToolFilter;
 use crate::handlers::tools::{entry, error_result, scope_of, ListRequest};
-use crate::handlers::{window, Ctx, LIST_PAGE};
+use crate::handlers::{window, LIST_PAGE};
 use crate::served_era::Era;
 use crate::text;
 use serde_json::{json, Value};
 
+declare! {
+    IgnoreQuery = "ignore-query"
+        breaks ["SEP1821-", "X-01"]:
+        "tools/list ignores `query` and returns every tool";
+    QueryAsRegex = "query-as-regex"
+        breaks ["SEP1821-Q-04"]:
+        "tools/list compiles `query` as a regex over names and descriptions (`.*` returns everything; a bad regex gives -32603)";
+    CursorDropsQuery = "cursor-drops-query"
+        breaks ["SEP1821-PAG", "SEP1300-FLT-04", "SEARCH-PAG", "X-02", "X-03"]:
+        "the next-page cursor forgets the query and filter: page 2+ come from the unfiltered list";
+    PdFullSchemasInList = "pd-full-schemas-in-list"
+        breaks ["PD-LIST-01", "X-04"]:
+        "tools/list entries carry the full input schema and examples";
+    ListNoInputSchema = "list-no-input-schema"
+        breaks ["BASE-SCHEMA-01"]:
+        "tools/list entries omit inputSchema (only tool_descriptions has it)";
+    QueryAstralInternalError = "query-astral-internal-error"
+        breaks ["SEP1821-Q-04"]:
+        "a tools/list query holding a character beyond the Basic Multilingual Plane (an emoji, a rare ideograph) gets -32603";
+    QueryDropsFilter = "query-drops-filter"
+        breaks ["X-01"]:
+        "tools/list ignores `filter` when a `query` is present";
+    FilterRevealsHidden = "filter-reveals-hidden"
+        breaks ["SEP1300-FLT-01", "SEP1300-FLT-02"]:
+        "filter.groups / filter.tags also admit tools hidden from the caller";
+    FilterEntriesStripped = "filter-entries-stripped"
+        breaks ["SEP1300-FLT-05"]:
+        "tools/list entries under a filter drop their annotations";
+    QueryRevealsHidden = "query-reveals-hidden"
+        breaks ["SEP1821-SEC-01", "SEP1821-Q-02"]:
+        "a tools/list query also matches tools hidden from the caller";
+    QueryNulInternalError = "query-nul-internal-error"
+        breaks ["SEP1821-Q-04"]:
+        "a query containing a NUL character (raw or %00) gets -32603";
+    ToolsListOrderVaries = "tools-list-order-varies"
+        breaks ["MCP26-ORDER-01"]:
+        "every second tools/list walk serves its first page in reverse order";
+    ToolsListPerConnection = "tools-list-per-connection"
+        breaks ["MCP26-LIST-01", "X-06"]:
+        "2026-07-28 tools/list leaves out the tools whose name hashes odd with a salt drawn per process (per connection on stdio)";
+    ToolNameSpace = "tool-name-space"
+        breaks ["CORE-TOOL-01"]:
+        "tools/list shows the first tool's name with spaces instead of underscores";
+    InputSchemaInvalid = "input-schema-invalid"
+        breaks ["CORE-TOOL-02"]:
+        "tools/list gives the first tool an inputSchema whose `type` is \"objekt\", which JSON Schema does not know";
+    OutputSchemaUnmet = "output-schema-unmet"
+        breaks ["CORE-TOOL-05"]:
+        "tools/list declares for every read-only tool an outputSchema requiring a `summary` its structured results never carry";
+    UnknownToolResult = "unknown-tool-result"
+        breaks ["CORE-TOOL-06"]:
+        "tools/call of an unknown tool answers a result with isError: true instead of a JSON-RPC error";
+    // The reference's tools/list shows placeholder input schemas (its
+    // progressive disclosure): with full ones, tools have required
+    // arguments a call can leave out.
+    ToolInvalidArgsOk = "tool-invalid-args-ok"
+        breaks ["CORE-TOOL-07", "CORE-TOOL-09"]
+        serve with ["--fault", "pd-full-schemas-in-list"]:
+        "tools/call with arguments its inputSchema refuses (a required one missing) answers a success: the arguments are not validated";
+    StructuredNoText = "structured-no-text"
+        breaks ["CORE-TOOL-08"]:
+        "tools/call results carry structuredContent, but their text content is a sentence instead of the serialized JSON";
+    ReservedCodeUndefined = "reserved-code-undefined"
+        breaks ["MCP26-ERR-01"]:
+        "2026-07-28: tools/call of an unknown tool is refused with -32050, a code of the range the specification reserves that it does not define";
+    HttpXMcpHeaderInvalid = "http-x-mcp-header-invalid"
+        breaks ["HTTP-HDR-06"]:
+        "2026-07-28: the first tool of tools/list marks a `number` parameter with x-mcp-header \"Bad Header\" (not a token, on a type the constraints forbid)";
+}
+
 /// `pd-full-schemas-in-list`: entries carry the full input schema and the
 /// examples that only `tool_descriptions` should show.
-pub fn full_schemas_in_list(ctx: &Ctx<'_>) -> bool {
+pub fn full_schemas_in_list(ctx: &At<'_, '_>) -> bool {
     ctx.has(Fault::PdFullSchemasInList)
 }
 
 /// The faults on one entry as it is served: no `inputSchema`, a dangling
 /// or string membership, and the core profile's broken first tool and
 /// unmet output schemas.
-pub fn rewrite_entry(ctx: &Ctx<'_>, tool: &Tool, e: &mut Value) {
+pub fn rewrite_entry(ctx: &At<'_, '_>, tool: &Tool, e: &mut Value) {
     if ctx.has(Fault::ListNoInputSchema) {
         if let Value::Object(m) = e {
             m.remove("inputSchema");
@@ -45,7 +116,7 @@ pub fn rewrite_entry(ctx: &Ctx<'_>, tool: &Tool, e: &mut Value) {
 /// Queries a broken tokenizer refuses with -32603: one holding a NUL
 /// (`query-nul-internal-error`) or a character beyond the Basic
 /// Multilingual Plane (`query-astral-internal-error`).
-pub fn refuse_query(ctx: &Ctx<'_>, query: Option<&str>) -> Result<(), RpcError> {
+pub fn refuse_query(ctx: &At<'_, '_>, query: Option<&str>) -> Result<(), RpcError> {
     if query.is_some_and(|q| q.contains('\0') || q.contains("%00"))
         && ctx.has(Fault::QueryNulInternalError)
     {
@@ -68,7 +139,7 @@ pub fn refuse_query(ctx: &Ctx<'_>, query: Option<&str>) -> Result<(), RpcError> 
 /// (`ignore-query`), the filter dropped beside a query
 /// (`query-drops-filter`), or cursors issued without either, a later page
 /// then coming from the unfiltered list (`cursor-drops-query`).
-pub fn rewrite_request(ctx: &Ctx<'_>, cursor: Option<&str>, req: &mut ListRequest<'_>) {
+pub fn rewrite_request(ctx: &At<'_, '_>, cursor: Option<&str>, req: &mut ListRequest<'_>) {
     if req.query.is_some() && ctx.has(Fault::IgnoreQuery) {
         req.query = None;
     }
@@ -93,7 +164,7 @@ pub fn rewrite_request(ctx: &Ctx<'_>, cursor: Option<&str>, req: &mut ListReques
 /// `query-as-regex`: the page a server that hands the query to a regex
 /// engine finds (`None` without the fault or a query).
 pub fn regex_page(
-    ctx: &Ctx<'_>,
+    ctx: &At<'_, '_>,
     query: Option<&str>,
     allowed: Option<&Bitset>,
     offset: usize,
@@ -122,7 +193,7 @@ pub fn regex_page(
 /// depends on the connection or on the walk (a per-process salt leaves
 /// some tools out, every second walk serves its first page reversed), and
 /// membership that comes and goes.
-pub fn rewrite_page(ctx: &Ctx<'_>, cursor: Option<&str>, tools: &mut Vec<Value>) {
+pub fn rewrite_page(ctx: &At<'_, '_>, cursor: Option<&str>, tools: &mut Vec<Value>) {
     if ctx.era == Era::Stateless {
         if cursor.is_none() && ctx.has(Fault::ToolsListOrderVaries) {
             ctx.server.start_walk();
@@ -156,7 +227,7 @@ pub fn rewrite_page(ctx: &Ctx<'_>, cursor: Option<&str>, tools: &mut Vec<Value>)
 /// page (`query-reveals-hidden`, `filter-reveals-hidden`), and the view
 /// that `pd-auth-filter-scoped` keeps.
 pub fn rewrite_listed(
-    ctx: &mut Ctx<'_>,
+    ctx: &mut AtMut<'_, '_>,
     query: Option<&str>,
     filter: &ToolFilter,
     cursor: Option<&str>,
@@ -174,7 +245,7 @@ pub fn rewrite_listed(
         && ((query.is_some() && ctx.has(Fault::QueryRevealsHidden))
             || (!filter.is_empty() && ctx.has(Fault::FilterRevealsHidden)))
     {
-        tools.extend(hidden_entries(ctx, query, filter));
+        tools.extend(hidden_entries(&ctx.at(), query, filter));
     }
     // An unfiltered list clears a view only this fault keeps.
     let view_changes = !filter.is_empty() || ctx.session.view.is_some();
@@ -195,7 +266,7 @@ pub fn rewrite_listed(
 /// The entries of hidden (audience-restricted) tools that match `query`
 /// (any of its words in the name, description or tags) and `filter`: what
 /// the `*-reveals-hidden` faults leak by checking the whole catalog.
-pub fn hidden_entries(ctx: &Ctx<'_>, query: Option<&str>, filter: &ToolFilter) -> Vec<Value> {
+pub fn hidden_entries(ctx: &At<'_, '_>, query: Option<&str>, filter: &ToolFilter) -> Vec<Value> {
     let wanted: Vec<String> = query.map(|q| text::words(q).collect()).unwrap_or_default();
     ctx.snap
         .catalog
@@ -218,7 +289,7 @@ pub fn hidden_entries(ctx: &Ctx<'_>, query: Option<&str>, filter: &ToolFilter) -
 /// result marked `isError` instead of a JSON-RPC error, or in 2026-07-28
 /// with a reserved code nobody defined (`reserved-code-undefined`);
 /// `structured-no-text` on a result.
-pub fn rewrite_call(ctx: &Ctx<'_>, answer: &mut Result<Value, RpcError>) {
+pub fn rewrite_call(ctx: &At<'_, '_>, answer: &mut Result<Value, RpcError>) {
     let e = match answer {
         Ok(result) => return text_without_json(ctx, result),
         Err(e) => e,
@@ -239,13 +310,13 @@ pub fn rewrite_call(ctx: &Ctx<'_>, answer: &mut Result<Value, RpcError>) {
 
 /// `tool-invalid-args-ok`: arguments the tool's inputSchema refuses are
 /// not validated, and the call succeeds.
-pub fn accept_invalid_arguments(ctx: &Ctx<'_>) -> bool {
+pub fn accept_invalid_arguments(ctx: &At<'_, '_>) -> bool {
     ctx.has(Fault::ToolInvalidArgsOk)
 }
 
 /// `structured-no-text`: a result with structured content whose text is a
 /// sentence instead of the serialized JSON.
-fn text_without_json(ctx: &Ctx<'_>, result: &mut Value) {
+fn text_without_json(ctx: &At<'_, '_>, result: &mut Value) {
     if result.get("structuredContent").is_none() || !ctx.has(Fault::StructuredNoText) {
         return;
     }

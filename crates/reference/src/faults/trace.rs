@@ -43,6 +43,19 @@ impl Faults {
         }
     }
 
+    /// Whether `fault` is on, without noting it: for building a decision
+    /// that notes it when read (`assemble::policy`).
+    pub(super) fn is_on(&self, fault: Fault) -> bool {
+        self.on.contains(&fault)
+    }
+
+    /// Notes that the server's code reached `fault`.
+    pub(super) fn note(&self, fault: Fault) {
+        if let Some(trace) = &self.trace {
+            trace.note(fault);
+        }
+    }
+
     /// Whether `fault` is on. Every fault acts only where the server's code
     /// asks this, which is what makes a [`FaultTrace`] complete.
     pub fn has(&self, fault: Fault) -> bool {

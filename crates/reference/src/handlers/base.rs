@@ -4,7 +4,6 @@
 
 use super::Ctx;
 use crate::error::RpcError;
-use crate::faults;
 use crate::params::Params;
 use crate::served_era::{self as era, Era, META_SUBSCRIPTION};
 use crate::server::Server;
@@ -52,19 +51,19 @@ pub fn capabilities(server: &Server) -> Value {
         "completions": {},
     });
     caps["extensions"] = super::grouping::extensions();
-    if server.config().control {
+    if server.settings().control {
         caps["experimental"]["mcp-conform/control"] = json!({});
     }
-    if let Some(rate) = server.config().rate {
+    if let Some(rate) = server.settings().rate {
         caps["experimental"][crate::rate::CAPABILITY] = rate.advertised();
     }
-    faults::base::rewrite_capabilities(server.faults(), &mut caps);
+    server.layer().capabilities(&mut caps);
     caps
 }
 
 pub fn initialize(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     let requested = p.opt_str("protocolVersion")?;
-    if ctx.server.config().modern_only {
+    if ctx.server.settings().modern_only {
         let mut refusal = era::unsupported_by(requested.unwrap_or_default(), era::STATELESS);
         refusal.message = format!(
             "This server speaks only {}, which has no initialize: use server/discover",
@@ -99,7 +98,7 @@ pub fn ping(ctx: &mut Ctx<'_>, _p: &Params<'_>) -> Result<Value, RpcError> {
 
 pub fn discover(ctx: &mut Ctx<'_>, _p: &Params<'_>) -> Result<Value, RpcError> {
     Ok(json!({
-        "supportedVersions": if ctx.server.config().modern_only {
+        "supportedVersions": if ctx.server.settings().modern_only {
             era::STATELESS.to_vec()
         } else {
             era::supported()

@@ -1,11 +1,11 @@
 //! Category search (seed 001): the `tool_search`, `list_categories` and
 //! `get_tools_by_category` tools, reached through `tools/call`.
 
-use super::tools::minimal_schema;
+use super::minimal_schema;
 use super::Ctx;
 use crate::catalog_file::Tool;
-use crate::faults::{self, Faults};
 use crate::live::Snapshot;
+use crate::server::Layer;
 use serde_json::{json, Map, Value};
 
 const DEFAULT_LIMIT: usize = 20;
@@ -16,22 +16,22 @@ pub const TOOLS: &[&str] = &["tool_search", "list_categories", "get_tools_by_cat
 
 /// Runs one of the category tools, or `None` when `tool` is not one of them.
 pub fn run(ctx: &Ctx<'_>, tool: &Tool, args: &Map<String, Value>) -> Option<Result<Value, String>> {
-    run_on(&ctx.snap, ctx.faults(), &tool.name, args)
+    run_on(&ctx.snap, ctx.layer(), &tool.name, args)
 }
 
 /// [`run`] without a request context, for the REST endpoints of seed 001,
 /// which answer with exactly what the tools put in `structuredContent`.
 pub fn run_on(
     snap: &Snapshot,
-    faults: &Faults,
+    layer: &dyn Layer,
     tool: &str,
     args: &Map<String, Value>,
 ) -> Option<Result<Value, String>> {
     Some(match tool {
-        "tool_search" => tool_search(faults, snap, args),
+        "tool_search" => tool_search(layer, snap, args),
         "list_categories" => {
-            let mut answer = list_categories(faults, snap);
-            faults::category::rewrite_categories(faults, &mut answer);
+            let mut answer = list_categories(layer, snap);
+            layer.categories(&mut answer);
             Ok(answer)
         }
         "get_tools_by_category" => tools_by_category(snap, args),
@@ -50,12 +50,7 @@ fn summary(tool: &Tool) -> Value {
     })
 }
 
-/// One scored match.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Scored {
-    pub score: u32,
-    pub matched_on: Vec<String>,
-}
+pub use crate::index::Scored;
 
 /// Scores one tool against a query, exactly as documented (seed 001):
 ///
@@ -232,7 +227,7 @@ fn search_args<'a>(
 }
 
 fn tool_search(
-    faults: &Faults,
+    layer: &dyn Layer,
     snap: &Snapshot,
     args: &Map<String, Value>,
 ) -> Result<Value, String> {
@@ -241,25 +236,23 @@ fn tool_search(
         category,
         mut tags,
     } = search_args(snap, args)?;
-    faults::category::rewrite_tags(faults, args, &mut tags);
-    let limit = match faults::category::ignored_limit(faults, args, category) {
+    layer.category_tags(args, &mut tags);
+    let limit = match layer.ignored_limit(args, category) {
         Some(limit) => limit,
         None => parse_limit(args.get("limit"))?,
     };
-    let category = faults::category::rewrite_category(faults, category, query);
+    let category = layer.category(category, query);
 
     let prepared = query.map(ScoreQuery::new);
     let mut matches: Vec<(&Tool, Scored)> = Vec::new();
     for tool in snap.tools() {
-        let outside = |c: &str| {
-            tool.category_id() != Some(c)
-                && !faults::category::category_matches_tag(faults, tool, c)
-        };
+        let outside =
+            |c: &str| tool.category_id() != Some(c) && !layer.category_matches_tag(tool, c);
         if category.is_some_and(outside) {
             continue;
         }
         let any_tag = tags.iter().any(|t| tool.has_tag(t));
-        let tag_ok = faults::category::rewrite_tags_match(faults, tool, &tags, any_tag);
+        let tag_ok = layer.category_tags_match(tool, &tags, any_tag);
         if !tags.is_empty() && !tag_ok {
             continue;
         }
@@ -274,7 +267,7 @@ fn tool_search(
             matches.push((tool, scored));
         }
     }
-    if !faults::category::skips_ranking(faults, query) {
+    if !layer.skips_ranking(query) {
         matches.sort_by(|a, b| {
             b.1.score
                 .cmp(&a.1.score)
@@ -283,13 +276,14 @@ fn tool_search(
     }
     let categories = match_counts(snap, &matches);
     let total = matches.len();
-    let mut tools: Vec<Value> = faults::category::rewrite_matches(faults, matches)
+    let mut tools: Vec<Value> = layer
+        .category_matches(matches)
         .into_iter()
         .take(limit)
         .map(|(t, s)| json!({"tool": summary(t), "score": s.score, "matchedOn": s.matched_on}))
         .collect();
-    faults::category::rewrite_items(faults, &mut tools);
-    let total = faults::category::rewrite_total(faults, total, tools.len());
+    layer.category_items(&mut tools);
+    let total = layer.category_total(total, tools.len());
     // Built by hand: `json!` would deep-copy the arrays through `to_value`.
     let mut result = Map::with_capacity(3);
     result.insert("tools".into(), Value::Array(tools));
@@ -346,8 +340,8 @@ fn unknown_category(snap: &Snapshot, c: &str) -> String {
 }
 
 /// Every category with the number of tools the caller can see in it.
-fn list_categories(faults: &Faults, snap: &Snapshot) -> Value {
-    let counted = faults::category::counted_tools(faults, snap, snap.tools().collect());
+fn list_categories(layer: &dyn Layer, snap: &Snapshot) -> Value {
+    let counted = layer.counted_tools(snap, snap.tools().collect());
     let categories: Vec<Value> = snap
         .catalog
         .categories

@@ -19,7 +19,6 @@ use serde_json::{json, Map, Value};
 use super::Ctx;
 use crate::catalog_file::Tool;
 use crate::error::{RpcError, MISSING_REQUIRED_CLIENT_CAPABILITY};
-use crate::faults;
 use crate::params::Params;
 use crate::served_era::{Era, META_CAPABILITIES};
 
@@ -31,7 +30,7 @@ pub fn gate(ctx: &Ctx<'_>, p: &Params<'_>, tool: &Tool) -> Result<Option<Value>,
         return Ok(None);
     }
     let missing = undeclared(p, tool);
-    if !missing.is_empty() && !faults::client_input::asks_anyway(ctx) {
+    if !missing.is_empty() && !ctx.policy().requests.undeclared_input_requested.on() {
         return Err(missing_capability(ctx, tool, &missing));
     }
     let answered = p.get("inputResponses").and_then(Value::as_object);
@@ -73,7 +72,7 @@ fn missing_capability(ctx: &Ctx<'_>, tool: &Tool, missing: &[&str]) -> RpcError 
     );
     let required: Map<String, Value> = missing.iter().map(|c| (c.to_string(), json!({}))).collect();
     error = error.with_data(json!({ "requiredCapabilities": required }));
-    faults::client_input::rewrite_missing_capability(ctx, &mut error);
+    ctx.layer().missing_capability(ctx, &mut error);
     error
 }
 

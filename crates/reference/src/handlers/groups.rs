@@ -5,7 +5,6 @@ use super::grouping::{self, GROUPS_PAGE};
 use super::{paged_list, paged_list_of, Ctx};
 use crate::catalog_file::Label;
 use crate::error::RpcError;
-use crate::faults;
 use crate::params::Params;
 use serde_json::{json, Map, Value};
 
@@ -28,15 +27,15 @@ fn group_entry(group: &Label) -> Value {
 }
 
 pub fn groups(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
-    let cursor = faults::grouping::rewrite_groups_cursor(ctx, p.cursor()?);
+    let cursor = ctx.layer().groups_cursor(ctx, p.cursor()?);
     let mut items: Vec<Value> = ctx.snap.catalog.groups.iter().map(group_entry).collect();
-    faults::grouping::rewrite_groups(ctx, &mut items);
+    ctx.layer().groups(ctx, &mut items);
     paged_list_of(ctx, "groups", items, cursor, GROUPS_PAGE)
 }
 
 pub fn tags(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     let cursor = p.cursor()?;
     let mut items: Vec<Value> = ctx.snap.catalog.tags.iter().map(entry).collect();
-    faults::filter::rewrite_tags(ctx, &mut items);
+    ctx.layer().tags_list(ctx, &mut items);
     paged_list(ctx, "tags", items, cursor)
 }

@@ -14,82 +14,22 @@ pub mod tasks;
 pub mod tools;
 pub mod utility;
 
-use super::cursor::{self, CursorError, Position};
-use super::error::RpcError;
-use super::faults::{self, Fault, Faults};
-use super::live::Snapshot;
-use super::served_era::Era;
-use super::server::Server;
-use super::session::SessionState;
-use serde_json::Value;
-use std::sync::Arc;
+pub use crate::server::{cursor_error, unscoped, Ctx};
+
+use crate::error::RpcError;
+use serde_json::{json, Value};
 
 /// Page size of every `*/list` method.
 pub const LIST_PAGE: usize = 50;
 
-/// What one request sees.
-pub struct Ctx<'a> {
-    pub server: &'a Server,
-    pub snap: Arc<Snapshot>,
-    pub session: &'a mut SessionState,
-    pub era: Era,
-    pub method: &'a str,
-    /// Messages to send after the response (notifications).
-    pub after: Vec<Value>,
-}
-
-impl Ctx<'_> {
-    pub fn faults(&self) -> &Faults {
-        self.server.faults()
-    }
-
-    pub fn has(&self, fault: Fault) -> bool {
-        self.server.faults().has(fault)
-    }
-
-    /// The offset a cursor stands for, checked against this method, scope
-    /// and catalog generation; 0 without a cursor.
-    pub fn resume(&self, cursor: Option<&str>, scope: [u8; 8]) -> Result<usize, RpcError> {
-        let Some(cursor) = cursor else {
-            return Ok(0);
-        };
-        let cursor = faults::paging::rewrite_cursor(self, cursor);
-        let resumed = self
-            .server
-            .cursors
-            .resume(cursor, self.method, scope, self.snap.generation);
-        faults::paging::rewrite_resume(self, resumed).map_err(cursor_error)
-    }
-
-    /// The cursor for the page after `[offset, offset + shown)`, if any.
-    pub fn next_cursor(
-        &self,
-        scope: [u8; 8],
-        offset: usize,
-        shown: usize,
-        total: usize,
-    ) -> Option<String> {
-        let end = offset + shown;
-        if shown == 0 || end >= total {
-            return None;
-        }
-        let next = faults::paging::rewrite_next_offset(self, offset, end);
-        Some(self.server.cursors.encode(&Position {
-            method: self.method.to_string(),
-            scope,
-            generation: self.snap.generation,
-            offset: next,
-        }))
-    }
-}
-
-pub fn cursor_error(e: CursorError) -> RpcError {
-    RpcError::invalid_params(e.to_string())
-}
-
-/// The scope of a list with no query or filter.
-pub fn unscoped() -> [u8; 8] {
-    cursor::scope(&[])
+/// The input schema every `tools/list` entry shows: progressive disclosure
+/// keeps the real one for `tool_descriptions`.
+pub fn minimal_schema() -> Value {
+    // Cloned from one instance: building it hashes both keys for every entry
+    // of every list page.
+    static MINIMAL: std::sync::LazyLock<Value> =
+        std::sync::LazyLock::new(|| json!({"type": "object", "additionalProperties": true}));
+    MINIMAL.clone()
 }
 
 /// One page of a plain (unranked) list of `total` items.

@@ -6,25 +6,12 @@
 use super::{grouping, paged_list, Ctx};
 use crate::catalog_file::{Resource, Tool};
 use crate::error::{RpcError, TOOL_DESCRIPTION_REQUIRED};
-use crate::faults;
 use crate::live::{TOOL_DESCRIPTIONS_NAME, TOOL_DESCRIPTIONS_TEMPLATE, TOOL_DESCRIPTIONS_URI};
 use crate::params::{Params, MAX_LIST_ENTRIES};
 use crate::served_era::Era;
 use serde_json::{json, Map, Value};
 
-/// The description of the `tool_descriptions` resource: the workflow a
-/// model must follow (section 4.2 of the draft).
-pub const WORKFLOW: &str = "\
-WORKFLOW: Step 1: Pick a tool from tools/list by what it does; the short descriptions there are \
-enough to choose, but they carry no parameter details. Step 2: Fetch the full description of the \
-tools you picked from this resource, naming them in the 'tools' query parameter (comma-separated, \
-exactly as shown in tools/list): resource:///tool_descriptions?tools=page_create or \
-resource:///tool_descriptions?tools=page_create,task_create. The answer is a JSON object with one \
-entry per tool: full description, complete inputSchema, examples, usage and error guidance. \
-Step 3: Call the tool with the parameters you learned. Fetching a tool's description authorizes \
-that tool for the rest of this session. Calling a tool whose description was not fetched fails \
-with TOOL_DESCRIPTION_REQUIRED, whose resource_uri says what to read. Always specify ?tools=: \
-reading this resource without it fails with MISSING_TOOL_SELECTION.";
+pub use crate::live::WORKFLOW;
 
 const MISSING_SELECTION: &str = "You must specify one or more tool names in the 'tools' parameter.";
 
@@ -55,14 +42,14 @@ pub fn tool_descriptions_entry() -> Value {
 /// the catalog's resources; index `i` is search document `i`.
 pub fn resource_entries(ctx: &Ctx<'_>) -> Vec<Value> {
     let mut td = tool_descriptions_entry();
-    faults::progressive::rewrite_descriptions_entry(ctx, &mut td);
+    ctx.layer().descriptions_entry(ctx, &mut td);
     let groups = &ctx.snap.catalog.tool_descriptions_groups;
     grouping::attach(&mut td, groups.iter().map(String::as_str));
     let mut entries: Vec<Value> = std::iter::once(td)
         .chain(ctx.snap.catalog.resources.iter().map(resource_entry))
         .collect();
     for e in &mut entries {
-        faults::grouping::serve(ctx, e);
+        ctx.layer().resource_entry(ctx, e);
     }
     entries
 }
@@ -81,10 +68,10 @@ pub fn templates(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
         "description": WORKFLOW,
         "mimeType": "application/json",
     });
-    faults::progressive::rewrite_descriptions_entry(ctx, &mut template);
+    ctx.layer().descriptions_entry(ctx, &mut template);
     let groups = &ctx.snap.catalog.tool_descriptions_groups;
     grouping::attach(&mut template, groups.iter().map(String::as_str));
-    faults::grouping::serve(ctx, &mut template);
+    ctx.layer().resource_entry(ctx, &mut template);
     paged_list(ctx, "resourceTemplates", vec![template], cursor)
 }
 
@@ -182,7 +169,7 @@ fn full_description(tool: &Tool) -> Value {
 /// A tool's full description as this request's read shows it.
 fn describe(ctx: &Ctx<'_>, tool: &Tool) -> Value {
     let mut d = full_description(tool);
-    faults::progressive::rewrite_description(ctx, &mut d);
+    ctx.layer().description(ctx, &mut d);
     d
 }
 
@@ -193,15 +180,18 @@ fn read_descriptions(ctx: &mut Ctx<'_>, uri: &str, query: &str) -> Result<Value,
             "Invalid params: ?tools= names {given} tools; at most {MAX_LIST_ENTRIES} are allowed"
         )));
     }
-    faults::progressive::rewrite_selection(ctx, &mut names);
+    ctx.layer().selection(ctx, &mut names);
     if names.is_empty() {
-        names = faults::progressive::selection_when_missing(ctx).ok_or_else(missing_selection)?;
+        names = ctx
+            .layer()
+            .selection_when_missing(ctx)
+            .ok_or_else(missing_selection)?;
     }
     let snap = std::sync::Arc::clone(&ctx.snap);
     let mut out = Map::new();
     let mut authorized = Vec::new();
     for name in &names {
-        let tool = faults::progressive::rewrite_lookup(ctx, &snap, name, snap.doc(name));
+        let tool = ctx.layer().lookup(ctx, &snap, name, snap.doc(name));
         match tool {
             Some(tool) => {
                 out.insert(name.clone(), describe(ctx, tool));
@@ -216,7 +206,8 @@ fn read_descriptions(ctx: &mut Ctx<'_>, uri: &str, query: &str) -> Result<Value,
             }
         }
     }
-    faults::progressive::rewrite_descriptions(ctx, &snap, &mut out, |t| describe(ctx, t));
+    ctx.layer()
+        .descriptions(ctx, &snap, &mut out, &|t| describe(ctx, t));
     authorize(ctx, authorized);
     let text = Value::Object(out).to_string();
     Ok(json!({"contents": [{"uri": uri, "mimeType": "application/json", "text": text}]}))
@@ -236,7 +227,7 @@ fn authorize(ctx: &mut Ctx<'_>, mut names: Vec<String>) {
     if names.is_empty() {
         return;
     }
-    faults::progressive::rewrite_authorization(ctx, &mut names);
+    ctx.layer().authorization(ctx, &mut names);
     ctx.session.authorized.extend(names);
 }
 
@@ -246,10 +237,12 @@ fn authorize(ctx: &mut Ctx<'_>, mut names: Vec<String>) {
 /// session to hold an authorization, so there the fetch is recommended (the
 /// instructions say so) but not enforced.
 pub fn require_authorized(ctx: &Ctx<'_>, name: &str) -> Result<(), RpcError> {
-    if ctx.era == Era::Stateless || faults::progressive::calls_unchecked(ctx) {
+    if ctx.era == Era::Stateless || ctx.policy().requests.calls_unchecked.on() {
         return Ok(());
     }
-    let ok = faults::progressive::authorized(ctx, name)
+    let ok = ctx
+        .layer()
+        .authorized(ctx, name)
         .unwrap_or_else(|| ctx.session.authorized.contains(name));
     if ok {
         return Ok(());
@@ -260,7 +253,7 @@ pub fn require_authorized(ctx: &Ctx<'_>, name: &str) -> Result<(), RpcError> {
         format!("Tool '{name}' requires fetching its description before use."),
     )
     .with_data(json!({"code": "TOOL_DESCRIPTION_REQUIRED", "resource_uri": uri}));
-    faults::progressive::rewrite_auth_error(ctx, &mut e);
+    ctx.layer().auth_error(ctx, &mut e);
     Err(e)
 }
 

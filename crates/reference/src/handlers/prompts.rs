@@ -3,7 +3,6 @@
 use super::{grouping, paged_list, Ctx};
 use crate::catalog_file::Prompt;
 use crate::error::RpcError;
-use crate::faults;
 use crate::params::Params;
 use serde_json::{json, Map, Value};
 
@@ -18,7 +17,7 @@ pub fn entry(ctx: &Ctx<'_>, p: &Prompt) -> Value {
     e.insert("arguments".into(), json!(p.arguments));
     let mut e = Value::Object(e);
     grouping::attach(&mut e, p.groups.iter().map(String::as_str));
-    faults::grouping::rewrite_prompt_entry(ctx, &mut e);
+    ctx.layer().prompt_entry(ctx, &mut e);
     e
 }
 
@@ -48,7 +47,7 @@ pub fn get(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     for arg in &prompt.arguments {
         match args.and_then(|a| a.get(&arg.name)) {
             None | Some(Value::Null)
-                if arg.required && !faults::primitives::renders_missing_argument(ctx) =>
+                if arg.required && !ctx.policy().requests.missing_argument_rendered.on() =>
             {
                 return Err(RpcError::invalid_params(format!(
                     "Missing required argument '{}' for prompt {name}",

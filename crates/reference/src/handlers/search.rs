@@ -6,7 +6,6 @@
 use super::{progressive, prompts, tools, window, with_next, Ctx};
 use crate::cursor;
 use crate::error::RpcError;
-use crate::faults;
 use crate::index::SearchIndex;
 use crate::live::Snapshot;
 use crate::params::{check_query_len, Params};
@@ -15,13 +14,7 @@ use serde_json::{Map, Value};
 
 /// Most items in one search response (the draft's limit).
 pub const SEARCH_PAGE: usize = 10;
-/// What a search looks through.
-#[derive(Clone, Copy)]
-pub enum Feature {
-    Tools,
-    Prompts,
-    Resources,
-}
+pub use crate::index::Feature;
 
 pub fn tools(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     search(ctx, p, Feature::Tools)
@@ -39,13 +32,14 @@ fn search(ctx: &mut Ctx<'_>, p: &Params<'_>, feature: Feature) -> Result<Value, 
     // Only a fault unbinds a cursor from its query (the page then comes
     // from the whole unranked list).
     let unbound =
-        faults::search::unbound_cursor(ctx, p.cursor()?.is_some(), p.opt_str("query")?.is_some());
+        ctx.layer()
+            .unbound_cursor(ctx, p.cursor()?.is_some(), p.opt_str("query")?.is_some());
     let query = match p.opt_str("query")? {
         Some(q) => {
             check_query_len(q)?;
             Some(q)
         }
-        None if faults::search::missing_query_ok(ctx) || unbound => None,
+        None if ctx.policy().requests.missing_query_ok.on() || unbound => None,
         None => {
             return Err(RpcError::missing(
                 "query",
@@ -54,7 +48,7 @@ fn search(ctx: &mut Ctx<'_>, p: &Params<'_>, feature: Feature) -> Result<Value, 
         }
     };
     let cursor_arg = p.cursor()?;
-    let page = faults::search::rewrite_page_size(ctx, SEARCH_PAGE);
+    let page = ctx.layer().search_page_size(ctx, SEARCH_PAGE);
     // A missing query (fault only) gets its own scope, distinct from "".
     let scope = match query {
         Some(q) => cursor::scope(&["q", q]),
@@ -77,10 +71,10 @@ fn search(ctx: &mut Ctx<'_>, p: &Params<'_>, feature: Feature) -> Result<Value, 
             let w = window(offset, page, total_docs);
             ((w.offset as u32..w.end as u32).collect(), total_docs)
         }
-        Some(q) => match faults::search::rewrite_ranking(ctx, index, q, &exact, offset, page) {
+        Some(q) => match ctx.layer().ranking(ctx, index, q, &exact, offset, page) {
             Some(found) => found,
             None => {
-                let start = faults::search::rewrite_start(ctx, q, offset);
+                let start = ctx.layer().search_start(ctx, q, offset);
                 let r = index.search(q, None, &exact, start, page);
                 (r.docs, r.total)
             }
@@ -88,7 +82,8 @@ fn search(ctx: &mut Ctx<'_>, p: &Params<'_>, feature: Feature) -> Result<Value, 
     };
     let (key, mut items) = items(ctx, feature, &docs);
     let next = ctx.next_cursor(scope, offset, items.len(), total);
-    faults::search::rewrite_items(ctx, feature, query, next.is_none(), page, &mut items);
+    ctx.layer()
+        .search_items(ctx, feature, query, next.is_none(), page, &mut items);
     let mut result = Map::new();
     result.insert(key.into(), Value::Array(items));
     Ok(with_next(Value::Object(result), next))
@@ -135,7 +130,7 @@ fn items(ctx: &Ctx<'_>, feature: Feature, docs: &[u32]) -> (&'static str, Vec<Va
                 .iter()
                 .map(|&d| tools::entry(ctx, ctx.snap.tool(d)))
                 .collect();
-            faults::search::rewrite_tool_items(ctx, &mut items);
+            ctx.layer().search_tool_items(ctx, &mut items);
             ("tools", items)
         }
         Feature::Prompts => {

@@ -7,7 +7,6 @@
 use super::{grouping, paged_list, Ctx};
 use crate::catalog_file::Task;
 use crate::error::RpcError;
-use crate::faults;
 use crate::params::Params;
 use crate::served_era::V2025_11_25;
 use serde_json::{json, Value};
@@ -30,7 +29,7 @@ fn entry(ctx: &Ctx<'_>, t: &Task) -> Value {
         map.entry("ttl").or_insert(Value::Null);
     }
     grouping::attach(&mut e, t.groups.iter().map(String::as_str));
-    faults::grouping::rewrite_task_entry(ctx, t, &mut e);
+    ctx.layer().task_entry(ctx, t, &mut e);
     e
 }
 

@@ -1,25 +1,14 @@
 //! `tools/list` (with SEP-1821 `query`, SEP-1300 `filter`, pagination) and
 //! `tools/call`.
 
+use super::minimal_schema;
 use super::{category, grouping, progressive, window, with_next, Ctx, LIST_PAGE};
 use crate::args;
 use crate::catalog_file::Tool;
-use crate::cursor;
 use crate::error::RpcError;
-use crate::faults;
 use crate::filter::ToolFilter;
 use crate::params::Params;
 use serde_json::{json, Map, Value};
-
-/// The input schema every `tools/list` entry shows: progressive disclosure
-/// keeps the real one for `tool_descriptions`.
-pub fn minimal_schema() -> Value {
-    // Cloned from one instance: building it hashes both keys for every entry
-    // of every list page.
-    static MINIMAL: std::sync::LazyLock<Value> =
-        std::sync::LazyLock::new(|| json!({"type": "object", "additionalProperties": true}));
-    MINIMAL.clone()
-}
 
 /// A tool as `tools/list` (and every search) shows it.
 pub fn list_entry(tool: &Tool, full: bool) -> Value {
@@ -52,11 +41,11 @@ pub fn list_entry(tool: &Tool, full: bool) -> Value {
 
 /// A tool as this request's `tools/list` shows it.
 pub fn entry(ctx: &Ctx<'_>, tool: &Tool) -> Value {
-    let mut e = list_entry(tool, faults::tools::full_schemas_in_list(ctx));
+    let mut e = list_entry(tool, ctx.policy().requests.full_schemas_in_list.on());
     if ctx.era == crate::served_era::Era::Stateless {
         show_header_parameters(&mut e, tool);
     }
-    faults::tools::rewrite_entry(ctx, tool, &mut e);
+    ctx.layer().tool_entry(ctx, tool, &mut e);
     e
 }
 
@@ -90,27 +79,13 @@ fn show_header_parameters(entry: &mut Value, tool: &Tool) {
     }
 }
 
-/// What one `tools/list` page is cut from: the query and filter, the
-/// cursor scope a given cursor must carry, and the one the next cursor gets.
-pub struct ListRequest<'a> {
-    pub query: Option<&'a str>,
-    pub filter: ToolFilter,
-    pub scope: [u8; 8],
-    pub next_scope: [u8; 8],
-}
-
-/// A cursor is bound to its query and filter, so a later page comes from
-/// the same list.
-pub fn scope_of(query: Option<&str>, filter: &ToolFilter) -> [u8; 8] {
-    let (groups, tags) = filter.canonical();
-    cursor::scope(&[query.unwrap_or(""), &groups, &tags])
-}
+pub use crate::filter::{scope_of, ListRequest};
 
 pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     let raw_query = p.query()?;
     let filter = ToolFilter::parse(p.opt_object("filter")?)?;
     let cursor_arg = p.cursor()?;
-    faults::tools::refuse_query(ctx, raw_query)?;
+    ctx.layer().refuse_query(ctx, raw_query)?;
     // A blank query is no query: it lists every tool.
     let query = raw_query.filter(|q| !q.trim().is_empty());
     let scope = scope_of(query, &filter);
@@ -120,7 +95,7 @@ pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
         scope,
         next_scope: scope,
     };
-    faults::tools::rewrite_request(ctx, cursor_arg, &mut req);
+    ctx.layer().list_request(ctx, cursor_arg, &mut req);
     let ListRequest {
         query,
         filter,
@@ -128,15 +103,16 @@ pub fn list(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
         next_scope,
     } = req;
     let offset = ctx.resume(cursor_arg, scope)?;
-    let allowed = filter.allowed(&ctx.snap, ctx.faults());
-    let (docs, total) = match faults::tools::regex_page(ctx, query, allowed.as_ref(), offset) {
+    let allowed = filter.allowed(&ctx.snap, ctx.layer().filter());
+    let (docs, total) = match ctx.layer().regex_page(ctx, query, allowed.as_ref(), offset) {
         Some(page) => page?,
         None => page(ctx, query, allowed.as_ref(), offset),
     };
     let mut tools: Vec<Value> = docs.iter().map(|&d| entry(ctx, ctx.snap.tool(d))).collect();
-    faults::tools::rewrite_page(ctx, cursor_arg, &mut tools);
+    ctx.layer().tools_page(ctx, cursor_arg, &mut tools);
     let next = ctx.next_cursor(next_scope, offset, tools.len(), total);
-    faults::tools::rewrite_listed(ctx, query, &filter, cursor_arg, next.is_none(), &mut tools);
+    ctx.layer()
+        .tools_listed(ctx, query, &filter, cursor_arg, next.is_none(), &mut tools);
     // Not `json!`: it would deep-copy the page through `to_value`.
     let mut result = Map::with_capacity(2);
     result.insert("tools".into(), Value::Array(tools));
@@ -191,10 +167,10 @@ pub fn call(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
     if let Some(answer) = super::client_input::gate(ctx, p, tool)? {
         return Ok(answer);
     }
-    faults::category::rewrite_arguments(ctx, name, &mut arguments);
+    ctx.layer().call_arguments(ctx, name, &mut arguments);
     let schema = tool.input_schema();
     if let Err(why) = args::validate(&schema, &arguments) {
-        if faults::tools::accept_invalid_arguments(ctx) {
+        if ctx.policy().requests.invalid_arguments_accepted.on() {
             return Ok(ok_result(json!({})));
         }
         return failed(
@@ -217,7 +193,7 @@ pub fn call(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
 /// A call that failed: reported in its result (`isError`), where the model
 /// reads it, not as a protocol error.
 fn failed(ctx: &Ctx<'_>, name: &str, shown: &str, cause: &str) -> Result<Value, RpcError> {
-    faults::category::escape(ctx, name, cause)?;
+    ctx.layer().call_escape(ctx, name, cause)?;
     Ok(error_result(shown))
 }
 

@@ -3,7 +3,6 @@
 
 use super::Ctx;
 use crate::error::RpcError;
-use crate::faults;
 use crate::params::Params;
 use crate::served_era::Era;
 use mcp_conform_protocol::jsonrpc::notification;
@@ -32,7 +31,7 @@ pub fn set_level(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
         return Err(RpcError::method_not_found("logging/setLevel"));
     }
     let level = p.req_str("level")?;
-    if !LOG_LEVELS.contains(&level) && !faults::primitives::accepts_unknown_level(ctx) {
+    if !LOG_LEVELS.contains(&level) && !ctx.policy().requests.unknown_level_accepted.on() {
         return Err(RpcError::invalid_params(format!(
             "Unknown log level '{level}': expected one of {}",
             LOG_LEVELS.join(", ")
@@ -66,7 +65,7 @@ pub fn complete(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
         }
         _ => false,
     };
-    if !known && faults::primitives::answer_unknown_ref(ctx) {
+    if !known && ctx.policy().requests.unknown_ref_answered.on() {
         return Ok(json!({"completion": {"values": [], "total": 0, "hasMore": false}}));
     }
     if !known {
@@ -82,11 +81,9 @@ pub fn complete(ctx: &mut Ctx<'_>, p: &Params<'_>) -> Result<Value, RpcError> {
         .filter(|n| n.starts_with(typed))
         .collect();
     let total = matches.len();
-    let shown = faults::primitives::rewrite_completion_count(
-        ctx,
-        total.min(MAX_COMPLETIONS),
-        MAX_COMPLETIONS,
-    );
+    let shown = ctx
+        .layer()
+        .completion_count(ctx, total.min(MAX_COMPLETIONS), MAX_COMPLETIONS);
     // Cycled: a fault may ask for more values than there are matches.
     let values: Vec<&str> = matches.iter().cycle().take(shown).copied().collect();
     Ok(json!({"completion": {

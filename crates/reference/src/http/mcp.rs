@@ -40,7 +40,6 @@ use super::param_values;
 use super::sessions::{Listener, SessionEntry, STREAM_QUEUE};
 use super::{json_response, rpc_error_status, App, Shared};
 use crate::dispatch::{overlong_error, parse_error};
-use crate::faults::Fault;
 use crate::served_era::{self as era, META_SERVER_INFO, META_SUBSCRIPTION, META_VERSION};
 use crate::session::{SessionState, Subscription};
 use axum::body::Body;
@@ -223,11 +222,8 @@ fn version_header_error(version: Option<&str>, id: &Value) -> Option<Response> {
 }
 
 pub async fn post(State(app): State<Shared>, headers: HeaderMap, body: Body) -> Response {
-    let faults = app.server.faults();
-    let (ok_for_notes, text_label) = (
-        faults.has(Fault::HttpNotification200),
-        faults.has(Fault::HttpContentTypeText),
-    );
+    let http = &app.server.policy().http;
+    let (ok_for_notes, text_label) = (http.notification_200.on(), http.content_type_text.on());
     let mut response = post_message(app, headers, body).await;
     if ok_for_notes && response.status() == StatusCode::ACCEPTED {
         response = json_response(StatusCode::OK, &json!({}));
@@ -286,7 +282,7 @@ async fn post_message(app: Shared, headers: HeaderMap, body: Body) -> Response {
         Ok(v) => v,
         Err(e) => return bad_request(peek.reply_id(), &e),
     };
-    if !app.server.faults().has(Fault::HttpVersionHeaderIgnored) {
+    if !app.server.policy().http.version_header_ignored.on() {
         if let Some(r) = version_header_error(version, &peek.reply_id()) {
             return r;
         }
@@ -295,7 +291,7 @@ async fn post_message(app: Shared, headers: HeaderMap, body: Body) -> Response {
         // "An Mcp-Session-Id header on a request: ignore it" (MCP
         // 2026-07-28, Streamable HTTP, Backward Compatibility).
         Ok(Some(_)) if stateless_version(version) && !peek.is("initialize") => {
-            if app.server.faults().has(Fault::HttpSessionIdHonoured) {
+            if app.server.policy().http.session_id_honoured.on() {
                 header_str(&headers, SESSION_HEADER)
             } else {
                 Ok(None)
@@ -310,7 +306,7 @@ async fn post_message(app: Shared, headers: HeaderMap, body: Body) -> Response {
         Ok(None) if is_stateless(version, &msg, &peek) => {
             stateless(&app, &headers, version, msg, &peek, wants)
         }
-        Ok(None) if app.server.faults().has(Fault::HttpSessionOptional) => {
+        Ok(None) if app.server.policy().http.session_optional.on() => {
             let mut state = app.server.new_session();
             answer(app.server.handle(&mut state, msg), wants)
         }
@@ -321,7 +317,7 @@ async fn post_message(app: Shared, headers: HeaderMap, body: Body) -> Response {
 /// The session id as the server stored it (the `http-session-id-spaces`
 /// fault hands out ids with a space the store does not have).
 fn session_key<'a>(app: &App, key: &'a str) -> std::borrow::Cow<'a, str> {
-    if app.server.faults().has(Fault::HttpSessionIdSpaces) {
+    if app.server.policy().http.session_id_spaces.on() {
         std::borrow::Cow::Owned(key.replace(' ', ""))
     } else {
         std::borrow::Cow::Borrowed(key)
@@ -349,13 +345,13 @@ fn in_session(
     wants: Wants,
 ) -> Response {
     let Some(entry) = app.sessions.get(key) else {
-        if app.server.faults().has(Fault::HttpUnknownSession400) {
+        if app.server.policy().http.unknown_session_400.on() {
             return bad_request(peek.reply_id(), "Bad Request: unknown session");
         }
         return session_not_found(peek.reply_id());
     };
     let mut state = entry.state();
-    let unsupported_ignored = app.server.faults().has(Fault::HttpVersionHeaderIgnored)
+    let unsupported_ignored = app.server.policy().http.version_header_ignored.on()
         && version.is_some_and(|v| !era::supported().contains(&v));
     if !unsupported_ignored {
         if let Some(r) = session_version_error(&state, version, peek.reply_id()) {
@@ -395,7 +391,7 @@ fn initialize(app: &Shared, msg: Value, peek: &Peek, wants: Wants) -> Response {
         }
     };
     let mut response = answer(out, wants);
-    let shown = if app.server.faults().has(Fault::HttpSessionIdSpaces) {
+    let shown = if app.server.policy().http.session_id_spaces.on() {
         format!(
             "{} {}",
             &entry.key[..entry.key.len() / 2],
@@ -432,18 +428,18 @@ fn stateless(
     wants: Wants,
 ) -> Response {
     if let Some(method) = &peek.method {
-        let faults = app.server.faults();
+        let http = &app.server.policy().http;
         let checks = Checks {
             params: expected_params(app, &msg, method),
-            decode: !faults.has(Fault::HttpNameNotDecoded),
-            versions: !faults.has(Fault::HttpVersionMismatchOk),
-            version_required: !faults.has(Fault::HttpVersionHeaderOptional),
-            names: !faults.has(Fault::HttpNameUnchecked),
-            raw_params: faults.has(Fault::HttpParamRawAccepted),
+            decode: !http.name_not_decoded.on(),
+            versions: !http.version_mismatch_ok.on(),
+            version_required: !http.version_header_optional.on(),
+            names: !http.name_unchecked.on(),
+            raw_params: http.param_raw_accepted.on(),
         };
         if let Err(why) = check_stateless_headers(headers, version, &msg, method, &checks) {
             let mut r = header_mismatch(peek.reply_id(), why);
-            if app.server.faults().has(Fault::HttpHeaderMismatch500) {
+            if app.server.policy().http.header_mismatch_500.on() {
                 *r.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
             }
             return r;
@@ -462,13 +458,13 @@ fn stateless(
                     == Some(crate::error::MISSING_REQUIRED_CLIENT_CAPABILITY)
             });
             let mut r = answer(out, wants);
-            if refused_capability && app.server.faults().has(Fault::HttpCapability200) {
+            if refused_capability && app.server.policy().http.capability_200.on() {
                 *r.status_mut() = StatusCode::OK;
             }
             // "If the server does not implement the requested RPC method, it
             // MUST respond with 404 Not Found and a JSON-RPC error with code
             // -32601" (MCP 2026-07-28, Streamable HTTP).
-            if unknown && !app.server.faults().has(Fault::HttpUnknownMethod200) {
+            if unknown && !app.server.policy().http.unknown_method_200.on() {
                 *r.status_mut() = StatusCode::NOT_FOUND;
             }
             r
@@ -525,7 +521,7 @@ fn expected_params(app: &App, msg: &Value, method: &str) -> Vec<(String, String)
     };
     let schema = snap.tool(doc).input_schema();
     let mut expected = param_values::expected(&schema, msg.pointer("/params/arguments"));
-    if !expected.is_empty() && app.server.faults().has(Fault::HttpParamHeaderUnchecked) {
+    if !expected.is_empty() && app.server.policy().http.param_header_unchecked.on() {
         return Vec::new();
     }
     let annotated = schema.get("properties").and_then(Value::as_object);
@@ -539,7 +535,7 @@ fn expected_params(app: &App, msg: &Value, method: &str) -> Vec<(String, String)
         .collect();
     // `http-param-header-expected`: a parameter left out or null still
     // asks for its header ("Server MUST NOT expect the header").
-    if !absent.is_empty() && app.server.faults().has(Fault::HttpParamHeaderExpected) {
+    if !absent.is_empty() && app.server.policy().http.param_header_expected.on() {
         expected.extend(absent.into_iter().map(|h| (h, String::new())));
     }
     expected
@@ -809,7 +805,7 @@ pub async fn get(State(app): State<Shared>, headers: HeaderMap) -> Response {
     if let Some(r) = version_header_error(version, &Value::Null) {
         return r;
     }
-    if app.server.faults().has(Fault::HttpGetJson) {
+    if app.server.policy().http.get_json.on() {
         return json_response(StatusCode::OK, &json!({}));
     }
     let key = match header_str(&headers, SESSION_HEADER) {
@@ -871,15 +867,13 @@ pub async fn delete(State(app): State<Shared>, headers: HeaderMap) -> Response {
     let version = header_str(&headers, VERSION_HEADER).ok().flatten();
     let key = match header_str(&headers, SESSION_HEADER) {
         Err(e) => return bad_request(Value::Null, &e),
-        Ok(None)
-            if stateless_version(version) && !app.server.faults().has(Fault::HttpDelete400) =>
-        {
+        Ok(None) if stateless_version(version) && !app.server.policy().http.delete_400.on() => {
             return method_not_allowed("Method Not Allowed: 2026-07-28 has no sessions to delete")
         }
         Ok(Some(key)) => session_key(&app, key),
         Ok(None) => return missing_session(Value::Null),
     };
-    if app.server.faults().has(Fault::HttpDeleteKeepsSession) && app.sessions.get(&key).is_some() {
+    if app.server.policy().http.delete_keeps_session.on() && app.sessions.get(&key).is_some() {
         return StatusCode::NO_CONTENT.into_response();
     }
     if app.sessions.close(&key).is_none() {

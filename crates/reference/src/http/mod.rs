@@ -12,7 +12,6 @@ pub mod param_values;
 mod rest;
 pub mod sessions;
 
-use super::faults::Fault;
 use super::server::Server;
 use super::session::Change;
 use super::{ReferenceError, ServeArgs};
@@ -164,7 +163,7 @@ pub async fn serve(server: Server, options: HttpOptions) -> Result<(), Reference
     let changes = server.subscribe_changes();
     let sessionless = std::sync::Mutex::new(server.new_session().bucket);
     let app = Arc::new(App {
-        max_body: server.config().max_line,
+        max_body: server.settings().max_line,
         server,
         sessions: Sessions::new(options.max_sessions),
         listeners: Listeners::default(),
@@ -277,7 +276,7 @@ async fn check_origin(State(app): State<Shared>, request: Request, next: Next) -
     let Some(origin) = request.headers().get(header::ORIGIN).cloned() else {
         return next.run(request).await;
     };
-    if app.server.faults().has(Fault::HttpOriginUnchecked) {
+    if app.server.policy().http.origin_unchecked.on() {
         return next.run(request).await;
     }
     if !origin.to_str().is_ok_and(|o| app.origins.allows(o)) {

@@ -81,7 +81,7 @@ pub async fn call(
     if let Err(why) = args::validate(&snap.tool(doc).input_schema(), &args) {
         return error(StatusCode::BAD_REQUEST, &why);
     }
-    match category::run_on(&snap, app.server.faults(), tool_name, &args) {
+    match category::run_on(&snap, app.server.layer(), tool_name, &args) {
         Some(Ok(value)) => json_response(StatusCode::OK, &value),
         Some(Err(message)) => error(StatusCode::BAD_REQUEST, &message),
         None => error(StatusCode::NOT_FOUND, "not a category tool"),

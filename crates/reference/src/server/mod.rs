@@ -1,16 +1,28 @@
-//! The transport-neutral server: configuration, the live catalog, the
-//! in-memory store and the change feed. Transports own sessions and call
-//! [`Server::handle`] / [`Server::handle_line`] (see `dispatch.rs`).
+//! The transport-neutral server: its settings, the live catalog, the
+//! in-memory store and the change feed, and what one request sees of them
+//! ([`Ctx`]). Transports own sessions and call [`Server::handle`] /
+//! [`Server::handle_line`] (see `dispatch.rs`).
+//!
+//! A server is built from a [`Policy`] (its decisions) and a [`Layer`]
+//! (what it rewrites); [`Plain`] and `Policy::default()` are the correct
+//! server. `faults` builds the faulty ones.
 
-use super::catalog_file::Catalog;
-use super::cursor::CursorKey;
-use super::faults::{Fault, Faults};
-use super::live::Snapshot;
-use super::rate::RateSpec;
-use super::session::{Change, SessionState};
-use super::shared_auth::SharedAuth;
-use super::store::Store;
+pub mod layer;
+
+pub use layer::{Layer, Plain};
+
+use crate::catalog_file::Catalog;
+use crate::cursor::{self, CursorError, CursorKey, Position};
+use crate::error::RpcError;
+use crate::live::Snapshot;
+use crate::policy::Policy;
+use crate::rate::RateSpec;
+use crate::served_era::Era;
+use crate::session::{Change, SessionState};
+use crate::shared_auth::SharedAuth;
+use crate::store::Store;
 use mcp_conform_protocol::jsonrpc::DEFAULT_MAX_LINE;
+use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use tokio::sync::broadcast;
@@ -19,9 +31,9 @@ use tokio::sync::broadcast;
 /// catalog cannot change at run time.
 const STATIC_LIST_TTL_MS: u64 = 60_000;
 
+/// How a server is run (the `serve-reference` options other than faults).
 #[derive(Debug, Clone)]
-pub struct Config {
-    pub faults: Faults,
+pub struct Settings {
     /// Enables `conform/mutate`.
     pub control: bool,
     pub rate: Option<RateSpec>,
@@ -38,10 +50,9 @@ pub struct Config {
     pub modern_only: bool,
 }
 
-impl Default for Config {
+impl Default for Settings {
     fn default() -> Self {
-        Config {
-            faults: Faults::none(),
+        Settings {
             control: false,
             rate: None,
             max_line: DEFAULT_MAX_LINE,
@@ -53,7 +64,9 @@ impl Default for Config {
 }
 
 pub struct Server {
-    pub(crate) config: Config,
+    pub(crate) settings: Settings,
+    policy: Policy,
+    layer: Arc<dyn Layer>,
     live: RwLock<Arc<Snapshot>>,
     pub(crate) cursors: CursorKey,
     store: Mutex<Store>,
@@ -69,14 +82,24 @@ pub struct Server {
 }
 
 impl Server {
-    pub fn new(catalog: Catalog, config: Config) -> Self {
-        let shared_auth = config
-            .faults
-            .has(Fault::PdSharedAuth)
+    /// A server of `catalog` that decides by `policy` and rewrites through
+    /// `layer`.
+    pub fn assemble(
+        catalog: Catalog,
+        settings: Settings,
+        policy: Policy,
+        layer: Arc<dyn Layer>,
+    ) -> Self {
+        let shared_auth = policy
+            .sessions
+            .shared_auth
+            .on()
             .then(|| SharedAuth::for_catalog(&catalog.name));
         let (changes, _) = broadcast::channel(64);
         Server {
-            config,
+            settings,
+            policy,
+            layer,
             live: RwLock::new(Arc::new(Snapshot::new(catalog, 1))),
             cursors: CursorKey::random(),
             store: Mutex::new(Store::default()),
@@ -87,18 +110,22 @@ impl Server {
         }
     }
 
-    pub fn config(&self) -> &Config {
-        &self.config
+    pub fn settings(&self) -> &Settings {
+        &self.settings
     }
 
-    pub fn faults(&self) -> &Faults {
-        &self.config.faults
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    pub fn layer(&self) -> &dyn Layer {
+        &*self.layer
     }
 
     /// A new session with this server's rate limit.
     pub fn new_session(&self) -> SessionState {
-        let mut session = SessionState::new(self.config.rate);
-        if self.faults().has(Fault::RateLimitNoRecovery) {
+        let mut session = SessionState::new(self.settings.rate);
+        if self.policy.sessions.bucket_never_refills.on() {
             session.bucket = session.bucket.take().map(|b| b.without_refill());
         }
         session
@@ -140,7 +167,7 @@ impl Server {
         session: &SessionState,
         change: &Change,
     ) -> Vec<serde_json::Value> {
-        if change.origin == session.id || self.faults().has(Fault::ListChangedMissing) {
+        if change.origin == session.id || self.policy.sessions.list_changed_missing.on() {
             return Vec::new();
         }
         session.notifications_for(change)
@@ -161,7 +188,7 @@ impl Server {
     }
 
     pub(crate) fn list_ttl_ms(&self) -> u64 {
-        if self.config.control {
+        if self.settings.control {
             0
         } else {
             STATIC_LIST_TTL_MS
@@ -169,13 +196,81 @@ impl Server {
     }
 }
 
+/// What one request sees.
+pub struct Ctx<'a> {
+    pub server: &'a Server,
+    pub snap: Arc<Snapshot>,
+    pub session: &'a mut SessionState,
+    pub era: Era,
+    pub method: &'a str,
+    /// Messages to send after the response (notifications).
+    pub after: Vec<Value>,
+}
+
+impl<'a> Ctx<'a> {
+    /// The server's layer, for as long as the request.
+    pub fn layer(&self) -> &'a dyn Layer {
+        self.server.layer()
+    }
+
+    /// The server's decisions, for as long as the request.
+    pub fn policy(&self) -> &'a Policy {
+        self.server.policy()
+    }
+
+    /// The offset a cursor stands for, checked against this method, scope
+    /// and catalog generation; 0 without a cursor.
+    pub fn resume(&self, cursor: Option<&str>, scope: [u8; 8]) -> Result<usize, RpcError> {
+        let Some(cursor) = cursor else {
+            return Ok(0);
+        };
+        let cursor = self.layer().cursor(self, cursor);
+        let resumed = self
+            .server
+            .cursors
+            .resume(cursor, self.method, scope, self.snap.generation);
+        self.layer().resume(self, resumed).map_err(cursor_error)
+    }
+
+    /// The cursor for the page after `[offset, offset + shown)`, if any.
+    pub fn next_cursor(
+        &self,
+        scope: [u8; 8],
+        offset: usize,
+        shown: usize,
+        total: usize,
+    ) -> Option<String> {
+        let end = offset + shown;
+        if shown == 0 || end >= total {
+            return None;
+        }
+        let next = self.layer().next_offset(self, offset, end);
+        Some(self.server.cursors.encode(&Position {
+            method: self.method.to_string(),
+            scope,
+            generation: self.snap.generation,
+            offset: next,
+        }))
+    }
+}
+
+pub fn cursor_error(e: CursorError) -> RpcError {
+    RpcError::invalid_params(e.to_string())
+}
+
+/// The scope of a list with no query or filter.
+pub fn unscoped() -> [u8; 8] {
+    cursor::scope(&[])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Config;
 
     #[test]
     fn other_sessions_hear_about_changes() {
-        let cat = Catalog::from_slice(include_bytes!("../../../fixtures/catalogs/mini.json"))
+        let cat = Catalog::from_slice(include_bytes!("../../../../fixtures/catalogs/mini.json"))
             .expect("mini");
         let server = Server::new(cat, Config::default());
         let mut rx = server.subscribe_changes();
