@@ -64,12 +64,15 @@ pub enum ClientFault {
     /// The client driver uses `query`, `filter` and tools/search whatever
     /// the server's capabilities declare.
     IgnoreCapabilities,
+    /// Refused with MISSING_TOOL_SELECTION, the driver sends the same bare
+    /// tool_descriptions read again.
+    RepeatBareRead,
     /// A header defect of every HTTP POST (see `transport::header_fault`).
     Http(HeaderFault),
 }
 
 impl ClientFault {
-    pub const ALL: [ClientFault; 30] = [
+    pub const ALL: [ClientFault; 31] = [
         ClientFault::CursorWithoutQuery,
         ClientFault::DuplicateId,
         ClientFault::AnswerNotification,
@@ -92,6 +95,7 @@ impl ClientFault {
         ClientFault::InitializeAfterDiscover,
         ClientFault::RetryRefusedVersion,
         ClientFault::IgnoreCapabilities,
+        ClientFault::RepeatBareRead,
         ClientFault::Http(HeaderFault::NoAccept),
         ClientFault::Http(HeaderFault::NoSessionId),
         ClientFault::Http(HeaderFault::NoVersionHeader),
@@ -126,6 +130,7 @@ impl ClientFault {
             ClientFault::InitializeAfterDiscover => "initialize-after-discover",
             ClientFault::RetryRefusedVersion => "retry-refused-version",
             ClientFault::IgnoreCapabilities => "ignore-capabilities",
+            ClientFault::RepeatBareRead => "repeat-bare-read",
             ClientFault::Http(HeaderFault::NoAccept) => "http-no-accept",
             ClientFault::Http(HeaderFault::NoSessionId) => "http-no-session-id",
             ClientFault::Http(HeaderFault::NoVersionHeader) => "http-no-version-header",
@@ -192,6 +197,9 @@ impl ClientFault {
             }
             ClientFault::IgnoreCapabilities => {
                 "the driver sends query, filter and tools/search whatever the server declared"
+            }
+            ClientFault::RepeatBareRead => {
+                "refused with MISSING_TOOL_SELECTION, the driver reads tool_descriptions bare again"
             }
             ClientFault::Http(HeaderFault::NoAccept) => "HTTP: Accept lists application/json only",
             ClientFault::Http(HeaderFault::NoSessionId) => "HTTP: no POST carries Mcp-Session-Id",

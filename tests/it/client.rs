@@ -136,6 +136,10 @@ const FAULTS: &[(&str, &[&str])] = &[
     ),
     ("retry-refused-version", &["client/retry-supported-version"]),
     (
+        "repeat-bare-read",
+        &["client/pd-no-bare-read-after-refusal"],
+    ),
+    (
         "ignore-capabilities",
         &[
             "client/sep1821-query-needs-capability",

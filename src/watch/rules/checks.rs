@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{capability, describe, flows, http, Ctx, Hit};
+use super::{capability, describe, flows, http, selection, Ctx, Hit};
 use crate::watch::trace::Msg;
 
 /// A check kind with its parameters.
@@ -13,19 +13,29 @@ pub enum Check {
     JsonMessage,
     JsonrpcVersion,
     RequestId,
-    UniqueRequestId { session: bool },
+    UniqueRequestId {
+        session: bool,
+    },
     ResponseMatchesRequest,
     NoResponseToNotification,
     ResultOrError,
     ErrorCodeInteger,
-    ReservedErrorCodes { defined: Vec<i64> },
-    RetiredErrorCodes { codes: Vec<i64> },
+    ReservedErrorCodes {
+        defined: Vec<i64>,
+    },
+    RetiredErrorCodes {
+        codes: Vec<i64>,
+    },
     ResultType,
-    CacheHints { methods: Vec<String> },
+    CacheHints {
+        methods: Vec<String>,
+    },
     PingEmpty,
     Flow(flows::Flow),
     Http(http::HttpCheck),
     NeedsCapability(capability::NeedsCapability),
+    /// No bare tool_descriptions read after MISSING_TOOL_SELECTION.
+    BareReadNotRepeated,
 }
 
 /// Every kind name, for the error on an unknown one.
@@ -65,6 +75,7 @@ pub const KINDS: &[&str] = &[
     "http-param-headers",
     "http-no-get",
     "needs-capability",
+    "bare-read-not-repeated",
 ];
 
 /// Reads the parameters a kind needs from `with` (an object or null).
@@ -99,6 +110,7 @@ pub fn parse(kind: &str, with: &Value) -> Result<Check, String> {
             methods: strings(with, "methods")?,
         },
         "ping-empty" => Check::PingEmpty,
+        "bare-read-not-repeated" => Check::BareReadNotRepeated,
         other => {
             if let Some(flow) = flows::parse(other, with)? {
                 Check::Flow(flow)
@@ -165,6 +177,7 @@ impl Check {
             Check::Flow(f) => f.run(ctx, msg),
             Check::Http(h) => h.run(ctx, msg),
             Check::NeedsCapability(c) => c.run(ctx, msg),
+            Check::BareReadNotRepeated => selection::check(ctx, msg),
         };
         hit.into_iter().collect()
     }

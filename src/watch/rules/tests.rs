@@ -516,6 +516,28 @@ fn breaking(id: &str) -> (Vec<Step>, Option<(Side, &'static str)>) {
         "client/search-needs-capability" => {
             with_init(vec![m(C, req(2, "tools/search", json!({"query": "page"})))])
         }
+        "client/pd-no-bare-read-after-refusal" => with_init(vec![
+            m(
+                C,
+                req(
+                    2,
+                    "resources/read",
+                    json!({"uri": "resource:///tool_descriptions"}),
+                ),
+            ),
+            m(
+                S,
+                json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32002, "message": "x", "data": {"code": "MISSING_TOOL_SELECTION"}}}),
+            ),
+            m(
+                C,
+                req(
+                    3,
+                    "resources/read",
+                    json!({"uri": "resource:///tool_descriptions"}),
+                ),
+            ),
+        ]),
         other => panic!("no breaking conversation for rule {other}"),
     };
     (steps, None)
