@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::run::target::Target;
+use crate::session::client_fault::ClientFault;
 use crate::session::transcript::Transcript;
 use crate::session::{Era, Session, SessionError};
 use crate::transport::{HttpSpec, StdioSpec};
@@ -106,7 +107,11 @@ impl Job {
 
 /// Connects, performs every action, closes. Returns the failed actions'
 /// descriptions (empty when all went through).
-pub async fn drive(job: &Job, version: Option<&str>) -> Result<Vec<String>, DriverError> {
+pub async fn drive(
+    job: &Job,
+    version: Option<&str>,
+    client_fault: Option<ClientFault>,
+) -> Result<Vec<String>, DriverError> {
     let version = version
         .or_else(|| job.context.get("protocolVersion").and_then(Value::as_str))
         .unwrap_or(crate::protocol::NEWEST_STATEFUL);
@@ -117,7 +122,8 @@ pub async fn drive(job: &Job, version: Option<&str>) -> Result<Vec<String>, Driv
         .await
         .map_err(|e| DriverError::Connect(e.to_string()))?;
     let timeout = Duration::from_secs(10);
-    let mut session = Session::new("client-driver", conn, era, timeout, Transcript::default());
+    let mut session = Session::new("client-driver", conn, era, timeout, Transcript::default())
+        .with_client_fault(client_fault);
     handshake(&mut session, timeout).await?;
     let mut failed = Vec::new();
     for action in job.actions() {

@@ -59,8 +59,7 @@ impl Session {
         method: &str,
         timeout: Duration,
     ) -> Result<Value, SessionError> {
-        let started = Instant::now();
-        let mut deadline = started + timeout;
+        let mut deadline = Instant::now() + timeout;
         let violations_before = self.violations.len();
         // The message awaited is the last one sent (HTTP: its POST).
         let exchange = self.conn.last_exchange();
@@ -70,54 +69,35 @@ impl Session {
         loop {
             let remaining = deadline.saturating_duration_since(Instant::now());
             let next = tokio::time::timeout(remaining, self.next_incoming()).await;
-            let item = match next {
-                Err(_) if sentinel_answered => {
-                    let liveness = self.era.liveness_method();
-                    return Err(SessionError::Dropped {
-                        unanswered: match id {
-                            Some(id) => format!("the {method} with id {id}"),
-                            None => method.to_string(),
-                        },
-                        sentinel: match &sentinel {
-                            Some(s) => format!("the {liveness} with id {s}"),
-                            None => format!("the {liveness}"),
-                        },
-                        grace_ms: SENTINEL_GRACE.as_millis() as u64,
-                    });
-                }
-                Err(_) => {
-                    if let Some(s) = sentinel {
-                        self.abandoned_ids.push(s);
-                    }
-                    let hint = self.timeout_hint(violations_before).await;
-                    return Err(SessionError::Timeout {
-                        method: method.to_string(),
-                        ms: timeout.as_millis() as u64,
-                        hint,
-                    });
-                }
-                Ok(item) => item,
+            let Ok(item) = next else {
+                return Err(if sentinel_answered {
+                    self.dropped(id, method, sentinel.as_ref())
+                } else {
+                    self.timed_out(method, timeout, violations_before, sentinel)
+                        .await
+                });
             };
             match item {
                 Some(Incoming::Message(v)) => {
-                    if let Some(answer) = self.dispatch(v).await? {
-                        if sentinel.is_some() && answer.get("id") == sentinel.as_ref() {
-                            sentinel_answered = true;
-                            deadline = deadline.min(Instant::now() + SENTINEL_GRACE);
-                            continue;
-                        }
-                        if let Some(reason) = self.stray(id, &answer) {
-                            self.transcript.note(&self.name, reason);
-                            continue;
-                        }
-                        if let Some(got) = answer.get("id") {
-                            self.answered_ids.insert(got.to_string());
-                        }
-                        if let (Some(s), false) = (sentinel, sentinel_answered) {
-                            self.settle_sentinel(s, deadline).await;
-                        }
-                        return Ok(answer);
+                    let Some(answer) = self.dispatch(v).await? else {
+                        continue;
+                    };
+                    if sentinel.is_some() && answer.get("id") == sentinel.as_ref() {
+                        sentinel_answered = true;
+                        deadline = deadline.min(Instant::now() + SENTINEL_GRACE);
+                        continue;
                     }
+                    if let Some(reason) = self.stray(id, &answer) {
+                        self.transcript.note(&self.name, reason);
+                        continue;
+                    }
+                    if let Some(got) = answer.get("id") {
+                        self.answered_ids.insert(got.to_string());
+                    }
+                    if let (Some(s), false) = (sentinel, sentinel_answered) {
+                        self.settle_sentinel(s, deadline).await;
+                    }
+                    return Ok(answer);
                 }
                 Some(Incoming::Unanswered {
                     exchange: e,
@@ -138,6 +118,43 @@ impl Session {
                         .await)
                 }
             }
+        }
+    }
+
+    /// The sentinel was answered and, within its grace, the message not:
+    /// the server dropped it.
+    fn dropped(&self, id: Option<&Value>, method: &str, sentinel: Option<&Value>) -> SessionError {
+        let liveness = self.era.liveness_method();
+        SessionError::Dropped {
+            unanswered: match id {
+                Some(id) => format!("the {method} with id {id}"),
+                None => method.to_string(),
+            },
+            sentinel: match sentinel {
+                Some(s) => format!("the {liveness} with id {s}"),
+                None => format!("the {liveness}"),
+            },
+            grace_ms: SENTINEL_GRACE.as_millis() as u64,
+        }
+    }
+
+    /// No answer within `timeout`; the unanswered sentinel is abandoned
+    /// with the message.
+    async fn timed_out(
+        &mut self,
+        method: &str,
+        timeout: Duration,
+        violations_before: usize,
+        sentinel: Option<Value>,
+    ) -> SessionError {
+        if let Some(s) = sentinel {
+            self.abandoned_ids.push(s);
+        }
+        let hint = self.timeout_hint(violations_before).await;
+        SessionError::Timeout {
+            method: method.to_string(),
+            ms: timeout.as_millis() as u64,
+            hint,
         }
     }
 

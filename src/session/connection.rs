@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::Era;
+use crate::transport::header_fault::HeaderFault;
 use crate::transport::stdio::ExitState;
 use crate::transport::{HttpConnection, Incoming, StdioConnection, TransportError};
 
@@ -141,6 +142,13 @@ impl Connection {
             if let Some(open) = c.open_get_stream() {
                 let _ = tokio::time::timeout(wait, open).await;
             }
+        }
+    }
+
+    /// HTTP: bends one header of every request (a client fault).
+    pub(super) fn set_header_fault(&mut self, fault: Option<HeaderFault>) {
+        if let Connection::Http(c, _) = self {
+            c.set_header_fault(fault);
         }
     }
 

@@ -128,8 +128,21 @@ impl Session {
             notification_bytes: 0,
             page_read: None,
             closed: false,
-            fault: client_fault::process_fault().map(|f| (f, Default::default())),
+            fault: None,
         }
+    }
+
+    /// The session with `fault`, the client defect it carries from its
+    /// first message on (`--client-fault`); an HTTP header fault goes to
+    /// its connection.
+    pub fn with_client_fault(mut self, fault: Option<client_fault::ClientFault>) -> Self {
+        let header = match fault {
+            Some(client_fault::ClientFault::Http(h)) => Some(h),
+            _ => None,
+        };
+        self.conn.set_header_fault(header);
+        self.fault = fault.map(|f| (f, Default::default()));
+        self
     }
 
     pub fn stderr_tail(&self) -> String {

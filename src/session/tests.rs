@@ -226,3 +226,35 @@ async fn small_notifications_are_bounded_by_count() {
     assert_eq!(s.notifications_dropped, 10);
     s.close().await;
 }
+
+#[tokio::test]
+async fn two_sessions_in_one_process_carry_their_own_client_fault() {
+    use super::client_fault::ClientFault;
+    let faulty = session()
+        .await
+        .with_client_fault(Some(ClientFault::DuplicateId));
+    let mut sessions = [faulty, session().await];
+    for s in &mut sessions {
+        s.send_request("tools/list", None, None, false)
+            .await
+            .expect("cat reads");
+    }
+    let sent: Vec<usize> = sessions
+        .iter()
+        .map(|s| {
+            let (entries, _) = s.transcript.entries();
+            entries
+                .iter()
+                .filter(|e| e.direction == Direction::Sent)
+                .count()
+        })
+        .collect();
+    assert_eq!(
+        sent,
+        vec![2, 1],
+        "the fault doubles only its session's request"
+    );
+    for s in &mut sessions {
+        s.close().await;
+    }
+}

@@ -12,6 +12,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, ACCEPT_ENCODIN
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::header_fault::HeaderFault;
 use super::http_read::{self, error_chain, ReadError, Seen, SseReader};
 use super::param_headers::{encode_value, ToolHeaders};
 use super::stdio::excerpt;
@@ -70,6 +71,8 @@ pub struct HttpConnection {
     /// POSTs sent so far; the number of the last one names its exchange
     /// in [`Incoming::Unanswered`].
     exchanges: u64,
+    /// The header defect this connection carries (`--client-fault http-…`).
+    header_fault: Option<HeaderFault>,
 }
 
 /// Headers the stateless era puts on a POST, derived from the message:
@@ -114,7 +117,13 @@ impl HttpConnection {
             last_reader: None,
             last_status: None,
             exchanges: 0,
+            header_fault: None,
         })
+    }
+
+    /// Bends one header of every request from now on (a client fault).
+    pub fn set_header_fault(&mut self, fault: Option<HeaderFault>) {
+        self.header_fault = fault;
     }
 
     fn headers(&self, msg: Option<&Value>) -> Result<HeaderMap, TransportError> {
@@ -147,7 +156,7 @@ impl HttpConnection {
         for (k, v) in &self.spec.headers {
             add(k, v)?;
         }
-        if let Some(fault) = super::header_fault::process_fault() {
+        if let Some(fault) = self.header_fault {
             fault.apply(&mut h);
         }
         Ok(h)

@@ -6,6 +6,7 @@ mod checks;
 mod flows;
 mod http;
 pub mod load;
+mod params;
 #[cfg(test)]
 mod tests;
 
