@@ -731,3 +731,19 @@ fn sse_item(data: &[u8]) -> Option<Incoming> {
         },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_header_fault_bends_only_its_own_connections_headers() {
+        let spec = HttpSpec::new("http://127.0.0.1:9/mcp");
+        let plain = HttpConnection::new(&spec, false, "2025-11-25").expect("a client");
+        let mut faulty = HttpConnection::new(&spec, false, "2025-11-25").expect("a client");
+        faulty.set_header_fault(Some(HeaderFault::NoAccept));
+        let accept = |c: &HttpConnection| c.headers(None).expect("headers")[ACCEPT].clone();
+        assert_eq!(accept(&plain), "application/json, text/event-stream");
+        assert_eq!(accept(&faulty), "application/json");
+    }
+}
