@@ -18,7 +18,7 @@ use mcp_conform::run::RunPolicy;
 use mcp_conform::watch::rules;
 use mcp_conform::watch::trace::Side;
 
-use super::run::write_file;
+use super::write_file;
 use super::{EXIT_OK, EXIT_USAGE};
 
 #[derive(Debug, Args)]
@@ -329,9 +329,6 @@ fn verdict(policy: &RunPolicy, results: &[ScenarioResult]) -> mcp_conform::run::
 /// `mcp-conform client-driver`: exit 0 when every action went through, 1
 /// when one failed, 3 when it could not connect.
 pub fn driver(args: DriverArgs) -> Result<u8> {
-    if let Some(fault) = args.client_fault {
-        mcp_conform::session::client_fault::set_process_fault(fault);
-    }
     let job = match mcp_conform::client::driver::Job::from_env(args.url.clone()) {
         Ok(j) => j,
         Err(e) => {
@@ -346,6 +343,7 @@ pub fn driver(args: DriverArgs) -> Result<u8> {
     let done = runtime.block_on(mcp_conform::client::driver::drive(
         &job,
         args.protocol_version.as_deref(),
+        args.client_fault,
     ));
     match done {
         Ok(failed) if failed.is_empty() => Ok(EXIT_OK),

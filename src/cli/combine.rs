@@ -7,14 +7,17 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 
-use super::run::{era_choice, stdio_target, write_file};
+use super::target::{era_choice, stdio_target};
+use super::write_file;
 use super::EXIT_OK;
+use mcp_conform::quality::measure::QualityReport;
 use mcp_conform::report::data::{Collector, FORMAT};
 use mcp_conform::report::matrix::{self, Column};
 use mcp_conform::report::{html, json, junit, markdown};
 use mcp_conform::run::catalog_run::{run_catalog, RunOptions};
 use mcp_conform::run::events::Summary;
 use mcp_conform::run::{RunPolicy, Target};
+use mcp_conform::scenario::model::Scenario;
 use mcp_conform::transport::HttpSpec;
 
 /// Merges shard reports of one target into one report.
@@ -139,57 +142,19 @@ pub fn matrix(
     timeout_ms: u64,
     jobs: Option<usize>,
 ) -> Result<u8> {
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let doc = mcp_conform::scenario::source::parse_yaml(&text)
-        .map_err(|e| anyhow::anyhow!("{}:{e}", file.display()))?;
-    let spec: MatrixFile = serde_json::from_value(doc.value)
-        .with_context(|| format!("{}: not a matrix file", file.display()))?;
+    let spec = read_matrix_file(file)?;
     let scenarios = mcp_conform::builtin::scenarios().map_err(|e| anyhow::anyhow!("{e}"))?;
     let scenarios: Vec<_> = scenarios
         .into_iter()
         .filter(|s| profiles.is_empty() || profiles.contains(&s.profile))
         .collect();
-    let order: Vec<String> = scenarios.iter().map(|s| s.id.clone()).collect();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     let mut columns = Vec::new();
     let mut quality_rows = Vec::new();
     for server in &spec.servers {
-        let env: Vec<(String, String)> = server.env.clone().into_iter().collect();
-        let command = if server.command.is_empty() {
-            let mut c = super::run::default_command()?;
-            for f in &server.faults {
-                c.extend(["--fault".to_string(), f.clone()]);
-            }
-            c
-        } else {
-            server.command.clone()
-        };
-        let target = match &server.url {
-            None => stdio_target(&command, &env, server.cwd.as_deref())?,
-            Some(url) => {
-                let mut spec = HttpSpec::new(url.clone());
-                spec.timeout = Duration::from_millis(timeout_ms);
-                if server.command.is_empty() && server.faults.is_empty() {
-                    Target::Http {
-                        spec,
-                        process: None,
-                        command: None,
-                    }
-                } else {
-                    let Target::Stdio(launch) =
-                        stdio_target(&command, &env, server.cwd.as_deref())?
-                    else {
-                        bail!("internal: a command line must give a stdio target");
-                    };
-                    runtime
-                        .block_on(Target::launch_http(spec, launch, Duration::from_secs(10)))
-                        .with_context(|| format!("{}: cannot start its server", server.name))?
-                }
-            }
-        };
+        let target = matrix_target(server, timeout_ms, &runtime)?;
         let opts = RunOptions::new(
             era_choice(server.protocol_version.as_deref().unwrap_or("all"))?,
             Duration::from_millis(timeout_ms),
@@ -210,60 +175,129 @@ pub fn matrix(
             runtime.block_on(super::quality::for_matrix(&launched, timeout_ms)),
         ));
         runtime.block_on(launched.stop());
-        let column = match run {
-            Ok(_) => {
-                let data = collector
-                    .finish(&order, false)
-                    .context("run ended without a summary")?;
-                println!("{:<28} {}", server.name, data.summary.overall.line());
-                write_file(
-                    &out_dir.join(format!("{}.json", slug(&server.name))),
-                    &json::render(&data),
-                )?;
-                Column {
-                    name: server.name.clone(),
-                    data: Some(data),
-                    unreachable: None,
-                }
-            }
-            Err(e) => {
-                println!("{:<28} unreachable: {}", server.name, e.message);
-                Column {
-                    name: server.name.clone(),
-                    data: None,
-                    unreachable: Some(e.message),
-                }
-            }
-        };
-        columns.push(column);
+        let outcome = run.map(|_| collector).map_err(|e| e.message);
+        columns.push(column(server, outcome, &scenarios, out_dir)?);
     }
+    write_matrix(out_dir, &columns, &quality_rows)?;
+    Ok(EXIT_OK)
+}
+
+/// A matrix file: YAML, its errors placed at file:line:col.
+fn read_matrix_file(file: &Path) -> Result<MatrixFile> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let doc = mcp_conform::scenario::source::parse_yaml(&text)
+        .map_err(|e| anyhow::anyhow!("{}:{e}", file.display()))?;
+    serde_json::from_value(doc.value)
+        .with_context(|| format!("{}: not a matrix file", file.display()))
+}
+
+/// The target of one matrix server: its command (the built-in reference
+/// server with its faults when it names none) over stdio, or its URL,
+/// with the command launched behind it when there is one.
+fn matrix_target(
+    server: &MatrixServer,
+    timeout_ms: u64,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<Target> {
+    let env: Vec<(String, String)> = server.env.clone().into_iter().collect();
+    let command = if server.command.is_empty() {
+        let mut c = super::target::default_command()?;
+        for f in &server.faults {
+            c.extend(["--fault".to_string(), f.clone()]);
+        }
+        c
+    } else {
+        server.command.clone()
+    };
+    let Some(url) = &server.url else {
+        return stdio_target(&command, &env, server.cwd.as_deref());
+    };
+    let mut spec = HttpSpec::new(url.clone());
+    spec.timeout = Duration::from_millis(timeout_ms);
+    if server.command.is_empty() && server.faults.is_empty() {
+        return Ok(Target::Http {
+            spec,
+            process: None,
+            command: None,
+        });
+    }
+    let Target::Stdio(launch) = stdio_target(&command, &env, server.cwd.as_deref())? else {
+        bail!("internal: a command line must give a stdio target");
+    };
+    runtime
+        .block_on(Target::launch_http(spec, launch, Duration::from_secs(10)))
+        .with_context(|| format!("{}: cannot start its server", server.name))
+}
+
+/// One server's column: its results (also written to `<slug>.json`), or
+/// why it could not be reached.
+fn column(
+    server: &MatrixServer,
+    outcome: std::result::Result<Collector, String>,
+    scenarios: &[Scenario],
+    out_dir: &Path,
+) -> Result<Column> {
+    let collector = match outcome {
+        Ok(collector) => collector,
+        Err(message) => {
+            println!("{:<28} unreachable: {}", server.name, message);
+            return Ok(Column {
+                name: server.name.clone(),
+                data: None,
+                unreachable: Some(message),
+            });
+        }
+    };
+    let order: Vec<String> = scenarios.iter().map(|s| s.id.clone()).collect();
+    let data = collector
+        .finish(&order, false)
+        .context("run ended without a summary")?;
+    println!("{:<28} {}", server.name, data.summary.overall.line());
+    write_file(
+        &out_dir.join(format!("{}.json", slug(&server.name))),
+        &json::render(&data),
+    )?;
+    Ok(Column {
+        name: server.name.clone(),
+        data: Some(data),
+        unreachable: None,
+    })
+}
+
+/// The comparison files: matrix and drafts (Markdown and HTML), quality.
+fn write_matrix(
+    out_dir: &Path,
+    columns: &[Column],
+    quality_rows: &[(String, Option<QualityReport>)],
+) -> Result<()> {
     let requirements = mcp_conform::requirements::all().unwrap_or_default();
     let sources = mcp_conform::sources::all().unwrap_or_default();
     write_file(
         &out_dir.join("drafts.md"),
-        &mcp_conform::report::drafts::markdown(&columns, &requirements, sources),
+        &mcp_conform::report::drafts::markdown(columns, &requirements, sources),
     )?;
     write_file(
         &out_dir.join("drafts.html"),
-        &mcp_conform::report::drafts::html(&columns, &requirements, sources),
+        &mcp_conform::report::drafts::html(columns, &requirements, sources),
     )?;
     write_file(
         &out_dir.join("matrix.md"),
-        &matrix::markdown(&columns, &requirements),
+        &matrix::markdown(columns, &requirements),
     )?;
     write_file(
         &out_dir.join("matrix.html"),
-        &matrix::html(&columns, &requirements),
+        &matrix::html(columns, &requirements),
     )?;
     write_file(
         &out_dir.join("quality.md"),
-        &mcp_conform::report::quality::matrix_markdown(&quality_rows),
+        &mcp_conform::report::quality::matrix_markdown(quality_rows),
     )?;
     println!(
         "wrote matrix.md, matrix.html, drafts.md, drafts.html and quality.md in {}",
         out_dir.display()
     );
-    Ok(EXIT_OK)
+    Ok(())
 }
 
 fn slug(name: &str) -> String {

@@ -8,12 +8,13 @@ mod quality;
 mod run;
 mod select;
 mod sources;
+mod target;
 mod usage;
 mod watch;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 
 /// Conforms.
@@ -407,11 +408,14 @@ pub fn dispatch(cli: Cli, raw: &[String]) -> Result<u8> {
         Some(Command::Watch(args)) => watch::main(args),
         Some(Command::Client(args)) => client::main(args),
         Some(Command::ClientDriver(args)) => client::driver(args),
-        None => {
-            if let Some(fault) = cli.run.client_fault {
-                mcp_conform::session::client_fault::set_process_fault(fault);
-            }
-            run::main_job(cli.run)
-        }
+        None => run::main_job(cli.run),
     }
+}
+
+/// Writes a report file, creating its folder.
+pub fn write_file(path: &Path, text: &str) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }

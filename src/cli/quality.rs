@@ -12,7 +12,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::run::{build_target, era_choice, write_file};
+use super::target::{build_target, era_choice};
+use super::write_file;
 use super::{RunArgs, EXIT_FAILURES, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE};
 use mcp_conform::quality::gates::{self, Gate, Metric};
 use mcp_conform::quality::labelled;
@@ -211,7 +212,11 @@ pub fn write_reports(args: &RunArgs, svg: Option<&Path>, r: &QualityReport) -> R
 /// the relevance SHOULD of each surface; the exit code stays the run's.
 pub async fn after_run(args: &RunArgs, target: &mcp_conform::run::Target) {
     let opts = match options(args) {
-        Ok(o) => o,
+        // The run's sessions carry its client fault; so do these.
+        Ok(o) => QualityOptions {
+            client_fault: args.client_fault,
+            ..o
+        },
         Err(e) => {
             eprintln!("quality: {e:#}");
             return;

@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
+use super::target::{build_target, era_choice};
 use super::usage::Usage;
+use super::write_file;
 use super::{select, Format, RunArgs, EXIT_FAILURES, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE};
 use mcp_conform::report::console::{ConsoleOptions, ConsoleReporter};
 use mcp_conform::report::data::{Collector, ReportData};
@@ -21,51 +23,7 @@ use mcp_conform::run::Target;
 use mcp_conform::run::{RunPolicy, Verdict};
 use mcp_conform::scenario::model::Scenario;
 use mcp_conform::schema::Schemas;
-use mcp_conform::session::era::KNOWN_VERSIONS;
 use mcp_conform::transport::stdio::kill_all_groups;
-use mcp_conform::transport::{HttpSpec, StdioSpec};
-
-/// The built-in reference server: this binary, re-executed.
-pub fn default_command() -> Result<Vec<String>> {
-    let exe = std::env::current_exe()
-        .context("cannot find the mcp-conform executable to start the reference server")?;
-    Ok(vec![
-        exe.display().to_string(),
-        "serve-reference".into(),
-        "--control".into(),
-    ])
-}
-
-/// A stdio target from a command line (the reference server when empty).
-pub fn stdio_target(
-    command: &[String],
-    env: &[(String, String)],
-    cwd: Option<&Path>,
-) -> Result<Target> {
-    let command = if command.is_empty() {
-        default_command()?
-    } else {
-        command.to_vec()
-    };
-    let (program, rest) = command.split_first().context("empty server command")?;
-    let mut spec = StdioSpec::new(program.clone(), rest.to_vec());
-    spec.env = env.to_vec();
-    spec.cwd = cwd.map(Path::to_path_buf);
-    Ok(Target::Stdio(spec))
-}
-
-/// `all` (default), `auto`, or one known version; anything else is a usage error.
-pub fn era_choice(text: &str) -> Result<EraChoice> {
-    match text {
-        "all" => Ok(EraChoice::All),
-        "auto" => Ok(EraChoice::Auto),
-        v if KNOWN_VERSIONS.contains(&v) => Ok(EraChoice::Pinned(v.to_string())),
-        v => bail!(
-            "unknown protocol version {v:?} (known: {}, or all, or auto)",
-            KNOWN_VERSIONS.join(", ")
-        ),
-    }
-}
 
 /// `--shard K/N`: the K-th of N deterministic slices (round robin over sorted ids).
 pub fn shard(mut scenarios: Vec<Scenario>, spec: &str) -> Result<Vec<Scenario>> {
@@ -321,39 +279,6 @@ fn print_not_started(reason: &str, over_http: bool) {
     eprintln!("conformance result: NOT RUN");
 }
 
-/// stdio (a command, or the reference server) or HTTP (`--url`, maybe launching the command).
-pub(super) async fn build_target(args: &RunArgs) -> Result<Target> {
-    let Some(url) = &args.url else {
-        let mut target = stdio_target(&args.command, &args.env, args.cwd.as_deref())?;
-        if let Target::Stdio(spec) = &mut target {
-            spec.max_line = args.max_message_bytes;
-        }
-        return Ok(target);
-    };
-    let mut spec = HttpSpec::new(url.clone());
-    spec.headers = args.headers.clone();
-    spec.timeout = Duration::from_millis(args.timeout_ms);
-    spec.max_body = args.max_message_bytes;
-    spec.proxy = args.proxy.clone();
-    if args.command.is_empty() {
-        return Ok(Target::Http {
-            spec,
-            process: None,
-            command: None,
-        });
-    }
-    let Target::Stdio(command) = stdio_target(&args.command, &args.env, args.cwd.as_deref())?
-    else {
-        bail!("internal: a command line must give a stdio target");
-    };
-    Ok(Target::launch_http(
-        spec,
-        command,
-        Duration::from_millis(args.startup_timeout_ms),
-    )
-    .await?)
-}
-
 fn console(args: &RunArgs) -> ConsoleReporter<std::io::Stdout> {
     let stdout = std::io::stdout();
     let color = stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none();
@@ -398,6 +323,7 @@ fn run_options(args: &RunArgs, eras: EraChoice, schemas: Schemas) -> RunOptions 
         case: None,
     });
     opts.schemas = schemas;
+    opts.client_fault = args.client_fault;
     opts
 }
 
@@ -543,11 +469,4 @@ pub fn write_reports(args: &RunArgs, data: &ReportData) -> Result<()> {
         write_file(&path, &render(data))?;
     }
     Ok(())
-}
-
-pub fn write_file(path: &Path, text: &str) -> Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }

@@ -16,7 +16,7 @@ use mcp_conform::watch::relay_stdio::{self, StdioOptions};
 use mcp_conform::watch::report::{self, Target};
 use mcp_conform::watch::{record, rules, Sink};
 
-use super::{run::write_file, EXIT_UNREACHABLE, EXIT_USAGE};
+use super::{write_file, EXIT_UNREACHABLE, EXIT_USAGE};
 
 #[derive(Debug, Args)]
 #[command(

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::run::target::Target;
-use crate::session::client_fault::{self, ClientFault};
+use crate::session::client_fault::ClientFault;
 use crate::session::transcript::Transcript;
 use crate::session::{Era, Session, SessionError};
 use crate::transport::{HttpSpec, StdioSpec};
@@ -107,7 +107,11 @@ impl Job {
 
 /// Connects, performs every action, closes. Returns the failed actions'
 /// descriptions (empty when all went through).
-pub async fn drive(job: &Job, version: Option<&str>) -> Result<Vec<String>, DriverError> {
+pub async fn drive(
+    job: &Job,
+    version: Option<&str>,
+    client_fault: Option<ClientFault>,
+) -> Result<Vec<String>, DriverError> {
     let version = version
         .or_else(|| job.context.get("protocolVersion").and_then(Value::as_str))
         .unwrap_or(crate::protocol::NEWEST_STATEFUL);
@@ -118,7 +122,8 @@ pub async fn drive(job: &Job, version: Option<&str>) -> Result<Vec<String>, Driv
         .await
         .map_err(|e| DriverError::Connect(e.to_string()))?;
     let timeout = Duration::from_secs(10);
-    let mut session = Session::new("client-driver", conn, era, timeout, Transcript::default());
+    let mut session = Session::new("client-driver", conn, era, timeout, Transcript::default())
+        .with_client_fault(client_fault);
     handshake(&mut session, timeout).await?;
     let mut failed = Vec::new();
     for action in job.actions() {
@@ -192,7 +197,7 @@ async fn perform(s: &mut Session, action: &Value) -> Result<(), String> {
 /// (present, and neither false nor null). The `ignore-capabilities` client
 /// fault says yes to everything.
 fn declared(s: &Session, path: &[&str]) -> bool {
-    if client_fault::process_fault() == Some(ClientFault::IgnoreCapabilities) {
+    if s.client_fault() == Some(ClientFault::IgnoreCapabilities) {
         return true;
     }
     let found = path
@@ -224,7 +229,7 @@ async fn read_resource(s: &mut Session, action: &Value) -> Result<(), String> {
     let refused = first
         .as_ref()
         .is_err_and(|e| e.contains("MISSING_TOOL_SELECTION"));
-    if refused && client_fault::process_fault() == Some(ClientFault::RepeatBareRead) {
+    if refused && s.client_fault() == Some(ClientFault::RepeatBareRead) {
         return answered(s, "resources/read", params).await;
     }
     first

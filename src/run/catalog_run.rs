@@ -22,6 +22,7 @@ use super::target::Target;
 use crate::scenario::expr::Bound;
 use crate::scenario::model::Scenario;
 use crate::schema::Schemas;
+use crate::session::client_fault::ClientFault;
 use crate::session::era::KNOWN_VERSIONS;
 
 /// How to run.
@@ -46,6 +47,8 @@ pub struct RunOptions {
     pub sample_size: usize,
     /// The schemas messages are validated against (`--mcp-schema`).
     pub schemas: Schemas,
+    /// The client defect every session of the run carries (`--client-fault`).
+    pub client_fault: Option<ClientFault>,
 }
 
 impl RunOptions {
@@ -70,6 +73,7 @@ impl RunOptions {
             call_budget: super::executor::DEFAULT_CALL_BUDGET,
             sample_size: super::DEFAULT_SAMPLE_SIZE,
             schemas: Schemas::default(),
+            client_fault: None,
         }
     }
 }
@@ -127,16 +131,18 @@ pub async fn run_catalog(
     mut sink: impl FnMut(Event),
 ) -> Result<Vec<ScenarioResult>, ProbeError> {
     let started = Instant::now();
-    let probed = match probe_eras(&target, &opts.eras, opts.timeout, opts.startup).await {
+    let probed = match probe_eras(
+        &target,
+        &opts.eras,
+        opts.timeout,
+        opts.startup,
+        opts.client_fault,
+    )
+    .await
+    {
         Ok(p) => p,
         Err(e) => {
-            sink(Event::Started(Box::new(run_info(&target, &[], 0, opts))));
-            let mut summary = Summary::from_results(&[], started.elapsed().as_millis() as u64);
-            summary.verdict = Some(Verdict::NotRun {
-                reason: e.message.clone(),
-            });
-            summary.server_starts = target.server_starts();
-            sink(Event::Done(summary));
+            not_run(&target, opts, &e, started, &mut sink);
             return Err(e);
         }
     };
@@ -147,49 +153,11 @@ pub async fn run_catalog(
         scenarios.len(),
         opts,
     ))));
-    let fixture_match = probes
-        .last()
-        .is_some_and(|p| crate::fixture::serves_reference_catalog(&p.tool_names));
-    let mut work = Vec::new();
-    // A tool that outlasted the call budget in one era is not called again
-    // in another: it would only be waited out again.
-    let slow_calls = Arc::new(SlowCalls::default());
-    let run_eras: Vec<String> = probed.iter().map(|p| p.probe.era.version.clone()).collect();
-    let mut pools = Vec::new();
-    for (era, probed) in probed.into_iter().zip(&probes) {
-        let patience = era.start_cost;
-        let pool = warm_pool(era, opts).await;
-        // At most two servers per era serve the `isolation: reused`
-        // scenarios in turn (they are few and short, and a Node or Python
-        // start costs more than waiting); the pool starts empty: the
-        // probe's server goes to the shared scenarios, which only read.
-        let reuse_pool = pool.is_some().then(|| {
-            Arc::new(SessionPool::with_capacity(2, opts.shutdown_grace).with_patience(patience))
-        });
-        pools.extend(pool.clone());
-        pools.extend(reuse_pool.clone());
-        let cfg = Arc::new(RunConfig {
-            target: target.clone(),
-            era: probed.era.clone(),
-            server: probed.server.clone(),
-            probe: (!opts.isolate).then(|| Bound::from(probed.facts.clone())),
-            timeout: opts.timeout,
-            shutdown_grace: opts.shutdown_grace,
-            startup: opts.startup,
-            fixture_match,
-            walks: pool.is_some().then(Default::default),
-            pool,
-            reuse_pool,
-            property: opts.property,
-            call_tools: opts.call_tools,
-            call_budget: opts.call_budget,
-            slow_calls: Arc::clone(&slow_calls),
-            run_eras: run_eras.clone(),
-            sample_size: opts.sample_size,
-            schemas: opts.schemas.clone(),
-        });
-        work.extend(scenarios.iter().map(|s| (s.clone(), Arc::clone(&cfg))));
-    }
+    let (configs, pools) = era_configs(&target, probed, &probes, opts).await;
+    let work = configs
+        .iter()
+        .flat_map(|cfg| scenarios.iter().map(|s| (s.clone(), Arc::clone(cfg))))
+        .collect();
     let (tx, mut rx) = mpsc::unbounded_channel();
     let runner = tokio::spawn(run_jobs(work, opts.jobs, tx));
     let mut results = Vec::new();
@@ -210,6 +178,89 @@ pub async fn run_catalog(
     for pool in pools {
         pool.close_all().await;
     }
+    sort_results(&mut results, &scenarios);
+    crate::transport::stdio::reap_all().await;
+    let mut summary = Summary::from_results(&results, started.elapsed().as_millis() as u64);
+    summary.verdict = Some(policy.verdict(&results));
+    summary.server_starts = target.server_starts();
+    sink(Event::Done(summary));
+    Ok(results)
+}
+
+/// What the sink sees of a target that could not be probed: Started, and a
+/// Done whose verdict is NOT RUN with the probe's error.
+fn not_run(
+    target: &Target,
+    opts: &RunOptions,
+    e: &ProbeError,
+    started: Instant,
+    sink: &mut impl FnMut(Event),
+) {
+    sink(Event::Started(Box::new(run_info(target, &[], 0, opts))));
+    let mut summary = Summary::from_results(&[], started.elapsed().as_millis() as u64);
+    summary.verdict = Some(Verdict::NotRun {
+        reason: e.message.clone(),
+    });
+    summary.server_starts = target.server_starts();
+    sink(Event::Done(summary));
+}
+
+/// One configuration per era probed, and every pool they hold (to close
+/// at the end of the run).
+async fn era_configs(
+    target: &Target,
+    probed: Vec<ProbedEra>,
+    probes: &[Probe],
+    opts: &RunOptions,
+) -> (Vec<Arc<RunConfig>>, Vec<Arc<SessionPool>>) {
+    let fixture_match = probes
+        .last()
+        .is_some_and(|p| crate::fixture::serves_reference_catalog(&p.tool_names));
+    // A tool that outlasted the call budget in one era is not called again
+    // in another: it would only be waited out again.
+    let slow_calls = Arc::new(SlowCalls::default());
+    let run_eras: Vec<String> = probed.iter().map(|p| p.probe.era.version.clone()).collect();
+    let mut configs = Vec::new();
+    let mut pools = Vec::new();
+    for (era, probed) in probed.into_iter().zip(probes) {
+        let patience = era.start_cost;
+        let pool = warm_pool(era, opts).await;
+        // At most two servers per era serve the `isolation: reused`
+        // scenarios in turn (they are few and short, and a Node or Python
+        // start costs more than waiting); the pool starts empty: the
+        // probe's server goes to the shared scenarios, which only read.
+        let reuse_pool = pool.is_some().then(|| {
+            Arc::new(SessionPool::with_capacity(2, opts.shutdown_grace).with_patience(patience))
+        });
+        pools.extend(pool.clone());
+        pools.extend(reuse_pool.clone());
+        configs.push(Arc::new(RunConfig {
+            target: target.clone(),
+            era: probed.era.clone(),
+            server: probed.server.clone(),
+            probe: (!opts.isolate).then(|| Bound::from(probed.facts.clone())),
+            timeout: opts.timeout,
+            shutdown_grace: opts.shutdown_grace,
+            startup: opts.startup,
+            fixture_match,
+            walks: pool.is_some().then(Default::default),
+            pool,
+            reuse_pool,
+            property: opts.property,
+            call_tools: opts.call_tools,
+            call_budget: opts.call_budget,
+            slow_calls: Arc::clone(&slow_calls),
+            run_eras: run_eras.clone(),
+            sample_size: opts.sample_size,
+            schemas: opts.schemas.clone(),
+            client_fault: opts.client_fault,
+        }));
+    }
+    (configs, pools)
+}
+
+/// Results in (era, input) order: eras oldest first, scenarios as given.
+fn sort_results(results: &mut [ScenarioResult], scenarios: &[Scenario]) {
     let eras: Vec<String> = KNOWN_VERSIONS.iter().map(|v| v.to_string()).collect();
     results.sort_by_key(|r| {
         (
@@ -217,10 +268,4 @@ pub async fn run_catalog(
             scenarios.iter().position(|s| s.id == r.id),
         )
     });
-    crate::transport::stdio::reap_all().await;
-    let mut summary = Summary::from_results(&results, started.elapsed().as_millis() as u64);
-    summary.verdict = Some(policy.verdict(&results));
-    summary.server_starts = target.server_starts();
-    sink(Event::Done(summary));
-    Ok(results)
 }

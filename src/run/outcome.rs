@@ -59,6 +59,25 @@ impl std::fmt::Display for Outcome {
     }
 }
 
+/// What a finding of a generated case (`generate:`, run by `property`)
+/// carries: enough to see the input and to replay it exactly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PropertyFailure {
+    pub seed: u64,
+    /// The index of the first failing case (0-based).
+    pub case: usize,
+    /// Cases the scenario draws per run.
+    pub cases: usize,
+    /// The failing case as drawn.
+    pub original: Value,
+    /// The simplest case found that still fails the same check.
+    pub minimal: Value,
+    /// Shrink attempts made (each one real request sequence).
+    pub shrink_attempts: usize,
+    /// The command line that replays the failing case.
+    pub replay: String,
+}
+
 /// One problem (or recorded observation) found while running a scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
@@ -106,7 +125,7 @@ pub struct Finding {
     /// A generated case's failure: seed, case, original and minimal input,
     /// the replay command.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub property: Option<Box<super::property::PropertyFailure>>,
+    pub property: Option<Box<PropertyFailure>>,
 }
 
 impl Finding {

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::target::Target;
+use crate::session::client_fault::ClientFault;
 use crate::session::era::{self, Era};
 use crate::session::{Session, SessionError, Transcript};
 
@@ -95,18 +96,21 @@ pub enum EraChoice {
 
 /// Probes the eras `choice` asks for; the result lists those the server
 /// accepts, oldest first, and is never empty. Each comes with its session,
-/// still open, its request timeout set to `timeout`.
+/// still open, its request timeout set to `timeout`, carrying
+/// `client_fault` if one is given.
 pub async fn probe_eras(
     target: &Target,
     choice: &EraChoice,
     timeout: Duration,
     startup: Duration,
+    client_fault: Option<ClientFault>,
 ) -> Result<Vec<ProbedEra>, ProbeError> {
     // The probe starts the server: its first answer may take start-up time;
     // the lists after it are ordinary requests.
     let waits = Waits {
         handshake: timeout.max(startup),
         request: timeout,
+        client_fault,
     };
     match choice {
         EraChoice::Pinned(v) => Ok(vec![probe_era(target, Era::new(v), waits).await?]),
@@ -115,11 +119,13 @@ pub async fn probe_eras(
     }
 }
 
-/// How long the probe waits for the handshake and for each request after it.
+/// How long the probe waits for the handshake and for each request after
+/// it, and the client fault its sessions carry (`--client-fault`).
 #[derive(Debug, Clone, Copy)]
 struct Waits {
     handshake: Duration,
     request: Duration,
+    client_fault: Option<ClientFault>,
 }
 
 impl Waits {
@@ -127,6 +133,7 @@ impl Waits {
         Self {
             handshake: timeout,
             request: timeout,
+            client_fault: None,
         }
     }
 }
@@ -362,7 +369,8 @@ async fn probe_era_linked(
         stderr: String::new(),
         refusal: None,
     })?;
-    let mut session = Session::new("probe", conn, era.clone(), waits.request, Transcript::new());
+    let mut session = Session::new("probe", conn, era.clone(), waits.request, Transcript::new())
+        .with_client_fault(waits.client_fault);
     let e = match run_probe(&mut session, &mut era, waits.handshake, started, link).await {
         Ok((probe, start_cost)) => {
             return Ok(ProbedEra {

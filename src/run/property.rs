@@ -4,11 +4,11 @@
 //! request sequence, bounded) and report the original and minimal inputs
 //! with the seed and the command line that replays them.
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::executor::{Execution, Stop};
 use super::outcome::Outcome;
+pub use super::outcome::PropertyFailure;
 use crate::scenario::generate::shrink::Shrinker;
 use crate::scenario::generate::{case_json, Case, Generate};
 
@@ -38,25 +38,6 @@ impl PropertyRun {
             .map_err(|e| format!("--replay {text:?}: the case is not a number ({e})"))?;
         Ok(Self { seed, case })
     }
-}
-
-/// What a finding of a generated case carries: enough to see the input and
-/// to replay it exactly.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PropertyFailure {
-    pub seed: u64,
-    /// The index of the first failing case (0-based).
-    pub case: usize,
-    /// Cases the scenario draws per run.
-    pub cases: usize,
-    /// The failing case as drawn.
-    pub original: Value,
-    /// The simplest case found that still fails the same check.
-    pub minimal: Value,
-    /// Shrink attempts made (each one real request sequence).
-    pub shrink_attempts: usize,
-    /// The command line that replays the failing case.
-    pub replay: String,
 }
 
 enum CaseVerdict {

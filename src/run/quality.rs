@@ -11,6 +11,7 @@ use super::target::Target;
 use crate::quality::bm25::Baseline;
 use crate::quality::measure::{self, Absent, Answer, QualityReport, SurfaceReport, DEPTH};
 use crate::quality::{queries, Feature, Item, Query, Surface};
+use crate::session::client_fault::ClientFault;
 use crate::session::{PageWalk, Session};
 
 /// What to measure and how.
@@ -26,6 +27,9 @@ pub struct QualityOptions {
     pub sentences: bool,
     /// A labelled set (its file name, its queries) instead of self-retrieval.
     pub labelled: Option<(String, Vec<Query>)>,
+    /// The client defect the measuring sessions carry (`--client-fault`
+    /// on a run with `--quality`).
+    pub client_fault: Option<ClientFault>,
 }
 
 impl QualityOptions {
@@ -38,6 +42,7 @@ impl QualityOptions {
             max_queries: None,
             sentences: true,
             labelled: None,
+            client_fault: None,
         }
     }
 }
@@ -48,7 +53,14 @@ const TOOL_SEARCH: &str = "tool_search";
 /// Measures every search surface of `target`; a server with none gives a
 /// report with no surface (nothing to measure).
 pub async fn measure(target: &Target, opts: &QualityOptions) -> Result<QualityReport, ProbeError> {
-    let mut probed = probe_eras(target, &opts.era, opts.timeout, opts.startup).await?;
+    let mut probed = probe_eras(
+        target,
+        &opts.era,
+        opts.timeout,
+        opts.startup,
+        opts.client_fault,
+    )
+    .await?;
     // The newest era accepted; the others' sessions are not needed.
     let Some(chosen) = probed.pop() else {
         return Err(ProbeError {

@@ -1,12 +1,13 @@
 //! Client-side faults for the harness's own session, the way the reference
 //! server has `--fault`: a testing aid that makes mcp-conform a client that
 //! breaks one rule, so that each client trace rule of `mcp-conform watch`
-//! can be shown failing. Off unless `--client-fault NAME` is given; every
-//! fault acts in [`ClientFault::rewrite`], on the messages the session is
-//! about to send, and nowhere else.
+//! can be shown failing. Off unless `--client-fault NAME` is given, which
+//! hands the fault to every session the command builds
+//! (`Session::with_client_fault`); every fault acts in
+//! [`ClientFault::rewrite`], on the messages that session is about to send,
+//! and nowhere else (an HTTP header fault on its connection's requests).
 
 use std::str::FromStr;
-use std::sync::OnceLock;
 
 use serde_json::{json, Value};
 
@@ -295,24 +296,8 @@ impl ClientFault {
         request: bool,
         state: &mut FaultState,
     ) -> Vec<Value> {
-        let stray = |id: &str| json!({"jsonrpc": "2.0", "id": id});
         if method == "initialize" {
-            let id = msg.get("id").cloned().unwrap_or(Value::Null);
-            return match self {
-                ClientFault::CancelInitialize => vec![
-                    msg,
-                    json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}}),
-                ],
-                ClientFault::PingBeforeInitialize => vec![
-                    json!({"jsonrpc": "2.0", "id": "mcp-conform-fault-ping", "method": "ping"}),
-                    msg,
-                ],
-                ClientFault::RequestBeforeInitializeAnswer => vec![
-                    msg,
-                    json!({"jsonrpc": "2.0", "id": "mcp-conform-fault-early", "method": "tools/list"}),
-                ],
-                _ => vec![msg],
-            };
+            return self.around_initialize(msg);
         }
         let handshake = matches!(method, "server/discover");
         if self == ClientFault::RetryRefusedVersion && request && !handshake {
@@ -321,13 +306,46 @@ impl ClientFault {
         if !request || handshake || state.acted {
             return vec![msg];
         }
-        let extra = match self {
-            ClientFault::JsonrpcOne => {
+        if self == ClientFault::JsonrpcOne {
+            state.acted = true;
+            let mut msg = msg;
+            msg["jsonrpc"] = json!("1.0");
+            return vec![msg];
+        }
+        match self.beside_first_request(&msg) {
+            Some(extra) => {
                 state.acted = true;
-                let mut msg = msg;
-                msg["jsonrpc"] = json!("1.0");
-                return vec![msg];
+                vec![msg, extra]
             }
+            None => vec![msg],
+        }
+    }
+
+    /// The initialize request, with what the fault sends before or after it.
+    fn around_initialize(self, msg: Value) -> Vec<Value> {
+        let id = msg.get("id").cloned().unwrap_or(Value::Null);
+        match self {
+            ClientFault::CancelInitialize => vec![
+                msg,
+                json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}}),
+            ],
+            ClientFault::PingBeforeInitialize => vec![
+                json!({"jsonrpc": "2.0", "id": "mcp-conform-fault-ping", "method": "ping"}),
+                msg,
+            ],
+            ClientFault::RequestBeforeInitializeAnswer => vec![
+                msg,
+                json!({"jsonrpc": "2.0", "id": "mcp-conform-fault-early", "method": "tools/list"}),
+            ],
+            _ => vec![msg],
+        }
+    }
+
+    /// The message the fault sends after `msg`, the first request after
+    /// the handshake; None when the fault adds none.
+    fn beside_first_request(self, msg: &Value) -> Option<Value> {
+        let stray = |id: &str| json!({"jsonrpc": "2.0", "id": id});
+        let extra = match self {
             ClientFault::NullId => {
                 let mut copy = msg.clone();
                 copy["id"] = Value::Null;
@@ -369,10 +387,9 @@ impl ClientFault {
                 "params": {"protocolVersion": "2025-11-25", "capabilities": {},
                            "clientInfo": {"name": "mcp-conform", "version": env!("CARGO_PKG_VERSION")}}})
             }
-            _ => return vec![msg],
+            _ => return None,
         };
-        state.acted = true;
-        vec![msg, extra]
+        Some(extra)
     }
 }
 
@@ -424,24 +441,6 @@ impl FromStr for ClientFault {
             .find(|f| f.name() == s)
             .ok_or_else(|| UnknownClientFault(s.to_string()))
     }
-}
-
-/// The process's client fault, set once from the command line before any
-/// session opens: every session the run opens (probe, pool, scenarios)
-/// carries the same defect.
-static PROCESS_FAULT: OnceLock<ClientFault> = OnceLock::new();
-
-/// Sets the fault every session of this process gets (once; later calls are ignored).
-pub fn set_process_fault(fault: ClientFault) {
-    let _ = PROCESS_FAULT.set(fault);
-    if let ClientFault::Http(h) = fault {
-        crate::transport::header_fault::set_process_fault(h);
-    }
-}
-
-/// The fault a new session gets.
-pub fn process_fault() -> Option<ClientFault> {
-    PROCESS_FAULT.get().copied()
 }
 
 #[cfg(test)]

@@ -1,9 +1,8 @@
 //! HTTP header defects of the harness's own client, the transport half of
 //! `--client-fault` (see `session::client_fault`): each bends one header
 //! of every POST, so that each HTTP client rule of `mcp-conform watch` and
-//! `mcp-conform client` can be shown failing. Off unless set.
-
-use std::sync::OnceLock;
+//! `mcp-conform client` can be shown failing. Off unless the session that
+//! owns the connection carries one (`HttpConnection::set_header_fault`).
 
 use reqwest::header::{HeaderMap, HeaderValue, ACCEPT};
 
@@ -73,16 +72,4 @@ impl HeaderFault {
             }
         }
     }
-}
-
-static PROCESS_FAULT: OnceLock<HeaderFault> = OnceLock::new();
-
-/// Sets the header fault of every HTTP connection of this process (once).
-pub fn set_process_fault(fault: HeaderFault) {
-    let _ = PROCESS_FAULT.set(fault);
-}
-
-/// The header fault of this process, if any.
-pub fn process_fault() -> Option<HeaderFault> {
-    PROCESS_FAULT.get().copied()
 }

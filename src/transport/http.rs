@@ -12,6 +12,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, ACCEPT_ENCODIN
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::header_fault::HeaderFault;
 use super::http_read::{self, error_chain, ReadError, Seen, SseReader};
 use super::param_headers::{encode_value, ToolHeaders};
 use super::stdio::excerpt;
@@ -72,6 +73,8 @@ pub struct HttpConnection {
     exchanges: u64,
     /// Whether the `http-get-stream` client fault has sent its GET.
     fault_get_sent: bool,
+    /// The header defect this connection carries (`--client-fault http-…`).
+    header_fault: Option<HeaderFault>,
 }
 
 /// Headers the stateless era puts on a POST, derived from the message:
@@ -117,7 +120,13 @@ impl HttpConnection {
             last_status: None,
             exchanges: 0,
             fault_get_sent: false,
+            header_fault: None,
         })
+    }
+
+    /// Bends one header of every request from now on (a client fault).
+    pub fn set_header_fault(&mut self, fault: Option<HeaderFault>) {
+        self.header_fault = fault;
     }
 
     fn headers(&self, msg: Option<&Value>) -> Result<HeaderMap, TransportError> {
@@ -150,7 +159,7 @@ impl HttpConnection {
         for (k, v) in &self.spec.headers {
             add(k, v)?;
         }
-        if let Some(fault) = super::header_fault::process_fault() {
+        if let Some(fault) = self.header_fault {
             fault.apply(&mut h);
         }
         Ok(h)
@@ -203,8 +212,7 @@ impl HttpConnection {
     /// one GET to the endpoint, as a 2025 client opens its stream; the
     /// answer (405 from a server that has none) is dropped.
     async fn faulty_get(&mut self) {
-        if super::header_fault::process_fault() != Some(super::header_fault::HeaderFault::GetStream)
-        {
+        if self.header_fault != Some(HeaderFault::GetStream) {
             return;
         }
         self.fault_get_sent = true;
@@ -745,4 +753,20 @@ fn sse_item(data: &[u8]) -> Option<Incoming> {
             excerpt: excerpt(data),
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_header_fault_bends_only_its_own_connections_headers() {
+        let spec = HttpSpec::new("http://127.0.0.1:9/mcp");
+        let plain = HttpConnection::new(&spec, false, "2025-11-25").expect("a client");
+        let mut faulty = HttpConnection::new(&spec, false, "2025-11-25").expect("a client");
+        faulty.set_header_fault(Some(HeaderFault::NoAccept));
+        let accept = |c: &HttpConnection| c.headers(None).expect("headers")[ACCEPT].clone();
+        assert_eq!(accept(&plain), "application/json, text/event-stream");
+        assert_eq!(accept(&faulty), "application/json");
+    }
 }

@@ -30,6 +30,7 @@ use crate::scenario::model::{
     Assertion, Fixture, ForEach, Isolation, Level, Place, Scenario, Step,
 };
 use crate::schema::Schemas;
+use crate::session::client_fault::ClientFault;
 use crate::session::{Era, Session, Transcript};
 
 /// What every scenario of a run shares.
@@ -75,6 +76,8 @@ pub struct RunConfig {
     pub sample_size: usize,
     /// What `schema_errors` validates against (`--mcp-schema`).
     pub schemas: Schemas,
+    /// The client defect every session carries (`--client-fault`).
+    pub client_fault: Option<ClientFault>,
 }
 
 /// The default of `--call-budget-ms`: a tool that works for longer (a
@@ -141,6 +144,7 @@ impl RunConfig {
             slow_calls: Arc::default(),
             sample_size: super::DEFAULT_SAMPLE_SIZE,
             schemas: Schemas::default(),
+            client_fault: None,
         }
     }
 }

@@ -16,7 +16,7 @@ use crate::scenario::expr::Bound;
 use crate::scenario::expr_reads::ReadTree;
 use crate::scenario::interpolate::{Template, ValueTemplate};
 use crate::scenario::model::{Action, Step};
-use crate::session::{PageWalk, SessionError};
+use crate::session::{PageWalk, Session, SessionError, Walked};
 use crate::transport::RawRequest;
 
 /// How long a paginated walk may take in all before it is stopped as not
@@ -27,6 +27,15 @@ const WALK_BUDGET: Duration = Duration::from_secs(30);
 /// What the wire gave back for a step, or why it gave nothing.
 /// A request step's answer: shared with the run's walks when it is one.
 type Sent = Result<Bound, SessionError>;
+
+/// A `request:` step's request, interpolated.
+struct Call {
+    method: String,
+    params: Option<Value>,
+    rpc_id: Option<Value>,
+    /// The request as the answer carries it (under `request`).
+    request: Value,
+}
 
 /// A `request:` step as written, before interpolation.
 struct RequestStep<'s> {
@@ -131,120 +140,181 @@ impl Execution<'_> {
     ) -> Result<Sent, Stop> {
         let params = self.interpolated_params(label, written.params)?;
         let rpc_id = self.interpolated_params(label, written.rpc_id)?;
-        let method = &self.interpolated_text(label, written.method)?;
-        let request = jsonrpc_request_view(method, params.as_ref());
-        let known_items = written
-            .paginate
-            .and_then(|field| self.known_items(method, field));
-        let budget = self.cfg.call_budget;
-        // What the scenario reads of this answer, when a long list can be
-        // cut down to it, with what the step's pattern looks at.
+        let method = self.interpolated_text(label, written.method)?;
+        let call = Call {
+            request: jsonrpc_request_view(&method, params.as_ref()),
+            method,
+            params,
+            rpc_id,
+        };
+        match written.paginate {
+            Some(field) => self.walk(step, label, written, field, call, timeout).await,
+            None if written.no_wait => self.send_unawaited(step, label, call).await,
+            None if step.bounded => self.send_bounded(step, label, call).await,
+            None => self.send_awaited(step, label, call, timeout).await,
+        }
+    }
+
+    /// The step's session, its sentinel armed when the step asks for one.
+    async fn armed_session(&mut self, step: &Step, label: &str) -> Result<&mut Session, Stop> {
+        let session = self.session(step, label).await?;
+        if step.sentinel {
+            session.arm_sentinel();
+        }
+        Ok(session)
+    }
+
+    /// `no_wait: true`: the request goes out and its answer is not awaited;
+    /// the step's answer is the id it went out with.
+    async fn send_unawaited(&mut self, step: &Step, label: &str, call: Call) -> Result<Sent, Stop> {
+        let session = self.armed_session(step, label).await?;
+        let id = session
+            .send_request(&call.method, call.params, call.rpc_id, step.meta)
+            .await;
+        Ok(id.map(|id| Bound::from(json!({ "id": id, "request": call.request }))))
+    }
+
+    /// A request awaited for the step's timeout.
+    async fn send_awaited(
+        &mut self,
+        step: &Step,
+        label: &str,
+        call: Call,
+        timeout: Duration,
+    ) -> Result<Sent, Stop> {
+        let session = self.armed_session(step, label).await?;
+        let answer = session
+            .request_with(
+                &call.method,
+                call.params,
+                call.rpc_id,
+                Some(timeout),
+                step.meta,
+            )
+            .await;
+        Ok(answer.map(|a| Bound::from(with_request(a, call.request))))
+    }
+
+    /// `bounded: true`: a request cancelled once it outlasts the call
+    /// budget, its item then not exercised; one that outlasted it earlier
+    /// in the run is not sent again. Either way the answer carries only the
+    /// request.
+    async fn send_bounded(&mut self, step: &Step, label: &str, call: Call) -> Result<Sent, Stop> {
+        let cfg = self.cfg;
+        let budget = cfg.call_budget;
+        let Call {
+            method,
+            params,
+            request,
+            ..
+        } = call;
+        let session = self.armed_session(step, label).await?;
+        let slow = SlowCalls::key(&method, params.as_ref());
+        if let Some(first) = cfg.slow_calls.found_by(&slow) {
+            session.transcript.note(
+                &session.name,
+                format!("{method}: not sent; it outlasted the call budget in {first}"),
+            );
+            self.unexercised = Some(not_sent_again(&method, params.as_ref(), budget, &first));
+            return Ok(Ok(Bound::from(json!({ "request": request }))));
+        }
+        let answer = session
+            .request_within(&method, params.clone(), step.meta, budget)
+            .await;
+        Ok(match answer {
+            Ok(Some(a)) => Ok(Bound::from(with_request(a, request))),
+            Ok(None) => {
+                cfg.slow_calls
+                    .record(slow, &format!("{} ({})", self.s.id, cfg.era.version));
+                self.unexercised = Some(not_exercised(&method, params.as_ref(), budget));
+                Ok(Bound::from(json!({ "request": request })))
+            }
+            Err(e) => Err(e),
+        })
+    }
+
+    /// What the scenario reads of a step's answer, with what the step's
+    /// pattern looks at: a long list can be cut down to it.
+    fn answer_keep(&self, step: &Step) -> Option<ReadTree> {
         let read = step
             .id
             .as_ref()
             .map(|_| self.answer_read(step).unwrap_or_default());
-        let keep = match (&step.expect, read) {
+        match (&step.expect, read) {
             (None, read) => read,
             (Some(pattern), read) => {
                 let mut keep = pattern.read_tree();
                 keep.merge(read.unwrap_or_default());
                 Some(keep)
             }
-        };
+        }
+    }
+
+    /// A `paginate:` step: the complete walk an earlier shared scenario made
+    /// on this server when there is one, else a walk page by page.
+    async fn walk(
+        &mut self,
+        step: &Step,
+        label: &str,
+        written: &RequestStep<'_>,
+        field: &str,
+        call: Call,
+        timeout: Duration,
+    ) -> Result<Sent, Stop> {
+        let known_items = self.known_items(&call.method, field);
+        let keep = self.answer_keep(step);
         // A step with a pattern matches the answer its own server gave.
-        let shared_walk = match (written.paginate, &keep, &step.expect) {
-            (Some(_), Some(read), None) => {
-                self.shared_walk(step, written, method, params.as_ref(), read)
+        let shared_walk = match (&keep, &step.expect) {
+            (Some(read), None) => {
+                self.shared_walk(step, written, &call.method, call.params.as_ref(), read)
             }
             _ => None,
         };
         // A walk that goes to the store is kept whole but for its pages.
         let stored_read = WalkCache::stored_read();
-        let cfg = self.cfg;
-        let session = self.session(step, label).await?;
-        if step.sentinel {
-            session.arm_sentinel();
-        }
-        let cache = cfg.walks.as_deref();
+        let cache = self.cfg.walks.as_deref();
+        let session = self.armed_session(step, label).await?;
         if let (Some(cache), Some(request_key)) = (cache, &shared_walk) {
-            if session
-                .notification_log
-                .iter()
-                .any(crate::run::walks::says_list_changed)
-            {
-                cache.clear();
-            } else if let (Some(hit), Some(_)) = (cache.get(request_key), &keep) {
-                session.transcript.note(
-                    &session.name,
-                    format!("{method}: the complete walk an earlier shared scenario made on this server (not walked again)"),
-                );
-                // Shared, not copied: it is the answer this walk would give,
-                // request included, and each expression converts only the
-                // part it reads.
+            if let Some(hit) = earlier_walk(session, cache, request_key, &call.method) {
                 return Ok(Ok(hit));
             }
         }
-        let walked = match written.paginate {
-            None if written.no_wait => {
-                let id = session
-                    .send_request(method, params, rpc_id, step.meta)
-                    .await;
-                return Ok(id.map(|id| Bound::from(json!({ "id": id, "request": request }))));
-            }
-            None if step.bounded => {
-                let slow = SlowCalls::key(method, params.as_ref());
-                if let Some(first) = cfg.slow_calls.found_by(&slow) {
-                    session.transcript.note(
-                        &session.name,
-                        format!("{method}: not sent; it outlasted the call budget in {first}"),
-                    );
-                    self.unexercised =
-                        Some(not_sent_again(method, params.as_ref(), budget, &first));
-                    return Ok(Ok(Bound::from(json!({ "request": request }))));
-                }
-                let answer = session
-                    .request_within(method, params.clone(), step.meta, budget)
-                    .await;
-                return Ok(match answer {
-                    Ok(Some(a)) => Ok(Bound::from(with_request(a, request))),
-                    Ok(None) => {
-                        cfg.slow_calls
-                            .record(slow, &format!("{} ({})", self.s.id, cfg.era.version));
-                        self.unexercised = Some(not_exercised(method, params.as_ref(), budget));
-                        Ok(Bound::from(json!({ "request": request })))
-                    }
-                    Err(e) => Err(e),
-                });
-            }
-            None => {
-                let answer = session
-                    .request_with(method, params, rpc_id, Some(timeout), step.meta)
-                    .await;
-                return Ok(answer.map(|a| Bound::from(with_request(a, request))));
-            }
-            Some(field) => {
-                let walk = PageWalk {
-                    field,
-                    max_pages: written.max_pages,
-                    known_items,
-                    budget: WALK_BUDGET.max(timeout),
-                    timeout,
-                    meta: step.meta,
-                    keep: if shared_walk.is_some() {
-                        Some(&stored_read)
-                    } else {
-                        keep.as_ref()
-                    },
-                };
-                match session.paginate(method, params, walk).await {
-                    Ok(walked) => walked,
-                    Err(e) => return Ok(Err(e)),
-                }
-            }
+        let walk = PageWalk {
+            field,
+            max_pages: written.max_pages,
+            known_items,
+            budget: WALK_BUDGET.max(timeout),
+            timeout,
+            meta: step.meta,
+            keep: if shared_walk.is_some() {
+                Some(&stored_read)
+            } else {
+                keep.as_ref()
+            },
         };
+        let walked = match session.paginate(&call.method, call.params, walk).await {
+            Ok(walked) => walked,
+            Err(e) => return Ok(Err(e)),
+        };
+        let store = shared_walk.zip(cache);
+        self.walk_answer(step, label, walked, call.request, keep, store)
+    }
+
+    /// The answer of a walk that ended: none when it was cut short (the
+    /// scenario is not exercised, whatever the partial list would say; a
+    /// failure found before stands), a finding beside it when the server
+    /// broke the walk, and the list passed on to the shared walks when it
+    /// may be (`store`: its key and the store).
+    fn walk_answer(
+        &mut self,
+        step: &Step,
+        label: &str,
+        walked: Walked,
+        request: Value,
+        keep: Option<ReadTree>,
+        store: Option<(String, &WalkCache)>,
+    ) -> Result<Sent, Stop> {
         if let Some(unfinished) = walked.unfinished {
-            // Too long to test here: the scenario is not exercised, whatever
-            // the partial list would say (a failure found before stands).
             self.skipped = Some(unfinished.to_string());
             return Err(Stop);
         }
@@ -258,8 +328,8 @@ impl Execution<'_> {
                 .with_answer(&shown);
             self.record(f)?;
         }
-        let answer = match (&keep, shared_walk, cache) {
-            (Some(read), Some(request_key), Some(cache))
+        let answer = match (&keep, store) {
+            (Some(read), Some((request_key, cache)))
                 if walked.broken.is_none() && walked.answer.get("result").is_some() =>
             {
                 let whole = Bound::from(with_request(walked.answer, request));
@@ -272,9 +342,9 @@ impl Execution<'_> {
             }
             // A mismatch shows what the server sent: the walk cut each item
             // down to what the pattern looks at, the rest stays as it came.
-            (Some(_), _, _) if step.expect.is_some() => walked.answer,
-            (Some(read), _, _) => prune(walked.answer, read),
-            (None, _, _) => walked.answer,
+            (Some(_), _) if step.expect.is_some() => walked.answer,
+            (Some(read), _) => prune(walked.answer, read),
+            (None, _) => walked.answer,
         };
         Ok(Ok(Bound::from(with_request(answer, request))))
     }
@@ -403,6 +473,33 @@ impl Execution<'_> {
             Stop
         })
     }
+}
+
+/// The complete walk of `request_key` an earlier shared scenario made on
+/// this server, unless the server said its list changed since (the store
+/// is then emptied). Shared, not copied: it is the answer this walk would
+/// give, request included, and each expression converts only the part it
+/// reads.
+fn earlier_walk(
+    session: &Session,
+    cache: &WalkCache,
+    request_key: &str,
+    method: &str,
+) -> Option<Bound> {
+    if session
+        .notification_log
+        .iter()
+        .any(crate::run::walks::says_list_changed)
+    {
+        cache.clear();
+        return None;
+    }
+    let hit = cache.get(request_key)?;
+    session.transcript.note(
+        &session.name,
+        format!("{method}: the complete walk an earlier shared scenario made on this server (not walked again)"),
+    );
+    Some(hit)
 }
 
 /// Why a bounded request's item was not exercised: what was asked (a

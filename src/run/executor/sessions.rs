@@ -47,7 +47,8 @@ impl Execution<'_> {
             self.cfg.era.clone(),
             self.cfg.timeout,
             self.transcript.clone(),
-        );
+        )
+        .with_client_fault(self.cfg.client_fault);
         let main_without = name == MAIN && !self.s.handshake;
         if main_without || !handshake {
             // The first message on this connection is the step's own.

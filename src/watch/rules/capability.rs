@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::checks::{string, strings};
+use super::params::{string, strings};
 use super::{describe, Ctx, Hit};
 use crate::watch::trace::{Msg, Side};
 

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::params::{integers, string, strings};
 use super::{capability, describe, flows, http, selection, Ctx, Hit};
 use crate::watch::trace::Msg;
 
@@ -127,35 +128,6 @@ pub fn parse(kind: &str, with: &Value) -> Result<Check, String> {
         }
     };
     Ok(check)
-}
-
-pub fn string(with: &Value, key: &str) -> Result<String, String> {
-    with.get(key)
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .ok_or_else(|| format!("`with.{key}` must be a string"))
-}
-
-pub fn strings(with: &Value, key: &str) -> Result<Vec<String>, String> {
-    let list = with
-        .get(key)
-        .and_then(Value::as_array)
-        .ok_or_else(|| format!("`with.{key}` must be a list of strings"))?;
-    list.iter()
-        .map(|v| v.as_str().map(str::to_string))
-        .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| format!("`with.{key}` must be a list of strings"))
-}
-
-fn integers(with: &Value, key: &str) -> Result<Vec<i64>, String> {
-    let list = with
-        .get(key)
-        .and_then(Value::as_array)
-        .ok_or_else(|| format!("`with.{key}` must be a list of integers"))?;
-    list.iter()
-        .map(Value::as_i64)
-        .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| format!("`with.{key}` must be a list of integers"))
 }
 
 impl Check {

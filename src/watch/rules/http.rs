@@ -4,7 +4,7 @@
 use base64::Engine;
 use serde_json::Value;
 
-use super::checks::string;
+use super::params::string;
 use super::{describe, Ctx, Hit};
 use crate::watch::trace::{Msg, Side};
 

@@ -8,6 +8,7 @@ mod flows;
 mod http;
 pub mod load;
 mod param_headers;
+mod params;
 mod selection;
 #[cfg(test)]
 mod tests;

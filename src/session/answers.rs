@@ -1,0 +1,281 @@
+//! Waiting for one answer: the sentinel that shows a message was dropped,
+//! late and second answers set aside, and what a timeout message says the
+//! server did instead of answering.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::{Session, SessionError, WireViolation};
+use crate::jsonrpc;
+use crate::transport::stdio::ExitState;
+use crate::transport::Incoming;
+
+/// How long a sentinel's answer may precede the answer it follows before the
+/// message is taken as dropped (see `Session::arm_sentinel`).
+pub const SENTINEL_GRACE: Duration = Duration::from_millis(500);
+
+impl Session {
+    pub(super) async fn closed_error(&mut self, during: &str) -> SessionError {
+        let exit = match self.conn.exit_state().await {
+            ExitState::Running => "closed its output but is still running".to_string(),
+            other => other.to_string(),
+        };
+        SessionError::Closed {
+            during: during.to_string(),
+            exit,
+        }
+    }
+
+    /// The next wait for an answer (`request_with`, `send_raw`) sends the
+    /// era's liveness request right behind the message, over stdio, where a
+    /// server reads its input in order. A server that answers the sentinel
+    /// and, within `SENTINEL_GRACE` more, not the message, has dropped the
+    /// message without a word: the wait ends there (`SessionError::Dropped`)
+    /// instead of at the timeout. For messages servers commonly drop (an
+    /// unparsable line, an id they cannot represent); the rule is written in
+    /// docs/interpretations.md.
+    pub fn arm_sentinel(&mut self) {
+        self.sentinel_armed = self.conn.is_stream();
+    }
+
+    /// Sends the armed sentinel, if any; returns its id.
+    async fn send_sentinel(&mut self) -> Result<Option<Value>, SessionError> {
+        if !std::mem::take(&mut self.sentinel_armed) {
+            return Ok(None);
+        }
+        let id = self.fresh_id();
+        let method = self.era.liveness_method();
+        let params = self.with_era_meta(None, true);
+        self.send_value(&jsonrpc::request(id.clone(), method, params))
+            .await?;
+        Ok(Some(id))
+    }
+
+    /// Waits for the response to `id` (or to anything, when `id` is None).
+    pub(super) async fn await_response(
+        &mut self,
+        id: Option<&Value>,
+        method: &str,
+        timeout: Duration,
+    ) -> Result<Value, SessionError> {
+        let mut deadline = Instant::now() + timeout;
+        let violations_before = self.violations.len();
+        // The message awaited is the last one sent (HTTP: its POST).
+        let exchange = self.conn.last_exchange();
+        self.server_requests_answered = 0;
+        let sentinel = self.send_sentinel().await?;
+        let mut sentinel_answered = false;
+        loop {
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            let next = tokio::time::timeout(remaining, self.next_incoming()).await;
+            let Ok(item) = next else {
+                return Err(if sentinel_answered {
+                    self.dropped(id, method, sentinel.as_ref())
+                } else {
+                    self.timed_out(method, timeout, violations_before, sentinel)
+                        .await
+                });
+            };
+            match item {
+                Some(Incoming::Message(v)) => {
+                    let Some(answer) = self.dispatch(v).await? else {
+                        continue;
+                    };
+                    if sentinel.is_some() && answer.get("id") == sentinel.as_ref() {
+                        sentinel_answered = true;
+                        deadline = deadline.min(Instant::now() + SENTINEL_GRACE);
+                        continue;
+                    }
+                    if let Some(reason) = self.stray(id, &answer) {
+                        self.transcript.note(&self.name, reason);
+                        continue;
+                    }
+                    if let Some(got) = answer.get("id") {
+                        self.answered_ids.insert(got.to_string());
+                    }
+                    if let (Some(s), false) = (sentinel, sentinel_answered) {
+                        self.settle_sentinel(s, deadline).await;
+                    }
+                    return Ok(answer);
+                }
+                Some(Incoming::Unanswered {
+                    exchange: e,
+                    status,
+                }) if Some(e) == exchange => {
+                    return Err(SessionError::Unanswered {
+                        method: method.to_string(),
+                        status,
+                        hint: self.body_hint(violations_before),
+                    });
+                }
+                Some(
+                    Incoming::Garbage { .. } | Incoming::Unanswered { .. } | Incoming::Line(_),
+                ) => {}
+                Some(Incoming::Closed) | None => {
+                    return Err(self
+                        .closed_error(&format!("the harness waited for the answer to {method}"))
+                        .await)
+                }
+            }
+        }
+    }
+
+    /// The sentinel was answered and, within its grace, the message not:
+    /// the server dropped it.
+    fn dropped(&self, id: Option<&Value>, method: &str, sentinel: Option<&Value>) -> SessionError {
+        let liveness = self.era.liveness_method();
+        SessionError::Dropped {
+            unanswered: match id {
+                Some(id) => format!("the {method} with id {id}"),
+                None => method.to_string(),
+            },
+            sentinel: match sentinel {
+                Some(s) => format!("the {liveness} with id {s}"),
+                None => format!("the {liveness}"),
+            },
+            grace_ms: SENTINEL_GRACE.as_millis() as u64,
+        }
+    }
+
+    /// No answer within `timeout`; the unanswered sentinel is abandoned
+    /// with the message.
+    async fn timed_out(
+        &mut self,
+        method: &str,
+        timeout: Duration,
+        violations_before: usize,
+        sentinel: Option<Value>,
+    ) -> SessionError {
+        if let Some(s) = sentinel {
+            self.abandoned_ids.push(s);
+        }
+        let hint = self.timeout_hint(violations_before).await;
+        SessionError::Timeout {
+            method: method.to_string(),
+            ms: timeout.as_millis() as u64,
+            hint,
+        }
+    }
+
+    /// Reads the sentinel's answer, which follows the one just returned on a
+    /// server that reads in order, so the session stays clean for the next
+    /// scenario; not answered within `SENTINEL_GRACE`, it is abandoned.
+    async fn settle_sentinel(&mut self, sentinel: Value, deadline: Instant) {
+        let until = deadline.min(Instant::now() + SENTINEL_GRACE);
+        loop {
+            let remaining = until.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(remaining, self.next_incoming()).await {
+                Ok(Some(Incoming::Message(v))) => match self.dispatch(v).await {
+                    Ok(Some(answer)) if answer.get("id") == Some(&sentinel) => return,
+                    Ok(Some(answer)) => {
+                        let reason = self.stray(None, &answer).unwrap_or_else(|| {
+                            format!("answer {} ignored: nothing waited for it", answer["id"])
+                        });
+                        self.transcript.note(&self.name, reason);
+                    }
+                    Ok(None) => {}
+                    Err(_) => break,
+                },
+                Ok(Some(
+                    Incoming::Garbage { .. } | Incoming::Unanswered { .. } | Incoming::Line(_),
+                )) => {}
+                Ok(Some(Incoming::Closed) | None) | Err(_) => break,
+            }
+        }
+        self.abandoned_ids.push(sentinel);
+    }
+
+    /// Why an answer is not the one being waited for: a late answer to a
+    /// timed-out or unawaited request, or a second answer to the same id.
+    pub(super) fn stray(&mut self, waiting_for: Option<&Value>, answer: &Value) -> Option<String> {
+        let got = answer.get("id")?;
+        if waiting_for == Some(got) {
+            return None;
+        }
+        if self.abandoned_ids.contains(got) {
+            return Some(format!("late answer to earlier request {got} ignored"));
+        }
+        let second_to_earlier = self.earlier_answered.contains(&got.to_string())
+            && !waiting_for.is_some_and(|w| same_digits(w, got));
+        if second_to_earlier
+            || (self.sent_ids.contains(&got.to_string())
+                && self.answered_ids.contains(&got.to_string()))
+        {
+            self.violation(WireViolation {
+                reason: format!("a second answer to request id {got}"),
+                excerpt: crate::transport::stdio::excerpt(answer.to_string().as_bytes()),
+            });
+            return Some(format!("second answer to request {got} ignored"));
+        }
+        None
+    }
+
+    /// The wire violations seen since `before` of them were.
+    fn violations_since(&self, before: usize) -> &[WireViolation] {
+        &self.violations[before.min(self.violations.len())..]
+    }
+
+    /// What an unanswered POST's body said: the excerpt the transport
+    /// noted as its last wire violation.
+    /// Without an excerpt (a body not read, a stream cut at a cap), the
+    /// reason is the clue.
+    fn body_hint(&self, violations_before: usize) -> String {
+        match self.violations_since(violations_before).last() {
+            // The reason names the content type the harness saw.
+            Some(v) if !v.excerpt.is_empty() && !v.reason.is_empty() => {
+                format!("; {}: {:?}", v.reason, v.excerpt)
+            }
+            Some(v) if !v.excerpt.is_empty() => format!("; the body: {:?}", v.excerpt),
+            Some(v) if !v.reason.is_empty() => format!("; {}", v.reason),
+            _ => String::new(),
+        }
+    }
+
+    /// What the server did instead of answering, for a timeout message.
+    async fn timeout_hint(&mut self, violations_before: usize) -> String {
+        let mut hints = Vec::new();
+        let new = self.violations_since(violations_before);
+        if let Some(last) = new.last() {
+            // What the server wrote is the clue (an HTTP error page, a log line…).
+            let wrote = if last.excerpt.is_empty() {
+                String::new()
+            } else {
+                format!(": {:?}", last.excerpt)
+            };
+            hints.push(format!(
+                "meanwhile the server wrote {} line(s) that are not JSON-RPC messages, the last: {}{wrote}",
+                new.len(),
+                last.reason
+            ));
+        }
+        let pending = self.conn.pending_bytes();
+        if pending > 0 {
+            hints.push(format!(
+                "the server wrote {pending} bytes without ending the line"
+            ));
+        }
+        let exit = self.conn.exit_state().await;
+        if !matches!(exit, ExitState::Running | ExitState::Disconnected) {
+            hints.push(format!(
+                "the server {exit}, but its stdout is still open (a child process holds it?)"
+            ));
+        }
+        if hints.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", hints.join("; "))
+        }
+    }
+}
+
+/// Whether two ids read the same once a string's quotes are dropped: a
+/// scenario's string id "7" answered as the number 7 is that scenario's
+/// answer (with a wrong id), not a second answer to an earlier request 7.
+fn same_digits(a: &Value, b: &Value) -> bool {
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    text(a) == text(b)
+}

@@ -1,0 +1,99 @@
+//! Closing a session, and handing a warm one on to the next scenario.
+
+use std::time::Duration;
+
+use super::connection::Connection;
+use super::{Session, Transcript};
+use crate::transport::stdio::ExitState;
+
+impl Session {
+    /// Ends the session and stops its server, waiting up to `grace` at each
+    /// step of the escalation; says how the server ended.
+    pub async fn close_within(&mut self, grace: Duration) -> String {
+        self.note_dropped();
+        self.conn.shutdown(grace).await
+    }
+
+    /// Ends the session (the default 500 ms grace); says how the server ended.
+    pub async fn close(&mut self) -> String {
+        self.close_within(Duration::from_millis(500)).await
+    }
+
+    /// Ends the session without waiting for a stdio server to exit.
+    pub async fn close_in_background(&mut self, grace: Duration) -> String {
+        self.note_dropped();
+        self.conn.shutdown_in_background(grace).await
+    }
+
+    /// How a stdio server ended, waiting briefly for it; None while it runs
+    /// (and over HTTP).
+    pub async fn server_exit(&mut self) -> Option<String> {
+        match &mut self.conn {
+            Connection::Stdio(c) => {
+                let how = c.exit_state().await;
+                (how != ExitState::Running).then(|| how.to_string())
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the session can serve another scenario as it is: still open,
+    /// nothing unanswered but what it cancelled (whose late answer is
+    /// ignored), nothing unconsumed. A wire violation does not end its use:
+    /// the stream is newline-framed, so a line of noise, a second answer or
+    /// a malformed message leaves the next line readable, and the violation
+    /// is the finding of the scenario whose rule it breaks (a server that
+    /// prints a banner was otherwise restarted for every scenario).
+    pub fn reusable(&self) -> bool {
+        !self.closed
+            && self
+                .abandoned_ids
+                .iter()
+                .all(|id| self.cancelled_ids.contains(id))
+            && self.notifications_dropped == 0
+    }
+
+    /// Hands a warm session to the next scenario: its own name, transcript
+    /// and empty logs (the handshake answer stays).
+    pub fn adopt(&mut self, name: &str, transcript: Transcript) {
+        self.name = name.to_string();
+        self.transcript = transcript;
+        self.notifications.clear();
+        self.notification_log.clear();
+        self.notification_bytes = 0;
+        // What the server wrote before any scenario had it (a start-up
+        // banner on stdout) is part of every scenario's view of it, as it
+        // is of a fresh server's; what it wrote since belongs to the
+        // scenario that had it then.
+        let startup = self
+            .startup_violations
+            .get_or_insert_with(|| std::mem::take(&mut self.violations))
+            .clone();
+        self.violations = startup;
+        self.server_requests_answered = 0;
+        // Ids keep counting: "the ID MUST NOT have been previously used by
+        // the requestor within the same session" (MCP 2025-06-18, Basic,
+        // Requests), and the server's session is the same one. The ids
+        // answered so far are kept apart: one of them coming again is a
+        // second answer (a server may send it after the scenario that
+        // asked has ended), unless it reads like the id the scenario is
+        // waiting for (its string "7" answered as the number 7 is its own
+        // wrong id).
+        self.sent_ids.clear();
+        let answered = std::mem::take(&mut self.answered_ids);
+        self.earlier_answered.extend(answered);
+    }
+
+    fn note_dropped(&mut self) {
+        if self.notifications_dropped > 0 {
+            self.transcript.note_always(
+                &self.name,
+                format!(
+                    "{} notifications dropped (kept the first {})",
+                    self.notifications_dropped,
+                    self.notification_log.len()
+                ),
+            );
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! What the session sends: requests (awaited or not), notifications, raw
+//! text and HTTP exchanges written by a step, each through the client fault
+//! the session carries, if any.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::connection::Connection;
+use super::{era, Direction, Session, SessionError};
+use crate::jsonrpc;
+use crate::transport::{RawAnswer, RawRequest};
+
+impl Session {
+    /// The next id of the counter that this session has not sent yet (a
+    /// scenario's raw message may have chosen one).
+    pub(super) fn fresh_id(&mut self) -> Value {
+        loop {
+            let id = json!(self.next_id);
+            self.next_id += 1;
+            if !self.ids_ever_sent.contains(&id.to_string()) {
+                return id;
+            }
+        }
+    }
+
+    /// Sends a request and waits for its answer. `meta: true` adds the
+    /// stateless era's `_meta`; `id` overrides the harness's counter.
+    pub async fn request(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        id: Option<Value>,
+        timeout: Option<Duration>,
+    ) -> Result<Value, SessionError> {
+        self.request_with(method, params, id, timeout, true).await
+    }
+
+    /// Adds the stateless era's `_meta` to request params when asked for.
+    pub(super) fn with_era_meta(&self, params: Option<Value>, meta: bool) -> Option<Value> {
+        if meta && self.era.is_stateless() {
+            era::with_meta(params, &self.era)
+        } else {
+            params
+        }
+    }
+
+    /// Sends a request and does not wait: its answer, when it comes, is
+    /// recorded in the transcript and otherwise ignored. Returns the id used.
+    pub async fn send_request(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        id: Option<Value>,
+        meta: bool,
+    ) -> Result<Value, SessionError> {
+        let id = id.unwrap_or_else(|| self.fresh_id());
+        let params = self.with_era_meta(params, meta);
+        self.send_value(&jsonrpc::request(id.clone(), method, params))
+            .await?;
+        self.abandoned_ids.push(id.clone());
+        Ok(id)
+    }
+
+    pub async fn request_with(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        id: Option<Value>,
+        timeout: Option<Duration>,
+        meta: bool,
+    ) -> Result<Value, SessionError> {
+        let id = id.unwrap_or_else(|| self.fresh_id());
+        let params = self.with_era_meta(params, meta);
+        let msg = jsonrpc::request(id.clone(), method, params);
+        self.send_value(&msg).await?;
+        let timeout = self.with_startup(timeout.unwrap_or(self.timeout));
+        match self.await_response(Some(&id), method, timeout).await {
+            Err(SessionError::Timeout { hint, .. }) => {
+                self.abandoned_ids.push(id);
+                Err(SessionError::Timeout {
+                    method: method.to_string(),
+                    ms: timeout.as_millis() as u64,
+                    hint,
+                })
+            }
+            Err(dropped @ SessionError::Dropped { .. }) => {
+                self.abandoned_ids.push(id);
+                Err(dropped)
+            }
+            Ok(mut answer) => {
+                let rejected = self.conn.learn_tools(&answer);
+                if self.era.is_stateless() && !rejected.is_empty() {
+                    self.exclude_tools(&mut answer, &rejected);
+                }
+                Ok(answer)
+            }
+            other => other,
+        }
+    }
+
+    /// Takes tools with invalid `x-mcp-header` annotations out of a
+    /// listing, as a 2026-07-28 client over Streamable HTTP must ("Rejection
+    /// means the client MUST exclude the invalid tool from the result of
+    /// tools/list. Clients SHOULD log a warning when rejecting a tool
+    /// definition, including the tool name and the reason for rejection"):
+    /// the warning goes to the transcript, and the excluded tools with their
+    /// reasons to the answer's `rejected_tools`, for scenarios to check.
+    fn exclude_tools(&mut self, answer: &mut Value, rejected: &[(String, String)]) {
+        let names: Vec<&str> = rejected.iter().map(|(n, _)| n.as_str()).collect();
+        if let Some(tools) = answer
+            .pointer_mut("/result/tools")
+            .and_then(Value::as_array_mut)
+        {
+            tools.retain(|t| {
+                !t.get("name")
+                    .and_then(Value::as_str)
+                    .is_some_and(|n| names.contains(&n))
+            });
+        }
+        let listed: Vec<Value> = rejected
+            .iter()
+            .map(|(name, why)| {
+                self.transcript.note(
+                    &self.name,
+                    format!("warning: tool {name} rejected (excluded from the listing): {why}"),
+                );
+                json!({ "name": name, "reason": why })
+            })
+            .collect();
+        if let Some(map) = answer.as_object_mut() {
+            map.insert("rejected_tools".into(), Value::Array(listed));
+        }
+    }
+
+    pub async fn notify(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<(), SessionError> {
+        let params = if self.era.is_stateless() && params.is_some() {
+            era::with_meta(params, &self.era)
+        } else {
+            params
+        };
+        self.send_value(&jsonrpc::notification(method, params))
+            .await
+    }
+
+    pub(super) async fn send_value(&mut self, msg: &Value) -> Result<(), SessionError> {
+        if msg.get("method").is_some() {
+            if let Some(id) = msg.get("id") {
+                // A raw message may choose an id used before: its answer
+                // is then a first answer again.
+                self.answered_ids.remove(&id.to_string());
+                self.sent_ids.insert(id.to_string());
+                self.ids_ever_sent.insert(id.to_string());
+            }
+        }
+        let Some((fault, state)) = self.fault.as_mut() else {
+            self.transcript.record(&self.name, Direction::Sent, msg);
+            let bytes = jsonrpc::encode_line(msg);
+            return self.conn.send(&bytes).await.map_err(SessionError::from);
+        };
+        for m in fault.rewrite(msg.clone(), state) {
+            self.transcript.record(&self.name, Direction::Sent, &m);
+            self.conn.send(&jsonrpc::encode_line(&m)).await?;
+        }
+        Ok(())
+    }
+
+    /// Writes text as is (a newline is added if missing); with `expect_answer`,
+    /// waits for the next response of any id.
+    pub async fn send_raw(
+        &mut self,
+        text: &str,
+        expect_answer: bool,
+        timeout: Option<Duration>,
+    ) -> Result<Value, SessionError> {
+        let mut bytes = text.as_bytes().to_vec();
+        if !bytes.ends_with(b"\n") {
+            bytes.push(b'\n');
+        }
+        self.transcript
+            .record_raw(&self.name, Direction::Sent, text);
+        self.conn.send(&bytes).await?;
+        if !expect_answer {
+            return Ok(Value::Null);
+        }
+        let timeout = self.with_startup(timeout.unwrap_or(self.timeout));
+        self.await_response(None, "the raw message", timeout).await
+    }
+
+    /// Gives the first answer awaited on this connection `startup` to come
+    /// (when longer than its own timeout): for a connection opened without
+    /// the handshake, whose first message is a step's own.
+    pub fn allow_startup(&mut self, startup: Duration) {
+        self.startup_allowance = Some(startup);
+    }
+
+    /// `timeout`, or the start-up allowance if this is the first answer
+    /// awaited and the allowance is longer.
+    fn with_startup(&mut self, timeout: Duration) -> Duration {
+        self.startup_allowance
+            .take()
+            .map_or(timeout, |startup| timeout.max(startup))
+    }
+
+    /// One HTTP exchange as written by an `http:` step, outside the JSON-RPC
+    /// flow: its answer is returned, never queued as a message.
+    pub async fn http_exchange(&mut self, request: &RawRequest) -> Result<RawAnswer, SessionError> {
+        let Connection::Http(conn, _) = &self.conn else {
+            return Err(SessionError::NotHttp);
+        };
+        let overrides: serde_json::Map<String, Value> = request
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone().map_or(Value::Null, Value::String)))
+            .collect();
+        self.transcript.record(
+            &self.name,
+            Direction::Sent,
+            &json!({"http": request.method.as_str(), "headers": overrides, "body": request.body}),
+        );
+        let answer = conn.exchange(request).await?;
+        self.transcript
+            .record(&self.name, Direction::Received, &answer.to_value());
+        Ok(answer)
+    }
+}

@@ -1,0 +1,260 @@
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::handshake::{modern_refusal, normalise_discover};
+use super::incoming::MAX_NOTIFICATIONS;
+use super::*;
+use crate::transport::stdio::StdioConnection;
+use crate::transport::{HttpConnection, HttpSpec, StdioSpec};
+
+fn note(size: usize) -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/message",
+        "params": {"level": "info", "data": "x".repeat(size)}})
+}
+
+async fn session() -> Session {
+    let conn = StdioConnection::spawn(&StdioSpec::new("cat", Vec::new())).expect("cat runs");
+    Session::new(
+        "main",
+        Connection::Stdio(Box::new(conn)),
+        Era::new("2025-11-25"),
+        Duration::from_secs(1),
+        Transcript::new(),
+    )
+}
+
+/// An HTTP server on loopback that answers every POST with `status` and
+/// a plain-text `body`, the way many servers refuse an unparsable body.
+async fn refusing_http_server(status: &'static str, body: &'static str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let addr = listener.local_addr().expect("its address");
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut request = vec![0u8; 4096];
+            let _ = socket.read(&mut request).await;
+            let answer = format!(
+                "HTTP/1.1 {status}\r\ncontent-type: text/plain\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = socket.write_all(answer.as_bytes()).await;
+        }
+    });
+    format!("http://{addr}/mcp")
+}
+
+#[tokio::test]
+async fn a_post_refused_without_a_json_rpc_answer_ends_the_wait_at_once() {
+    let url = refusing_http_server("415 Unsupported Media Type", "cannot parse the body").await;
+    let conn = HttpConnection::new(&HttpSpec::new(url), false, "2025-11-25").expect("a client");
+    let mut s = Session::new(
+        "main",
+        Connection::Http(Box::new(conn), None),
+        Era::new("2025-11-25"),
+        Duration::from_secs(5),
+        Transcript::new(),
+    );
+    let started = Instant::now();
+    let answer = s.send_raw("{\"jsonrpc\": ", true, None).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the wait went on after the POST's whole answer: {:?}",
+        started.elapsed()
+    );
+    let message = answer.expect_err("no answer").to_string();
+    assert!(
+        message.contains("415 Unsupported Media Type and no JSON-RPC response")
+            && message.contains("cannot parse the body"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn a_late_second_answer_to_an_earlier_scenario_is_seen_as_one() {
+    let mut s = session().await;
+    s.answered_ids.insert(json!(3).to_string());
+    s.answered_ids.insert(json!(7).to_string());
+    s.adopt("next", Transcript::new());
+    let late = json!({"jsonrpc": "2.0", "id": 3, "result": {}});
+    assert!(s.stray(Some(&json!(9)), &late).is_some());
+    assert_eq!(s.violations.len(), 1, "a second answer is a violation");
+    // The scenario's own string id "7" answered as the number 7 is its
+    // answer, to be judged by its expect.
+    let own = json!({"jsonrpc": "2.0", "id": 7, "result": {}});
+    assert!(s.stray(Some(&json!("7")), &own).is_none());
+    s.close().await;
+}
+
+#[tokio::test]
+async fn a_warm_session_never_sends_a_request_id_twice() {
+    let mut s = session().await;
+    assert_eq!(s.fresh_id(), json!(1));
+    s.send_request("tools/list", None, Some(json!(2)), false)
+        .await
+        .expect("cat reads");
+    s.adopt("next", Transcript::new());
+    let later: Vec<Value> = (0..3).map(|_| s.fresh_id()).collect();
+    assert_eq!(later, vec![json!(3), json!(4), json!(5)]);
+    s.close().await;
+}
+
+#[tokio::test]
+async fn large_notifications_are_bounded_by_bytes() {
+    let mut s = session().await;
+    for _ in 0..500 {
+        s.keep_notification(note(16 * 1024));
+    }
+    let kept: usize = s
+        .notification_log
+        .iter()
+        .map(transcript::approx_heap_bytes)
+        .sum();
+    assert!(kept <= MAX_NOTIFICATION_BYTES, "{kept}");
+    assert!(
+        s.notification_log.len() < 70,
+        "{}",
+        s.notification_log.len()
+    );
+    assert_eq!(s.notification_log.len() + s.notifications_dropped, 500);
+    // Once dropping started, later small ones are dropped too: the log stays a prefix.
+    s.keep_notification(note(1));
+    assert_eq!(s.notification_log.len() + s.notifications_dropped, 501);
+    s.close().await;
+    let (entries, _) = s.transcript.entries();
+    let texts: Vec<String> = entries.iter().map(|e| e.message.to_string()).collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("notification limit reached")),
+        "{texts:?}"
+    );
+    assert!(
+        texts.iter().any(|t| t.contains("notifications dropped")),
+        "{texts:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_timeout_quotes_what_the_server_wrote_instead_of_an_answer() {
+    let mut s = session().await;
+    // `cat` echoes the line back: not a JSON-RPC message.
+    let err = s
+        .send_raw("HTTP error page", true, Some(Duration::from_millis(300)))
+        .await
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        err.contains("no answer to the raw message within 300 ms")
+            && err.contains(": \"HTTP error page\""),
+        "{err}"
+    );
+    s.close().await;
+}
+
+async fn session_2026() -> Session {
+    let conn = StdioConnection::spawn(&StdioSpec::new("cat", Vec::new())).expect("cat runs");
+    Session::new(
+        "main",
+        Connection::Stdio(Box::new(conn)),
+        Era::new(era::V2026_07_28),
+        Duration::from_secs(1),
+        Transcript::new(),
+    )
+}
+
+#[tokio::test]
+async fn a_2026_server_request_is_recorded_not_answered() {
+    let mut s = session_2026().await;
+    let ping = json!({"jsonrpc": "2.0", "id": "srv-1", "method": "ping"});
+    assert_eq!(s.dispatch(ping).await, Ok(None));
+    assert_eq!(s.violations.len(), 1);
+    assert!(s.violations[0].reason.starts_with(SERVER_REQUEST_2026));
+    let (entries, _) = s.transcript.entries();
+    assert!(
+        entries.iter().all(|e| e.direction != Direction::Sent),
+        "the harness answered the server's request"
+    );
+    // An error without an id is a valid 2026-07-28 answer, not a violation.
+    let idless = json!({"jsonrpc": "2.0", "error": {"code": -32700, "message": "x"}});
+    assert_eq!(s.dispatch(idless.clone()).await, Ok(Some(idless)));
+    assert_eq!(s.violations.len(), 1);
+    s.close().await;
+}
+
+#[test]
+fn a_modern_discover_error_is_a_refusal_naming_the_offer() {
+    let r = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32022, "message": "no",
+        "data": {"supported": ["2030-01-01"], "requested": "2026-07-28"}}});
+    let Some(SessionError::ModernRefusal {
+        code, supported, ..
+    }) = modern_refusal("server/discover", &r)
+    else {
+        panic!("not a refusal");
+    };
+    assert_eq!((code, supported), (-32022, vec!["2030-01-01".to_string()]));
+    let text = modern_refusal("server/discover", &r)
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        text.contains("UnsupportedProtocolVersion (-32022)") && text.contains("2030-01-01"),
+        "{text}"
+    );
+    let legacy = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "no"}});
+    assert!(modern_refusal("server/discover", &legacy).is_none());
+}
+
+#[test]
+fn discover_answers_are_not_given_a_protocol_version() {
+    let r = json!({"supportedVersions": ["2026-07-28"],
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}}});
+    let n = normalise_discover(&r);
+    assert!(n.get("protocolVersion").is_none());
+    assert_eq!(n["serverInfo"]["name"], "s");
+}
+
+#[tokio::test]
+async fn small_notifications_are_bounded_by_count() {
+    let mut s = session().await;
+    for _ in 0..MAX_NOTIFICATIONS + 10 {
+        s.keep_notification(note(10));
+    }
+    assert_eq!(s.notification_log.len(), MAX_NOTIFICATIONS);
+    assert_eq!(s.notifications_dropped, 10);
+    s.close().await;
+}
+
+#[tokio::test]
+async fn two_sessions_in_one_process_carry_their_own_client_fault() {
+    use super::client_fault::ClientFault;
+    let faulty = session()
+        .await
+        .with_client_fault(Some(ClientFault::DuplicateId));
+    let mut sessions = [faulty, session().await];
+    for s in &mut sessions {
+        s.send_request("tools/list", None, None, false)
+            .await
+            .expect("cat reads");
+    }
+    let sent: Vec<usize> = sessions
+        .iter()
+        .map(|s| {
+            let (entries, _) = s.transcript.entries();
+            entries
+                .iter()
+                .filter(|e| e.direction == Direction::Sent)
+                .count()
+        })
+        .collect();
+    assert_eq!(
+        sent,
+        vec![2, 1],
+        "the fault doubles only its session's request"
+    );
+    for s in &mut sessions {
+        s.close().await;
+    }
+}
