@@ -4,6 +4,7 @@
 pub mod builtin;
 pub mod client;
 pub mod fixture;
+pub mod json;
 pub mod quality;
 pub mod report;
 pub mod requirements;

@@ -15,8 +15,7 @@ use std::sync::Arc;
 
 use super::cel_lazy::{JsonList, JsonMap};
 use super::cel_shared::{json_item, json_member, json_of, json_root, JsonAt, Shared};
-use super::expr_reads::ReadTree;
-use crate::jsonrpc::compact::object_from;
+pub use crate::json::{prune, pruned_copy, ReadTree};
 
 /// JSON to a CEL value. Integers become `int` (not `uint`) when they fit, so
 /// `type(x) == int` and comparisons with negative literals work on any JSON
@@ -74,48 +73,6 @@ pub fn json_to_val_read(at: &JsonAt, read: &ReadTree) -> Box<dyn Val> {
             Shared::boxed(CelList::from(Vec::new()))
         }
         _ => json_at_to_val(at),
-    }
-}
-
-/// `value` cut down as [`json_to_val_read`] cuts it, as JSON: what a
-/// scenario keeps of a long answer when its expressions, all together, read
-/// only that much of it. Every expression then sees what it would have seen
-/// of the whole answer.
-pub fn prune(value: Value, read: &ReadTree) -> Value {
-    if read.is_whole() {
-        return value;
-    }
-    match (value, read.item_read()) {
-        // The answer's own order, so that what is shown of it reads as sent.
-        (Value::Object(map), _) => object_from(map.into_iter().filter_map(|(name, v)| {
-            let kept = prune(v, read.member_read(&name)?.as_ref());
-            Some((name, kept))
-        })),
-        (Value::Array(items), Some(item)) => {
-            Value::Array(items.into_iter().map(|v| prune(v, item)).collect())
-        }
-        (Value::Array(_), None) if read.fields().is_empty() => Value::Array(Vec::new()),
-        (other, _) => other,
-    }
-}
-
-/// [`prune`] of a value the caller keeps: only what `read` covers is copied.
-pub fn pruned_copy(value: &Value, read: &ReadTree) -> Value {
-    if read.is_whole() {
-        return value.clone();
-    }
-    match (value, read.item_read()) {
-        (Value::Object(map), _) => object_from(map.iter().filter_map(|(name, v)| {
-            Some((
-                name.clone(),
-                pruned_copy(v, read.member_read(name)?.as_ref()),
-            ))
-        })),
-        (Value::Array(items), Some(item)) => {
-            Value::Array(items.iter().map(|v| pruned_copy(v, item)).collect())
-        }
-        (Value::Array(_), None) if read.fields().is_empty() => Value::Array(Vec::new()),
-        (other, _) => other.clone(),
     }
 }
 

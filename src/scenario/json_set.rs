@@ -14,7 +14,7 @@ use std::hash::{BuildHasher, Hash, Hasher};
 
 use serde_json::{Number, Value};
 
-use super::pattern::{integral_value, json_eq};
+use crate::json::{integral_value, json_eq};
 
 /// A borrowed JSON value that hashes and compares as a set member.
 #[derive(Debug, Clone, Copy)]

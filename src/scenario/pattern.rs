@@ -17,6 +17,8 @@ use super::expr_reads::ReadTree;
 use super::interpolate::{InterpolateError, Template, ValueTemplate};
 use super::model::Place;
 use super::source::escape_pointer;
+pub use crate::json::json_eq;
+use crate::json::scalar_eq;
 
 /// Declares [`Operator`] from one table: each row gives the variant, the
 /// key as written, what its operand is ([`Operand`]), whether that operand
@@ -1577,55 +1579,6 @@ fn child_key(path: &str, key: &str) -> String {
         key.to_string()
     } else {
         format!("{path}.{key}")
-    }
-}
-
-fn scalar_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => number_eq(x, y),
-        _ => a == b,
-    }
-}
-
-/// Numbers are equal by value: `7 == 7.0`, but an integer beyond 2^53 is
-/// never equal to the double nearest to it (9007199254740993 ≠ 9007199254740992.0),
-/// which is exactly the defect a large-id check must see.
-fn number_eq(x: &serde_json::Number, y: &serde_json::Number) -> bool {
-    match (integral_value(x), integral_value(y)) {
-        (Some(a), Some(b)) => a == b,
-        (None, None) => x.as_f64() == y.as_f64(),
-        _ => false,
-    }
-}
-
-/// The integer a number is equal to, if any: an integer's own value, or a
-/// float with no fraction within 2^100 (which bounds every i64/u64 and
-/// keeps the cast exact). Two numbers with no such integer compare as
-/// doubles; [`number_eq`] and the set helpers' hashing both go by it.
-pub(super) fn integral_value(n: &serde_json::Number) -> Option<i128> {
-    if let Some(i) = n.as_i64() {
-        return Some(i128::from(i));
-    }
-    if let Some(u) = n.as_u64() {
-        return Some(i128::from(u));
-    }
-    n.as_f64()
-        .filter(|f| f.is_finite() && f.fract() == 0.0 && f.abs() < 2f64.powi(100))
-        .map(|f| f as i128)
-}
-
-/// Deep equality with numbers compared by value.
-pub fn json_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
-        }
-        _ => scalar_eq(a, b),
     }
 }
 
