@@ -3,6 +3,7 @@
 
 pub mod builtin;
 pub mod client;
+pub mod expr;
 pub mod fixture;
 pub mod json;
 pub mod quality;

@@ -20,6 +20,7 @@ use mcp_conform::run::property::PropertyRun;
 use mcp_conform::run::Target;
 use mcp_conform::run::{RunPolicy, Verdict};
 use mcp_conform::scenario::model::Scenario;
+use mcp_conform::expr::EvalOptions;
 use mcp_conform::schema::Schemas;
 use mcp_conform::session::era::KNOWN_VERSIONS;
 use mcp_conform::transport::stdio::kill_all_groups;
@@ -398,7 +399,17 @@ fn run_options(args: &RunArgs, eras: EraChoice, schemas: Schemas) -> RunOptions 
         case: None,
     });
     opts.schemas = schemas;
+    opts.eval_options = eval_options();
     opts
+}
+
+/// How expressions are evaluated: `MCP_CONFORM_VERIFY_READS=1` makes every
+/// evaluation also check the read analysis (the test suites set it for the
+/// binary). The environment is read here, at the edge, and nowhere else.
+pub fn eval_options() -> EvalOptions {
+    EvalOptions {
+        verify_reads: std::env::var_os("MCP_CONFORM_VERIFY_READS").is_some_and(|v| v == "1"),
+    }
 }
 
 async fn run_and_report(

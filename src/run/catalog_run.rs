@@ -19,7 +19,7 @@ use super::property::PropertyRun;
 use super::scheduler::run_jobs;
 use super::slow_calls::SlowCalls;
 use super::target::Target;
-use crate::scenario::expr::Bound;
+use crate::expr::{Bound, EvalOptions};
 use crate::scenario::model::Scenario;
 use crate::schema::Schemas;
 use crate::session::era::KNOWN_VERSIONS;
@@ -46,6 +46,8 @@ pub struct RunOptions {
     pub sample_size: usize,
     /// The schemas messages are validated against (`--mcp-schema`).
     pub schemas: Schemas,
+    /// How expressions are evaluated (`MCP_CONFORM_VERIFY_READS`).
+    pub eval_options: EvalOptions,
 }
 
 impl RunOptions {
@@ -70,6 +72,7 @@ impl RunOptions {
             call_budget: super::executor::DEFAULT_CALL_BUDGET,
             sample_size: super::DEFAULT_SAMPLE_SIZE,
             schemas: Schemas::default(),
+            eval_options: EvalOptions::default(),
         }
     }
 }
@@ -187,6 +190,7 @@ pub async fn run_catalog(
             run_eras: run_eras.clone(),
             sample_size: opts.sample_size,
             schemas: opts.schemas.clone(),
+            eval_options: opts.eval_options,
         });
         work.extend(scenarios.iter().map(|s| (s.clone(), Arc::clone(&cfg))));
     }
