@@ -9,6 +9,7 @@ use anyhow::{bail, Context, Result};
 
 use super::usage::Usage;
 use super::{select, Format, RunArgs, EXIT_FAILURES, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE};
+use mcp_conform::expr::EvalOptions;
 use mcp_conform::report::console::{ConsoleOptions, ConsoleReporter};
 use mcp_conform::report::data::{Collector, ReportData};
 use mcp_conform::report::{github, html, json, junit, markdown, Renderer};
@@ -20,7 +21,6 @@ use mcp_conform::run::property::PropertyRun;
 use mcp_conform::run::Target;
 use mcp_conform::run::{RunPolicy, Verdict};
 use mcp_conform::scenario::model::Scenario;
-use mcp_conform::expr::EvalOptions;
 use mcp_conform::schema::Schemas;
 use mcp_conform::session::era::KNOWN_VERSIONS;
 use mcp_conform::transport::stdio::kill_all_groups;

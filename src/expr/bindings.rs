@@ -322,7 +322,6 @@ impl VariableResolver for Lent<'_> {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -163,10 +163,10 @@ mod tests {
     use crate::expr::cel_lazy::{json_at_to_val, json_of};
     use crate::expr::cel_value::{json_to_val_read, val_to_json};
     use crate::expr::json_at::json_root;
-    use serde_json::Value;
     use crate::expr::Bindings;
-    use crate::scenario::helpers::eval;
     use crate::json::ReadTree;
+    use crate::scenario::helpers::eval;
+    use serde_json::Value;
 
     fn bound(x: Value) -> Bindings {
         let mut b = Bindings::default();

@@ -9,7 +9,6 @@ use jsonschema::error::ValidationErrorKind;
 use jsonschema::Validator;
 use serde_json::{Map, Value};
 
-use crate::expr::Programs;
 use super::interpolate::{Template, ValueTemplate};
 use super::model::{
     Action, Assertion, Expr, Fixture, ForEach, Isolation, Place, Requirement, Scenario, SpecRef,
@@ -17,6 +16,7 @@ use super::model::{
 };
 use super::pattern::{self, describe};
 use super::source::{parse_yaml, Position, SourceDoc};
+use crate::expr::Programs;
 
 mod files;
 mod load_fields;

@@ -3,10 +3,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::expr::{Bindings, Compiled, ExprError};
 use super::interpolate::{Template, ValueTemplate};
 use super::pattern::Pattern;
 pub use super::source::Place;
+use crate::expr::{Bindings, Compiled, ExprError};
 
 /// How much a requirement weighs: what its failure turns into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

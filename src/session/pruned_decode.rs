@@ -14,9 +14,9 @@
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use crate::json::ReadTree;
 use crate::jsonrpc::compact::{self, array_of, json_scalars, object_of, Compact};
 use crate::jsonrpc::DecodeError;
-use crate::json::ReadTree;
 
 /// What an awaited walk keeps of each page: each item of `result.<field>`
 /// cut down to `item`; the rest of the page as it came, as the walk keeps

@@ -6,9 +6,9 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_conform::expr::{Bound, EvalOptions};
 use mcp_conform::run::probe::probe;
 use mcp_conform::run::{RunConfig, Target};
-use mcp_conform::expr::{Bound, EvalOptions};
 use mcp_conform::transport::StdioSpec;
 
 pub fn root() -> PathBuf {

@@ -10,4 +10,3 @@ use super::Helper;
 
 /// Every standard helper, by module.
 pub const STANDARD: &[&[Helper]] = &[sets::HELPERS, lists::HELPERS, text::HELPERS, paths::HELPERS];
-

@@ -9,11 +9,11 @@ use crate::run::slow_calls::SlowCalls;
 use serde_json::{json, Value};
 
 use super::{Execution, Stop};
+use crate::expr::Bound;
+use crate::json::prune;
+use crate::json::ReadTree;
 use crate::run::outcome::{Finding, Outcome};
 use crate::run::walks::WalkCache;
-use crate::json::prune;
-use crate::expr::Bound;
-use crate::json::ReadTree;
 use crate::scenario::interpolate::{Template, ValueTemplate};
 use crate::scenario::model::{Action, Step};
 use crate::session::{PageWalk, SessionError};

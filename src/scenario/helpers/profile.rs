@@ -214,8 +214,9 @@ fn memberships(a: &Args) -> HelperResult {
 /// its `_meta` (by a key that may be computed).
 fn memberships_read(literals: &[Option<&str>]) -> Vec<ReadTree> {
     let item = match literals.get(2).copied().flatten() {
-        Some(id_key) => ReadTree::field("_meta", ReadTree::whole())
-            .with_field(id_key, ReadTree::whole()),
+        Some(id_key) => {
+            ReadTree::field("_meta", ReadTree::whole()).with_field(id_key, ReadTree::whole())
+        }
         None => ReadTree::whole(),
     };
     vec![

@@ -277,9 +277,8 @@ fn rebinding_replaces_the_converted_value() {
 
 #[test]
 fn evaluates_over_json_bindings() {
-    let bindings = b(
-        json!({"all": {"result": {"tools": [{"name": "a", "groups": ["g"]}, {"name": "b"}]}}}),
-    );
+    let bindings =
+        b(json!({"all": {"result": {"tools": [{"name": "a", "groups": ["g"]}, {"name": "b"}]}}}));
     let names = eval(
         "all.result.tools.filter(t, has(t.groups) && 'g' in t.groups).map(t, t.name)",
         &bindings,

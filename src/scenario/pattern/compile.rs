@@ -33,17 +33,19 @@ impl Compiler<'_> {
     pub(super) fn node(&mut self, value: &Value, ptr: &str, in_alternative: bool) -> Pattern {
         let place = (self.locate)(ptr);
         let (node, dynamic) = match value {
-            Value::String(s) if !self.runtime && s.contains("${") => match Template::compile_in(self.programs, s) {
-                Ok(t) if t.is_literal() => {
-                    let text = t.render_text(&Bindings::default()).unwrap_or_default();
-                    (Node::Literal(Value::String(text)), false)
+            Value::String(s) if !self.runtime && s.contains("${") => {
+                match Template::compile_in(self.programs, s) {
+                    Ok(t) if t.is_literal() => {
+                        let text = t.render_text(&Bindings::default()).unwrap_or_default();
+                        (Node::Literal(Value::String(text)), false)
+                    }
+                    Ok(t) => (Node::Template(t), true),
+                    Err(e) => {
+                        self.error(ptr, e.to_string());
+                        (Node::Literal(value.clone()), false)
+                    }
                 }
-                Ok(t) => (Node::Template(t), true),
-                Err(e) => {
-                    self.error(ptr, e.to_string());
-                    (Node::Literal(value.clone()), false)
-                }
-            },
+            }
             Value::Array(items) => {
                 let items: Vec<Pattern> = items
                     .iter()

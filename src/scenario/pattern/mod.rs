@@ -12,17 +12,17 @@ use std::borrow::Cow;
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use crate::expr::{Bindings, Programs};
-use crate::json::ReadTree;
 use super::interpolate::{InterpolateError, Template, ValueTemplate};
 use super::source::Place;
+use crate::expr::{Bindings, Programs};
 pub use crate::json::json_eq;
+use crate::json::ReadTree;
 
 mod compile;
 mod matching;
 
-use compile::Compiler;
 pub(crate) use compile::describe;
+use compile::Compiler;
 pub use matching::{Matched, Mismatch};
 
 /// Declares [`Operator`] from one table: each row gives the variant, the
