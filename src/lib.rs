@@ -3,7 +3,9 @@
 
 pub mod builtin;
 pub mod client;
+pub mod expr;
 pub mod fixture;
+pub mod json;
 pub mod quality;
 pub mod report;
 pub mod requirements;

@@ -155,11 +155,12 @@ pub fn matrix(
     let mut quality_rows = Vec::new();
     for server in &spec.servers {
         let target = matrix_target(server, timeout_ms, &runtime)?;
-        let opts = RunOptions::new(
+        let mut opts = RunOptions::new(
             era_choice(server.protocol_version.as_deref().unwrap_or("all"))?,
             Duration::from_millis(timeout_ms),
             jobs.unwrap_or_else(RunOptions::default_jobs),
         );
+        opts.eval_options = super::run::eval_options();
         let mut collector = Collector::default();
         let policy = RunPolicy::default();
         let launched = target.clone();

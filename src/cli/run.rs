@@ -11,6 +11,7 @@ use super::target::{build_target, era_choice};
 use super::usage::Usage;
 use super::write_file;
 use super::{select, Format, RunArgs, EXIT_FAILURES, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE};
+use mcp_conform::expr::EvalOptions;
 use mcp_conform::report::console::{ConsoleOptions, ConsoleReporter};
 use mcp_conform::report::data::{Collector, ReportData};
 use mcp_conform::report::{github, html, json, junit, markdown, Renderer};
@@ -324,7 +325,17 @@ fn run_options(args: &RunArgs, eras: EraChoice, schemas: Schemas) -> RunOptions 
     });
     opts.schemas = schemas;
     opts.client_fault = args.client_fault;
+    opts.eval_options = eval_options();
     opts
+}
+
+/// How expressions are evaluated: `MCP_CONFORM_VERIFY_READS=1` makes every
+/// evaluation also check the read analysis (the test suites set it for the
+/// binary). The environment is read here, at the edge, and nowhere else.
+pub fn eval_options() -> EvalOptions {
+    EvalOptions {
+        verify_reads: std::env::var_os("MCP_CONFORM_VERIFY_READS").is_some_and(|v| v == "1"),
+    }
 }
 
 async fn run_and_report(

@@ -19,7 +19,7 @@ use super::property::PropertyRun;
 use super::scheduler::run_jobs;
 use super::slow_calls::SlowCalls;
 use super::target::Target;
-use crate::scenario::expr::Bound;
+use crate::expr::{Bound, EvalOptions};
 use crate::scenario::model::Scenario;
 use crate::schema::Schemas;
 use crate::session::client_fault::ClientFault;
@@ -49,6 +49,8 @@ pub struct RunOptions {
     pub schemas: Schemas,
     /// The client defect every session of the run carries (`--client-fault`).
     pub client_fault: Option<ClientFault>,
+    /// How expressions are evaluated (`MCP_CONFORM_VERIFY_READS`).
+    pub eval_options: EvalOptions,
 }
 
 impl RunOptions {
@@ -74,6 +76,7 @@ impl RunOptions {
             sample_size: super::DEFAULT_SAMPLE_SIZE,
             schemas: Schemas::default(),
             client_fault: None,
+            eval_options: EvalOptions::default(),
         }
     }
 }
@@ -254,6 +257,7 @@ async fn era_configs(
             sample_size: opts.sample_size,
             schemas: opts.schemas.clone(),
             client_fault: opts.client_fault,
+            eval_options: opts.eval_options,
         }));
     }
     (configs, pools)

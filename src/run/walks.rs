@@ -19,8 +19,8 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-use crate::scenario::expr::Bound;
-use crate::scenario::expr_reads::ReadTree;
+use crate::expr::Bound;
+use crate::json::ReadTree;
 
 /// Complete walks by what was asked, each kept once as it came (without
 /// its raw `pages`, with the request under `request`); each scenario that

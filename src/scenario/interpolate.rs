@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::expr::{self, Bindings, Compiled, ExprError};
+use crate::expr::{Bindings, Compiled, ExprError, Programs};
 
 /// One piece of an interpolated string.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,8 +105,14 @@ pub struct Template {
 }
 
 impl Template {
-    /// Splits `text` and compiles each expression.
+    /// Splits `text` and compiles each expression (one text on its own:
+    /// loading compiles with [`Template::compile_in`]).
     pub fn compile(text: &str) -> Result<Template, TemplateError> {
+        Template::compile_in(&mut super::helpers::programs(), text)
+    }
+
+    /// Splits `text` and compiles each expression among `programs`.
+    pub fn compile_in(programs: &mut Programs, text: &str) -> Result<Template, TemplateError> {
         if !text.contains("${") {
             return Ok(Template::literal(text));
         }
@@ -116,7 +122,7 @@ impl Template {
                 Piece::Text(t) => Hole::Text(t.into_owned()),
                 Piece::Expr(e) => Hole::Expr {
                     source: e.to_string(),
-                    program: expr::compile(e).map_err(|source| TemplateError::Expr {
+                    program: programs.compile(e).map_err(|source| TemplateError::Expr {
                         expr: e.to_string(),
                         source,
                     })?,
@@ -216,22 +222,36 @@ pub enum ValueTemplate {
 }
 
 impl ValueTemplate {
-    /// Compiles every string of `value`; the first problem is the error.
+    /// Compiles every string of `value`; the first problem is the error
+    /// (one value on its own: loading compiles with [`ValueTemplate::compile_in`]).
     pub fn compile(value: &Value) -> Result<ValueTemplate, TemplateError> {
+        ValueTemplate::compile_in(&mut super::helpers::programs(), value)
+    }
+
+    /// [`ValueTemplate::compile`] among `programs`.
+    pub fn compile_in(
+        programs: &mut Programs,
+        value: &Value,
+    ) -> Result<ValueTemplate, TemplateError> {
         if !has_holes(value) {
             return Ok(ValueTemplate::Literal(value.clone()));
         }
         Ok(match value {
-            Value::String(s) => ValueTemplate::Str(Template::compile(s)?),
+            Value::String(s) => ValueTemplate::Str(Template::compile_in(programs, s)?),
             Value::Array(items) => ValueTemplate::Array(
                 items
                     .iter()
-                    .map(ValueTemplate::compile)
+                    .map(|item| ValueTemplate::compile_in(programs, item))
                     .collect::<Result<_, _>>()?,
             ),
             Value::Object(map) => ValueTemplate::Object(
                 map.iter()
-                    .map(|(k, v)| Ok((Template::compile(k)?, ValueTemplate::compile(v)?)))
+                    .map(|(k, v)| {
+                        Ok((
+                            Template::compile_in(programs, k)?,
+                            ValueTemplate::compile_in(programs, v)?,
+                        ))
+                    })
                     .collect::<Result<_, TemplateError>>()?,
             ),
             other => ValueTemplate::Literal(other.clone()),

@@ -3,14 +3,12 @@
 //! expression and interpolation is checked. Every problem is reported as
 //! `file:line:col: message`, and a file with any problem is not run.
 
-use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::Validator;
 use serde_json::{Map, Value};
 
-use super::expr;
 use super::interpolate::{Template, ValueTemplate};
 use super::model::{
     Action, Assertion, Expr, Fixture, ForEach, Isolation, Place, Requirement, Scenario, SpecRef,
@@ -18,9 +16,13 @@ use super::model::{
 };
 use super::pattern::{self, describe};
 use super::source::{parse_yaml, Position, SourceDoc};
+use crate::expr::Programs;
 
+mod files;
 mod load_fields;
 mod load_generate;
+
+pub use files::{load_path, load_sources};
 
 use load_fields::raw;
 
@@ -100,6 +102,8 @@ struct Loader<'a> {
     file: &'a str,
     doc: SourceDoc,
     errors: Vec<LoadError>,
+    /// Where its expressions are compiled, and what they read is noted.
+    programs: &'a mut Programs,
 }
 
 impl Loader<'_> {
@@ -299,6 +303,12 @@ fn suggest_key(allowed: &[&str], key: &str) -> String {
 
 /// Loads one scenario from text; `file` names it in errors.
 pub fn load_str(file: &str, text: &str) -> Result<Scenario, LoadErrors> {
+    load_among(&mut super::helpers::programs(), file, text)
+}
+
+/// [`load_str`], with its expressions compiled among `programs` (shared by
+/// the files of one load).
+fn load_among(programs: &mut Programs, file: &str, text: &str) -> Result<Scenario, LoadErrors> {
     let doc = parse_yaml(text).map_err(|e| {
         LoadErrors(vec![LoadError {
             file: file.to_string(),
@@ -310,12 +320,16 @@ pub fn load_str(file: &str, text: &str) -> Result<Scenario, LoadErrors> {
         file,
         doc,
         errors: Vec::new(),
+        programs,
     };
     loader.check_schema();
     if !loader.errors.is_empty() {
         return Err(LoadErrors(loader.errors));
     }
-    let (scenario, reads) = expr::collecting_reads(|| loader.build());
+    // What this scenario's expressions read, and nothing of the files before.
+    let _ = loader.programs.take_reads();
+    let scenario = loader.build();
+    let reads = loader.programs.take_reads();
     match scenario {
         Some(mut s) if loader.errors.is_empty() => {
             s.reads = std::sync::Arc::new(reads);
@@ -391,12 +405,12 @@ impl Loader<'_> {
 
     fn expr(&mut self, pointer: &str, source: &str) -> Expr {
         let place = self.place(pointer);
-        let program = match expr::compile(source) {
+        let program = match self.programs.compile(source) {
             Ok(program) => program,
             Err(e) => {
                 self.error_at(place.position, format!("{} in {source:?}", e));
                 // Never run: the file has an error. `true` stands in.
-                expr::compile("true").unwrap_or_else(|_| unreachable!("`true` compiles"))
+                (self.programs.compile("true")).unwrap_or_else(|_| unreachable!("`true` compiles"))
             }
         };
         Expr {
@@ -406,9 +420,32 @@ impl Loader<'_> {
         }
     }
 
+    /// The pattern written at `base`, compiled; its problems are reported
+    /// at the keys they concern.
+    fn pattern(&mut self, base: &str, written: &Value) -> Option<pattern::Pattern> {
+        let doc = &self.doc;
+        let locate = |at: &str| {
+            let pointer = format!("{base}{at}");
+            Place {
+                id: Place::id_of(&pointer),
+                position: doc.position(&pointer),
+            }
+        };
+        match pattern::compile_in(self.programs, written, &locate) {
+            Ok(p) => Some(p),
+            Err(errors) => {
+                for e in errors {
+                    let position = self.doc.key_position(&format!("{base}{}", e.pointer));
+                    self.error_at(position, e.message);
+                }
+                None
+            }
+        }
+    }
+
     /// A text with `${…}` holes, compiled; a problem is reported at `pointer`.
     fn template(&mut self, pointer: &str, text: &str) -> Template {
-        Template::compile(text).unwrap_or_else(|e| {
+        Template::compile_in(self.programs, text).unwrap_or_else(|e| {
             self.error(pointer, e.to_string());
             Template::literal(text)
         })
@@ -416,7 +453,7 @@ impl Loader<'_> {
 
     /// A JSON value with `${…}` holes, compiled; a problem is reported at `pointer`.
     fn value_template(&mut self, pointer: &str, value: &Value) -> ValueTemplate {
-        ValueTemplate::compile(value).unwrap_or_else(|e| {
+        ValueTemplate::compile_in(self.programs, value).unwrap_or_else(|e| {
             self.error(pointer, e.to_string());
             ValueTemplate::Literal(value.clone())
         })
@@ -679,19 +716,7 @@ impl Loader<'_> {
         let action = self.build_action(pointer, obj, present.first().copied(), params);
         let base = format!("{pointer}/expect");
         let written = raw(obj, pointer, "expect");
-        let expect = written.and_then(|written| {
-            let locate = |at: &str| self.place(&format!("{base}{at}"));
-            match pattern::compile(written, &locate) {
-                Ok(p) => Some(p),
-                Err(errors) => {
-                    for e in errors {
-                        let position = self.doc.key_position(&format!("{base}{}", e.pointer));
-                        self.error_at(position, e.message);
-                    }
-                    None
-                }
-            }
-        });
+        let expect = written.and_then(|written| self.pattern(&base, written));
         if written.is_some() && matches!(action, Action::Sleep { .. } | Action::Check) {
             self.error(
                 &base,
@@ -924,121 +949,6 @@ impl Loader<'_> {
         }
         out
     }
-}
-
-/// Loads every `*.yaml` / `*.yml` scenario under `path` (a file or a directory),
-/// skipping `requirements.yaml` and `sources.yaml`. Files are loaded in sorted path order.
-pub fn load_path(path: &Path) -> Result<Vec<Scenario>, LoadErrors> {
-    let files = if path.is_dir() {
-        let mut files = Vec::new();
-        collect_files(path, &mut files).map_err(|e| io_error(path, &e))?;
-        files.sort();
-        files
-    } else {
-        vec![path.to_path_buf()]
-    };
-    let sources: Vec<(String, String)> = files
-        .iter()
-        .map(|f| {
-            std::fs::read_to_string(f)
-                .map(|text| (f.display().to_string(), text))
-                .map_err(|e| io_error(f, &e))
-        })
-        .collect::<Result<_, _>>()?;
-    load_sources(&sources)
-}
-
-fn io_error(path: &Path, e: &std::io::Error) -> LoadErrors {
-    LoadErrors(vec![LoadError {
-        file: path.display().to_string(),
-        position: Position { line: 1, col: 1 },
-        message: format!("cannot read: {e}"),
-    }])
-}
-
-fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.is_dir() {
-            collect_files(&path, out)?;
-        } else if is_scenario_file(&path) {
-            out.push(path);
-        }
-    }
-    Ok(())
-}
-
-fn is_scenario_file(path: &Path) -> bool {
-    let ext = path.extension().and_then(|e| e.to_str());
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    matches!(ext, Some("yaml" | "yml"))
-        && !matches!(name, "requirements.yaml" | "sources.yaml")
-        && !name.starts_with('.')
-}
-
-/// Loads many (name, text) sources; ids must be unique across all of them.
-pub fn load_sources(sources: &[(String, String)]) -> Result<Vec<Scenario>, LoadErrors> {
-    let mut scenarios = Vec::new();
-    let mut errors = Vec::new();
-    for loaded in load_each(sources) {
-        match loaded {
-            Ok(s) => scenarios.push(s),
-            Err(LoadErrors(mut e)) => errors.append(&mut e),
-        }
-    }
-    let mut seen: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
-    for s in &scenarios {
-        if let Some(first) = seen.insert(&s.id, &s.origin) {
-            errors.push(LoadError {
-                file: s.origin.clone(),
-                position: Position { line: 1, col: 1 },
-                message: format!("scenario id '{}' is already used by {first}", s.id),
-            });
-        }
-    }
-    if errors.is_empty() {
-        Ok(scenarios)
-    } else {
-        Err(LoadErrors(errors))
-    }
-}
-
-/// Files per loading thread below which one thread does it all.
-const FILES_PER_THREAD: usize = 16;
-
-/// `load_str` of every source, in order. Parsing the YAML, checking it and
-/// compiling its CEL is pure CPU work, and the whole built-in catalog takes
-/// long enough to show in a run's wall time, so it is spread over the cores.
-fn load_each(sources: &[(String, String)]) -> Vec<Result<Scenario, LoadErrors>> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(sources.len() / FILES_PER_THREAD)
-        .max(1);
-    let load_chunk = |chunk: &[(String, String)]| -> Vec<Result<Scenario, LoadErrors>> {
-        expr::while_loading(|| {
-            chunk
-                .iter()
-                .map(|(name, text)| load_str(name, text))
-                .collect()
-        })
-    };
-    if threads == 1 {
-        return load_chunk(sources);
-    }
-    let chunk = sources.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = sources
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || load_chunk(part)))
-            .collect();
-        handles
-            .into_iter()
-            .zip(sources.chunks(chunk))
-            // A panicking loader is a bug; loading that chunk again on this
-            // thread surfaces the same panic with its message.
-            .flat_map(|(h, part)| h.join().unwrap_or_else(|_| load_chunk(part)))
-            .collect()
-    })
 }
 
 #[cfg(test)]
@@ -1317,8 +1227,9 @@ steps:
             file: "t.yaml",
             doc,
             errors: Vec::new(),
+            programs: &mut crate::scenario::helpers::programs(),
         };
-        let _ = expr::collecting_reads(|| loader.build());
+        let _ = loader.build();
         loader.errors.iter().map(ToString::to_string).collect()
     }
 

@@ -3,10 +3,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::expr::{Bindings, Compiled, ExprError};
 use super::interpolate::{Template, ValueTemplate};
 use super::pattern::Pattern;
-use super::source::Position;
+pub use super::source::Place;
+use crate::expr::{Bindings, Compiled, ExprError};
 
 /// How much a requirement weighs: what its failure turns into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -157,45 +157,6 @@ pub struct Applies {
     pub transports: Vec<String>,
 }
 
-/// Where something sits in its scenario file: a stable, readable id
-/// (`steps[2]`, `steps[2].assert[0]`, `steps[1].expect.result.tools`,
-/// `assert[0]`; scenarios/README.md) and its line and column.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Place {
-    pub id: String,
-    pub position: Position,
-}
-
-impl Place {
-    /// The id of the node at a JSON Pointer into the scenario file:
-    /// `/steps/2/assert/0/expr` → `steps[2].assert[0]` (an `expr` key only
-    /// says where the expression of an entry is, so it is left out).
-    pub fn id_of(pointer: &str) -> String {
-        let mut id = String::new();
-        let parts: Vec<&str> = pointer.split('/').skip(1).collect();
-        for (i, part) in parts.iter().enumerate() {
-            let part = part.replace("~1", "/").replace("~0", "~");
-            if part == "expr" && i + 1 == parts.len() && i > 0 {
-                break;
-            }
-            if part.parse::<usize>().is_ok() && !id.is_empty() {
-                id.push_str(&format!("[{part}]"));
-            } else {
-                if !id.is_empty() {
-                    id.push('.');
-                }
-                id.push_str(&part);
-            }
-        }
-        id
-    }
-
-    /// `file:line:col`, the way a compiler points at a line.
-    pub fn location(&self, file: &str) -> String {
-        format!("{file}:{}", self.position)
-    }
-}
-
 /// A CEL expression with where it was written and its program, compiled
 /// when the scenario is loaded.
 #[derive(Debug, Clone, PartialEq)]
@@ -211,7 +172,7 @@ impl Expr {
         Ok(Expr {
             source: source.to_string(),
             place: Place::default(),
-            program: super::expr::compile(source)?,
+            program: super::helpers::compile(source)?,
         })
     }
 
@@ -565,8 +526,8 @@ pub struct Scenario {
     /// Where the scenario came from (`builtin:base/x.yaml` or a file path).
     pub origin: String,
     /// What all of its expressions together read of each variable: a long
-    /// answer is kept only that far (see `cel_value::prune`).
-    pub reads: std::sync::Arc<super::expr::Reads>,
+    /// answer is kept only that far (see `crate::json::prune`).
+    pub reads: std::sync::Arc<crate::expr::Reads>,
 }
 
 /// How a file of the built-in catalog is named in `origin`.

@@ -253,6 +253,45 @@ fn scalar_to_json(scalar: &ScalarOwned) -> Option<Value> {
     })
 }
 
+/// Where something sits in its scenario file: a stable, readable id
+/// (`steps[2]`, `steps[2].assert[0]`, `steps[1].expect.result.tools`,
+/// `assert[0]`; scenarios/README.md) and its line and column.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Place {
+    pub id: String,
+    pub position: Position,
+}
+
+impl Place {
+    /// The id of the node at a JSON Pointer into the scenario file:
+    /// `/steps/2/assert/0/expr` → `steps[2].assert[0]` (an `expr` key only
+    /// says where the expression of an entry is, so it is left out).
+    pub fn id_of(pointer: &str) -> String {
+        let mut id = String::new();
+        let parts: Vec<&str> = pointer.split('/').skip(1).collect();
+        for (i, part) in parts.iter().enumerate() {
+            let part = part.replace("~1", "/").replace("~0", "~");
+            if part == "expr" && i + 1 == parts.len() && i > 0 {
+                break;
+            }
+            if part.parse::<usize>().is_ok() && !id.is_empty() {
+                id.push_str(&format!("[{part}]"));
+            } else {
+                if !id.is_empty() {
+                    id.push('.');
+                }
+                id.push_str(&part);
+            }
+        }
+        id
+    }
+
+    /// `file:line:col`, the way a compiler points at a line.
+    pub fn location(&self, file: &str) -> String {
+        format!("{file}:{}", self.position)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

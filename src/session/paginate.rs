@@ -15,8 +15,8 @@ use serde_json::{json, Map, Value};
 
 use super::pruned_decode::PageRead;
 use super::{Session, SessionError};
-use crate::scenario::cel_value::{prune, pruned_copy};
-use crate::scenario::expr_reads::ReadTree;
+use crate::json::ReadTree;
+use crate::json::{prune, pruned_copy};
 
 /// Pages in a row that may add no new item (empty pages with a cursor)
 /// before the walk counts as going nowhere.
@@ -661,12 +661,8 @@ mod tests {
     async fn a_walk_keeps_only_what_is_read_and_pages_only_when_read() {
         let mut s = session(&[]).await;
         let names =
-            crate::scenario::expr::compile("all.result.tools.map(t, t.name)").expect("compiles");
-        let (_, reads) = crate::scenario::expr::collecting_reads(|| {
-            crate::scenario::expr::compile("all.result.tools.map(t, t.name)")
-        });
-        drop(names);
-        let read = reads.get("all").cloned().expect("reads all");
+            crate::scenario::helpers::compile("all.result.tools.map(t, t.name)").expect("compiles");
+        let read = names.reads().get("all").cloned().expect("reads all");
         let walked = s
             .paginate(
                 "tools/list",

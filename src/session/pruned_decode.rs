@@ -14,9 +14,9 @@
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use crate::json::ReadTree;
 use crate::jsonrpc::compact::{self, array_of, json_scalars, object_of, Compact};
 use crate::jsonrpc::DecodeError;
-use crate::scenario::expr_reads::ReadTree;
 
 /// What an awaited walk keeps of each page: each item of `result.<field>`
 /// cut down to `item`; the rest of the page as it came, as the walk keeps
@@ -170,7 +170,7 @@ fn items_of<'de, A: SeqAccess<'de>>(
     })
 }
 
-/// A value cut down to `read`, as `cel_value::prune` cuts a parsed one.
+/// A value cut down to `read`, as `crate::json::prune` cuts a parsed one.
 struct Pruned<'a>(&'a ReadTree);
 
 impl<'de> DeserializeSeed<'de> for Pruned<'_> {
@@ -225,7 +225,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::scenario::cel_value::prune;
+    use crate::json::prune;
 
     fn read_of(names: &[&str]) -> ReadTree {
         ReadTree::whole_fields(names)

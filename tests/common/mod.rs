@@ -6,9 +6,9 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_conform::expr::{Bound, EvalOptions};
 use mcp_conform::run::probe::probe;
 use mcp_conform::run::{RunConfig, Target};
-use mcp_conform::scenario::expr::Bound;
 use mcp_conform::transport::StdioSpec;
 
 pub fn root() -> PathBuf {
@@ -68,10 +68,32 @@ pub fn reference_server(faults: &[&str]) -> Target {
     Target::Stdio(StdioSpec::new(env!("CARGO_BIN_EXE_mcp-conform"), args))
 }
 
+thread_local! {
+    /// Whether the run configurations this thread builds check the read
+    /// analysis (see [`skip_read_checks_here`]).
+    static CHECK_READS: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+/// How the suites evaluate expressions: each also on the parts of its
+/// variables it reads, which must give the same, unless this thread asked
+/// otherwise.
+fn eval_options() -> EvalOptions {
+    EvalOptions {
+        verify_reads: CHECK_READS.with(std::cell::Cell::get),
+    }
+}
+
+/// The configurations this thread builds from now on evaluate each
+/// expression once. A test that runs the catalog many times to check
+/// something else (the fault matrix: about a hundred catalog runs) asks
+/// this on its own threads; the rest of the suite, running beside it,
+/// keeps checking the read analysis.
+pub fn skip_read_checks_here() {
+    CHECK_READS.with(|c| c.set(false));
+}
+
 /// Probes a target and builds the run configuration the CLI would build.
 pub fn config(target: Target, version: Option<&str>) -> Arc<RunConfig> {
-    // Every expression the suites evaluate also checks the read analysis.
-    mcp_conform::scenario::expr::verify_reads(true);
     let rt = runtime();
     let timeout = Duration::from_millis(3000);
     let probed = rt
@@ -80,6 +102,8 @@ pub fn config(target: Target, version: Option<&str>) -> Arc<RunConfig> {
     let fixture_match = mcp_conform::fixture::serves_reference_catalog(&probed.tool_names);
     let mut cfg = RunConfig::isolated(target, probed.era, probed.server, timeout, fixture_match);
     cfg.probe = Some(Bound::from(probed.facts));
+    // Every expression the suites evaluate also checks the read analysis.
+    cfg.eval_options = eval_options();
     Arc::new(cfg)
 }
 
@@ -266,6 +290,7 @@ pub fn run_over_http(
             fixture_match,
         );
         cfg.probe = Some(Bound::from(probed.facts));
+        cfg.eval_options = eval_options();
         let cfg = Arc::new(cfg);
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
         let results = mcp_conform::run::scheduler::run_all(scenarios.to_vec(), cfg, jobs, tx).await;

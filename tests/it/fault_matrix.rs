@@ -203,7 +203,7 @@ fn each_fault(
                 // checked by every other suite (each scenario against each
                 // test server, the clean runs above), and evaluating every
                 // expression twice here doubled the suite's longest test.
-                mcp_conform::scenario::expr::verify_reads_on_this_thread(false);
+                common::skip_read_checks_here();
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(fault) = faults.get(i) else {
                     break;
@@ -354,10 +354,10 @@ impl Met {
     }
 
     fn tracing_here(scenarios: &[Scenario], version: Option<&str>) -> Met {
-        let clean = common::config(in_process(&FaultTrace::new()), version);
         // What the server asks about is what this run is for; the clean
         // runs before it checked the read analysis on these scenarios.
-        mcp_conform::scenario::expr::verify_reads_on_this_thread(false);
+        common::skip_read_checks_here();
+        let clean = common::config(in_process(&FaultTrace::new()), version);
         let rt = common::runtime();
         let by_scenario = scenarios
             .iter()

@@ -6,9 +6,9 @@
 use serde_json::Value;
 
 use super::{Execution, Stop};
+use crate::json::ReadTree;
 use crate::run::outcome::{Finding, Outcome};
 use crate::scenario::diff;
-use crate::scenario::expr_reads::ReadTree;
 use crate::scenario::model::{Assertion, Level, Step};
 use crate::scenario::pattern::{AltVerdict, Pattern};
 

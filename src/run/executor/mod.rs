@@ -24,8 +24,8 @@ use super::property::{self, PropertyRun};
 use super::slow_calls::SlowCalls;
 use super::target::Target;
 use super::walks::WalkCache;
-use crate::scenario::expr::{Bindings, Bound};
-use crate::scenario::expr_reads::ReadTree;
+use crate::expr::{Bindings, Bound, EvalOptions};
+use crate::json::ReadTree;
 use crate::scenario::model::{
     Assertion, Fixture, ForEach, Isolation, Level, Place, Scenario, Step,
 };
@@ -78,6 +78,8 @@ pub struct RunConfig {
     pub schemas: Schemas,
     /// The client defect every session carries (`--client-fault`).
     pub client_fault: Option<ClientFault>,
+    /// How expressions are evaluated (the test suites verify reads).
+    pub eval_options: EvalOptions,
 }
 
 /// The default of `--call-budget-ms`: a tool that works for longer (a
@@ -145,6 +147,7 @@ impl RunConfig {
             sample_size: super::DEFAULT_SAMPLE_SIZE,
             schemas: Schemas::default(),
             client_fault: None,
+            eval_options: EvalOptions::default(),
         }
     }
 }
@@ -225,6 +228,7 @@ fn protocol_versions(probe: Option<&Value>, run: &[String]) -> Value {
 fn base_bindings(cfg: &RunConfig) -> Bindings {
     let mut b = Bindings::default();
     b.set_schemas(cfg.schemas.clone());
+    b.set_options(cfg.eval_options);
     b.insert("server", cfg.server.clone());
     b.insert("era", json!(cfg.era.version));
     b.insert("liveness_method", json!(cfg.era.liveness_method()));

@@ -9,11 +9,11 @@ use crate::run::slow_calls::SlowCalls;
 use serde_json::{json, Value};
 
 use super::{Execution, Stop};
+use crate::expr::Bound;
+use crate::json::prune;
+use crate::json::ReadTree;
 use crate::run::outcome::{Finding, Outcome};
 use crate::run::walks::WalkCache;
-use crate::scenario::cel_value::prune;
-use crate::scenario::expr::Bound;
-use crate::scenario::expr_reads::ReadTree;
 use crate::scenario::interpolate::{Template, ValueTemplate};
 use crate::scenario::model::{Action, Step};
 use crate::session::{PageWalk, Session, SessionError, Walked};

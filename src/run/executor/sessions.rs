@@ -5,8 +5,8 @@
 use serde_json::{json, Value};
 
 use super::{Execution, Stop, MAIN};
+use crate::expr::Bound;
 use crate::run::pool::Lease;
-use crate::scenario::expr::Bound;
 use crate::scenario::model::Step;
 use crate::session::{Session, SessionError};
 

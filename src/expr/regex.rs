@@ -82,7 +82,7 @@ fn compiled(pattern: &str) -> Result<Regex, ExecutionError> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::expr::eval;
+    use crate::scenario::helpers::eval;
     use serde_json::{json, Map};
 
     fn run(source: &str) -> Result<serde_json::Value, String> {

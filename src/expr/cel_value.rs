@@ -1,46 +1,20 @@
 //! JSON answers as the CEL interpreter's values: whole, or only the part an
-//! expression reads (see `expr_reads`); and the interpreter's values back
+//! expression reads (see `expr::reads`); and the interpreter's values back
 //! as JSON.
 
 use std::collections::HashMap;
 
 use cel::common::types::{
-    CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt, Kind,
+    CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelString, CelUInt, Kind,
 };
 use cel::common::value::Val;
 use cel::objects::Value as CelValue;
 use serde_json::Value;
 
-use std::sync::Arc;
-
-use super::cel_lazy::{JsonList, JsonMap};
-use super::cel_shared::{json_item, json_member, json_of, json_root, JsonAt, Shared};
-use super::expr_reads::ReadTree;
-use crate::jsonrpc::compact::object_from;
-
-/// JSON to a CEL value. Integers become `int` (not `uint`) when they fit, so
-/// `type(x) == int` and comparisons with negative literals work on any JSON
-/// integer; larger ones `uint`, the rest `double`. Lists and maps keep the
-/// JSON they were made from (see `cel_shared`).
-pub fn json_to_val(value: Value) -> Box<dyn Val> {
-    json_at_to_val(&json_root(Arc::new(value)))
-}
-
-/// [`json_to_val`] of a place in a document the caller holds.
-pub fn json_at_to_val(at: &JsonAt) -> Box<dyn Val> {
-    match *at.get() {
-        Value::Null => Box::new(CelNull),
-        Value::Bool(b) => Box::new(CelBool::from(*b)),
-        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => Box::new(CelInt::from(i)),
-            (None, Some(u)) => Box::new(CelUInt::from(u)),
-            _ => Box::new(CelDouble::from(n.as_f64().unwrap_or(f64::NAN))),
-        },
-        Value::String(s) => Shared::boxed(CelString::from(s.clone())),
-        Value::Array(_) => Box::new(JsonList::new(at.clone())),
-        Value::Object(_) => Box::new(JsonMap::new(at.clone())),
-    }
-}
+use super::cel_lazy::{json_at_to_val, json_of};
+use super::cel_shared::Shared;
+use super::json_at::{json_item, json_member, JsonAt};
+use crate::json::{prune, pruned_copy, ReadTree};
 
 /// The part of the JSON at `at` that `read` covers: an object read field by
 /// field keeps only those fields (the ones it has), one read by a key known
@@ -74,48 +48,6 @@ pub fn json_to_val_read(at: &JsonAt, read: &ReadTree) -> Box<dyn Val> {
             Shared::boxed(CelList::from(Vec::new()))
         }
         _ => json_at_to_val(at),
-    }
-}
-
-/// `value` cut down as [`json_to_val_read`] cuts it, as JSON: what a
-/// scenario keeps of a long answer when its expressions, all together, read
-/// only that much of it. Every expression then sees what it would have seen
-/// of the whole answer.
-pub fn prune(value: Value, read: &ReadTree) -> Value {
-    if read.is_whole() {
-        return value;
-    }
-    match (value, read.item_read()) {
-        // The answer's own order, so that what is shown of it reads as sent.
-        (Value::Object(map), _) => object_from(map.into_iter().filter_map(|(name, v)| {
-            let kept = prune(v, read.member_read(&name)?.as_ref());
-            Some((name, kept))
-        })),
-        (Value::Array(items), Some(item)) => {
-            Value::Array(items.into_iter().map(|v| prune(v, item)).collect())
-        }
-        (Value::Array(_), None) if read.fields().is_empty() => Value::Array(Vec::new()),
-        (other, _) => other,
-    }
-}
-
-/// [`prune`] of a value the caller keeps: only what `read` covers is copied.
-pub fn pruned_copy(value: &Value, read: &ReadTree) -> Value {
-    if read.is_whole() {
-        return value.clone();
-    }
-    match (value, read.item_read()) {
-        (Value::Object(map), _) => object_from(map.iter().filter_map(|(name, v)| {
-            Some((
-                name.clone(),
-                pruned_copy(v, read.member_read(name)?.as_ref()),
-            ))
-        })),
-        (Value::Array(items), Some(item)) => {
-            Value::Array(items.iter().map(|v| pruned_copy(v, item)).collect())
-        }
-        (Value::Array(_), None) if read.fields().is_empty() => Value::Array(Vec::new()),
-        (other, _) => other.clone(),
     }
 }
 
@@ -210,6 +142,7 @@ fn object_of(map: &CelMap<'_>) -> Result<Option<Value>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::expr::cel_lazy::json_to_val;
     use serde_json::json;
 
     /// What is kept of an answer is shown as evidence: it keeps the order

@@ -25,41 +25,6 @@ use cel::common::traits::{Adder, Comparer, Container, Indexer, Iterable, Sizer, 
 use cel::common::types::{Type, DYN_TYPE};
 use cel::common::value::{Builtin, BuiltinRef, CowVal, StaticVal, Val};
 use cel::ExecutionError;
-use serde_json::Value;
-use yoke::Yoke;
-
-use super::cel_lazy::{JsonList, JsonMap};
-
-/// A place in a JSON document, holding the document.
-pub type JsonAt = Yoke<&'static Value, Arc<Value>>;
-
-/// The whole of `document`, as a place in it.
-pub fn json_root(document: Arc<Value>) -> JsonAt {
-    Yoke::attach_to_cart(document, |v| v)
-}
-
-/// The element `index` of the array at `at` (the caller has checked it is
-/// there).
-pub fn json_item(at: &JsonAt, index: usize) -> JsonAt {
-    at.map_project_cloned(move |v, _| &v[index])
-}
-
-/// The member `key` of the object at `at` (the caller has checked it is
-/// there).
-pub fn json_member(at: &JsonAt, key: &str) -> JsonAt {
-    at.map_project_cloned(move |v, _| &v[key])
-}
-
-/// The member at position `index` of the object at `at` (the caller has
-/// found it there): no hash of its key, as `json_member` takes.
-pub fn json_member_at(at: &JsonAt, index: usize) -> JsonAt {
-    at.map_project_cloned(move |v, _| {
-        static NULL: Value = Value::Null;
-        v.as_object()
-            .and_then(|m| m.values().nth(index))
-            .unwrap_or(&NULL)
-    })
-}
 
 /// A built-in value (a list, map or string) behind an `Arc`.
 #[derive(Debug)]
@@ -73,37 +38,6 @@ impl Shared {
             value: Arc::new(value),
         })
     }
-}
-
-/// The JSON `value` stands for, if it is a list or map made whole from JSON.
-pub fn json_of(value: &dyn Val) -> Option<&Value> {
-    place_of(value).map(|at| *at.get())
-}
-
-/// The place in a document `value` stands for, if it is a list or map
-/// made whole from JSON: a result that is such a value can be bound as that
-/// place, with no copy of the JSON.
-pub fn json_at_of(value: &dyn Val) -> Option<JsonAt> {
-    place_of(value).cloned()
-}
-
-/// A share of `value` (its conversions included), if it is a list or map
-/// made whole from JSON.
-pub fn json_val_of(value: &dyn Val) -> Option<Box<dyn Val>> {
-    let any = value.as_any()?;
-    if let Some(list) = any.downcast_ref::<JsonList>() {
-        return Some(Box::new(list.clone()));
-    }
-    any.downcast_ref::<JsonMap>()
-        .map(|map| Box::new(map.clone()) as Box<dyn Val>)
-}
-
-fn place_of(value: &dyn Val) -> Option<&JsonAt> {
-    let any = value.as_any()?;
-    if let Some(list) = any.downcast_ref::<JsonList>() {
-        return Some(list.at());
-    }
-    any.downcast_ref::<JsonMap>().map(JsonMap::at)
 }
 
 impl Val for Shared {
@@ -226,9 +160,13 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::scenario::cel_value::{json_at_to_val, json_to_val_read, val_to_json};
-    use crate::scenario::expr::{eval, Bindings};
-    use crate::scenario::expr_reads::ReadTree;
+    use crate::expr::cel_lazy::{json_at_to_val, json_of};
+    use crate::expr::cel_value::{json_to_val_read, val_to_json};
+    use crate::expr::json_at::json_root;
+    use crate::expr::Bindings;
+    use crate::json::ReadTree;
+    use crate::scenario::helpers::eval;
+    use serde_json::Value;
 
     fn bound(x: Value) -> Bindings {
         let mut b = Bindings::default();

@@ -238,7 +238,8 @@ fn no_fields(value: &dyn Val) -> ExecutionError {
 mod tests {
     use serde_json::json;
 
-    use crate::scenario::expr::{eval, Bindings};
+    use crate::expr::Bindings;
+    use crate::scenario::helpers::eval;
 
     fn bound() -> Bindings {
         let mut b = Bindings::default();

@@ -20,13 +20,70 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
 
 use cel::common::traits::{self, Adder, Container, Indexer, Iterable, Sizer, Zeroer};
-use cel::common::types::{CelInt, CelList, CelMap, CelMapKey, CelString, CelUInt, Kind, Type};
+use cel::common::types::{
+    CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt, Kind, Type,
+};
 use cel::common::value::{Builtin, BuiltinRef, CowVal, StaticVal, Val};
 use cel::ExecutionError;
 use serde_json::Value;
 
-use super::cel_shared::{json_item, json_member, json_member_at, JsonAt};
-use super::cel_value::json_at_to_val;
+use super::cel_shared::Shared;
+use super::json_at::{json_item, json_member, json_member_at, json_root, JsonAt};
+
+/// JSON to a CEL value. Integers become `int` (not `uint`) when they fit, so
+/// `type(x) == int` and comparisons with negative literals work on any JSON
+/// integer; larger ones `uint`, the rest `double`. Lists and maps keep the
+/// JSON they were made from (see `cel_shared`).
+pub fn json_to_val(value: Value) -> Box<dyn Val> {
+    json_at_to_val(&json_root(Arc::new(value)))
+}
+
+/// [`json_to_val`] of a place in a document the caller holds.
+pub fn json_at_to_val(at: &JsonAt) -> Box<dyn Val> {
+    match *at.get() {
+        Value::Null => Box::new(CelNull),
+        Value::Bool(b) => Box::new(CelBool::from(*b)),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Box::new(CelInt::from(i)),
+            (None, Some(u)) => Box::new(CelUInt::from(u)),
+            _ => Box::new(CelDouble::from(n.as_f64().unwrap_or(f64::NAN))),
+        },
+        Value::String(s) => Shared::boxed(CelString::from(s.clone())),
+        Value::Array(_) => Box::new(JsonList::new(at.clone())),
+        Value::Object(_) => Box::new(JsonMap::new(at.clone())),
+    }
+}
+
+/// The JSON `value` stands for, if it is a list or map made whole from JSON.
+pub fn json_of(value: &dyn Val) -> Option<&Value> {
+    place_of(value).map(|at| *at.get())
+}
+
+/// The place in a document `value` stands for, if it is a list or map
+/// made whole from JSON: a result that is such a value can be bound as that
+/// place, with no copy of the JSON.
+pub fn json_at_of(value: &dyn Val) -> Option<JsonAt> {
+    place_of(value).cloned()
+}
+
+/// A share of `value` (its conversions included), if it is a list or map
+/// made whole from JSON.
+pub fn json_val_of(value: &dyn Val) -> Option<Box<dyn Val>> {
+    let any = value.as_any()?;
+    if let Some(list) = any.downcast_ref::<JsonList>() {
+        return Some(Box::new(list.clone()));
+    }
+    any.downcast_ref::<JsonMap>()
+        .map(|map| Box::new(map.clone()) as Box<dyn Val>)
+}
+
+fn place_of(value: &dyn Val) -> Option<&JsonAt> {
+    let any = value.as_any()?;
+    if let Some(list) = any.downcast_ref::<JsonList>() {
+        return Some(list.at());
+    }
+    any.downcast_ref::<JsonMap>().map(JsonMap::at)
+}
 
 /// Lists with more items than this find a string through a set of their
 /// strings; shorter ones compare in order, which is faster than hashing.
@@ -64,7 +121,7 @@ struct MapInner {
     /// Made when the built-in map is asked for: the interpreter asks the
     /// operand of a `.f` or `[k]` whether it is an optional, which is asked
     /// of the built-in value (a selection on a loop's element does not ask:
-    /// `expr_select`), and equality compares built-in maps. Its members are
+    /// `select`), and equality compares built-in maps. Its members are
     /// the slots of `members`.
     whole: OnceLock<CelMap<'static>>,
 }
@@ -458,7 +515,8 @@ impl Zeroer for JsonMap {
 mod tests {
     use serde_json::json;
 
-    use crate::scenario::expr::{eval, Bindings};
+    use crate::expr::Bindings;
+    use crate::scenario::helpers::eval;
 
     fn bound() -> Bindings {
         let names: Vec<String> = (0..40).map(|i| format!("n{i}")).collect();

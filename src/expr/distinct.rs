@@ -141,7 +141,8 @@ fn as_double(value: &dyn Val) -> Option<f64> {
 mod tests {
     use serde_json::json;
 
-    use crate::scenario::expr::{eval, Bindings};
+    use crate::expr::Bindings;
+    use crate::scenario::helpers::eval;
 
     fn is_true(source: &str) {
         let mut b = Bindings::default();

@@ -14,165 +14,22 @@
 //! reads of its range's items. Everything else (a function argument, an
 //! operand of `==`, a value put in a literal map) demands the whole value,
 //! so whatever the analysis does not understand is read whole.
+//!
+//! A helper that reads less of its arguments says so in its own table row
+//! ([`Helper::reads`](super::Helper)); the walk asks the helpers it is
+//! given, and a helper that says nothing reads its arguments whole.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
-use cel::common::ast::{operators, ComprehensionExpr, EntryExpr, Expr, LiteralValue};
+use cel::common::ast::{operators, CallExpr, ComprehensionExpr, EntryExpr, Expr, LiteralValue};
 use cel::IdedExpr;
 
-use super::expr::GROUPS_META_KEY;
+use super::Helper;
+use crate::json::ReadTree;
 
-/// What is read of one value. The empty tree reads nothing but its presence
-/// and type (`has(x.f)`, `type(x)`, a loop variable that is never used).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ReadTree {
-    whole: bool,
-    fields: BTreeMap<String, ReadTree>,
-    items: Option<Box<ReadTree>>,
-}
-
-impl ReadTree {
-    pub fn whole() -> ReadTree {
-        ReadTree {
-            whole: true,
-            ..ReadTree::default()
-        }
-    }
-
-    fn field(name: &str, read: ReadTree) -> ReadTree {
-        ReadTree {
-            fields: BTreeMap::from([(name.to_string(), read)]),
-            ..ReadTree::default()
-        }
-    }
-
-    fn items(read: ReadTree) -> ReadTree {
-        ReadTree {
-            items: Some(Box::new(read)),
-            ..ReadTree::default()
-        }
-    }
-
-    /// Reads `item` of each entry of a list, given as the list itself or
-    /// as its answer (`result.<field>`).
-    fn listed(field: &str, item: ReadTree) -> ReadTree {
-        let mut read = ReadTree::items(item.clone());
-        let list = ReadTree::field(field, ReadTree::items(item));
-        read.merge(ReadTree::field("result", list));
-        read
-    }
-
-    pub fn is_whole(&self) -> bool {
-        self.whole
-    }
-
-    /// Reads these fields of an object whole, and nothing else of it.
-    pub fn whole_fields(names: &[&str]) -> ReadTree {
-        ReadTree {
-            fields: names
-                .iter()
-                .map(|n| (n.to_string(), ReadTree::whole()))
-                .collect(),
-            ..ReadTree::default()
-        }
-    }
-
-    /// This read, and `read` of the field `name` besides.
-    pub fn with_field(mut self, name: &str, read: ReadTree) -> ReadTree {
-        self.merge(ReadTree::field(name, read));
-        self
-    }
-
-    /// This read, and `read` of each item of a list besides.
-    pub fn with_each_item(mut self, read: ReadTree) -> ReadTree {
-        self.merge(ReadTree::items(read));
-        self
-    }
-
-    /// What is read of field `name` of an object read this way (None: not read).
-    pub fn field_read(&self, name: &str) -> Option<ReadTree> {
-        if self.whole {
-            return Some(ReadTree::whole());
-        }
-        self.fields.get(name).cloned()
-    }
-
-    /// What is read of the member `name` of an object read this way (None:
-    /// not read). A read of items on an object is a member read by a key
-    /// known only when evaluating (`m[k]`): it reaches every member.
-    pub fn member_read(&self, name: &str) -> Option<std::borrow::Cow<'_, ReadTree>> {
-        use std::borrow::Cow;
-        if self.whole {
-            return Some(Cow::Owned(ReadTree::whole()));
-        }
-        match (self.items.as_deref(), self.fields.get(name)) {
-            (None, field) => field.map(Cow::Borrowed),
-            (Some(any), None) => Some(Cow::Borrowed(any)),
-            (Some(any), Some(field)) => {
-                let mut both = any.clone();
-                both.merge(field.clone());
-                Some(Cow::Owned(both))
-            }
-        }
-    }
-
-    /// What is read of each item of a list read this way (None: no item is
-    /// read, the list keeps only its presence and type).
-    pub fn each_item(&self) -> Option<ReadTree> {
-        if self.whole {
-            return Some(ReadTree::whole());
-        }
-        self.items.as_deref().cloned()
-    }
-
-    /// This read and, when the value is a list, what is read of its items:
-    /// a `for_each` step's id is bound to each answer, then to their list.
-    pub fn with_items_read(&self) -> ReadTree {
-        let mut out = self.clone();
-        if let Some(items) = self.items.as_deref() {
-            out.merge(items.clone());
-        }
-        out
-    }
-
-    /// The fields read of an object.
-    pub fn fields(&self) -> &BTreeMap<String, ReadTree> {
-        &self.fields
-    }
-
-    /// What is read of each item of a list, if the items are read by position
-    /// or by iteration.
-    pub fn item_read(&self) -> Option<&ReadTree> {
-        self.items.as_deref()
-    }
-
-    /// The demand on each item of a list whose value has this demand.
-    fn item_demand(&self) -> ReadTree {
-        match &self.items {
-            Some(items) if !self.whole => (**items).clone(),
-            _ => ReadTree::whole(),
-        }
-    }
-
-    pub fn merge(&mut self, other: ReadTree) {
-        if self.whole {
-            return;
-        }
-        if other.whole {
-            *self = ReadTree::whole();
-            return;
-        }
-        for (name, read) in other.fields {
-            self.fields.entry(name).or_default().merge(read);
-        }
-        if let Some(items) = other.items {
-            match &mut self.items {
-                Some(mine) => mine.merge(*items),
-                None => self.items = Some(items),
-            }
-        }
-    }
-}
+/// The helpers an expression may call, by name: what each reads of its
+/// arguments is declared with it.
+pub type HelperTable = HashMap<&'static str, Helper>;
 
 /// What an expression reads, by variable name. Names of comprehension
 /// accumulators may appear too; they match no binding, so they cost nothing.
@@ -180,11 +37,15 @@ impl ReadTree {
 pub struct Reads(BTreeMap<String, ReadTree>);
 
 impl Reads {
-    /// The reads of a whole expression, whose value is shown whole.
-    pub fn of(expr: &IdedExpr) -> Reads {
-        let mut reads = Reads::default();
-        reads.walk(expr, ReadTree::whole());
-        reads
+    /// The reads of a whole expression, whose value is shown whole; a call
+    /// of one of `helpers` reads what the helper declares.
+    pub fn of(expr: &IdedExpr, helpers: &HelperTable) -> Reads {
+        let mut walker = Walker {
+            reads: Reads::default(),
+            helpers,
+        };
+        walker.walk(expr, ReadTree::whole());
+        walker.reads
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&str, &ReadTree)> {
@@ -210,10 +71,19 @@ impl Reads {
             self.add(&variable, read);
         }
     }
+}
 
+/// The analysis of one expression: the demand carried down from the top
+/// (see the module's comment).
+struct Walker<'h> {
+    reads: Reads,
+    helpers: &'h HelperTable,
+}
+
+impl Walker<'_> {
     fn walk(&mut self, expr: &IdedExpr, demand: ReadTree) {
         match &expr.expr {
-            Expr::Ident(name) => self.add(name, demand),
+            Expr::Ident(name) => self.reads.add(name, demand),
             // `has(x.f)` only observes whether `f` is there.
             Expr::Select(select) if select.test => self.walk(
                 &select.operand,
@@ -246,7 +116,10 @@ impl Reads {
         }
     }
 
-    fn walk_call(&mut self, call: &cel::common::ast::CallExpr, demand: ReadTree) {
+    fn walk_call(&mut self, call: &CallExpr, demand: ReadTree) {
+        if call.target.is_none() && self.walk_helper(call) {
+            return;
+        }
         match (call.func_name.as_str(), &call.target, call.args.as_slice()) {
             (operators::INDEX, None, [operand, index]) => {
                 self.walk(index, ReadTree::whole());
@@ -260,72 +133,6 @@ impl Reads {
             }
             // Only the argument's type is observed.
             ("type", None, [value]) => self.walk(value, ReadTree::default()),
-            // `field_is(x, 'key', 'string')` observes the type of `x.key`.
-            ("field_is", None, [value, key, kind]) => {
-                self.walk(key, ReadTree::whole());
-                self.walk(kind, ReadTree::whole());
-                let read = match &key.expr {
-                    Expr::Literal(LiteralValue::String(k)) => {
-                        ReadTree::field(k.inner(), ReadTree::default())
-                    }
-                    _ => ReadTree::whole(),
-                };
-                self.walk(value, read);
-            }
-            // `has_path(x, 'a.b')` and `is_true(x, 'a.b')` observe the value
-            // at the end of the path: its presence, or whether it is `true`.
-            ("has_path" | "is_true", None, [value, path]) => {
-                self.walk(path, ReadTree::whole());
-                let read = match &path.expr {
-                    Expr::Literal(LiteralValue::String(p)) => p
-                        .inner()
-                        .rsplit('.')
-                        .fold(ReadTree::default(), |leaf, key| ReadTree::field(key, leaf)),
-                    _ => ReadTree::whole(),
-                };
-                self.walk(value, read);
-            }
-            // `groups_of(t)` reads `t.groups`, else the grouping extension's
-            // `_meta` key: only those are converted, not each whole tool
-            // (its input schema) at every call.
-            ("groups_of", None, [value]) => {
-                let meta = ReadTree::field(GROUPS_META_KEY, ReadTree::whole());
-                let mut read = ReadTree::field("groups", ReadTree::whole());
-                read.merge(ReadTree::field("_meta", meta));
-                self.walk(value, read);
-            }
-            // `memberships(items, kind, 'name', key)` reads each item's id
-            // field and its `_meta` (by a key that may be computed).
-            ("memberships", None, [items, kind, id_key, meta_key]) => {
-                for arg in [kind, id_key, meta_key] {
-                    self.walk(arg, ReadTree::whole());
-                }
-                let mut item = ReadTree::field("_meta", ReadTree::whole());
-                match &id_key.expr {
-                    Expr::Literal(LiteralValue::String(k)) => {
-                        item.merge(ReadTree::field(k.inner(), ReadTree::whole()))
-                    }
-                    _ => item = ReadTree::whole(),
-                }
-                self.walk(items, ReadTree::items(item));
-            }
-            // `pd_uris`, `uri_safe_picks` and `tool_names` take a list or
-            // its list answer, and read a few fields of each item.
-            ("pd_uris", None, [value]) => {
-                let item = ReadTree::field("uri", ReadTree::whole());
-                self.walk(value, ReadTree::listed("resources", item));
-            }
-            ("tool_names", None, [value]) => {
-                let item = ReadTree::field("name", ReadTree::whole());
-                self.walk(value, ReadTree::listed("tools", item));
-            }
-            ("uri_safe_picks", None, [value, n]) => {
-                self.walk(n, ReadTree::whole());
-                let hint = ReadTree::field("readOnlyHint", ReadTree::whole());
-                let mut item = ReadTree::field("name", ReadTree::whole());
-                item.merge(ReadTree::field("annotations", hint));
-                self.walk(value, ReadTree::listed("tools", item));
-            }
             // The length of a list (each item present, none read); a map's
             // or a string's size needs all of it, as the conversion gives.
             ("size", None, [value]) => self.walk(value, ReadTree::items(ReadTree::default())),
@@ -346,8 +153,34 @@ impl Reads {
         }
     }
 
+    /// A call of a helper that declares what it reads: walks its arguments
+    /// with those reads. False when the call is no such helper's, or has
+    /// another number of arguments than the helper takes.
+    fn walk_helper(&mut self, call: &CallExpr) -> bool {
+        let Some(declared) = self
+            .helpers
+            .get(call.func_name.as_str())
+            .filter(|h| h.arity == call.args.len())
+            .and_then(|h| h.reads)
+        else {
+            return false;
+        };
+        let literals: Vec<Option<&str>> = call.args.iter().map(string_literal).collect();
+        let reads = declared(&literals);
+        if reads.len() != call.args.len() {
+            return false;
+        }
+        for (arg, read) in call.args.iter().zip(reads) {
+            self.walk(arg, read);
+        }
+        true
+    }
+
     fn walk_comprehension(&mut self, c: &ComprehensionExpr, demand: ReadTree) {
-        let mut body = Reads::default();
+        let mut body = Walker {
+            reads: Reads::default(),
+            helpers: self.helpers,
+        };
         match appended_items(c) {
             Some((guard, appended)) => {
                 if let Some(guard) = guard {
@@ -367,18 +200,18 @@ impl Reads {
             }
         }
         // Inside the body these names are the loop's own, not bindings.
-        body.0.remove(&c.accu_var);
-        let per_item = body.0.remove(&c.iter_var).unwrap_or_default();
+        body.reads.0.remove(&c.accu_var);
+        let per_item = body.reads.0.remove(&c.iter_var).unwrap_or_default();
         let range = match &c.iter_var2 {
             // Two variables (index and value, key and value): read it whole.
             Some(second) => {
-                body.0.remove(second);
+                body.reads.0.remove(second);
                 ReadTree::whole()
             }
             None => ReadTree::items(per_item),
         };
         self.walk(&c.iter_range, range);
-        self.absorb(body);
+        self.reads.absorb(body.reads);
     }
 }
 
@@ -405,6 +238,14 @@ fn appended_items(c: &ComprehensionExpr) -> Option<(Option<&IdedExpr>, &[IdedExp
     }
 }
 
+/// The text of a string literal.
+fn string_literal(expr: &IdedExpr) -> Option<&str> {
+    match &expr.expr {
+        Expr::Literal(LiteralValue::String(text)) => Some(text.inner()),
+        _ => None,
+    }
+}
+
 fn is_ident(expr: &IdedExpr, name: &str) -> bool {
     matches!(&expr.expr, Expr::Ident(n) if n == name)
 }
@@ -427,19 +268,16 @@ fn appended<'e>(step: &'e IdedExpr, accu: &str) -> Option<&'e [IdedExpr]> {
 mod tests {
     use super::*;
 
+    /// What `source` reads, with every helper of the scenarios known.
     fn reads(source: &str) -> BTreeMap<String, ReadTree> {
-        let program = cel::Program::compile(source).expect("compiles");
-        Reads::of(program.expression()).0
+        let program = crate::scenario::helpers::compile(source).expect("compiles");
+        program.reads().0.clone()
     }
 
     fn fields(entries: &[(&str, ReadTree)]) -> ReadTree {
-        ReadTree {
-            fields: entries
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect(),
-            ..ReadTree::default()
-        }
+        entries.iter().fold(ReadTree::default(), |read, (k, v)| {
+            read.with_field(k, v.clone())
+        })
     }
 
     fn whole() -> ReadTree {
@@ -505,7 +343,7 @@ mod tests {
     #[test]
     fn groups_of_reads_only_the_membership_fields() {
         let r = reads("xs.filter(t, 'g' in groups_of(t)).map(t, t.name)");
-        let meta = fields(&[(GROUPS_META_KEY, whole())]);
+        let meta = fields(&[(crate::protocol::META_GROUPS, whole())]);
         assert_eq!(
             r["xs"],
             ReadTree::items(fields(&[

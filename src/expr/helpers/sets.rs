@@ -14,7 +14,13 @@ use std::hash::{BuildHasher, Hash, Hasher};
 
 use serde_json::{Number, Value};
 
-use super::pattern::{integral_value, json_eq};
+use crate::expr::helper::{helper_table, list_arg, Args, Helper, HelperResult};
+use crate::json::{integral_value, json_eq};
+
+/// The helpers of this module.
+pub const HELPERS: &[Helper] = helper_table! {
+    same_set: 2, subset: 2, intersect: 2, minus: 2, unique: 1, json_equal: 2,
+};
 
 /// A borrowed JSON value that hashes and compares as a set member.
 #[derive(Debug, Clone, Copy)]
@@ -82,6 +88,52 @@ fn write_member<H: Hasher>(v: &Value, state: &mut H) {
             state.write_u64(sum);
         }
     }
+}
+
+fn same_set(a: &Args) -> HelperResult {
+    Ok(Value::Bool(
+        set_of(list_arg("same_set", &a[0])?) == set_of(list_arg("same_set", &a[1])?),
+    ))
+}
+
+fn subset(a: &Args) -> HelperResult {
+    let whole = set_of(list_arg("subset", &a[1])?);
+    Ok(Value::Bool(
+        list_arg("subset", &a[0])?
+            .iter()
+            .all(|x| whole.contains(&Member(x))),
+    ))
+}
+
+/// The items of `a` that are (`keep`) or are not in `b`, in `a`'s order:
+/// one pass over each list, where `a.filter(x, x in b)` scans `b` for every
+/// item of `a` (quadratic on lists of thousands of tools).
+fn sift(name: &str, a: &Args, keep: bool) -> HelperResult {
+    let other = set_of(list_arg(name, &a[1])?);
+    Ok(Value::Array(
+        list_arg(name, &a[0])?
+            .iter()
+            .filter(|x| other.contains(&Member(x)) == keep)
+            .cloned()
+            .collect(),
+    ))
+}
+
+fn intersect(a: &Args) -> HelperResult {
+    sift("intersect", a, true)
+}
+
+fn minus(a: &Args) -> HelperResult {
+    sift("minus", a, false)
+}
+
+fn unique(a: &Args) -> HelperResult {
+    let items = list_arg("unique", &a[0])?;
+    Ok(Value::Bool(set_of(items).len() == items.len()))
+}
+
+fn json_equal(a: &Args) -> HelperResult {
+    Ok(Value::Bool(json_eq(&a[0], &a[1])))
 }
 
 #[cfg(test)]
