@@ -292,7 +292,7 @@ fn write_matrix(
     )?;
     write_file(
         &out_dir.join("quality.md"),
-        &mcp_conform::report::quality::matrix_markdown(quality_rows),
+        &mcp_conform::quality::report::matrix_markdown(quality_rows),
     )?;
     println!(
         "wrote matrix.md, matrix.html, drafts.md, drafts.html and quality.md in {}",

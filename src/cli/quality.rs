@@ -15,12 +15,12 @@ use clap::Args;
 use super::target::{build_target, era_choice};
 use super::write_file;
 use super::{RunArgs, EXIT_FAILURES, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE};
+use mcp_conform::quality::collect::{measure, QualityOptions};
 use mcp_conform::quality::gates::{self, Gate, Metric};
 use mcp_conform::quality::labelled;
 use mcp_conform::quality::measure::QualityReport;
-use mcp_conform::report::quality as report;
+use mcp_conform::quality::report;
 use mcp_conform::run::probe::EraChoice;
-use mcp_conform::run::quality::{measure, QualityOptions};
 
 /// What only `quality` takes (the server and report options are a run's).
 #[derive(Debug, Args)]

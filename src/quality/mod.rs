@@ -2,16 +2,19 @@
 //! the pure part. Queries are built from the server's own catalog
 //! ([`queries`]) or read from a labelled set ([`labelled`]); each query's
 //! ranked answer is scored ([`metrics`]) beside a BM25 baseline over the
-//! same items ([`bm25`]). Talking to the server is the runner's job
-//! (`crate::run::quality`); printing and files are the reporters'
-//! (`crate::report::quality`).
+//! same items ([`bm25`]). The one part that talks to the server is
+//! [`collect`] (it probes and queries through the runner's sessions); the
+//! tables, JSON, Markdown and HTML are [`report`]'s, which only reads a
+//! finished [`measure::QualityReport`]. The command is `cli/quality.rs`.
 
 pub mod bm25;
+pub mod collect;
 pub mod gates;
 pub mod labelled;
 pub mod measure;
 pub mod metrics;
 pub mod queries;
+pub mod report;
 pub mod rng;
 pub mod words;
 

@@ -13,7 +13,6 @@ pub mod junit;
 pub mod markdown;
 pub mod matrix;
 pub mod overview;
-pub mod quality;
 
 /// A file format: renders a finished run as text.
 pub type Renderer = fn(&data::ReportData) -> String;

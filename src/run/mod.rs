@@ -10,7 +10,6 @@ pub mod policy;
 pub mod pool;
 pub mod probe;
 pub mod property;
-pub mod quality;
 pub mod scheduler;
 pub mod slow_calls;
 pub mod target;

@@ -6,11 +6,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::probe::{probe_eras, EraChoice, ProbeError};
-use super::target::Target;
 use crate::quality::bm25::Baseline;
 use crate::quality::measure::{self, Absent, Answer, QualityReport, SurfaceReport, DEPTH};
 use crate::quality::{queries, Feature, Item, Query, Surface};
+use crate::run::probe::{probe_eras, EraChoice, ProbeError};
+use crate::run::target::Target;
 use crate::session::client_fault::ClientFault;
 use crate::session::{PageWalk, Session};
 
