@@ -252,31 +252,13 @@ pub struct RunArgs {
     /// (by default only failures, warnings, errors and info keep theirs).
     #[arg(long)]
     pub full_transcripts: bool,
-    /// Write the JSON report (format mcp-conform/report@1) to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub report_json: Option<PathBuf>,
-    /// Write a JUnit XML report to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub report_junit: Option<PathBuf>,
-    /// Write a Markdown summary (for a CI job summary or a PR comment) to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub report_markdown: Option<PathBuf>,
-    /// Write a self-contained HTML report to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub report_html: Option<PathBuf>,
-    /// Write a SARIF 2.1.0 log (for GitHub code scanning) to FILE: one result per
-    /// distinct failure or warning, one rule per requirement.
-    #[arg(long, value_name = "FILE")]
-    pub report_sarif: Option<PathBuf>,
+    #[command(flatten)]
+    pub reports: run::ReportArgs,
     /// Console format: `text`, or `github` (failures and warnings also as workflow
     /// annotations on the scenario file and line). Default: github when
     /// GITHUB_ACTIONS=true, else text.
     #[arg(long, value_name = "text|github", value_enum)]
     pub format: Option<Format>,
-    /// Write all five reports into DIR: report.json, junit.xml, report.md,
-    /// report.html and report.sarif.
-    #[arg(long, value_name = "DIR")]
-    pub report_dir: Option<PathBuf>,
     /// An official MCP JSON Schema to validate messages against too (BASE-SCHEMA-01).
     #[arg(long, value_name = "FILE")]
     pub mcp_schema: Option<PathBuf>,

@@ -82,8 +82,8 @@ impl QualityFlags {
 /// A run's options that mean nothing to `quality`.
 fn unused_run_options(args: &RunArgs) -> Option<&'static str> {
     [
-        (args.report_junit.is_some(), "--report-junit"),
-        (args.report_sarif.is_some(), "--report-sarif"),
+        (args.reports.report_junit.is_some(), "--report-junit"),
+        (args.reports.report_sarif.is_some(), "--report-sarif"),
         (args.baseline.is_some(), "--baseline"),
         (args.write_baseline.is_some(), "--write-baseline"),
         (args.shard.is_some(), "--shard"),
@@ -185,16 +185,16 @@ pub fn options(args: &RunArgs) -> Result<QualityOptions> {
 pub fn write_reports(args: &RunArgs, svg: Option<&Path>, r: &QualityReport) -> Result<()> {
     type Render = fn(&QualityReport) -> String;
     let mut files: Vec<(PathBuf, Render)> = Vec::new();
-    if let Some(dir) = &args.report_dir {
+    if let Some(dir) = &args.reports.report_dir {
         files.push((dir.join("quality.json"), report::json));
         files.push((dir.join("quality.md"), report::markdown));
         files.push((dir.join("quality.html"), report::html));
         files.push((dir.join("quality.svg"), report::svg));
     }
     let single: [(Option<&Path>, Render); 4] = [
-        (args.report_json.as_deref(), report::json),
-        (args.report_markdown.as_deref(), report::markdown),
-        (args.report_html.as_deref(), report::html),
+        (args.reports.report_json.as_deref(), report::json),
+        (args.reports.report_markdown.as_deref(), report::markdown),
+        (args.reports.report_html.as_deref(), report::html),
         (svg, report::svg),
     ];
     for (path, render) in single {
@@ -229,7 +229,7 @@ pub async fn after_run(args: &RunArgs, target: &mcp_conform::run::Target) {
                  never the verdict)"
             );
             print!("{}", report::console(&r));
-            if let Some(dir) = &args.report_dir {
+            if let Some(dir) = &args.reports.report_dir {
                 for (name, text) in [
                     ("quality.json", report::json(&r)),
                     ("quality.html", report::html(&r)),

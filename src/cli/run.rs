@@ -165,7 +165,7 @@ fn check_usage(args: &RunArgs) -> Result<()> {
     if let Some(program) = args.command.first() {
         check_program(program)?;
     }
-    for (path, _) in report_files(&args.report_paths()) {
+    for (path, _) in report_files(&args.reports.paths()) {
         check_writable(&path)?;
     }
     for path in [&args.write_baseline].into_iter().flatten() {
@@ -395,14 +395,20 @@ pub const REPORT_DIR_SARIF: &str = "report.sarif";
 /// among its own).
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
+    /// Write the JSON report (format mcp-conform/report@1) to FILE.
     #[arg(long, value_name = "FILE")]
     pub report_json: Option<PathBuf>,
+    /// Write a JUnit XML report to FILE.
     #[arg(long, value_name = "FILE")]
     pub report_junit: Option<PathBuf>,
+    /// Write a Markdown summary (for a CI job summary or a PR comment) to FILE.
     #[arg(long, value_name = "FILE")]
     pub report_markdown: Option<PathBuf>,
+    /// Write a self-contained HTML report to FILE.
     #[arg(long, value_name = "FILE")]
     pub report_html: Option<PathBuf>,
+    /// Write a SARIF 2.1.0 log (for GitHub code scanning) to FILE: one result per
+    /// distinct failure or warning, one rule per requirement.
     #[arg(long, value_name = "FILE")]
     pub report_sarif: Option<PathBuf>,
     /// Write all five reports into DIR: report.json, junit.xml, report.md,
@@ -435,19 +441,6 @@ pub struct ReportPaths<'a> {
     pub sarif: Option<&'a PathBuf>,
 }
 
-impl RunArgs {
-    pub fn report_paths(&self) -> ReportPaths<'_> {
-        ReportPaths {
-            dir: self.report_dir.as_ref(),
-            json: self.report_json.as_ref(),
-            junit: self.report_junit.as_ref(),
-            markdown: self.report_markdown.as_ref(),
-            html: self.report_html.as_ref(),
-            sarif: self.report_sarif.as_ref(),
-        }
-    }
-}
-
 /// The file reports asked for on the command line (a file named twice, as
 /// the GitHub Action names `--report-sarif DIR/report.sarif`, is written once).
 pub fn report_files(paths: &ReportPaths<'_>) -> Vec<(PathBuf, Renderer)> {
@@ -476,7 +469,7 @@ pub fn report_files(paths: &ReportPaths<'_>) -> Vec<(PathBuf, Renderer)> {
 
 /// Writes `data` to every report file asked for.
 pub fn write_reports(args: &RunArgs, data: &ReportData) -> Result<()> {
-    for (path, render) in report_files(&args.report_paths()) {
+    for (path, render) in report_files(&args.reports.paths()) {
         write_file(&path, &render(data))?;
     }
     Ok(())
