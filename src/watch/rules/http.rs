@@ -170,7 +170,7 @@ fn header_matches(msg: &Msg, name: &str, field: &str) -> Option<Hit> {
 }
 
 /// A header value in the Base64 sentinel form `=?base64?…?=`, decoded.
-fn decode_sentinel(value: &str) -> Option<String> {
+pub(super) fn decode_sentinel(value: &str) -> Option<String> {
     let inner = value.strip_prefix("=?base64?")?.strip_suffix("?=")?;
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(inner)

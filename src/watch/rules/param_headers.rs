@@ -5,7 +5,6 @@
 //! Parameters). The tool's schema is the one the server listed last in the
 //! conversation; a call to a tool never listed is not judged.
 
-use base64::Engine;
 use serde_json::{Map, Value};
 
 use super::{describe, Ctx, Hit};
@@ -30,10 +29,11 @@ pub fn check(ctx: &Ctx<'_>, msg: &Msg) -> Option<Hit> {
     let http = msg.http.as_ref()?;
     let params = msg.params()?;
     let name = params.get("name")?.as_str()?;
-    let schema = listed_schema(ctx, name)?;
+    let (listed_at, tool) = listed_tool(ctx, name)?;
+    let schema = tool.get("inputSchema")?;
     let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
     let mut problems = Vec::new();
-    for a in annotated(&schema) {
+    for a in annotated(schema) {
         let Some(expected) = header_text(value_at(&arguments, &a.path)) else {
             continue;
         };
@@ -59,24 +59,19 @@ pub fn check(ctx: &Ctx<'_>, msg: &Msg) -> Option<Hit> {
             describe(msg),
             problems.join("; ")
         ),
-        listed_at(ctx, name).into_iter().collect(),
+        vec![listed_at],
     ))
 }
 
 /// What is wrong with a header that should carry `expected`, if anything.
 fn mismatch(given: &str, expected: &str) -> Option<String> {
-    let sentinel = given.starts_with(SENTINEL_START) && given.ends_with(SENTINEL_END);
-    if sentinel {
-        let inner = &given[SENTINEL_START.len()..given.len() - SENTINEL_END.len()];
-        return match base64::engine::general_purpose::STANDARD.decode(inner) {
-            Err(_) => Some("is not valid Base64 inside the sentinel".to_string()),
-            Ok(bytes) => match String::from_utf8(bytes) {
-                Err(_) => Some("decodes to bytes that are not UTF-8".to_string()),
-                Ok(decoded) if decoded != expected => Some(format!(
-                    "decodes to {decoded:?}, but the body's value is {expected:?}"
-                )),
-                Ok(_) => None,
-            },
+    if given.starts_with(SENTINEL_START) && given.ends_with(SENTINEL_END) {
+        return match super::http::decode_sentinel(given) {
+            None => Some("is not valid Base64 of UTF-8 text inside the sentinel".to_string()),
+            Some(decoded) if decoded != expected => Some(format!(
+                "decodes to {decoded:?}, but the body's value is {expected:?}"
+            )),
+            Some(_) => None,
         };
     }
     if !plain_safe(expected) {
@@ -154,14 +149,6 @@ fn listed_tool<'c>(ctx: &'c Ctx<'_>, name: &str) -> Option<(usize, &'c Map<Strin
             .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
             .map(|t| (m.pos, t))
     })
-}
-
-fn listed_schema(ctx: &Ctx<'_>, name: &str) -> Option<Value> {
-    listed_tool(ctx, name).and_then(|(_, t)| t.get("inputSchema").cloned())
-}
-
-fn listed_at(ctx: &Ctx<'_>, name: &str) -> Option<usize> {
-    listed_tool(ctx, name).map(|(pos, _)| pos)
 }
 
 #[cfg(test)]
