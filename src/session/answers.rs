@@ -82,7 +82,8 @@ impl Session {
                     let Some(answer) = self.dispatch(v).await? else {
                         continue;
                     };
-                    if sentinel.is_some() && answer.get("id") == sentinel.as_ref() {
+                    if let Some(s) = sentinel.as_ref().filter(|s| answer.get("id") == Some(s)) {
+                        self.note_answered(s);
                         sentinel_answered = true;
                         deadline = deadline.min(Instant::now() + SENTINEL_GRACE);
                         continue;
@@ -92,7 +93,7 @@ impl Session {
                         continue;
                     }
                     if let Some(got) = answer.get("id") {
-                        self.answered_ids.insert(got.to_string());
+                        self.note_answered(got);
                     }
                     if let (Some(s), false) = (sentinel, sentinel_answered) {
                         self.settle_sentinel(s, deadline).await;
@@ -167,7 +168,10 @@ impl Session {
             let remaining = until.saturating_duration_since(Instant::now());
             match tokio::time::timeout(remaining, self.next_incoming()).await {
                 Ok(Some(Incoming::Message(v))) => match self.dispatch(v).await {
-                    Ok(Some(answer)) if answer.get("id") == Some(&sentinel) => return,
+                    Ok(Some(answer)) if answer.get("id") == Some(&sentinel) => {
+                        self.note_answered(&sentinel);
+                        return;
+                    }
                     Ok(Some(answer)) => {
                         let reason = self.stray(None, &answer).unwrap_or_else(|| {
                             format!("answer {} ignored: nothing waited for it", answer["id"])
@@ -188,6 +192,12 @@ impl Session {
 
     /// Why an answer is not the one being waited for: a late answer to a
     /// timed-out or unawaited request, or a second answer to the same id.
+    ///
+    /// An id the session sent for an earlier scenario of a warm server is
+    /// never the current scenario's answer: taken as one, a late or second
+    /// answer from before became a wrong-id answer here, or, worse, the
+    /// answer to the request being waited for, and which of these happened
+    /// depended on how fast the server wrote.
     pub(super) fn stray(&mut self, waiting_for: Option<&Value>, answer: &Value) -> Option<String> {
         let got = answer.get("id")?;
         if waiting_for == Some(got) {
@@ -196,19 +206,29 @@ impl Session {
         if self.abandoned_ids.contains(got) {
             return Some(format!("late answer to earlier request {got} ignored"));
         }
-        let second_to_earlier = self.earlier_answered.contains(&got.to_string())
-            && !waiting_for.is_some_and(|w| same_digits(w, got));
-        if second_to_earlier
-            || (self.sent_ids.contains(&got.to_string())
-                && self.answered_ids.contains(&got.to_string()))
-        {
+        let key = got.to_string();
+        let own_wrong_id = waiting_for.is_some_and(|w| same_digits(w, got));
+        let second_to_earlier = self.earlier_answered.contains(&key) && !own_wrong_id;
+        if second_to_earlier || (self.sent_ids.contains(&key) && self.answered_ids.contains(&key)) {
             self.violation(WireViolation {
                 reason: format!("a second answer to request id {got}"),
                 excerpt: crate::transport::stdio::excerpt(answer.to_string().as_bytes()),
             });
             return Some(format!("second answer to request {got} ignored"));
         }
+        if self.ids_ever_sent.contains(&key) && !self.sent_ids.contains(&key) && !own_wrong_id {
+            // Its first answer: one more with this id is a second one.
+            self.earlier_answered.insert(key);
+            return Some(format!(
+                "late answer to request {got} of an earlier scenario ignored"
+            ));
+        }
         None
+    }
+
+    /// Records that `id` got its (first) answer.
+    pub(super) fn note_answered(&mut self, id: &Value) {
+        self.answered_ids.insert(id.to_string());
     }
 
     /// The wire violations seen since `before` of them were.

@@ -147,16 +147,22 @@ impl Session {
             .await
     }
 
+    /// Records the id of a request about to be sent. A step may choose an
+    /// id used before (by its own scenario or an earlier one on a warm
+    /// server): its answer is then a first answer again.
+    fn note_sent(&mut self, msg: &Value) {
+        let Some(id) = msg.get("id").filter(|_| msg.get("method").is_some()) else {
+            return;
+        };
+        let key = id.to_string();
+        self.answered_ids.remove(&key);
+        self.earlier_answered.remove(&key);
+        self.sent_ids.insert(key.clone());
+        self.ids_ever_sent.insert(key);
+    }
+
     pub(super) async fn send_value(&mut self, msg: &Value) -> Result<(), SessionError> {
-        if msg.get("method").is_some() {
-            if let Some(id) = msg.get("id") {
-                // A raw message may choose an id used before: its answer
-                // is then a first answer again.
-                self.answered_ids.remove(&id.to_string());
-                self.sent_ids.insert(id.to_string());
-                self.ids_ever_sent.insert(id.to_string());
-            }
-        }
+        self.note_sent(msg);
         let Some((fault, state)) = self.fault.as_mut() else {
             self.transcript.record(&self.name, Direction::Sent, msg);
             let bytes = jsonrpc::encode_line(msg);
@@ -183,6 +189,11 @@ impl Session {
         }
         self.transcript
             .record_raw(&self.name, Direction::Sent, text);
+        match serde_json::from_str::<Value>(text) {
+            Ok(Value::Array(batch)) => batch.iter().for_each(|m| self.note_sent(m)),
+            Ok(msg) => self.note_sent(&msg),
+            Err(_) => {}
+        }
         self.conn.send(&bytes).await?;
         if !expect_answer {
             return Ok(Value::Null);

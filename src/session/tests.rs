@@ -89,6 +89,59 @@ async fn a_late_second_answer_to_an_earlier_scenario_is_seen_as_one() {
 }
 
 #[tokio::test]
+async fn an_answer_to_an_earlier_scenarios_request_is_never_the_current_answer() {
+    let mut s = session().await;
+    // The earlier scenario sent 10 and 11 (11 a sentinel, answered) and
+    // ended before 10's answer came.
+    for id in [10, 11] {
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+        s.send_raw(&msg.to_string(), false, None)
+            .await
+            .expect("cat reads");
+    }
+    s.note_answered(&json!(11));
+    s.adopt("next", Transcript::new());
+    let late = json!({"jsonrpc": "2.0", "id": 10, "result": {}});
+    let reason = s.stray(Some(&json!(12)), &late).expect("not 12's answer");
+    assert!(reason.contains("late answer to request 10"), "{reason}");
+    assert!(s.violations.is_empty(), "a late answer is no violation");
+    assert!(
+        s.stray(None, &late).is_some(),
+        "nor is it a raw message's answer"
+    );
+    assert_eq!(s.violations.len(), 1, "its second copy is a second answer");
+    let sentinel_again = json!({"jsonrpc": "2.0", "id": 11, "result": {}});
+    assert!(s.stray(Some(&json!(12)), &sentinel_again).is_some());
+    assert_eq!(s.violations.len(), 2, "so is a sentinel's second answer");
+    s.close().await;
+}
+
+#[tokio::test]
+async fn a_raw_message_may_reuse_an_earlier_scenarios_id() {
+    let mut s = session().await;
+    s.send_raw(
+        r#"{"jsonrpc": "2.0", "id": 4711, "method": "ping"}"#,
+        false,
+        None,
+    )
+    .await
+    .expect("cat reads");
+    s.note_answered(&json!(4711));
+    s.adopt("next", Transcript::new());
+    s.send_raw(
+        r#"{"jsonrpc": "2.0", "id": 4711, "method": "ping"}"#,
+        false,
+        None,
+    )
+    .await
+    .expect("cat reads");
+    let answer = json!({"jsonrpc": "2.0", "id": 4711, "result": {}});
+    assert!(s.stray(None, &answer).is_none(), "its own answer");
+    assert!(s.violations.is_empty());
+    s.close().await;
+}
+
+#[tokio::test]
 async fn a_warm_session_never_sends_a_request_id_twice() {
     let mut s = session().await;
     assert_eq!(s.fresh_id(), json!(1));

@@ -242,11 +242,45 @@ pub fn stable_console(text: &str) -> String {
 }
 
 /// A loopback port nobody listens on right now.
+/// A loopback port nothing listens on, for a server the test starts next.
+///
+/// It is drawn from below the kernel's ephemeral range (32768 and up on
+/// Linux): a port the kernel hands out for `bind(0)` is also one it hands to
+/// the next outgoing connection, and with hundreds of trials connecting in
+/// parallel, one of them took the port between this check and the server's
+/// own bind. Ports are drawn at random so parallel trials rarely draw the same
+/// one; `bind(0)` is the fallback.
 pub fn free_port() -> u16 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static DRAWS: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut state = nanos ^ (u64::from(std::process::id()) << 32);
+    for _ in 0..256 {
+        state = state.wrapping_add(DRAWS.fetch_add(1, Ordering::Relaxed) | 1);
+        let port = 20_000 + (splitmix(state) % 12_000) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .unwrap_or_else(|e| panic!("no free port: {e}"))
+}
+
+fn splitmix(seed: u64) -> u64 {
+    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Whether a server failed to start only because its port was taken after
+/// [`free_port`] found it free: then a test draws another port and retries.
+pub fn port_was_taken(error: &str) -> bool {
+    error.contains("Address already in use") || error.contains("os error 98")
 }
 
 /// Runs `scenarios` against one reference server (with `--control` and
@@ -258,26 +292,9 @@ pub fn run_over_http(
     version: Option<&str>,
     jobs: usize,
 ) -> Vec<mcp_conform::run::ScenarioResult> {
-    use mcp_conform::transport::HttpSpec;
-    let addr = format!("127.0.0.1:{}", free_port());
-    let mut args = vec![
-        "serve-reference".to_string(),
-        "--control".to_string(),
-        "--http".to_string(),
-        addr.clone(),
-    ];
-    for f in faults {
-        args.push("--fault".into());
-        args.push((*f).to_string());
-    }
     let timeout = Duration::from_millis(3000);
-    let mut spec = HttpSpec::new(format!("http://{addr}/mcp"));
-    spec.timeout = timeout;
     runtime().block_on(async move {
-        let target =
-            Target::launch_http(spec, StdioSpec::new(bin(), args), Duration::from_secs(20))
-                .await
-                .unwrap_or_else(|e| panic!("cannot launch the HTTP reference server: {e}"));
+        let target = launch_http_reference(faults, timeout).await;
         let probed = probe(&target, version, timeout)
             .await
             .unwrap_or_else(|e| panic!("probe of {} failed: {e}", target.display()));
@@ -297,6 +314,36 @@ pub fn run_over_http(
         target.stop().await;
         results
     })
+}
+
+/// Starts `serve-reference --control --http` with `faults` on a free port,
+/// drawing another port when the one drawn was taken before the server bound
+/// it.
+async fn launch_http_reference(faults: &[&str], timeout: Duration) -> Target {
+    use mcp_conform::transport::HttpSpec;
+    let mut last = String::new();
+    for _ in 0..5 {
+        let addr = format!("127.0.0.1:{}", free_port());
+        let mut args = vec![
+            "serve-reference".to_string(),
+            "--control".to_string(),
+            "--http".to_string(),
+            addr.clone(),
+        ];
+        for f in faults {
+            args.push("--fault".into());
+            args.push((*f).to_string());
+        }
+        let mut spec = HttpSpec::new(format!("http://{addr}/mcp"));
+        spec.timeout = timeout;
+        match Target::launch_http(spec, StdioSpec::new(bin(), args), Duration::from_secs(20)).await
+        {
+            Ok(target) => return target,
+            Err(e) if port_was_taken(&e.to_string()) => last = e.to_string(),
+            Err(e) => panic!("cannot launch the HTTP reference server: {e}"),
+        }
+    }
+    panic!("cannot launch the HTTP reference server: every port drawn was taken: {last}")
 }
 
 /// Runs the whole catalog against a peer server with its expected-failures

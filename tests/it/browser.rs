@@ -5,7 +5,6 @@
 //! Ignored, with the reason, where Chromium is missing, unless the
 //! `browser` prerequisite is required (MCP_CONFORM_REQUIRE_BROWSER=1; CI).
 
-use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -28,13 +27,6 @@ impl Drop for Driver {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or(9515)
 }
 
 impl Driver {
@@ -114,7 +106,7 @@ impl Driver {
 }
 
 async fn start_driver(profile_dir: &std::path::Path) -> Driver {
-    let port = free_port();
+    let port = crate::common::free_port();
     let child = Command::new("chromedriver")
         .arg(format!("--port={port}"))
         .stdout(Stdio::null())

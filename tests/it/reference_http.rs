@@ -905,13 +905,6 @@ async fn the_session_cap_answers_503() {
     let _c = Client::open(&s.url, V1125).await;
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
-}
-
 fn harness(args: &[&str]) -> std::process::Output {
     Command::new(BIN)
         .args(args)
@@ -942,7 +935,7 @@ fn the_harness_passes_against_a_running_http_server() {
 }
 
 fn the_harness_launches_the_http_server_itself() {
-    let port = free_port();
+    let port = crate::common::free_port();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let addr = format!("127.0.0.1:{port}");
     let out = harness(&[

@@ -16,7 +16,6 @@
 //! the PyPI peer's stdio comparison the suite's costliest test.
 
 use std::collections::BTreeMap;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -74,12 +73,6 @@ fn outcomes(
         .collect())
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map_or(0, |a| a.port())
-}
-
 /// Runs `command` both ways and compares; `{addr}` in the command or the
 /// options is a fresh loopback address for each run (an HTTP server).
 fn same_verdicts(name: &str, options: &[&str], command: &[String]) {
@@ -90,7 +83,7 @@ fn same_verdicts(name: &str, options: &[&str], command: &[String]) {
         parts.iter().map(|p| p.replace("{addr}", addr)).collect()
     };
     let run = |isolate: bool| {
-        let addr = format!("127.0.0.1:{}", free_port());
+        let addr = format!("127.0.0.1:{}", crate::common::free_port());
         let mut opts: Vec<String> = options.iter().map(|o| o.to_string()).collect();
         if isolate {
             opts.push("--isolate".into());
