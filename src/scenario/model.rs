@@ -390,19 +390,24 @@ impl Step {
 
     /// Why this step cannot run on a server handed on between `reused`
     /// scenarios, if it can't: it changes the catalog every scenario reads,
-    /// exchanges raw HTTP, or writes bytes a server need not survive (only
-    /// literal JSON-RPC 2.0 requests and notifications are written raw).
+    /// or exchanges raw HTTP. Bytes a server need not survive are allowed:
+    /// the server is checked before it is handed on (`may_break_connection`).
     pub fn reuses_badly(&self) -> Option<&'static str> {
         match &self.action {
             Action::Request { method, .. } if method.source() == MUTATE_METHOD => {
                 Some("changes the server's catalog (control hook)")
             }
             Action::Http { .. } => Some("makes raw HTTP exchanges"),
-            Action::SendRaw { text } if !all_jsonrpc_messages(text.source()) => Some(
-                "sends raw bytes other than literal JSON-RPC 2.0 requests and notifications, which may break the connection",
-            ),
             _ => None,
         }
+    }
+
+    /// Whether the step writes raw bytes other than literal JSON-RPC 2.0
+    /// requests and notifications: a server need not survive them, so one
+    /// that served the scenario must answer a liveness request before it
+    /// serves another.
+    pub fn may_break_connection(&self) -> bool {
+        matches!(&self.action, Action::SendRaw { text } if !all_jsonrpc_messages(text.source()))
     }
 
     /// A display name for messages: the step id or its ordinal.
@@ -587,6 +592,18 @@ impl Scenario {
     /// Whether the scenario changes the server's state for every session
     /// (calls the control hook). On a server shared by concurrent scenarios
     /// (HTTP) such a scenario must run alone.
+    /// Whether a step may leave the connection unusable (see
+    /// `Step::may_break_connection`): a warm server that ran this scenario
+    /// is checked before the next one gets it.
+    pub fn may_break_connection(&self) -> bool {
+        let generated = self.generate.iter().flat_map(|g| g.steps.iter());
+        self.steps
+            .iter()
+            .chain(&self.cleanup)
+            .chain(generated)
+            .any(Step::may_break_connection)
+    }
+
     pub fn mutates_server(&self) -> bool {
         self.steps
             .iter()

@@ -200,7 +200,10 @@ impl Session {
     /// depended on how fast the server wrote.
     pub(super) fn stray(&mut self, waiting_for: Option<&Value>, answer: &Value) -> Option<String> {
         let got = answer.get("id")?;
-        if waiting_for == Some(got) {
+        // Id null answers what had no readable id (a parse error, an
+        // invalid Request): no request had it, so it is neither late nor
+        // second, however many such answers came before.
+        if waiting_for == Some(got) || got.is_null() {
             return None;
         }
         if self.abandoned_ids.contains(got) {
@@ -228,7 +231,9 @@ impl Session {
 
     /// Records that `id` got its (first) answer.
     pub(super) fn note_answered(&mut self, id: &Value) {
-        self.answered_ids.insert(id.to_string());
+        if !id.is_null() {
+            self.answered_ids.insert(id.to_string());
+        }
     }
 
     /// The wire violations seen since `before` of them were.

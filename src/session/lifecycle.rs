@@ -1,10 +1,11 @@
 //! Closing a session, and handing a warm one on to the next scenario.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::connection::Connection;
 use super::{Session, Transcript};
 use crate::transport::stdio::ExitState;
+use crate::transport::Incoming;
 
 impl Session {
     /// Ends the session and stops its server, waiting up to `grace` at each
@@ -51,6 +52,62 @@ impl Session {
                 .iter()
                 .all(|id| self.cancelled_ids.contains(id))
             && self.notifications_dropped == 0
+    }
+
+    /// Whether the server still answers after a scenario wrote it bytes it
+    /// need not survive: a liveness request, and everything the server
+    /// wrote before its answer read and set aside (an answer the garbage
+    /// provoked late belongs to the scenario that sent it, not to the next
+    /// one). False when the answer does not come within `timeout`, the
+    /// stream ends, or the session is not fit to be handed on anyway.
+    pub async fn checkup(&mut self, timeout: Duration) -> bool {
+        if !self.reusable() {
+            return false;
+        }
+        let id = self.fresh_id();
+        let method = self.era.liveness_method();
+        let params = self.with_era_meta(None, true);
+        let ping = crate::jsonrpc::request(id.clone(), method, params);
+        if self.send_value(&ping).await.is_err() {
+            return false;
+        }
+        let until = Instant::now() + timeout;
+        loop {
+            let remaining = until.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(remaining, self.next_incoming()).await {
+                Ok(Some(Incoming::Message(v))) => match self.dispatch(v).await {
+                    Ok(Some(answer)) if answer.get("id") == Some(&id) => {
+                        self.note_answered(&id);
+                        self.transcript.note(
+                            &self.name,
+                            format!("checked before it serves another scenario: the server answered {method}"),
+                        );
+                        return true;
+                    }
+                    Ok(Some(answer)) => {
+                        let reason = self.stray(Some(&id), &answer).unwrap_or_else(|| {
+                            format!("answer {} set aside: nothing waited for it", answer["id"])
+                        });
+                        self.transcript.note(&self.name, reason);
+                    }
+                    Ok(None) => {}
+                    Err(_) => return false,
+                },
+                Ok(Some(
+                    Incoming::Garbage { .. } | Incoming::Unanswered { .. } | Incoming::Line(_),
+                )) => {}
+                Ok(Some(Incoming::Closed) | None) | Err(_) => {
+                    self.transcript.note(
+                        &self.name,
+                        format!(
+                            "not handed on: no answer to {method} within {} ms after the scenario",
+                            timeout.as_millis()
+                        ),
+                    );
+                    return false;
+                }
+            }
+        }
     }
 
     /// Hands a warm session to the next scenario: its own name, transcript

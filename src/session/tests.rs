@@ -117,6 +117,23 @@ async fn an_answer_to_an_earlier_scenarios_request_is_never_the_current_answer()
 }
 
 #[tokio::test]
+async fn answers_with_id_null_are_never_second_answers() {
+    let mut s = session().await;
+    let parse_error =
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "x"}});
+    s.note_answered(&json!(null));
+    s.adopt("next", Transcript::new());
+    assert!(
+        s.stray(None, &parse_error).is_none(),
+        "the raw message's own answer"
+    );
+    s.note_answered(&json!(null));
+    assert!(s.stray(None, &parse_error).is_none(), "and the next one's");
+    assert!(s.violations.is_empty());
+    s.close().await;
+}
+
+#[tokio::test]
 async fn a_raw_message_may_reuse_an_earlier_scenarios_id() {
     let mut s = session().await;
     s.send_raw(

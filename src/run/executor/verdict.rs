@@ -59,11 +59,17 @@ impl Execution<'_> {
             stderr_relevant |= session.has_exited();
         }
         if let Some(pool) = self.pooled.clone().filter(|_| self.leased) {
-            let healthy = self.error.is_none()
+            let mut healthy = self.error.is_none()
                 && self
                     .sessions
                     .get_mut(MAIN)
                     .is_some_and(|m| m.reusable() && !m.has_exited());
+            if healthy && self.s.may_break_connection() {
+                let timeout = self.cfg.timeout;
+                if let Some(main) = self.sessions.get_mut(MAIN) {
+                    healthy = main.checkup(timeout).await;
+                }
+            }
             match self.sessions.remove(MAIN) {
                 // A server still healthy is handed on, whatever the verdict:
                 // every request it was sent got its answer or was cancelled
