@@ -115,6 +115,29 @@ impl SessionPool {
         }
     }
 
+    /// A warm session if one is idle, else leave to open one at once,
+    /// whatever the pool holds: for a scenario's second session, taken
+    /// while it holds its main one.
+    pub async fn lease_now(&self) -> Lease {
+        let mut state = self.state.lock().await;
+        if let Some(session) = state.idle.pop() {
+            return Lease::Warm(Box::new(session));
+        }
+        state.live += 1;
+        Lease::Open
+    }
+
+    /// An idle session taken out of this pool for good (the pool no longer
+    /// counts it), if one is idle.
+    pub async fn take_idle(&self) -> Option<Session> {
+        let mut state = self.state.lock().await;
+        let session = state.idle.pop()?;
+        state.live = state.live.saturating_sub(1);
+        drop(state);
+        self.freed.notify_one();
+        Some(session)
+    }
+
     /// Returns a leased session that can serve another scenario.
     pub async fn put(&self, session: Session) {
         self.state.lock().await.idle.push(session);

@@ -369,8 +369,8 @@ impl Step {
 
     /// Why this step can't run on a server shared with other scenarios, if it can't.
     pub fn shares_badly(&self) -> Option<&'static str> {
-        if self.session.is_some() {
-            return Some("opens a second session (`session:`)");
+        if self.session.is_some() && !self.handshake {
+            return Some("opens a session without the handshake (`handshake: false`)");
         }
         match &self.action {
             Action::Request { method, .. } if method.source() == MUTATE_METHOD => {

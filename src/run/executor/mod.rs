@@ -317,8 +317,10 @@ pub(super) struct Execution<'a> {
     /// Whether the server wrote to stderr during the step that first went
     /// wrong (its stderr tail is then worth showing with the verdict).
     pub(super) stderr_in_failure: Option<bool>,
-    /// The pool counted this scenario's main session as one of its own.
-    leased: bool,
+    /// The sessions the pool counts as its own: the main one, and in a
+    /// shared scenario those its steps name (each a warm server of the
+    /// pool, or one opened for it and given back).
+    leased: std::collections::BTreeSet<String>,
     /// The walks this scenario asked for so far: a second one of the same
     /// request goes to the server, whatever the shared store has.
     walked: std::collections::HashSet<String>,
@@ -353,7 +355,7 @@ impl<'a> Execution<'a> {
             unexercised: None,
             bound_logs: (0, 0),
             pooled: pool,
-            leased: false,
+            leased: Default::default(),
             walked: Default::default(),
             pristine: s.handshake && s.fixture.is_none(),
             stderr_in_failure: None,

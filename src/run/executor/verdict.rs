@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use super::{Execution, Stop, MAIN};
 use crate::run::outcome::{Finding, Outcome, ScenarioResult};
+use crate::run::pool::SessionPool;
 use crate::scenario::model::Level;
+use crate::session::Session;
 
 impl Execution<'_> {
     /// Runs the `cleanup:` steps whatever happened before. What they find
@@ -58,39 +60,19 @@ impl Execution<'_> {
         for session in self.sessions.values_mut() {
             stderr_relevant |= session.has_exited();
         }
-        if let Some(pool) = self.pooled.clone().filter(|_| self.leased) {
-            let mut healthy = self.error.is_none()
-                && self
-                    .sessions
-                    .get_mut(MAIN)
-                    .is_some_and(|m| m.reusable() && !m.has_exited());
-            if healthy && self.s.may_break_connection() {
-                let timeout = self.cfg.timeout;
-                if let Some(main) = self.sessions.get_mut(MAIN) {
-                    healthy = main.checkup(timeout).await;
-                }
-            }
-            match self.sessions.remove(MAIN) {
-                // A server still healthy is handed on, whatever the verdict:
-                // every request it was sent got its answer or was cancelled
-                // (a late answer is ignored wherever it lands), its stream
-                // is still in step (a wire violation is this scenario's
-                // finding, not the next one's), and it is still running (no
-                // exit to keep as evidence).
-                Some(main) if healthy => {
+        if let Some(pool) = self.pooled.clone() {
+            for name in std::mem::take(&mut self.leased) {
+                let handed_on = self.give_back(&pool, &name).await;
+                if let Some(main) = handed_on {
                     if stderr_relevant {
-                        append_tail(&mut stderr, several.then_some(MAIN), &main.stderr_tail());
+                        append_tail(&mut stderr, several.then_some(&name), &main.stderr_tail());
                     }
                     if wait_for_exit {
                         exits.push(format!(
-                            "{MAIN}: server still running, handed on to the next scenario"
+                            "{name}: server still running, handed on to the next scenario"
                         ));
                     }
                     pool.put(main).await
-                }
-                other => {
-                    self.sessions.extend(other.map(|m| (MAIN.to_string(), m)));
-                    pool.release().await;
                 }
             }
         }
@@ -116,6 +98,33 @@ impl Execution<'_> {
         result.stderr_tail = stderr;
         result.server_exits = exits;
         result
+    }
+
+    /// Takes the leased session `name` out of the scenario when it can
+    /// serve another one, for the caller to hand on; otherwise leaves it to
+    /// be closed with the scenario's own and frees its place in the pool.
+    /// A server still healthy is handed on, whatever the verdict: every
+    /// request it was sent got its answer or was cancelled (a late answer
+    /// is ignored wherever it lands), its stream is still in step (a wire
+    /// violation is this scenario's finding, not the next one's), and it is
+    /// still running (no exit to keep as evidence).
+    async fn give_back(&mut self, pool: &SessionPool, name: &str) -> Option<Session> {
+        let timeout = self.cfg.timeout;
+        let check = self.s.may_break_connection();
+        let fit = self.error.is_none();
+        let Some(session) = self.sessions.get_mut(name) else {
+            pool.release().await;
+            return None;
+        };
+        let mut healthy = fit && session.reusable() && !session.has_exited();
+        if healthy && check {
+            healthy = session.checkup(timeout).await;
+        }
+        if healthy {
+            return self.sessions.remove(name);
+        }
+        pool.release().await;
+        None
     }
 
     fn verdict(&self) -> (Outcome, String) {
