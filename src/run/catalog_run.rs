@@ -232,11 +232,20 @@ async fn era_configs(
         // scenarios in turn (they are few and short, and a Node or Python
         // start costs more than waiting); the pool starts empty: the
         // probe's server goes to the shared scenarios, which only read.
-        let reuse_pool = pool.is_some().then(|| {
-            Arc::new(SessionPool::with_capacity(2, opts.shutdown_grace).with_patience(patience))
-        });
+        // In the stateless era (2026-07-28) a connection holds no session
+        // state for a reused scenario to change, so one pool serves both.
+        let stateless = probed.era.is_stateless();
+        let reuse_pool = match &pool {
+            Some(shared) if stateless => Some(Arc::clone(shared)),
+            Some(_) => Some(Arc::new(
+                SessionPool::with_capacity(2, opts.shutdown_grace).with_patience(patience),
+            )),
+            None => None,
+        };
         pools.extend(pool.clone());
-        pools.extend(reuse_pool.clone());
+        if !stateless {
+            pools.extend(reuse_pool.clone());
+        }
         configs.push(Arc::new(RunConfig {
             target: target.clone(),
             era: probed.era.clone(),

@@ -115,16 +115,26 @@ impl SessionPool {
         }
     }
 
-    /// A warm session if one is idle, else leave to open one at once,
-    /// whatever the pool holds: for a scenario's second session, taken
-    /// while it holds its main one.
+    /// A warm session if one is idle or comes free within `patience`, else
+    /// leave to open one, whatever the pool holds: for a scenario's second
+    /// session, taken while it holds its main one (waiting without bound
+    /// there, two scenarios could each wait for the other's).
     pub async fn lease_now(&self) -> Lease {
-        let mut state = self.state.lock().await;
-        if let Some(session) = state.idle.pop() {
-            return Lease::Warm(Box::new(session));
+        let until = Instant::now() + self.patience;
+        loop {
+            let notified = self.freed.notified();
+            {
+                let mut state = self.state.lock().await;
+                if let Some(session) = state.idle.pop() {
+                    return Lease::Warm(Box::new(session));
+                }
+                if Instant::now() >= until {
+                    state.live += 1;
+                    return Lease::Open;
+                }
+            }
+            let _ = tokio::time::timeout_at(until.into(), notified).await;
         }
-        state.live += 1;
-        Lease::Open
     }
 
     /// An idle session taken out of this pool for good (the pool no longer
@@ -201,6 +211,22 @@ mod tests {
         let waited = asked.elapsed();
         assert!(waited >= Duration::from_millis(150), "{waited:?}");
         assert!(waited < Duration::from_secs(2), "{waited:?}");
+    }
+
+    #[tokio::test]
+    async fn a_second_session_waits_at_most_the_patience_whatever_the_capacity() {
+        let pool = SessionPool::with_capacity(1, Duration::from_millis(10))
+            .with_patience(Duration::from_millis(100));
+        assert!(matches!(pool.lease().await, Lease::Open));
+        let asked = Instant::now();
+        assert!(
+            matches!(pool.lease_now().await, Lease::Open),
+            "past the capacity, after the patience"
+        );
+        assert!(asked.elapsed() >= Duration::from_millis(100));
+        assert!(asked.elapsed() < Duration::from_secs(2));
+        pool.seed(session()).await;
+        assert!(matches!(pool.lease_now().await, Lease::Warm(_)));
     }
 
     #[tokio::test]
