@@ -146,6 +146,12 @@ fn explain_requirement(req: &Requirement, scenarios: &[Scenario]) -> String {
     if covering.is_empty() {
         out.push_str("  (none)\n");
     }
+    if !req.rules.is_empty() {
+        out.push_str("trace rules (watch, client):\n");
+        for id in &req.rules {
+            out.push_str(&format!("  {id}\n"));
+        }
+    }
     out
 }
 

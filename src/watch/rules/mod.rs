@@ -43,6 +43,8 @@ pub struct Rule {
     pub transport: Option<String>,
     /// `file:line:col` of the rule.
     pub origin: String,
+    /// `file:line:col` of its `requirement:` value.
+    pub requirement_at: String,
 }
 
 /// A rule broken by one message.
