@@ -108,7 +108,10 @@ fn requirements_of_trace_rules_agree_with_their_rules() {
             _ => RuleSide::Server,
         };
         if req.side != side {
-            problems.push(format!("{} is on side {:?}, its rules on {side:?}", req.id, req.side));
+            problems.push(format!(
+                "{} is on side {:?}, its rules on {side:?}",
+                req.id, req.side
+            ));
         }
         let strongest = own.iter().map(|r| r.level).min();
         if req.scenarios.is_empty() && strongest != req.grade() {
@@ -119,11 +122,17 @@ fn requirements_of_trace_rules_agree_with_their_rules() {
         }
         for r in &own {
             if req.grade().is_some_and(|level| r.level < level) {
-                problems.push(format!("rule {} is graded above {} ({})", r.id, req.id, req.level));
+                problems.push(format!(
+                    "rule {} is graded above {} ({})",
+                    r.id, req.id, req.level
+                ));
             }
             let basis = req.basis.map(|b| b.as_str().to_string());
             if r.basis.is_some() && r.basis != basis {
-                problems.push(format!("rule {} rests on {:?}, {} on {basis:?}", r.id, r.basis, req.id));
+                problems.push(format!(
+                    "rule {} rests on {:?}, {} on {basis:?}",
+                    r.id, r.basis, req.id
+                ));
             }
         }
         checked += 1;
@@ -262,6 +271,13 @@ fn explain_prints_the_requirement_its_quote_and_scenarios() {
     );
     assert!(
         text.contains("source: SEP-1300: Tool Filtering with Groups and Tags (closed) <https://github.com/modelcontextprotocol/modelcontextprotocol/issues/1300>"),
+        "{text}"
+    );
+    // a requirement the trace rules check names them
+    let out = common::run_cli(&["explain", "MCP-LIFE-01"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("trace rules (watch, client):\n  client/initialize-first\n"),
         "{text}"
     );
     let out = common::run_cli(&["explain", "NO-SUCH-ID"]);
