@@ -6,6 +6,7 @@ mod capability;
 mod checks;
 mod flows;
 mod http;
+mod origin;
 pub mod load;
 mod param_headers;
 mod params;
