@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Rewrites the `scenarios:` list (and a missing section/quote) of every entry
 in scenarios/requirements.yaml from the scenario files' `requirements:` and
-`spec:` keys. tests/it/requirements.rs fails when the two disagree; run this
-after adding or renaming scenarios."""
+`spec:` keys, and its `rules:` list from the trace rules (rules/trace/*.yaml)
+that cite it. tests/it/requirements.rs fails when they disagree; run this
+after adding or renaming scenarios or trace rules."""
 import json
 import pathlib
 import re
@@ -13,7 +14,8 @@ try:
 except ImportError:
     sys.exit("sync-requirements.py needs PyYAML: pip install pyyaml")
 
-root = pathlib.Path(__file__).resolve().parent.parent / "scenarios"
+repo = pathlib.Path(__file__).resolve().parent.parent
+root = repo / "scenarios"
 registry_path = root / "requirements.yaml"
 covering, spec_of = {}, {}
 for path in sorted(root.rglob("*.yaml")):
@@ -24,6 +26,12 @@ for path in sorted(root.rglob("*.yaml")):
         covering.setdefault(rid, []).append(doc["id"])
         if doc.get("spec"):
             spec_of.setdefault(rid, doc["spec"][0])
+
+# the trace rules of `watch` and `client` cover the requirements they cite
+ruled = {}
+for path in sorted((repo / "rules" / "trace").glob("*.yaml")):
+    for rule in yaml.safe_load(path.read_text()).get("rules", []):
+        ruled.setdefault(rule["requirement"], []).append(rule["id"])
 
 
 def q(s):
@@ -44,6 +52,9 @@ while i < len(lines):
         has_section = True
     if current and line.startswith("    quote:"):
         has_quote = True
+    if current and line.startswith("    rules:"):
+        i += 1
+        continue
     if current and line.startswith("    scenarios:"):
         # a curated section or quote stays; only a missing one is filled in
         spec = spec_of.get(current, {})
@@ -53,10 +64,12 @@ while i < len(lines):
             out.append(f"    quote: {q(spec['quote'])}")
         ids = sorted(set(covering.get(current, [])))
         out.append("    scenarios: [" + ", ".join(ids) + "]")
+        if ruled.get(current):
+            out.append("    rules: [" + ", ".join(sorted(ruled[current])) + "]")
         i += 1
         continue
     out.append(line)
     i += 1
 registry_path.write_text("\n".join(out) + "\n")
-missing = [r for r in re.findall(r"  - id: (\S+)", registry_path.read_text()) if r not in covering]
-print(f"{len(covering)} requirements covered; uncovered: {', '.join(missing) or 'none'}")
+missing = [r for r in re.findall(r"  - id: (\S+)", registry_path.read_text()) if r not in covering and r not in ruled]
+print(f"{len(covering)} requirements covered by scenarios, {len(ruled)} by trace rules; uncovered: {', '.join(missing) or 'none'}")

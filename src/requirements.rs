@@ -32,6 +32,30 @@ pub struct Requirement {
     /// Scenario ids that cover the requirement.
     #[serde(default)]
     pub scenarios: Vec<String>,
+    /// Whose rule it is on live traffic: the trace rules of `watch` and
+    /// `client` judge clients too, the scenarios only servers.
+    #[serde(default, skip_serializing_if = "RuleSide::is_server")]
+    pub side: RuleSide,
+    /// Ids of the trace rules (rules/trace/*.yaml) that cite the requirement.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<String>,
+}
+
+/// The side a requirement binds: a server (every scenario's), a client, or
+/// both (JSON-RPC's rules on every message).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RuleSide {
+    #[default]
+    Server,
+    Client,
+    Both,
+}
+
+impl RuleSide {
+    fn is_server(&self) -> bool {
+        *self == RuleSide::Server
+    }
 }
 
 /// The section of docs/interpretations.md that gives each basis its reason.
@@ -62,9 +86,15 @@ impl Basis {
 /// is preceded by a client as its subject ("the client MUST provide …") binds
 /// clients, and a rule on clients never fails a server, so it is not counted.
 pub fn keyword_ceiling(quote: &str) -> Option<Level> {
+    keyword_ceiling_for(quote, RuleSide::Server)
+}
+
+/// The strongest RFC 2119 keyword a quote puts on `side`: a sentence whose
+/// subject is the other side does not count (for `Both`, every sentence does).
+pub fn keyword_ceiling_for(quote: &str, side: RuleSide) -> Option<Level> {
     quote
         .split(['.', ';', '\n', '…', ':'])
-        .filter_map(sentence_keyword)
+        .filter_map(|s| sentence_keyword(s, side))
         .min()
 }
 
@@ -83,9 +113,10 @@ pub fn keyword_level(word: &str) -> Option<Level> {
     KEYWORDS.iter().find(|(k, _)| *k == word).map(|(_, l)| *l)
 }
 
-/// The strongest keyword of one sentence, unless it binds clients: the
-/// nearest of "client" and "server" before the first keyword is its subject.
-fn sentence_keyword(sentence: &str) -> Option<Level> {
+/// The strongest keyword of one sentence, unless it binds the side other
+/// than `side`: the nearest of "client" and "server" before the first
+/// keyword is its subject.
+fn sentence_keyword(sentence: &str, side: RuleSide) -> Option<Level> {
     let words: Vec<&str> = sentence
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| !w.is_empty())
@@ -95,7 +126,12 @@ fn sentence_keyword(sentence: &str) -> Option<Level> {
         let w = w.to_ascii_lowercase();
         (w.starts_with("client") || w.starts_with("server")).then_some(w)
     });
-    if subject.is_some_and(|w| w.starts_with("client")) {
+    let other = match side {
+        RuleSide::Server => "client",
+        RuleSide::Client => "server",
+        RuleSide::Both => "",
+    };
+    if !other.is_empty() && subject.is_some_and(|w| w.starts_with(other)) {
         return None;
     }
     words[first..].iter().filter_map(|w| keyword_level(w)).min()
@@ -129,7 +165,7 @@ impl Requirement {
         let ceiling = self
             .quote
             .as_deref()
-            .and_then(keyword_ceiling)
+            .and_then(|q| keyword_ceiling_for(q, self.side))
             .unwrap_or(Level::Should);
         // Level orders MUST < SHOULD < MAY < INFO: a smaller level is stronger.
         level < ceiling
@@ -242,6 +278,8 @@ mod tests {
             quote: None,
             basis: None,
             scenarios: Vec::new(),
+            side: RuleSide::Server,
+            rules: Vec::new(),
         }
     }
 
@@ -315,6 +353,14 @@ mod tests {
         );
         // "must" in lower case is not a keyword
         assert_eq!(keyword_ceiling("it must be so"), None);
+        // on a client's side the server's sentences do not count
+        let both = "The server MUST answer. The client SHOULD wait.";
+        assert_eq!(keyword_ceiling(both), Some(Level::Must));
+        assert_eq!(
+            keyword_ceiling_for(both, RuleSide::Client),
+            Some(Level::Should)
+        );
+        assert_eq!(keyword_ceiling_for(both, RuleSide::Both), Some(Level::Must));
     }
 
     #[test]

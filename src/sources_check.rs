@@ -469,6 +469,8 @@ mod tests {
             quote: quote.map(str::to_string),
             scenarios: Vec::new(),
             basis: None,
+            side: Default::default(),
+            rules: Vec::new(),
         }
     }
 

@@ -11,13 +11,17 @@ use mcp_conform::sources;
 
 /// What an id named, found case-insensitively.
 enum Found<'a> {
-    Requirement(Requirement),
+    Requirement(&'a Requirement),
     Scenario(&'a Scenario),
 }
 
-fn lookup<'a>(id: &str, registry: &[Requirement], scenarios: &'a [Scenario]) -> Option<Found<'a>> {
+fn lookup<'a>(
+    id: &str,
+    registry: &'a [Requirement],
+    scenarios: &'a [Scenario],
+) -> Option<Found<'a>> {
     if let Some(r) = registry.iter().find(|r| r.id.eq_ignore_ascii_case(id)) {
-        return Some(Found::Requirement(r.clone()));
+        return Some(Found::Requirement(r));
     }
     scenarios
         .iter()
@@ -48,7 +52,7 @@ pub fn explain(id: &str) -> Result<u8> {
     let (registry, scenarios) = catalog()?;
     match lookup(id, &registry, &scenarios) {
         Some(Found::Requirement(req)) => {
-            print!("{}", explain_requirement(&req, &scenarios));
+            print!("{}", explain_requirement(req, &scenarios));
             Ok(super::EXIT_OK)
         }
         Some(Found::Scenario(s)) => {
@@ -145,6 +149,12 @@ fn explain_requirement(req: &Requirement, scenarios: &[Scenario]) -> String {
     }
     if covering.is_empty() {
         out.push_str("  (none)\n");
+    }
+    if !req.rules.is_empty() {
+        out.push_str("trace rules (watch, client):\n");
+        for id in &req.rules {
+            out.push_str(&format!("  {id}\n"));
+        }
     }
     out
 }

@@ -131,12 +131,7 @@ pub fn main(args: WatchArgs) -> Result<u8> {
         started_at,
         ..target
     };
-    let data = report::build(
-        &sink.checker.rules,
-        &sink.checker.violations,
-        &sink.checker.conv,
-        &target,
-    );
+    let data = report::build(&sink.checker, &target);
     finish(&args, &data, Some(&note))
 }
 
@@ -199,12 +194,7 @@ fn replay(args: &WatchArgs, rules: Vec<rules::Rule>, path: &std::path::Path) -> 
         duration_ms,
         started_at: chrono::Utc::now().to_rfc3339(),
     };
-    let data = report::build(
-        &sink.checker.rules,
-        &sink.checker.violations,
-        &sink.checker.conv,
-        &target,
-    );
+    let data = report::build(&sink.checker, &target);
     finish(args, &data, None)
 }
 

@@ -37,8 +37,11 @@ fn rows(
     requirements: &[Requirement],
     columns: &[Column],
 ) -> Vec<(String, String, Vec<Option<Outcome>>)> {
+    // a requirement only the trace rules of `watch` check has no scenario,
+    // so no server of a run has an outcome for it
     requirements
         .iter()
+        .filter(|req| !req.scenarios.is_empty())
         .map(|req| {
             let cells = columns
                 .iter()

@@ -12,6 +12,7 @@ pub mod relay_http;
 pub mod relay_stdio;
 pub mod report;
 pub mod rules;
+pub mod sessions;
 pub mod trace;
 
 use std::io::Write;

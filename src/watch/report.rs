@@ -13,7 +13,8 @@ use crate::run::outcome::{Finding, Outcome, ScenarioResult};
 use crate::run::RunPolicy;
 use crate::session::transcript::{Direction, Entry, MAX_MESSAGE_BYTES};
 
-use super::rules::{Rule, Violation};
+use super::rules::{Checker, Rule, Violation};
+use super::sessions::Sessions;
 use super::trace::{Conversation, Msg, Side};
 
 /// Findings kept per rule; further ones are counted in the message.
@@ -32,20 +33,25 @@ pub struct Target {
     pub started_at: String,
 }
 
-/// The report of a watched conversation.
-pub fn build(
-    rules: &[Rule],
-    violations: &[Violation],
-    conv: &Conversation,
-    target: &Target,
-) -> ReportData {
+/// The report of a watched conversation. Over HTTP with more than one MCP
+/// session, each finding names its session and each session gets a result
+/// of its own holding its transcript.
+pub fn build(checker: &Checker, target: &Target) -> ReportData {
+    let (rules, conv) = (&checker.rules, &checker.conv);
+    let sessions = (checker.session_count() > 1).then_some(&checker.sessions);
     let era = conv.era().unwrap_or_default();
     let transcript = transcript(&conv.msgs);
+    let mut violations: Vec<&Violation> = checker.violations.iter().collect();
+    // grouped by session, in order within each
+    violations.sort_by_key(|v| (v.session, v.pos));
     let mut results: Vec<ScenarioResult> = rules
         .iter()
-        .map(|r| rule_result(r, violations, conv, &era, &transcript))
+        .map(|r| rule_result(r, &violations, conv, sessions, &era, &transcript))
         .collect();
     results.push(conversation_result(conv, &era, transcript));
+    if let Some(sessions) = sessions {
+        results.extend(session_results(sessions, &violations));
+    }
     let policy = RunPolicy::default();
     let mut summary = Summary::from_results(&results, target.duration_ms);
     summary.verdict = Some(policy.verdict(&results));
@@ -78,12 +84,17 @@ pub fn build(
 
 fn rule_result(
     rule: &Rule,
-    violations: &[Violation],
+    violations: &[&Violation],
     conv: &Conversation,
+    sessions: Option<&Sessions>,
     era: &str,
     transcript: &[Entry],
 ) -> ScenarioResult {
-    let mine: Vec<&Violation> = violations.iter().filter(|v| v.rule == rule.id).collect();
+    let mine: Vec<&Violation> = violations
+        .iter()
+        .filter(|v| v.rule == rule.id)
+        .copied()
+        .collect();
     let outcome = if mine.is_empty() {
         Outcome::Pass
     } else {
@@ -98,13 +109,28 @@ fn rule_result(
             } else {
                 String::new()
             };
-            format!("#{}: {}{tail}", first.pos, first.message)
+            let place = match sessions {
+                Some(s) => format!(" in {}", s.label(first.session)),
+                None => String::new(),
+            };
+            format!("#{}{place}: {}{tail}", first.pos, first.message)
         }
     };
     let findings = mine
         .iter()
         .take(MAX_FINDINGS)
-        .map(|v| finding(v, rule, conv))
+        .map(|v| {
+            let mut f = finding(v, rule, conv);
+            if let Some(s) = sessions {
+                f.step = Some(format!(
+                    "#{} ({} message, {})",
+                    v.pos,
+                    v.side,
+                    s.label(v.session)
+                ));
+            }
+            f
+        })
         .collect();
     ScenarioResult {
         id: rule.id.clone(),
@@ -197,6 +223,34 @@ pub(crate) fn transcript(msgs: &[Msg]) -> Vec<Entry> {
                 shown(m)
             },
             text: None,
+        })
+        .collect()
+}
+
+/// One info line per MCP session: its messages, its era, the rules its
+/// messages broke, and its own transcript.
+fn session_results(sessions: &Sessions, violations: &[&Violation]) -> Vec<ScenarioResult> {
+    sessions
+        .list
+        .iter()
+        .enumerate()
+        .map(|(i, session)| {
+            let conv = &session.conv;
+            let era = conv.era().unwrap_or_default();
+            let mut broke: Vec<&str> = violations
+                .iter()
+                .filter(|v| v.session == i)
+                .map(|v| v.rule.as_str())
+                .collect();
+            broke.sort_unstable();
+            broke.dedup();
+            let mut r = conversation_result(conv, &era, transcript(&conv.msgs));
+            r.id = format!("watch/session-{}", i + 1);
+            r.title = format!("The conversation of {}", sessions.label(i));
+            if !broke.is_empty() {
+                r.message = format!("{}; broken here: {}", r.message, broke.join(", "));
+            }
+            r
         })
         .collect()
 }

@@ -1,6 +1,7 @@
-//! The requirement registry (scenarios/requirements.yaml) and the scenario
-//! catalog agree: every requirement is covered, every scenario names only
-//! known requirements and quotes its source, and `explain` prints both.
+//! The requirement registry (scenarios/requirements.yaml), the scenario
+//! catalog and the trace rules of `watch` and `client` (rules/trace/*.yaml)
+//! agree: every requirement is covered by a scenario or a trace rule, every
+//! scenario and rule names only known requirements, and `explain` prints them.
 
 use crate::common;
 
@@ -37,10 +38,22 @@ fn every_requirement_has_a_scenario_and_every_scenario_a_known_requirement() {
             problems.push(format!("{} quotes no source", s.id));
         }
     }
+    let ruled = rule_coverage(&known, &mut problems);
     for req in &registry {
         let found = covering.get(req.id.as_str()).cloned().unwrap_or_default();
-        if found.is_empty() {
-            problems.push(format!("requirement {} has no scenario", req.id));
+        let rules = ruled.get(req.id.as_str()).cloned().unwrap_or_default();
+        if found.is_empty() && rules.is_empty() {
+            problems.push(format!(
+                "requirement {} has no scenario and no trace rule",
+                req.id
+            ));
+        }
+        let listed: BTreeSet<String> = req.rules.iter().cloned().collect();
+        if listed != rules {
+            problems.push(format!(
+                "requirements.yaml lists rules {listed:?} for {} but the trace rules citing it are {rules:?} (run scripts/sync-requirements.py)",
+                req.id
+            ));
         }
         let listed: BTreeSet<String> = req.scenarios.iter().cloned().collect();
         if listed != found {
@@ -53,10 +66,86 @@ fn every_requirement_has_a_scenario_and_every_scenario_a_known_requirement() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// Trace rule ids by the requirement they cite; a rule citing an unknown
+/// requirement is a problem.
+fn rule_coverage<'a>(
+    known: &BTreeSet<&'a str>,
+    problems: &mut Vec<String>,
+) -> BTreeMap<&'a str, BTreeSet<String>> {
+    let rules = mcp_conform::watch::rules::builtin().unwrap_or_else(|e| panic!("{e}"));
+    let mut ruled: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    for rule in &rules {
+        match known.get(rule.requirement.as_str()) {
+            Some(id) => {
+                ruled.entry(id).or_default().insert(rule.id.clone());
+            }
+            None => problems.push(format!(
+                "trace rule {} ({}) names unknown requirement {}",
+                rule.id, rule.origin, rule.requirement
+            )),
+        }
+    }
+    ruled
+}
+
+/// A requirement checked by trace rules agrees with them: its side is the
+/// sides of its rules, its level the strongest of theirs, its basis theirs.
+fn requirements_of_trace_rules_agree_with_their_rules() {
+    use mcp_conform::requirements::RuleSide;
+    use mcp_conform::watch::trace::Side;
+    let registry = mcp_conform::requirements::all().unwrap_or_else(|e| panic!("{e}"));
+    let rules = mcp_conform::watch::rules::builtin().unwrap_or_else(|e| panic!("{e}"));
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for req in registry.iter().filter(|r| !r.rules.is_empty()) {
+        let own: Vec<_> = rules.iter().filter(|r| r.requirement == req.id).collect();
+        let client = own.iter().any(|r| r.side == Side::Client);
+        let server = own.iter().any(|r| r.side == Side::Server);
+        // a requirement a scenario checks binds the server whatever its rules
+        let side = match (client, server) {
+            (true, true) => RuleSide::Both,
+            (true, false) if req.scenarios.is_empty() => RuleSide::Client,
+            _ => RuleSide::Server,
+        };
+        if req.side != side {
+            problems.push(format!(
+                "{} is on side {:?}, its rules on {side:?}",
+                req.id, req.side
+            ));
+        }
+        let strongest = own.iter().map(|r| r.level).min();
+        if req.scenarios.is_empty() && strongest != req.grade() {
+            problems.push(format!(
+                "{} is {} but its strongest rule is {strongest:?}",
+                req.id, req.level
+            ));
+        }
+        for r in &own {
+            if req.grade().is_some_and(|level| r.level < level) {
+                problems.push(format!(
+                    "rule {} is graded above {} ({})",
+                    r.id, req.id, req.level
+                ));
+            }
+            let basis = req.basis.map(|b| b.as_str().to_string());
+            if r.basis.is_some() && r.basis != basis {
+                problems.push(format!(
+                    "rule {} rests on {:?}, {} on {basis:?}",
+                    r.id, r.basis, req.id
+                ));
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 45, "only {checked} requirements of trace rules");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 fn every_profile_of_the_registry_has_scenarios_of_that_profile() {
     let registry = mcp_conform::requirements::all().unwrap_or_else(|e| panic!("{e}"));
     let scenarios = mcp_conform::builtin::scenarios().unwrap_or_else(|e| panic!("{e}"));
-    for req in &registry {
+    // a requirement only trace rules check has no scenario of any profile
+    for req in registry.iter().filter(|r| !r.scenarios.is_empty()) {
         let own_profile = scenarios
             .iter()
             .filter(|s| s.requirements.contains(&req.id))
@@ -97,12 +186,17 @@ fn levels_of_requirements_and_scenarios_agree_and_project_rules_stay_at_should()
             }
         }
     }
+    let rules = mcp_conform::watch::rules::builtin().unwrap_or_else(|e| panic!("{e}"));
     for r in &registry {
         let level = level_of(&r.id);
         let reached = scenarios
             .iter()
             .filter(|s| s.requirements.contains(&r.id))
-            .any(|s| s.level <= level);
+            .any(|s| s.level <= level)
+            || rules
+                .iter()
+                .filter(|rule| rule.requirement == r.id)
+                .any(|rule| rule.level <= level);
         if !reached {
             problems.push(format!(
                 "{} is {level} but no scenario of it is graded that high",
@@ -124,6 +218,7 @@ fn levels_of_requirements_and_scenarios_agree_and_project_rules_stay_at_should()
 /// docs/interpretations.md#levels-on-a-basis gives the reason
 /// (docs/interpretations.md#grading).
 fn levels_never_exceed_their_text() {
+    use mcp_conform::requirements::RuleSide;
     let registry = mcp_conform::requirements::all().unwrap_or_else(|e| panic!("{e}"));
     let mut problems = Vec::new();
     for r in &registry {
@@ -139,7 +234,9 @@ fn levels_never_exceed_their_text() {
                 r.id, r.basis
             ));
         }
-        if r.basis.is_some() && r.level != "MUST" {
+        // a client's rule may rest on a server's MUST its text gives the
+        // client no keyword for, up to SHOULD (docs/interpretations.md)
+        if r.basis.is_some() && r.level != "MUST" && r.side != RuleSide::Client {
             problems.push(format!(
                 "{} names a basis but is graded {} (a basis only lifts a level)",
                 r.id, r.level
@@ -176,6 +273,13 @@ fn explain_prints_the_requirement_its_quote_and_scenarios() {
         text.contains("source: SEP-1300: Tool Filtering with Groups and Tags (closed) <https://github.com/modelcontextprotocol/modelcontextprotocol/issues/1300>"),
         "{text}"
     );
+    // a requirement the trace rules check names them
+    let out = common::run_cli(&["explain", "MCP-LIFE-01"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("trace rules (watch, client):\n  client/initialize-first\n"),
+        "{text}"
+    );
     let out = common::run_cli(&["explain", "NO-SUCH-ID"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr)
@@ -186,6 +290,7 @@ fn explain_prints_the_requirement_its_quote_and_scenarios() {
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     trials![
         every_requirement_has_a_scenario_and_every_scenario_a_known_requirement,
+        requirements_of_trace_rules_agree_with_their_rules,
         every_profile_of_the_registry_has_scenarios_of_that_profile,
         levels_of_requirements_and_scenarios_agree_and_project_rules_stay_at_should,
         levels_never_exceed_their_text,

@@ -27,6 +27,8 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         replay_gives_the_findings_of_the_live_run,
         an_unstartable_server_exits_3,
         http_proxy_relays_and_checks_both_sides,
+        http_origin_rules_fail_on_a_server_that_serves_any_origin,
+        http_sessions_are_checked_and_reported_apart,
     ];
     list.push(crate::prereq::trial(
         "watch::python_sdk_client_session_through_watch",
@@ -549,6 +551,22 @@ const SERVER_FAULTS: &[(&str, &[&str], &[&str])] = &[
         &["server/log-level-requested"],
     ),
     (
+        // The fault fires on a tools/call that is answered. On a fresh
+        // reference server a catalog tool is refused with
+        // TOOL_DESCRIPTION_REQUIRED until its description is read, so
+        // core/progress-unrequested's calls never reach it; category-search
+        // calls tool_search, which answers, with no progressToken: the
+        // fault's progress names token 0, which no request carried.
+        "progress-unrequested",
+        &[
+            "-k",
+            "category-search/default-limit",
+            "--protocol-version",
+            "2025-11-25",
+        ],
+        &["server/progress-token-known"],
+    ),
+    (
         "id-non-ascii-mangled",
         &[
             "-k",
@@ -719,5 +737,210 @@ fn wait_port(port: u16) {
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(Instant::now() < deadline, "nothing listens on {port}");
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `serve-reference --http` (with `faults`) behind `watch --listen`; runs
+/// `drive` against the proxy's URL, stops both and returns the report.
+fn through_http_watch(name: &str, faults: &[&str], drive: impl FnOnce(&str)) -> Value {
+    let dir = scratch_dir(name);
+    let upstream_port = free_port();
+    let mut server = Command::new(bin())
+        .args([
+            "serve-reference",
+            "--http",
+            &format!("127.0.0.1:{upstream_port}"),
+        ])
+        .args(faults.iter().flat_map(|f| ["--fault", f]))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    wait_port(upstream_port);
+    let port = free_port();
+    let report = dir.join("report.json");
+    let mut watch = Command::new(bin())
+        .args(["watch", "-q", "--listen", &format!("127.0.0.1:{port}")])
+        .args([
+            "--upstream",
+            &format!("http://127.0.0.1:{upstream_port}/mcp"),
+        ])
+        .arg("--report-json")
+        .arg(&report)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    wait_port(port);
+    drive(&format!("http://127.0.0.1:{port}/mcp"));
+    // SAFETY: kill(2) on a child we started.
+    unsafe {
+        libc::kill(watch.id() as i32, libc::SIGTERM);
+    }
+    let _ = watch.wait();
+    let _ = server.kill();
+    let _ = server.wait();
+    serde_json::from_str(&std::fs::read_to_string(&report).unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{}: {e}", report.display()))
+}
+
+/// One POST through the proxy with these extra headers; its status.
+async fn post(url: &str, body: &str, headers: &[(&str, &str)]) -> (u16, Option<String>) {
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut req = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let answer = req.send().await.unwrap_or_else(|e| panic!("{url}: {e}"));
+    let status = answer.status().as_u16();
+    let session = answer
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let _ = answer.bytes().await;
+    (status, session)
+}
+
+const INIT_2025: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+/// A server that serves any Origin (`--fault http-origin-unchecked`)
+/// breaks the 403 rule on an Origin that is no origin, and shows an info
+/// finding on a foreign one it served; the clean reference refuses both
+/// with 403 and breaks neither.
+fn http_origin_rules_fail_on_a_server_that_serves_any_origin() {
+    let drive = |url: &str| {
+        crate::common::runtime().block_on(async {
+            for origin in ["not an origin", "https://evil.example"] {
+                post(url, INIT_2025, &[("origin", origin)]).await;
+            }
+        })
+    };
+    let faulty = through_http_watch("watch-origin-fault", &["http-origin-unchecked"], drive);
+    let broke = broken(std::slice::from_ref(&faulty));
+    for rule in [
+        "server/http-origin-malformed-403",
+        "server/http-origin-foreign-served",
+    ] {
+        assert!(
+            broke.contains(&("server".into(), rule.into())),
+            "{rule} did not fire: {broke:?}"
+        );
+    }
+    let outcome = |report: &Value, id: &str| {
+        report["scenarios"]
+            .as_array()
+            .and_then(|s| s.iter().find(|r| r["id"] == id))
+            .map(|r| r["outcome"].as_str().unwrap_or_default().to_string())
+    };
+    assert_eq!(
+        outcome(&faulty, "server/http-origin-malformed-403").as_deref(),
+        Some("fail")
+    );
+    // which origins a server trusts is its own list: never above info
+    assert_eq!(
+        outcome(&faulty, "server/http-origin-foreign-served").as_deref(),
+        Some("info")
+    );
+    let clean = through_http_watch("watch-origin-clean", &[], drive);
+    for rule in [
+        "server/http-origin-malformed-403",
+        "server/http-origin-foreign-served",
+    ] {
+        assert_eq!(outcome(&clean, rule).as_deref(), Some("pass"), "{rule}");
+    }
+    let servers: Vec<_> = broken(std::slice::from_ref(&clean))
+        .into_iter()
+        .filter(|(side, _)| side == "server")
+        .collect();
+    assert!(servers.is_empty(), "the clean server broke {servers:?}");
+}
+
+/// One 2025-11-25 session by hand: initialize, initialized, then tools/list
+/// with ids 2 and `last` (2 again is a reuse within the session).
+async fn session_of_lists(url: &str, last: u64) -> String {
+    let (_, id) = post(url, INIT_2025, &[]).await;
+    let id = id.unwrap_or_else(|| panic!("the reference issued no Mcp-Session-Id"));
+    let headers = [
+        ("mcp-session-id", id.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    post(url, note, &headers).await;
+    for n in [2, last] {
+        let list = format!(r#"{{"jsonrpc":"2.0","id":{n},"method":"tools/list"}}"#);
+        post(url, &list, &headers).await;
+    }
+    id
+}
+
+/// Two sessions at once through one proxy, each using the same request ids:
+/// neither counts against the other (one conversation would see id 1 and 2
+/// used twice), the second's own reuse of id 2 is found in it alone, and the
+/// report has each session's transcript.
+fn http_sessions_are_checked_and_reported_apart() {
+    let mut ids = Vec::new();
+    let report = through_http_watch("watch-http-sessions", &[], |url| {
+        ids = crate::common::runtime().block_on(async {
+            let (a, b) = futures::join!(session_of_lists(url, 3), session_of_lists(url, 2));
+            vec![a, b]
+        });
+    });
+    let broke = broken(std::slice::from_ref(&report));
+    let clients: Vec<_> = broke.iter().filter(|(side, _)| side == "client").collect();
+    assert_eq!(
+        clients,
+        [&(
+            "client".to_string(),
+            "client/unique-request-ids-session".to_string()
+        )],
+        "{broke:?}"
+    );
+    let scenarios = report["scenarios"].as_array().cloned().unwrap_or_default();
+    let reuse = scenarios
+        .iter()
+        .find(|s| s["id"] == "client/unique-request-ids-session")
+        .cloned()
+        .unwrap_or_default();
+    let findings = reuse["findings"].as_array().cloned().unwrap_or_default();
+    assert_eq!(findings.len(), 1, "{reuse}");
+    let step = findings[0]["step"].as_str().unwrap_or_default();
+    assert!(
+        step.contains(&format!("Mcp-Session-Id {}", ids[1])),
+        "{step}"
+    );
+    // the sessions are numbered in the order their initialize arrived
+    let sessions: Vec<&Value> = scenarios
+        .iter()
+        .filter(|s| {
+            s["id"]
+                .as_str()
+                .is_some_and(|i| i.starts_with("watch/session-"))
+        })
+        .collect();
+    assert_eq!(sessions.len(), 2, "{report}");
+    for id in &ids {
+        let session = sessions
+            .iter()
+            .find(|s| {
+                s["title"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains(id.as_str())
+            })
+            .unwrap_or_else(|| panic!("no session result names {id}: {report}"));
+        let transcript = session["transcript"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        // initialize, its answer, initialized, its 202, two lists and answers
+        assert_eq!(transcript.len(), 8, "{session}");
     }
 }

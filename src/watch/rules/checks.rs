@@ -75,6 +75,8 @@ pub const KINDS: &[&str] = &[
     "http-no-posted-responses",
     "http-param-headers",
     "http-no-get",
+    "http-origin-malformed-403",
+    "http-origin-foreign-served",
     "needs-capability",
     "bare-read-not-repeated",
 ];

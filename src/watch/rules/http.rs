@@ -30,6 +30,11 @@ pub enum HttpCheck {
     ParamHeaders,
     /// The client sends no GET to the MCP endpoint.
     NoGet,
+    /// A request whose `Origin` is no origin at all is answered 403.
+    OriginMalformed403,
+    /// A request from a non-loopback `Origin` to a loopback host was
+    /// served: whether the server allows that origin is its own list.
+    OriginForeignServed,
 }
 
 pub fn parse(kind: &str, with: &Value) -> Result<Option<HttpCheck>, String> {
@@ -59,6 +64,8 @@ pub fn parse(kind: &str, with: &Value) -> Result<Option<HttpCheck>, String> {
         "http-no-posted-responses" => HttpCheck::NoPostedResponses,
         "http-param-headers" => HttpCheck::ParamHeaders,
         "http-no-get" => HttpCheck::NoGet,
+        "http-origin-malformed-403" => HttpCheck::OriginMalformed403,
+        "http-origin-foreign-served" => HttpCheck::OriginForeignServed,
         _ => return Ok(None),
     };
     Ok(Some(check))
@@ -77,6 +84,12 @@ impl HttpCheck {
                     vec![],
                 )
             });
+        }
+        if matches!(
+            self,
+            HttpCheck::OriginMalformed403 | HttpCheck::OriginForeignServed
+        ) {
+            return super::origin::check(ctx, msg, *self == HttpCheck::OriginMalformed403);
         }
         if msg.from == Side::Client && (http.method != "POST" || msg.value.is_none()) {
             return None;
@@ -117,7 +130,9 @@ impl HttpCheck {
             HttpCheck::SessionId => session_id(ctx, msg),
             HttpCheck::NotificationStatus => notification_status(ctx, msg),
             HttpCheck::ParamHeaders => super::param_headers::check(ctx, msg),
-            HttpCheck::NoGet => None,
+            HttpCheck::NoGet | HttpCheck::OriginMalformed403 | HttpCheck::OriginForeignServed => {
+                None
+            }
             HttpCheck::NoPostedResponses => msg.is_response().then(|| {
                 Hit::new(
                     format!("the client POSTs a JSON-RPC {}", describe(msg)),
@@ -196,11 +211,17 @@ fn session_id(ctx: &Ctx<'_>, msg: &Msg) -> Option<Hit> {
     })
 }
 
+/// The client message whose HTTP request a server message answers.
+pub(super) fn request_of<'a>(ctx: &'a Ctx<'_>, msg: &Msg) -> Option<&'a Msg> {
+    let http = msg.http.as_ref()?;
+    ctx.conv.msgs.iter().rev().find(|m| {
+        m.from == Side::Client && m.http.as_ref().is_some_and(|h| h.exchange == http.exchange)
+    })
+}
+
 fn notification_status(ctx: &Ctx<'_>, msg: &Msg) -> Option<Hit> {
     let http = msg.http.as_ref()?;
-    let posted = ctx.conv.msgs.iter().rev().find(|m| {
-        m.from == Side::Client && m.http.as_ref().is_some_and(|h| h.exchange == http.exchange)
-    })?;
+    let posted = request_of(ctx, msg)?;
     if !(posted.is_notification() || posted.is_response()) {
         return None;
     }

@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use super::{checks, strongest_keyword, Rule};
+use crate::requirements::Requirement;
 use crate::scenario::model::{Level, SpecRef};
 use crate::scenario::source::{known_keys, load_list, PlacedError, Problem, SourceDoc};
 use crate::watch::trace::Side;
@@ -35,12 +36,16 @@ const FILES: &[(&str, &str)] = &[
 /// A rule file that cannot be used: where, and why.
 pub type RuleError = PlacedError;
 
-/// Every built-in rule, in file order.
+/// Every built-in rule, in file order; each cites a requirement of the
+/// built-in registry (scenarios/requirements.yaml).
 pub fn builtin() -> Result<Vec<Rule>, RuleError> {
     let mut rules = Vec::new();
     for (file, text) in FILES {
         rules.extend(load_str(file, text)?);
     }
+    let registry = crate::requirements::all()
+        .map_err(|e| RuleError::at("scenarios/requirements.yaml", e.to_string()))?;
+    known_requirements(&rules, &registry)?;
     let mut seen = std::collections::HashSet::new();
     for r in &rules {
         if !seen.insert(r.id.clone()) {
@@ -51,6 +56,23 @@ pub fn builtin() -> Result<Vec<Rule>, RuleError> {
         }
     }
     Ok(rules)
+}
+
+/// Every rule cites a requirement the registry lists, so `explain` and the
+/// reports find its level, quote and source under the same id.
+pub fn known_requirements(rules: &[Rule], registry: &[Requirement]) -> Result<(), RuleError> {
+    for r in rules {
+        if !registry.iter().any(|q| q.id == r.requirement) {
+            return Err(RuleError::at(
+                &r.requirement_at,
+                format!(
+                    "rule {} cites requirement {}, which scenarios/requirements.yaml does not list",
+                    r.id, r.requirement
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The rules of one file.
@@ -125,6 +147,7 @@ fn rule(doc: &SourceDoc, file: &str, at: &str, v: &Value) -> Result<Rule, Proble
     let mut spec = spec;
     crate::sources::resolve(&mut spec);
     let pos = doc.position(at);
+    let req_pos = doc.position(&format!("{at}/requirement"));
     Ok(Rule {
         id: text("id")?,
         title: text("title")?,
@@ -140,6 +163,7 @@ fn rule(doc: &SourceDoc, file: &str, at: &str, v: &Value) -> Result<Rule, Proble
             .and_then(Value::as_str)
             .map(str::to_string),
         origin: format!("{file}:{}:{}", pos.line, pos.col),
+        requirement_at: format!("{file}:{}:{}", req_pos.line, req_pos.col),
     })
 }
 
@@ -183,6 +207,19 @@ mod tests {
         let e = load_str("r.yaml", text).unwrap_err();
         assert_eq!((e.line, e.col), (8, 12), "{e}");
         assert!(e.message.contains("unknown check kind"), "{e}");
+    }
+
+    #[test]
+    fn a_rule_citing_a_requirement_the_registry_lacks_is_refused_at_its_line() {
+        let registry = crate::requirements::all().unwrap_or_else(|e| panic!("{e}"));
+        let text = "rules:\n  - id: x\n    title: t\n    side: client\n    level: MUST\n    requirement: NO-SUCH-01\n    spec: {doc: jsonrpc-2.0, quote: \"x MUST y\"}\n    check: jsonrpc-version\n";
+        let rules = load_str("r.yaml", text).unwrap_or_else(|e| panic!("{e}"));
+        let e = known_requirements(&rules, &registry).unwrap_err();
+        assert_eq!((e.file.as_str(), e.line, e.col), ("r.yaml", 6, 18), "{e}");
+        assert!(e.message.contains("NO-SUCH-01"), "{e}");
+        // every built-in rule's requirement is listed: builtin() checks it
+        let builtin = builtin().unwrap_or_else(|e| panic!("{e}"));
+        assert!(known_requirements(&builtin, &registry).is_ok());
     }
 
     #[test]

@@ -7,6 +7,7 @@ mod checks;
 mod flows;
 mod http;
 pub mod load;
+mod origin;
 mod param_headers;
 mod params;
 mod selection;
@@ -18,6 +19,7 @@ use serde_json::Value;
 
 use crate::scenario::model::{Level, SpecRef};
 
+use super::sessions::Sessions;
 use super::trace::{Conversation, Msg, Side};
 
 pub use checks::Check;
@@ -43,6 +45,8 @@ pub struct Rule {
     pub transport: Option<String>,
     /// `file:line:col` of the rule.
     pub origin: String,
+    /// `file:line:col` of its `requirement:` value.
+    pub requirement_at: String,
 }
 
 /// A rule broken by one message.
@@ -56,6 +60,9 @@ pub struct Violation {
     /// Earlier messages it relates to (the first use of an id, the request…).
     pub related: Vec<usize>,
     pub message: String,
+    /// The session it happened in (an index of [`Checker::sessions`]; 0 over stdio).
+    #[serde(skip)]
+    pub session: usize,
 }
 
 /// What a check found: a message, and the positions it relates to.
@@ -112,6 +119,7 @@ impl Rule {
                 pos: msg.pos,
                 related: h.related,
                 message: h.message,
+                session: 0,
             })
             .collect()
     }
@@ -152,7 +160,10 @@ fn initialize_answer_version(conv: &Conversation, msg: &Msg) -> Option<String> {
 #[derive(Debug)]
 pub struct Checker {
     pub rules: Vec<Rule>,
+    /// Every message, whatever its session: the transcript.
     pub conv: Conversation,
+    /// Over HTTP, each MCP session's own conversation, which its rules read.
+    pub sessions: Sessions,
     pub http: bool,
     pub violations: Vec<Violation>,
 }
@@ -162,24 +173,44 @@ impl Checker {
         Self {
             rules,
             conv: Conversation::default(),
+            sessions: Sessions::default(),
             http,
             violations: Vec::new(),
         }
     }
 
-    /// Checks `msg` against every rule, then adds it to the conversation.
-    /// Returns the violations it caused.
+    /// Checks `msg` against every rule, in its session, then adds it to the
+    /// conversation. Returns the violations it caused.
     pub fn feed(&mut self, msg: Msg) -> &[Violation] {
         let before = self.violations.len();
+        let session = if self.http {
+            self.sessions.route(&msg)
+        } else {
+            0
+        };
+        let conv = match self.sessions.list.get(session) {
+            Some(s) if self.http => &s.conv,
+            _ => &self.conv,
+        };
         let ctx = Ctx {
-            conv: &self.conv,
+            conv,
             http: self.http,
         };
         for rule in &self.rules {
-            self.violations.extend(rule.check(&ctx, &msg));
+            let found = rule.check(&ctx, &msg);
+            self.violations
+                .extend(found.into_iter().map(|v| Violation { session, ..v }));
+        }
+        if let Some(s) = self.sessions.list.get_mut(session).filter(|_| self.http) {
+            s.conv.observe(msg.clone());
         }
         self.conv.observe(msg);
         &self.violations[before..]
+    }
+
+    /// The sessions seen over HTTP (none over stdio).
+    pub fn session_count(&self) -> usize {
+        self.sessions.list.len()
     }
 }
 

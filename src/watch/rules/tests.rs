@@ -470,6 +470,22 @@ fn breaking(id: &str) -> (Vec<Step>, Option<(Side, &'static str)>) {
             post(note("notifications/initialized", json!({})), &[], 1),
             answer(json!({}), 200, 1),
         ],
+        "server/http-origin-malformed-403" => vec![
+            post(
+                list(1, json!({})),
+                &[("origin", "evil"), ("host", "127.0.0.1:9")],
+                1,
+            ),
+            answer(ok(1, json!({"tools": []})), 200, 1),
+        ],
+        "server/http-origin-foreign-served" => vec![
+            post(
+                list(1, json!({})),
+                &[("origin", "https://evil.example"), ("host", "127.0.0.1:9")],
+                1,
+            ),
+            answer(ok(1, json!({"tools": []})), 200, 1),
+        ],
         "client/http-param-headers" => {
             let mut steps = discover26();
             steps.push(post(req26(2, "tools/list", json!({})), &[], 2));
