@@ -53,6 +53,16 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
             python_sdk_installed,
             python_sdk_session_through_watch_to_server_everything_over_http,
         ),
+        trial(
+            "inspector::a_server_fault_under_the_inspector_cli_is_a_problem",
+            Prereq::Peers,
+            inspector_installed,
+            a_server_fault_under_the_inspector_cli_is_a_problem,
+        ),
+        libtest_mimic::Trial::test("inspector::a_process_left_behind_is_found", || {
+            a_process_left_behind_is_found();
+            Ok(())
+        }),
     ]
 }
 
@@ -219,6 +229,65 @@ fn python_sdk_session_through_watch_to_server_everything_over_http() {
     assert_graded(&run, false);
     stop(&mut server);
     assert_none_left(&dir);
+}
+
+/// The checks above fail on a run that breaks them: the reference server
+/// echoing request ids as floats (`--fault id-as-float`) under the
+/// Inspector's listing is a server rule broken, and the run is no clean one.
+fn a_server_fault_under_the_inspector_cli_is_a_problem() {
+    let dir = scratch_dir("inspector-fault");
+    let report = dir.join("list.json");
+    let mut args = stdio_watch(&report);
+    args.extend([bin().to_string(), "serve-reference".into()]);
+    args.extend(["--fault".into(), "id-as-float".into()]);
+    args.extend(list_tools());
+    let (status, stdout, stderr) = run_client(&dir, "list", inspector(&args));
+    let run = Run {
+        status,
+        stdout,
+        stderr,
+        report: read_report(&report),
+    };
+    // JavaScript reads 0.0 as 0: the Inspector itself got its answers.
+    assert!(run.status.success(), "{}", run.stderr);
+    let problems = graded_problems(&run, true);
+    assert!(
+        problems.contains(&"server broke server/response-matches-request".to_string()),
+        "{problems:#?}"
+    );
+    assert!(
+        problems.iter().any(|p| p.starts_with("no call of echo")),
+        "{problems:#?}"
+    );
+    assert_none_left(&dir);
+}
+
+/// A process that escaped its parent's process group while carrying the
+/// mark is found, and so would fail `assert_none_left`.
+fn a_process_left_behind_is_found() {
+    let dir = scratch_dir("inspector-leftover");
+    let mut sh = Command::new("sh")
+        .args(["-c", "setsid sleep 30 </dev/null >/dev/null 2>&1 & echo $!"])
+        .env(MARK, &dir)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut pid = String::new();
+    if let Some(out) = sh.stdout.as_mut() {
+        let _ = std::io::Read::read_to_string(out, &mut pid);
+    }
+    let _ = sh.wait();
+    let left = marked(&dir);
+    // SAFETY: kill(2) on the process this trial started.
+    if let Ok(pid) = pid.trim().parse::<i32>() {
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+    assert!(
+        left.iter().any(|l| l.contains("sleep 30")),
+        "the leftover sleep was not found: {left:?}"
+    );
 }
 
 /// `watch` over stdio, writing its JSON report to `report`, ready for the
@@ -438,32 +507,41 @@ fn assert_python_answered(run: &Run) {
 /// Both sides were graded and neither broke a rule; the transcript holds
 /// the listing (and, when `called`, the call with its argument).
 fn assert_graded(run: &Run, called: bool) {
+    let problems = graded_problems(run, called);
+    assert!(problems.is_empty(), "{problems:#?}\n{}", run.stdout);
+}
+
+/// What keeps a run from being cleanly graded, one line each.
+fn graded_problems(run: &Run, called: bool) -> Vec<String> {
     let report = &run.report;
-    let passed = |side: &str| report["summary"]["profiles"][side]["passed"].as_u64();
-    assert!(
-        passed("client") > Some(0) && passed("server") > Some(0),
-        "{}",
-        report["summary"]
-    );
-    let broke = crate::watch::broken(std::slice::from_ref(report));
-    assert_eq!(broke, Vec::<(String, String)>::new(), "{}", run.stdout);
+    let mut problems = Vec::new();
+    for side in ["client", "server"] {
+        if report["summary"]["profiles"][side]["passed"].as_u64() < Some(1) {
+            problems.push(format!("no {side} rule was graded: {}", report["summary"]));
+        }
+    }
+    for (side, rule) in crate::watch::broken(std::slice::from_ref(report)) {
+        problems.push(format!("{side} broke {rule}"));
+    }
     let sent = |method: &str| {
         transcript(report)
-            .iter()
+            .into_iter()
             .filter(|m| m["message"]["method"] == method)
             .map(|m| m["message"].clone())
             .collect::<Vec<_>>()
     };
-    assert!(!sent("tools/list").is_empty(), "no tools/list relayed");
-    if called {
-        let calls = sent("tools/call");
-        assert!(
-            calls
-                .iter()
-                .any(|c| c["params"]["arguments"]["message"] == MESSAGE),
-            "no call of echo relayed: {calls:?}"
-        );
+    if sent("tools/list").is_empty() {
+        problems.push("no tools/list relayed".into());
     }
+    let calls = sent("tools/call");
+    if called
+        && !calls
+            .iter()
+            .any(|c| c["params"]["arguments"]["message"] == MESSAGE)
+    {
+        problems.push(format!("no call of echo relayed: {calls:?}"));
+    }
+    problems
 }
 
 fn transcript(report: &Value) -> Vec<Value> {
