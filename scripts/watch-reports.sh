@@ -20,6 +20,7 @@
 # Prints each client's command line and how long it took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
 cargo build --quiet --bin mcp-conform
 target_dir=${CARGO_TARGET_DIR:-target}
 case $target_dir in /*) ;; *) target_dir=$PWD/$target_dir ;; esac
@@ -66,8 +67,9 @@ reports() {
 # its stdout goes to stderr.
 client() {
   local start=$EPOCHREALTIME
-  echo "+ $*" | sed -e "s|$bin|mcp-conform|g" -e "s|$PWD/||g" >&2
+  echo "+ $*" | sed -e "s|$bin|mcp-conform|g" -e "s|$root/||g" >&2
   clean "$@" >&2
+  echo >&2
   echo "  took $(awk "BEGIN { printf \"%.2f\", $EPOCHREALTIME - $start }") s" >&2
 }
 
@@ -82,19 +84,23 @@ inspector() {
 listen() {
   local port
   port=$(free_port)
+  # A plain command, not a function, in the background: $! is then watch's
+  # own pid (env execs it), the one SIGTERM must reach.
   # shellcheck disable=SC2046
-  mcp-conform-watch --listen "127.0.0.1:$port" --upstream "http://127.0.0.1:$1/mcp" $(reports "$2") &
+  env -i HOME="$HOME" PATH="$clean_path" "$bin" watch -q --listen "127.0.0.1:$port" \
+    --upstream "http://127.0.0.1:$1/mcp" $(reports "$2") &
   watch_pid=$!
   pids+=("$watch_pid")
   wait_port "$port"
   watch_port=$port
 }
-mcp-conform-watch() { clean "$bin" watch -q "$@"; }
 
 # Stops the proxy as a host does, with SIGTERM; it writes its reports then.
 unlisten() {
   kill -TERM "$watch_pid"
-  wait "$watch_pid" || echo "  watch exited $? (a rule failed or warned)" >&2
+  local status=0
+  wait "$watch_pid" || status=$?
+  [ "$status" = 0 ] || echo "  watch exited $status (1: a rule failed)" >&2
 }
 
 list=(--method tools/list)
@@ -114,7 +120,7 @@ inspector "$bin" watch -q $(reports inspector-cli-server-everything-stdio-call) 
 
 echo "== Streamable HTTP"
 upstream=$(free_port)
-clean env PORT="$upstream" node "$everything" streamableHttp >/dev/null 2>&1 &
+env -i HOME="$HOME" PATH="$clean_path" PORT="$upstream" node "$everything" streamableHttp >/dev/null 2>&1 &
 pids+=($!)
 wait_port "$upstream"
 listen "$upstream" python-sdk-server-everything-http
