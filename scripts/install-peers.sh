@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs the peer MCP servers that tests/it/peers.rs runs the catalog against,
-# from the npm registry and PyPI, at the versions pinned under fixtures/peers/:
+# and the third-party clients that tests/it/inspector.rs and watch.rs run
+# through `watch`, from the npm registry and PyPI, at the versions pinned
+# under fixtures/peers/:
 #   target/peers/node       @modelcontextprotocol/server-everything, server-filesystem,
-#                           server-memory, server-sequential-thinking (npm ci from the lock file)
+#                           server-memory, server-sequential-thinking, and the MCP
+#                           Inspector's CLI, inspector-cli (npm ci from the lock file)
 #   target/peers/python     a virtualenv with the `mcp` SDK, for fixtures/peers/python_mcp_server.py
 #   target/peers/pyservers  a virtualenv with mcp-server-time, mcp-server-fetch, mcp-server-git
 #                           and fastmcp (for fixtures/peers/fastmcp_server.py), every package pinned
@@ -27,11 +30,11 @@ retry() {
 }
 
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
-  echo "== npm: @modelcontextprotocol/server-everything, -filesystem, -memory, -sequential-thinking (node $(node --version))"
+  echo "== npm: @modelcontextprotocol/server-everything, -filesystem, -memory, -sequential-thinking, inspector-cli (node $(node --version))"
   mkdir -p "$dest/node"
   cp fixtures/peers/node/package.json fixtures/peers/node/package-lock.json "$dest/node/"
   if ! (cd "$dest/node" && retry npm ci --no-audit --no-fund --loglevel=error); then
-    echo "npm install failed: the server-everything peer trials will be ignored" >&2
+    echo "npm install failed: the server-everything and Inspector trials will be ignored" >&2
     status=1
   fi
 else

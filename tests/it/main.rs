@@ -69,6 +69,8 @@ mod fuzz_properties;
 mod gates;
 mod grouping_ext;
 mod hostile;
+#[cfg(unix)]
+mod inspector;
 mod junit_xsd;
 mod levels_shown;
 mod mutations_restore;
@@ -125,6 +127,8 @@ fn main() {
     trials.extend(fault_matrix::trials());
     #[cfg(unix)]
     trials.extend(watch::trials());
+    #[cfg(unix)]
+    trials.extend(inspector::trials());
     trials.extend(client::trials());
     trials.extend(hostile::trials());
     trials.extend(sharing::trials());

@@ -116,7 +116,7 @@ fn reports(dir: &Path) -> Vec<Value> {
 }
 
 /// Rule ids that failed (or warned) in any report, by side.
-fn broken(reports: &[Value]) -> Vec<(String, String)> {
+pub(crate) fn broken(reports: &[Value]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = reports
         .iter()
         .flat_map(|r| r["scenarios"].as_array().cloned().unwrap_or_default())
