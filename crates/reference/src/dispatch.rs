@@ -8,7 +8,7 @@ use super::handlers::{self, Ctx};
 use super::params::Params;
 use super::served_era::{self as era, Era};
 use super::server::Server;
-use super::session::SessionState;
+use super::session::{Held, SessionState};
 use mcp_conform_protocol::jsonrpc::{
     codes, decode_line, error_response, response, DecodeError, Message,
 };
@@ -176,6 +176,9 @@ impl Server {
         };
         let mut out = Vec::new();
         match self.route(&mut ctx, &id, method, params) {
+            Ok(Some(_)) if method == "tools/call" && self.settings().hold_calls => {
+                ctx.session.held.push(Held { id, release: None });
+            }
             Ok(Some(mut result)) => {
                 out = progress(method, params);
                 if !out.is_empty() {
@@ -317,10 +320,17 @@ impl Server {
         if method != "notifications/cancelled" {
             return self.layer().unknown_notification(method);
         }
-        // Cancelling a subscriptions/listen request closes that stream.
         let Some(request_id) = params.and_then(|p| p.get("requestId")) else {
             return Vec::new();
         };
+        // A held call is dropped unanswered: "Servers receiving cancellation
+        // notifications SHOULD: … Not send a response for the cancelled
+        // request" (MCP 2026-07-28, Cancellation, Behavior Requirements).
+        if let Some(at) = session.held.iter().position(|h| &h.id == request_id) {
+            session.held.remove(at);
+            return Vec::new();
+        }
+        // Cancelling a subscriptions/listen request closes that stream.
         let known = session.subscriptions.iter().any(|s| &s.id == request_id);
         session.subscriptions.retain(|s| &s.id != request_id);
         if !known {

@@ -117,6 +117,33 @@ impl Rule {
     }
 }
 
+impl Rule {
+    /// The rule's checks on the whole conversation of a client that ended
+    /// on its own: each hit counts where the rule holds for the message it
+    /// is about.
+    pub fn check_end(&self, conv: &Conversation, http: bool) -> Vec<Violation> {
+        let ctx = Ctx { conv, http };
+        self.check
+            .at_end(conv)
+            .into_iter()
+            .filter(|(pos, _)| {
+                conv.msgs
+                    .iter()
+                    .find(|m| m.pos == *pos)
+                    .is_some_and(|m| self.applies(&ctx, m))
+            })
+            .map(|(pos, h)| Violation {
+                rule: self.id.clone(),
+                side: self.side,
+                level: self.level,
+                pos,
+                related: h.related,
+                message: h.message,
+            })
+            .collect()
+    }
+}
+
 /// The era a message belongs to: the conversation's, or the modern one
 /// when the message itself names it.
 fn era_for(conv: &Conversation, msg: &Msg) -> Option<String> {
@@ -180,6 +207,15 @@ impl Checker {
         }
         self.conv.observe(msg);
         &self.violations[before..]
+    }
+
+    /// Runs the checks that judge a whole conversation. Only for one that
+    /// is complete: a client scenario whose client ended on its own.
+    pub fn finish(&mut self) {
+        for rule in &self.rules {
+            let found = rule.check_end(&self.conv, self.http);
+            self.violations.extend(found);
+        }
     }
 }
 
