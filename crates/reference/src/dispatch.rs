@@ -434,4 +434,35 @@ mod tests {
             .as_array()
             .is_some_and(|t| t.len() == 14));
     }
+
+    #[test]
+    fn a_held_call_gets_no_answer_and_its_cancellation_drops_it() {
+        let cat = Catalog::from_slice(include_bytes!("../../../fixtures/catalogs/mini.json"))
+            .expect("mini");
+        let s = Server::new(
+            cat,
+            Config {
+                hold_calls: true,
+                ..Config::default()
+            },
+        );
+        let mut sess = s.new_session();
+        let call = |id: i64| {
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "page_get", "arguments": {"page_id": "pg_1"},
+                    "_meta": {era::META_VERSION: era::V2026_07_28, era::META_CAPABILITIES: {}}}})
+        };
+        assert!(s.handle(&mut sess, call(1)).is_empty());
+        assert!(s.handle(&mut sess, call(2)).is_empty());
+        assert_eq!(sess.held.len(), 2);
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 1}});
+        assert!(s.handle(&mut sess, cancel).is_empty());
+        assert_eq!(sess.held.len(), 1);
+        assert_eq!(sess.held[0].id, 2);
+        // Other requests are answered as ever.
+        let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list",
+            "params": {"_meta": {era::META_VERSION: era::V2026_07_28, era::META_CAPABILITIES: {}}}});
+        assert_eq!(s.handle(&mut sess, list)[0]["id"], 3);
+    }
 }
