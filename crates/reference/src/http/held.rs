@@ -16,7 +16,12 @@ use tokio::sync::oneshot;
 /// When the request `id` was a tools/call the dispatcher held, gives its
 /// entry a release and returns the receiving end. `keep`: the entry
 /// leaves with the stream (a sessionless request's state ends with it).
-pub fn take(state: &mut SessionState, id: Option<&Value>, out: &[Value], keep: bool) -> Option<Held> {
+pub fn take(
+    state: &mut SessionState,
+    id: Option<&Value>,
+    out: &[Value],
+    keep: bool,
+) -> Option<Held> {
     let id = id?;
     if out.iter().any(|m| m.get("id") == Some(id)) {
         return None;
