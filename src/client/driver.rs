@@ -272,12 +272,17 @@ async fn walk(s: &mut Session, method: &str, params: Option<Value>) -> Result<()
 }
 
 /// tools/call; refused with TOOL_DESCRIPTION_REQUIRED, reads the named
-/// description and calls once more.
+/// description and calls once more. With `cancel_after_ms`, a call still
+/// unanswered after that long is cancelled the way the session cancels any
+/// request past its budget (`Session::request_within`).
 async fn call_tool(s: &mut Session, action: &Value) -> Result<(), String> {
     let params = json!({
         "name": action.get("name").cloned().unwrap_or(Value::Null),
         "arguments": action.get("arguments").cloned().unwrap_or_else(|| json!({})),
     });
+    if let Some(ms) = action.get("cancel_after_ms").and_then(Value::as_u64) {
+        return call_then_cancel(s, params, Duration::from_millis(ms)).await;
+    }
     let first = s
         .request("tools/call", Some(params.clone()), None, None)
         .await
@@ -295,4 +300,26 @@ async fn call_tool(s: &mut Session, action: &Value) -> Result<(), String> {
         .ok_or("TOOL_DESCRIPTION_REQUIRED without data.resource_uri")?;
     answered(s, "resources/read", Some(json!({ "uri": uri }))).await?;
     answered(s, "tools/call", Some(params)).await
+}
+
+/// `call_tool` with `cancel_after_ms`: an answer within the time is taken
+/// as it is (there was nothing left to cancel).
+async fn call_then_cancel(s: &mut Session, params: Value, after: Duration) -> Result<(), String> {
+    let answer = s
+        .request_within("tools/call", Some(params), true, after)
+        .await
+        .map_err(|e| e.to_string())?;
+    match answer {
+        None => Ok(()),
+        Some(a) => {
+            eprintln!(
+                "client-driver: tools/call answered within {} ms; nothing to cancel",
+                after.as_millis()
+            );
+            match a.get("error") {
+                Some(e) => Err(format!("tools/call answered {e}")),
+                None => Ok(()),
+            }
+        }
+    }
 }

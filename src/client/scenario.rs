@@ -79,7 +79,12 @@ pub struct ServerSetup {
 }
 
 /// The `serve-reference` switches a client scenario may turn on.
-pub const OPTIONS: &[&str] = &["ping-client", "list-changed-after-query", "modern-only"];
+pub const OPTIONS: &[&str] = &[
+    "ping-client",
+    "list-changed-after-query",
+    "modern-only",
+    "hold-calls",
+];
 
 /// A message the client must send: its method and, optionally, params it
 /// must contain (a subset match) and keys it must carry, with what it

@@ -44,6 +44,9 @@ pub enum ClientFault {
     CancelUnknown,
     /// The initialize request is cancelled right after it is sent.
     CancelInitialize,
+    /// A request the client stops waiting for is abandoned without the
+    /// notifications/cancelled that would name it.
+    CancelSilently,
     /// A ping goes out before initialize.
     PingBeforeInitialize,
     /// tools/list goes out before the initialize answer.
@@ -73,7 +76,7 @@ pub enum ClientFault {
 }
 
 impl ClientFault {
-    pub const ALL: [ClientFault; 31] = [
+    pub const ALL: [ClientFault; 32] = [
         ClientFault::CursorWithoutQuery,
         ClientFault::DuplicateId,
         ClientFault::AnswerNotification,
@@ -88,6 +91,7 @@ impl ClientFault {
         ClientFault::UnknownProgress,
         ClientFault::CancelUnknown,
         ClientFault::CancelInitialize,
+        ClientFault::CancelSilently,
         ClientFault::PingBeforeInitialize,
         ClientFault::RequestBeforeInitializeAnswer,
         ClientFault::NotJsonRpc,
@@ -123,6 +127,7 @@ impl ClientFault {
             ClientFault::UnknownProgress => "unknown-progress",
             ClientFault::CancelUnknown => "cancel-unknown",
             ClientFault::CancelInitialize => "cancel-initialize",
+            ClientFault::CancelSilently => "cancel-silently",
             ClientFault::PingBeforeInitialize => "ping-before-initialize",
             ClientFault::RequestBeforeInitializeAnswer => "request-before-initialize-answer",
             ClientFault::NotJsonRpc => "not-json-rpc",
@@ -176,6 +181,9 @@ impl ClientFault {
             ClientFault::CancelUnknown => "a cancellation of a request id the client never sent",
             ClientFault::CancelInitialize => {
                 "the initialize request is cancelled right after it is sent"
+            }
+            ClientFault::CancelSilently => {
+                "a request the client stops waiting for gets no notifications/cancelled"
             }
             ClientFault::PingBeforeInitialize => "a ping goes out before initialize",
             ClientFault::RequestBeforeInitializeAnswer => {
@@ -253,6 +261,7 @@ impl ClientFault {
                 vec![msg, json!({"jsonrpc": "2.0", "id": null, "result": {}})]
             }
             ClientFault::NoInitialized if method == "notifications/initialized" => Vec::new(),
+            ClientFault::CancelSilently if method == "notifications/cancelled" => Vec::new(),
             ClientFault::RelistWithoutQuery if method == "tools/list" => {
                 let mut msg = msg;
                 if let Some(params) = msg.get_mut("params").and_then(Value::as_object_mut) {

@@ -119,6 +119,10 @@ const FAULTS: &[(&str, &[&str])] = &[
         ],
     ),
     ("cancel-initialize", &["client/no-cancel-initialize"]),
+    (
+        "cancel-silently",
+        &["client/cancel-notifies", "client/cancel-notifies-stdio"],
+    ),
     ("ping-before-initialize", &["client/initialize-first"]),
     (
         "request-before-initialize-answer",

@@ -8,7 +8,7 @@ use super::handlers::{self, Ctx};
 use super::params::Params;
 use super::served_era::{self as era, Era};
 use super::server::Server;
-use super::session::SessionState;
+use super::session::{Held, SessionState};
 use mcp_conform_protocol::jsonrpc::{
     codes, decode_line, error_response, response, DecodeError, Message,
 };
@@ -176,6 +176,9 @@ impl Server {
         };
         let mut out = Vec::new();
         match self.route(&mut ctx, &id, method, params) {
+            Ok(Some(_)) if method == "tools/call" && self.settings().hold_calls => {
+                ctx.session.held.push(Held { id, release: None });
+            }
             Ok(Some(mut result)) => {
                 out = progress(method, params);
                 if !out.is_empty() {
@@ -317,10 +320,17 @@ impl Server {
         if method != "notifications/cancelled" {
             return self.layer().unknown_notification(method);
         }
-        // Cancelling a subscriptions/listen request closes that stream.
         let Some(request_id) = params.and_then(|p| p.get("requestId")) else {
             return Vec::new();
         };
+        // A held call is dropped unanswered: "Servers receiving cancellation
+        // notifications SHOULD: … Not send a response for the cancelled
+        // request" (MCP 2026-07-28, Cancellation, Behavior Requirements).
+        if let Some(at) = session.held.iter().position(|h| &h.id == request_id) {
+            session.held.remove(at);
+            return Vec::new();
+        }
+        // Cancelling a subscriptions/listen request closes that stream.
         let known = session.subscriptions.iter().any(|s| &s.id == request_id);
         session.subscriptions.retain(|s| &s.id != request_id);
         if !known {
@@ -423,5 +433,36 @@ mod tests {
         assert!(out[0]["result"]["tools"]
             .as_array()
             .is_some_and(|t| t.len() == 14));
+    }
+
+    #[test]
+    fn a_held_call_gets_no_answer_and_its_cancellation_drops_it() {
+        let cat = Catalog::from_slice(include_bytes!("../../../fixtures/catalogs/mini.json"))
+            .expect("mini");
+        let s = Server::new(
+            cat,
+            Config {
+                hold_calls: true,
+                ..Config::default()
+            },
+        );
+        let mut sess = s.new_session();
+        let call = |id: i64| {
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "page_get", "arguments": {"page_id": "pg_1"},
+                    "_meta": {era::META_VERSION: era::V2026_07_28, era::META_CAPABILITIES: {}}}})
+        };
+        assert!(s.handle(&mut sess, call(1)).is_empty());
+        assert!(s.handle(&mut sess, call(2)).is_empty());
+        assert_eq!(sess.held.len(), 2);
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 1}});
+        assert!(s.handle(&mut sess, cancel).is_empty());
+        assert_eq!(sess.held.len(), 1);
+        assert_eq!(sess.held[0].id, 2);
+        // Other requests are answered as ever.
+        let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list",
+            "params": {"_meta": {era::META_VERSION: era::V2026_07_28, era::META_CAPABILITIES: {}}}});
+        assert_eq!(s.handle(&mut sess, list)[0]["id"], 3);
     }
 }

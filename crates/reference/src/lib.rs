@@ -76,6 +76,11 @@ pub struct ServeArgs {
     /// (for client scenarios: a client sends no initialize to such a server).
     #[arg(long)]
     pub modern_only: bool,
+    /// Hold every tools/call that would succeed without an answer until the client cancels it
+    /// (notifications/cancelled naming it, or over HTTP closing its response stream) or the
+    /// session ends (for client scenarios: a call that outlasts the client's patience).
+    #[arg(long)]
+    pub hold_calls: bool,
     /// Per-session rate limit, e.g. `50/s` (off by default).
     #[arg(long, value_name = "N/s")]
     pub rate_limit: Option<String>,
@@ -117,6 +122,7 @@ impl Default for ServeArgs {
             ping_client: false,
             list_changed_after_query: false,
             modern_only: false,
+            hold_calls: false,
             rate_limit: None,
             max_line: mcp_conform_protocol::jsonrpc::DEFAULT_MAX_LINE,
             catalog_gen: None,
@@ -203,6 +209,7 @@ pub fn build_server(args: &ServeArgs) -> Result<Server, ReferenceError> {
         ping_client: args.ping_client,
         list_changed_after_query: args.list_changed_after_query,
         modern_only: args.modern_only,
+        hold_calls: args.hold_calls,
         rate: args.rate_limit.as_deref().map(str::parse).transpose()?,
         max_line: args.max_line,
     };

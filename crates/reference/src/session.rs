@@ -84,6 +84,17 @@ pub struct SessionState {
     pub initialized: bool,
     /// Whether `--list-changed-after-query` has announced its change.
     pub change_announced: bool,
+    /// The tools/call requests `--hold-calls` holds unanswered.
+    pub held: Vec<Held>,
+}
+
+/// A tools/call held unanswered (`--hold-calls`) until the client cancels
+/// it. Over HTTP its response stream waits on `release`: dropping the
+/// sender (the cancellation removed the call) ends the stream.
+#[derive(Debug)]
+pub struct Held {
+    pub id: Value,
+    pub release: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 impl SessionState {
@@ -99,6 +110,7 @@ impl SessionState {
             discovered: false,
             initialized: false,
             change_announced: false,
+            held: Vec::new(),
         }
     }
 

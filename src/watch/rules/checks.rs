@@ -66,6 +66,7 @@ pub const KINDS: &[&str] = &[
     "relist-same-query",
     "progress-token-known",
     "cancel-in-flight",
+    "cancel-notified",
     "log-level-requested",
     "http-header-present",
     "http-header-matches",
@@ -133,6 +134,15 @@ pub fn parse(kind: &str, with: &Value) -> Result<Check, String> {
 }
 
 impl Check {
+    /// The hits of a check that judges a whole conversation (none for the
+    /// checks that judge each message as it comes).
+    pub fn at_end(&self, conv: &crate::watch::trace::Conversation) -> Vec<(usize, Hit)> {
+        match self {
+            Check::Flow(flow) => flow.at_end(conv),
+            _ => Vec::new(),
+        }
+    }
+
     pub fn run(&self, ctx: &Ctx<'_>, msg: &Msg) -> Vec<Hit> {
         let hit = match self {
             Check::JsonMessage => json_message(msg),

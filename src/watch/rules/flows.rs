@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::params::{string, strings};
 use super::{describe, Ctx, Hit};
-use crate::watch::trace::{Msg, Side, MODERN};
+use crate::watch::trace::{Conversation, Msg, Side, MODERN};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Flow {
@@ -31,6 +31,10 @@ pub enum Flow {
     CancelInFlight {
         forbid: Vec<String>,
         only: Vec<String>,
+    },
+    /// Checked once the client has ended on its own (see [`Flow::at_end`]).
+    CancelNotified {
+        methods: Vec<String>,
     },
     LogLevelRequested,
 }
@@ -66,6 +70,9 @@ pub fn parse(kind: &str, with: &Value) -> Result<Option<Flow>, String> {
             forbid: list("forbid")?,
             only: list("only")?,
         },
+        "cancel-notified" => Flow::CancelNotified {
+            methods: strings(with, "methods")?,
+        },
         "log-level-requested" => Flow::LogLevelRequested,
         _ => return Ok(None),
     };
@@ -89,9 +96,62 @@ impl Flow {
             Flow::RelistSameQuery { fields } => relist_same_query(ctx, msg, fields),
             Flow::ProgressTokenKnown => progress_token_known(ctx, msg),
             Flow::CancelInFlight { forbid, only } => cancel_in_flight(ctx, msg, forbid, only),
+            Flow::CancelNotified { .. } => None,
             Flow::LogLevelRequested => log_level_requested(ctx, msg),
         }
     }
+
+    /// The checks that need the whole conversation of a client that ended
+    /// on its own, each hit with the position of the message it is about.
+    pub fn at_end(&self, conv: &Conversation) -> Vec<(usize, Hit)> {
+        match self {
+            Flow::CancelNotified { methods } => abandoned_uncancelled(conv, methods),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Client requests of `methods` left unanswered while the client went on
+/// (a later request of its own was answered) and never named by a
+/// notifications/cancelled: the client stopped waiting without cancelling.
+/// Only whole conversations are judged: while one is still being watched,
+/// or when a recording was cut short, an unanswered request proves nothing.
+fn abandoned_uncancelled(conv: &Conversation, methods: &[String]) -> Vec<(usize, Hit)> {
+    let client = |m: &&Msg| m.from == Side::Client;
+    let cancelled: Vec<&Value> = conv
+        .msgs
+        .iter()
+        .filter(client)
+        .filter(|m| m.method() == Some("notifications/cancelled") && m.is_notification())
+        .filter_map(|m| m.params()?.get("requestId"))
+        .collect();
+    let mut hits: Vec<(usize, Hit)> = conv
+        .pending_of(Side::Client)
+        .filter(|p| methods.contains(&p.method))
+        .filter_map(|p| {
+            let request = conv.msgs.iter().find(|m| m.pos == p.pos)?;
+            let id = request.id()?;
+            if cancelled.contains(&id) {
+                return None;
+            }
+            let (later, (answer, _)) = conv
+                .msgs
+                .iter()
+                .filter(client)
+                .filter(|m| m.pos > p.pos && m.is_request())
+                .find_map(|m| Some((m.pos, conv.answered(Side::Client, m.id()?)?)))?;
+            let hit = Hit::new(
+                format!(
+                    "{} got no answer, and the client went on (its request at #{later} was answered at #{answer}) without a notifications/cancelled naming it",
+                    describe(request)
+                ),
+                vec![later],
+            );
+            Some((p.pos, hit))
+        })
+        .collect();
+    hits.sort_by_key(|(pos, _)| *pos);
+    hits
 }
 
 /// A client that speaks the modern era (or is probing for it) has no handshake.

@@ -125,6 +125,34 @@ impl Rule {
     }
 }
 
+impl Rule {
+    /// The rule's checks on the whole conversation of a client that ended
+    /// on its own: each hit counts where the rule holds for the message it
+    /// is about.
+    pub fn check_end(&self, conv: &Conversation, http: bool) -> Vec<Violation> {
+        let ctx = Ctx { conv, http };
+        self.check
+            .at_end(conv)
+            .into_iter()
+            .filter(|(pos, _)| {
+                conv.msgs
+                    .iter()
+                    .find(|m| m.pos == *pos)
+                    .is_some_and(|m| self.applies(&ctx, m))
+            })
+            .map(|(pos, h)| Violation {
+                rule: self.id.clone(),
+                side: self.side,
+                level: self.level,
+                pos,
+                related: h.related,
+                message: h.message,
+                session: 0,
+            })
+            .collect()
+    }
+}
+
 /// The era a message belongs to: the conversation's, or the modern one
 /// when the message itself names it.
 fn era_for(conv: &Conversation, msg: &Msg) -> Option<String> {
@@ -211,6 +239,34 @@ impl Checker {
     /// The sessions seen over HTTP (none over stdio).
     pub fn session_count(&self) -> usize {
         self.sessions.list.len()
+    }
+
+    /// Runs the checks that judge a whole conversation, each HTTP session's
+    /// on its own. Only for one that is complete: a client scenario whose
+    /// client ended on its own.
+    pub fn finish(&mut self) {
+        let per_session: Vec<(usize, &Conversation)> =
+            if self.http && !self.sessions.list.is_empty() {
+                self.sessions
+                    .list
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| (i, &s.conv))
+                    .collect()
+            } else {
+                vec![(0, &self.conv)]
+            };
+        let mut found = Vec::new();
+        for (session, conv) in per_session {
+            for rule in &self.rules {
+                found.extend(
+                    rule.check_end(conv, self.http)
+                        .into_iter()
+                        .map(|v| Violation { session, ..v }),
+                );
+            }
+        }
+        self.violations.extend(found);
     }
 }
 

@@ -131,6 +131,7 @@ fn run(rule: Rule, steps: &[Step], raw: Option<(Side, &str)>) -> Vec<String> {
         let pos = steps.len() + 1;
         checker.feed(Msg::new(pos, side, 0, text.to_string(), None));
     }
+    checker.finish();
     checker
         .violations
         .iter()
@@ -243,6 +244,29 @@ fn breaking(id: &str) -> (Vec<Step>, Option<(Side, &'static str)>) {
             C,
             note("notifications/cancelled", json!({"requestId": 42})),
         )]),
+        "client/cancel-notifies" => with_init(abandoned_call(false)),
+        "client/cancel-notifies-stdio" => {
+            let mut s = vec![
+                m(C, req26(1, "server/discover", json!({}))),
+                m(
+                    S,
+                    ok(
+                        1,
+                        json!({"supportedVersions": [V26], "capabilities": {}, "resultType": "complete", "ttlMs": 0, "cacheScope": "public"}),
+                    ),
+                ),
+                m(C, req26(2, "tools/call", json!({"name": "slow"}))),
+            ];
+            s.push(m(C, req26(3, "tools/list", json!({}))));
+            s.push(m(
+                S,
+                ok(
+                    3,
+                    json!({"tools": [], "resultType": "complete", "ttlMs": 0, "cacheScope": "public"}),
+                ),
+            ));
+            s
+        }
         "client/initialize-first" => vec![m(C, list(1, json!({})))],
         "client/initialized-before-requests" => {
             let mut s = init();
@@ -557,6 +581,41 @@ fn breaking(id: &str) -> (Vec<Step>, Option<(Side, &'static str)>) {
         other => panic!("no breaking conversation for rule {other}"),
     };
     (steps, None)
+}
+
+/// A tools/call that gets no answer while a later ping does; `cancelled`:
+/// the client named the call in notifications/cancelled between them.
+fn abandoned_call(cancelled: bool) -> Vec<Step> {
+    let mut s = vec![m(C, req(2, "tools/call", json!({"name": "slow"})))];
+    if cancelled {
+        s.push(m(
+            C,
+            note("notifications/cancelled", json!({"requestId": 2})),
+        ));
+    }
+    s.push(m(C, req(3, "ping", json!({}))));
+    s.push(m(S, ok(3, json!({}))));
+    s
+}
+
+#[test]
+fn a_call_cancelled_or_still_awaited_is_not_abandoned() {
+    let rules: Vec<Rule> = builtin()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .filter(|r| r.id == "client/cancel-notifies")
+        .collect();
+    let [rule] = rules.as_slice() else {
+        panic!("client/cancel-notifies: {rules:?}")
+    };
+    assert!(run(rule.clone(), &with_init(abandoned_call(true)), None).is_empty());
+    // Nothing after the call was answered: the client may still be waiting.
+    let mut waiting = with_init(abandoned_call(false));
+    waiting.pop();
+    assert!(run(rule.clone(), &waiting, None).is_empty());
+    let found = run(rule.clone(), &with_init(abandoned_call(false)), None);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("tools/call (id 2)"), "{found:?}");
 }
 
 #[test]

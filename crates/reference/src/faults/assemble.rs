@@ -20,6 +20,7 @@ pub struct Config {
     pub ping_client: bool,
     pub list_changed_after_query: bool,
     pub modern_only: bool,
+    pub hold_calls: bool,
 }
 
 impl Default for Config {
@@ -38,6 +39,7 @@ impl From<Settings> for Config {
             ping_client: s.ping_client,
             list_changed_after_query: s.list_changed_after_query,
             modern_only: s.modern_only,
+            hold_calls: s.hold_calls,
         }
     }
 }
@@ -52,6 +54,7 @@ impl Config {
             ping_client: self.ping_client,
             list_changed_after_query: self.list_changed_after_query,
             modern_only: self.modern_only,
+            hold_calls: self.hold_calls,
         }
     }
 }

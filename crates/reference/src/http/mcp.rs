@@ -36,6 +36,7 @@
 //! requests and list results cannot vary per connection.
 
 use super::body::{self, BodyError};
+use super::held;
 use super::param_values;
 use super::sessions::{Listener, SessionEntry, STREAM_QUEUE};
 use super::{json_response, rpc_error_status, App, Shared};
@@ -359,8 +360,12 @@ fn in_session(
         }
     }
     let out = app.server.handle(&mut state, msg);
+    let held = held::take(&mut state, held_id(peek), &out, false);
     let listen = take_deferred_listen(&mut state, peek, &out);
     drop(state);
+    if let Some(held) = held {
+        return held::stream(app, out, held);
+    }
     match listen {
         Some(sub) => open_listen(app, Some(entry.key.clone()), sub, out),
         None => answer(out, wants),
@@ -447,6 +452,9 @@ fn stateless(
     }
     let mut state = app.server.new_session();
     let out = handle_sessionless(app, &mut state, msg);
+    if let Some(held) = held::take(&mut state, held_id(peek), &out, true) {
+        return held::stream(app, out, held);
+    }
     match take_deferred_listen(&mut state, peek, &out) {
         Some(sub) => open_listen(app, None, sub, out),
         None => {
@@ -647,6 +655,11 @@ fn take_deferred_listen(
     }
     let at = state.subscriptions.iter().position(|s| &s.id == id)?;
     Some(state.subscriptions.remove(at))
+}
+
+/// The id of a tools/call, which `--hold-calls` may hold.
+fn held_id(peek: &Peek) -> Option<&Value> {
+    peek.id.as_ref().filter(|_| peek.is("tools/call"))
 }
 
 fn is_response(m: &Value) -> bool {

@@ -6,6 +6,7 @@
 //! message is answered by [`Server::handle`], as on stdio.
 
 mod body;
+mod held;
 mod mcp;
 pub mod origin;
 pub mod param_values;

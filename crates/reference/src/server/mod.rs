@@ -48,6 +48,9 @@ pub struct Settings {
     /// `--modern-only`: server/discover lists the stateless versions only,
     /// and initialize is refused with UnsupportedProtocolVersion.
     pub modern_only: bool,
+    /// `--hold-calls`: every tools/call that would succeed is held without
+    /// an answer until the client cancels it or the session ends.
+    pub hold_calls: bool,
 }
 
 impl Default for Settings {
@@ -59,6 +62,7 @@ impl Default for Settings {
             ping_client: false,
             list_changed_after_query: false,
             modern_only: false,
+            hold_calls: false,
         }
     }
 }
