@@ -9,12 +9,14 @@ pub mod json;
 pub mod quality;
 pub mod report;
 pub mod requirements;
+pub mod rng;
 pub mod run;
 pub mod scenario;
 pub mod schema;
 pub mod session;
 pub mod sources;
 pub mod sources_check;
+pub mod text;
 pub mod transport;
 pub mod watch;
 

@@ -5,8 +5,8 @@
 
 use bm25::{Embedder, EmbedderBuilder, Scorer, Tokenizer};
 
-use super::words::words;
 use super::Item;
+use crate::text::name_words as words;
 
 /// The harness's words as the crate's tokenizer.
 #[derive(Debug, Clone, Copy, Default)]

@@ -8,8 +8,8 @@
 
 use serde::Serialize;
 
-use super::rng::Rng;
 use super::Relevant;
+use crate::rng::Rng;
 
 /// The metrics of one query.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -145,7 +145,7 @@ pub fn bootstrap(values: &[f64], seed: u64) -> Figure {
     }
     let mut rng = Rng::new(seed);
     let mut means: Vec<f64> = (0..RESAMPLES)
-        .map(|_| (0..n).map(|_| values[rng.below(n)]).sum::<f64>() / n as f64)
+        .map(|_| (0..n).map(|_| values[rng.below_by_modulo(n)]).sum::<f64>() / n as f64)
         .collect();
     means.sort_by(f64::total_cmp);
     let at = |q: f64| means[((RESAMPLES as f64 - 1.0) * q).round() as usize];

@@ -15,8 +15,7 @@ pub mod measure;
 pub mod metrics;
 pub mod queries;
 pub mod report;
-pub mod rng;
-pub mod words;
+pub mod stopwords;
 
 #[cfg(test)]
 mod reference_ranking;

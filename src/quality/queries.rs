@@ -6,9 +6,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::rng::{hash, Rng};
-use super::words::{is_stopword, words};
+use super::stopwords::is_stopword;
 use super::{Feature, Item, Query, QueryKind, Relevant};
+use crate::rng::{hash, Rng};
+use crate::text::name_words as words;
 
 /// The fewest and most distinctive words a `rare` query holds.
 const RARE_MIN: usize = 2;
@@ -102,7 +103,7 @@ fn sentence(description: &str, name_words: &[String], seed: u64) -> Option<Strin
     if options.is_empty() {
         return None;
     }
-    let pick = Rng::new(seed ^ hash(seed, description)).below(options.len());
+    let pick = Rng::new(seed ^ hash(seed, description)).below_by_modulo(options.len());
     Some(options[pick].join(" "))
 }
 

@@ -232,20 +232,21 @@ async fn era_configs(
         // scenarios in turn (they are few and short, and a Node or Python
         // start costs more than waiting); the pool starts empty: the
         // probe's server goes to the shared scenarios, which only read.
-        // In the stateless era (2026-07-28) a connection holds no session
-        // state for a reused scenario to change, so one pool serves both.
-        let stateless = probed.era.is_stateless();
-        let reuse_pool = match &pool {
-            Some(shared) if stateless => Some(Arc::clone(shared)),
-            Some(_) => Some(Arc::new(
-                SessionPool::with_capacity(2, opts.shutdown_grace).with_patience(patience),
-            )),
-            None => None,
-        };
+        // One pool for both was tried for the stateless era (2026-07-28),
+        // where a connection holds no session state: but a server's answer
+        // to a scenario's first notification may depend on what the process
+        // saw before (rmcp 3.11 ends a process whose first message is a
+        // notification other than `notifications/initialized`), and a
+        // reused scenario's verdict then changed with `--isolate`.
+        let reuse_pool = pool.is_some().then(|| {
+            Arc::new(SessionPool::with_capacity(2, opts.shutdown_grace).with_patience(patience))
+        });
+        let garbage_pool = pool.is_some().then(|| {
+            Arc::new(SessionPool::with_capacity(1, opts.shutdown_grace).with_patience(patience))
+        });
         pools.extend(pool.clone());
-        if !stateless {
-            pools.extend(reuse_pool.clone());
-        }
+        pools.extend(reuse_pool.clone());
+        pools.extend(garbage_pool.clone());
         configs.push(Arc::new(RunConfig {
             target: target.clone(),
             era: probed.era.clone(),
@@ -258,6 +259,7 @@ async fn era_configs(
             walks: pool.is_some().then(Default::default),
             pool,
             reuse_pool,
+            garbage_pool,
             property: opts.property,
             call_tools: opts.call_tools,
             call_budget: opts.call_budget,

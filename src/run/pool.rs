@@ -137,17 +137,6 @@ impl SessionPool {
         }
     }
 
-    /// An idle session taken out of this pool for good (the pool no longer
-    /// counts it), if one is idle.
-    pub async fn take_idle(&self) -> Option<Session> {
-        let mut state = self.state.lock().await;
-        let session = state.idle.pop()?;
-        state.live = state.live.saturating_sub(1);
-        drop(state);
-        self.freed.notify_one();
-        Some(session)
-    }
-
     /// Returns a leased session that can serve another scenario.
     pub async fn put(&self, session: Session) {
         self.state.lock().await.idle.push(session);

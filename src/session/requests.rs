@@ -168,9 +168,22 @@ impl Session {
             let bytes = jsonrpc::encode_line(msg);
             return self.conn.send(&bytes).await.map_err(SessionError::from);
         };
-        for m in fault.rewrite(msg.clone(), state) {
+        // Over a stream, what the fault makes of one message goes out in
+        // one write: a duplicate sent by a second write could reach a relay
+        // after the server's answer to the first, and "two requests with one
+        // id outstanding" would depend on timing. Over HTTP each is a POST.
+        let messages = fault.rewrite(msg.clone(), state);
+        let stream = self.conn.is_stream();
+        let mut bytes = Vec::new();
+        for m in messages {
             self.transcript.record(&self.name, Direction::Sent, &m);
-            self.conn.send(&jsonrpc::encode_line(&m)).await?;
+            bytes.extend(jsonrpc::encode_line(&m));
+            if !stream {
+                self.conn.send(&std::mem::take(&mut bytes)).await?;
+            }
+        }
+        if !bytes.is_empty() {
+            self.conn.send(&bytes).await?;
         }
         Ok(())
     }

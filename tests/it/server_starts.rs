@@ -17,10 +17,11 @@ use crate::prereq::{self, Prereq};
 /// process per start). Lower it when sharing grows; never raise it to make
 /// a change pass without saying why in the change. 107 when the count was
 /// first taken; 112 after the 2026-07-28 per-connection checks of prompts
-/// and resources, each of which opened a second session; 96 since garbage
-/// runs on warm servers checked afterwards and shared scenarios borrow
-/// their second sessions from the pool.
-const REFERENCE_CEILING: u64 = 100;
+/// and resources, each of which opened a second session; 96 to 101 since
+/// garbage runs on a warm server checked afterwards and shared scenarios
+/// borrow their second sessions from the pool (how many a pool opens while
+/// its servers are busy depends on timing).
+const REFERENCE_CEILING: u64 = 105;
 
 /// A banner may cost the servers of the scenarios it makes fail (a
 /// scenario whose verdict is not a pass keeps its server's exit as

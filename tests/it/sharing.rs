@@ -198,5 +198,16 @@ pub fn trials() -> Vec<Trial> {
         }),
         peer_trial("server-everything", "stdio"),
         peer_trial("python-mcp", "http"),
+        // rmcp 3.11 ends a 2026-07-28 stdio process whose first message is
+        // a notification other than `notifications/initialized`, unless the
+        // process read other bytes before: a scenario's verdict there shows
+        // whether a warm server's history leaks into the next scenario.
+        Trial::test("sharing::rmcp-stdio-every-era", || {
+            let exe = crate::rmcp_peers::example("rmcp_peer")
+                .display()
+                .to_string();
+            same_verdicts("rmcp-stdio", &[], &[exe, "plain".into()]);
+            Ok(())
+        }),
     ]
 }

@@ -1,8 +1,7 @@
 //! Helpers on text: words, search vocabulary, URL encoding.
 //!
-//! Words here are runs of letters and digits, lower-cased: `camelCase` is
-//! one word. The relevance figures of `quality` split words their own way,
-//! and the two are kept apart on purpose: merging them could change verdicts.
+//! Words here are `crate::text::words`: runs of letters and digits,
+//! lower-cased, `camelCase` one word.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -11,16 +10,12 @@ use cel::ExecutionError;
 use serde_json::Value;
 
 use crate::expr::helper::{helper_table, list_arg, str_arg, Args, Helper, HelperResult};
+use crate::text::{lowered_words, words};
 
 /// The helpers of this module.
 pub const HELPERS: &[Helper] = helper_table! {
     tokens: 1, lower: 1, distinctive_word: 2, common_words: 2, url_encode: 1,
 };
-
-/// Lowercase alphanumeric words of a text.
-pub fn words(text: &str) -> Vec<String> {
-    lowered_words(text).map(Cow::into_owned).collect()
-}
 
 fn tokens(a: &Args) -> HelperResult {
     let text = str_arg("tokens", &a[0])?;
@@ -71,17 +66,6 @@ fn distinctive_word(a: &Args) -> HelperResult {
 /// The words of a text (split at every character that is not a letter or a
 /// digit), lower-cased; a word of ASCII already in lower case is borrowed,
 /// not copied.
-fn lowered_words(text: &str) -> impl Iterator<Item = Cow<'_, str>> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(|w| {
-            if w.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()) {
-                Cow::Borrowed(w)
-            } else {
-                Cow::Owned(w.to_lowercase())
-            }
-        })
-}
 
 /// Words too common in English to make a search query of their own.
 const STOP_WORDS: &[&str] = &[

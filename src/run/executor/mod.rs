@@ -56,6 +56,12 @@ pub struct RunConfig {
     /// Servers handed on between `isolation: reused` scenarios; never to
     /// shared ones (None: every scenario fresh).
     pub reuse_pool: Option<Arc<SessionPool>>,
+    /// The servers of `reused` scenarios that write bytes a server need not
+    /// survive: a server that read them is handed on only to another such
+    /// scenario, since what it does later may depend on them (rmcp 3.11
+    /// takes a notification it would otherwise end on, once it has read an
+    /// invalid Request).
+    pub garbage_pool: Option<Arc<SessionPool>>,
     /// Complete list walks the shared scenarios on warm servers pass on
     /// (None: every scenario walks its own).
     pub walks: Option<Arc<WalkCache>>,
@@ -111,9 +117,10 @@ impl CallTools {
 
 impl RunConfig {
     /// The pool whose servers a scenario of this isolation runs on.
-    pub fn pool_for(&self, isolation: Isolation) -> Option<&Arc<SessionPool>> {
-        match isolation {
+    pub fn pool_for(&self, s: &Scenario) -> Option<&Arc<SessionPool>> {
+        match s.isolation {
             Isolation::Shared => self.pool.as_ref(),
+            Isolation::Reused if s.may_break_connection() => self.garbage_pool.as_ref(),
             Isolation::Reused => self.reuse_pool.as_ref(),
             Isolation::Fresh => None,
         }
@@ -139,6 +146,7 @@ impl RunConfig {
             fixture_match,
             pool: None,
             reuse_pool: None,
+            garbage_pool: None,
             walks: None,
             property: PropertyRun::default(),
             call_tools: CallTools::default(),
@@ -255,7 +263,7 @@ pub async fn run_scenario(s: &Scenario, cfg: &RunConfig) -> ScenarioResult {
         Ok(Some(reason)) => ScenarioResult::skipped(s, reason),
         Err(message) => ScenarioResult::blank(s, Outcome::Error, message),
         Ok(None) => {
-            let pooled = cfg.pool_for(s.isolation).is_some();
+            let pooled = cfg.pool_for(s).is_some();
             let first = execute(s, cfg, pooled).await;
             // A failure stands (the equivalence tests hold shared, reused
             // and fresh verdicts equal); a scenario that could not be
@@ -341,7 +349,7 @@ impl Execution<'_> {
 
 impl<'a> Execution<'a> {
     fn new(s: &'a Scenario, cfg: &'a RunConfig, pooled: bool) -> Self {
-        let pool = cfg.pool_for(s.isolation).filter(|_| pooled).cloned();
+        let pool = cfg.pool_for(s).filter(|_| pooled).cloned();
         Self {
             s,
             cfg,

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use super::{Execution, Stop, MAIN};
 use crate::expr::Bound;
-use crate::run::pool::{Lease, SessionPool};
+use crate::run::pool::Lease;
 use crate::scenario::model::Step;
 use crate::session::{Session, SessionError};
 
@@ -26,22 +26,12 @@ impl Execution<'_> {
             // A second session never waits for the pool: the scenario holds
             // its main one, and two scenarios each waiting for another's
             // would wait for ever.
-            let mut lease = if name == MAIN {
+            let lease = if name == MAIN {
                 pool.lease().await
             } else {
                 pool.lease_now().await
             };
-            let mut earlier = if self.shared() { "shared" } else { "reused" };
-            let room_for_reused = matches!(lease, Lease::Open) && !self.shared();
-            if room_for_reused {
-                // Room for one more reused server: an idle one of the shared
-                // scenarios has seen only reads, as a new one would have.
-                let shared = self.cfg.pool.clone();
-                if let Some(idle) = idle_session_of(shared).await {
-                    lease = Lease::Warm(Box::new(idle));
-                    earlier = "shared";
-                }
-            }
+            let earlier = if self.shared() { "shared" } else { "reused" };
             if let Lease::Warm(mut warm) = lease {
                 warm.adopt(name, self.transcript.clone());
                 self.transcript.note(
@@ -145,12 +135,6 @@ impl Execution<'_> {
         self.bindings
             .insert("stdout_violations", Value::Array(violations));
     }
-}
-
-/// An idle warm server of the era's shared scenarios, taken out of their
-/// pool, if there is one (there is no pool under `--isolate`).
-async fn idle_session_of(pool: Option<std::sync::Arc<SessionPool>>) -> Option<Session> {
-    pool?.take_idle().await
 }
 
 /// A handshake that failed, said the way a person reads it.

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use super::rng::Rng;
+use crate::rng::Rng;
 use crate::scenario::model::Expr;
 
 /// Free-text building blocks (`text: [unicode, rtl, …]`).

@@ -7,15 +7,14 @@
 
 pub mod gen;
 pub mod near;
-pub mod rng;
 pub mod shrink;
 
 use serde_json::{Map, Value};
 
 use super::model::{Assertion, Expr, Step};
 use super::source::Position;
+pub use crate::rng::Rng;
 pub use gen::{Edge, Gen, TextKind};
-pub use rng::Rng;
 
 /// Cases per scenario when `cases:` is not given.
 pub const DEFAULT_CASES: usize = 20;

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use super::rng::Rng;
+use crate::rng::Rng;
 
 /// The kinds of near miss, in the order the cases cycle through them.
 pub const NEAR_MISS_KINDS: &[&str] = &[

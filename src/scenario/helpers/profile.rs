@@ -52,7 +52,7 @@ pub fn sample_indices(len: usize, n: usize, seed: u64) -> Vec<usize> {
     if n >= len {
         return (0..len).collect();
     }
-    let mut rng = crate::scenario::generate::rng::Rng::for_case(seed, "sample", len);
+    let mut rng = crate::rng::Rng::for_case(seed, "sample", len);
     let mut chosen = BTreeSet::new();
     for j in len - n..len {
         let t = rng.below(j + 1);
