@@ -63,10 +63,6 @@ fn distinctive_word(a: &Args) -> HelperResult {
     Ok(Value::String(word))
 }
 
-/// The words of a text (split at every character that is not a letter or a
-/// digit), lower-cased; a word of ASCII already in lower case is borrowed,
-/// not copied.
-
 /// Words too common in English to make a search query of their own.
 const STOP_WORDS: &[&str] = &[
     "and", "are", "but", "can", "for", "from", "has", "have", "into", "its", "not", "of", "one",
