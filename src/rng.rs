@@ -141,7 +141,7 @@ mod tests {
         let mut r = Rng::new(0);
         assert_eq!(
             r.below(1000),
-            (0xe220_a839_7b1d_cdaf_u128 * 1000 >> 64) as usize
+            ((0xe220_a839_7b1d_cdaf_u128 * 1000) >> 64) as usize
         );
         let mut r = Rng::new(0);
         assert_eq!(
