@@ -46,7 +46,7 @@ pub fn build(checker: &Checker, target: &Target) -> ReportData {
     violations.sort_by_key(|v| (v.session, v.pos));
     let mut results: Vec<ScenarioResult> = rules
         .iter()
-        .map(|r| rule_result(r, &violations, conv, sessions, &era, &transcript))
+        .map(|r| rule_result(r, &violations, checker, sessions, &era, &transcript))
         .collect();
     results.push(conversation_result(conv, &era, transcript));
     if let Some(sessions) = sessions {
@@ -85,23 +85,33 @@ pub fn build(checker: &Checker, target: &Target) -> ReportData {
 fn rule_result(
     rule: &Rule,
     violations: &[&Violation],
-    conv: &Conversation,
+    checker: &Checker,
     sessions: Option<&Sessions>,
     era: &str,
     transcript: &[Entry],
 ) -> ScenarioResult {
+    let conv = &checker.conv;
     let mine: Vec<&Violation> = violations
         .iter()
         .filter(|v| v.rule == rule.id)
         .copied()
         .collect();
-    let outcome = if mine.is_empty() {
-        Outcome::Pass
-    } else {
-        Outcome::for_level(rule.level)
+    // A rule that judged no message is not shown as held: it was not run.
+    let unexercised = checker.not_exercised(rule).filter(|_| mine.is_empty());
+    let outcome = match (&unexercised, mine.is_empty()) {
+        (Some(_), _) => Outcome::Skip,
+        (None, true) => Outcome::Pass,
+        (None, false) => Outcome::for_level(rule.level),
     };
     let message = match mine.first() {
-        None => format!("held over {} messages", conv.msgs.len()),
+        None => match unexercised {
+            Some(why) => format!("not exercised: {why}"),
+            None => format!(
+                "held over the {} messages it judged ({} in all)",
+                checker.uses_of(rule).examined,
+                conv.msgs.len()
+            ),
+        },
         Some(first) => {
             let more = mine.len() - 1;
             let tail = if more > 0 {
