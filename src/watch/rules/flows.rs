@@ -205,10 +205,30 @@ fn initialized_before_requests(ctx: &Ctx<'_>, msg: &Msg) -> Option<Hit> {
 
 fn no_requests_before_init_answer(ctx: &Ctx<'_>, msg: &Msg) -> Option<Hit> {
     let sent = ctx.conv.initialize_sent?;
-    if !msg.is_request() || ctx.conv.initialize_answered.is_some() {
+    if !msg.is_request() || ctx.conv.initialize_answered.is_some() || init_answered(ctx, sent) {
         return None;
     }
     early_request(msg, sent)
+}
+
+/// Whether the server sent anything that answers the initialize request at
+/// `sent`, even a malformed answer: an id equal in value but not in form
+/// (`0.0` for `0`) is the server's fault (server/response-matches-request),
+/// and a rule on the client must not blame the client for it.
+fn init_answered(ctx: &Ctx<'_>, sent: usize) -> bool {
+    // Over HTTP a session's messages keep the whole conversation's positions.
+    let Some(at) = ctx.conv.msgs.iter().position(|m| m.pos == sent) else {
+        return false;
+    };
+    let Some(id) = ctx.conv.msgs[at].id() else {
+        return false;
+    };
+    let same = |other: &Value| {
+        other == id || matches!((other.as_f64(), id.as_f64()), (Some(a), Some(b)) if a == b)
+    };
+    ctx.conv.msgs[at + 1..]
+        .iter()
+        .any(|m| m.from == Side::Server && m.is_response() && m.id().is_some_and(same))
 }
 
 fn early_request(msg: &Msg, sent: usize) -> Option<Hit> {

@@ -911,3 +911,35 @@ fn the_report_shows_a_rule_that_judged_nothing_as_not_exercised() {
     );
     assert!(report.summary.verdict.as_ref().is_some_and(|v| v.passes()));
 }
+
+#[test]
+fn a_server_answering_initialize_with_a_float_id_blames_only_the_server() {
+    let steps = vec![
+        m(
+            C,
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+        ),
+        m(
+            S,
+            json!({"jsonrpc": "2.0", "id": 0.0, "result": {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}}),
+        ),
+        m(C, note("notifications/initialized", json!({}))),
+        m(C, req(1, "tools/list", json!({}))),
+    ];
+    let checker = fed(&steps, false, true);
+    let broke: Vec<&str> = checker.violations.iter().map(|v| v.rule.as_str()).collect();
+    assert!(
+        broke.contains(&"server/response-matches-request"),
+        "{broke:?}"
+    );
+    assert!(
+        !broke.contains(&"client/no-requests-before-init-answer"),
+        "{broke:?}"
+    );
+    // Without any answer the early request still breaks the client rule.
+    let early = fed(&[steps[0].clone(), steps[3].clone()], false, true);
+    assert!(early
+        .violations
+        .iter()
+        .any(|v| v.rule == "client/no-requests-before-init-answer"));
+}
