@@ -19,6 +19,7 @@ fn m(side: Side, v: Value) -> Step {
 
 fn post(v: Value, headers: &[(&str, &str)], exchange: u64) -> Step {
     let meta = HttpMeta {
+        path: None,
         method: "POST".into(),
         status: None,
         headers: headers
@@ -32,6 +33,7 @@ fn post(v: Value, headers: &[(&str, &str)], exchange: u64) -> Step {
 
 fn answer(v: Value, status: u16, exchange: u64) -> Step {
     let meta = HttpMeta {
+        path: None,
         method: "POST".into(),
         status: Some(status),
         headers: Vec::new(),
@@ -478,6 +480,7 @@ fn breaking(id: &str) -> (Vec<Step>, Option<(Side, &'static str)>) {
                 S,
                 init().remove(1).1,
                 Some(HttpMeta {
+                    path: None,
                     method: "POST".into(),
                     status: Some(200),
                     headers: vec![("mcp-session-id".into(), "abc".into())],
@@ -535,6 +538,7 @@ fn breaking(id: &str) -> (Vec<Step>, Option<(Side, &'static str)>) {
         "client/http-no-get-stream" => {
             let mut steps = discover26();
             let get = HttpMeta {
+                path: None,
                 method: "GET".into(),
                 status: None,
                 headers: vec![("accept".into(), "text/event-stream".into())],
