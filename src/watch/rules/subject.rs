@@ -72,7 +72,7 @@ impl Check {
             Check::PingEmpty => answers(ctx, msg, |m| m == "ping"),
             Check::Flow(f) => f.examines(ctx, msg),
             Check::Http(h) => h.examines(ctx, msg),
-            Check::NeedsCapability(c) => c.examines(msg),
+            Check::NeedsCapability(c) => c.examines(ctx, msg),
             Check::BareReadNotRepeated => {
                 msg.from == Side::Client
                     && msg.is_request()
@@ -102,10 +102,7 @@ impl Check {
             Check::Flow(f) => return f.subject(),
             Check::Http(h) => return h.subject(),
             Check::NeedsCapability(c) => {
-                return match &c.param {
-                    Some(p) => format!("a {} request with `{p}`", c.method),
-                    None => format!("a {} request", c.method),
-                }
+                return format!("a {} request after the handshake answer", c.method);
             }
             Check::BareReadNotRepeated => "a resources/read request",
         };
@@ -259,14 +256,13 @@ impl HttpCheck {
 }
 
 impl NeedsCapability {
-    fn examines(&self, msg: &Msg) -> bool {
+    /// Every request of the method after the handshake answer: one
+    /// without the parameter is a client that did not use the feature,
+    /// which is what the rule asks of it where the server did not declare it.
+    fn examines(&self, ctx: &Ctx<'_>, msg: &Msg) -> bool {
         msg.from == Side::Client
             && msg.is_request()
             && msg.method() == Some(self.method.as_str())
-            && self.param.as_ref().is_none_or(|p| {
-                msg.params()
-                    .and_then(|v| v.get(p))
-                    .is_some_and(|v| !v.is_null())
-            })
+            && (ctx.conv.initialize_answered.is_some() || ctx.conv.discovered.is_some())
     }
 }
