@@ -102,7 +102,10 @@ impl Check {
             Check::Flow(f) => return f.subject(),
             Check::Http(h) => return h.subject(),
             Check::NeedsCapability(c) => {
-                return format!("a {} request after the handshake answer", c.method);
+                return match c.param {
+                    Some(_) => format!("a {} request after the handshake answer", c.method),
+                    None => "a request after the handshake answer".to_string(),
+                };
             }
             Check::BareReadNotRepeated => "a resources/read request",
         };
@@ -262,7 +265,8 @@ impl NeedsCapability {
     fn examines(&self, ctx: &Ctx<'_>, msg: &Msg) -> bool {
         msg.from == Side::Client
             && msg.is_request()
-            && msg.method() == Some(self.method.as_str())
+            // A feature that is a method of its own: any request could have been it.
+            && (self.param.is_none() || msg.method() == Some(self.method.as_str()))
             && (ctx.conv.initialize_answered.is_some() || ctx.conv.discovered.is_some())
     }
 }

@@ -866,10 +866,9 @@ fn a_rule_that_judged_no_message_says_why_and_is_not_held() {
         why("client/cancel-notifies")
     );
     assert!(
-        why("client/search-needs-capability")
-            .contains("a tools/search request after the handshake answer"),
+        why("client/pd-read-before-retry").contains("TOOL_DESCRIPTION_REQUIRED"),
         "{}",
-        why("client/search-needs-capability")
+        why("client/pd-read-before-retry")
     );
     assert_eq!(
         reason(&stdio, "client/sep1821-query-needs-capability"),
