@@ -39,11 +39,13 @@ pub fn result_id(s: &ClientScenario, transport: &str) -> String {
     format!("client/{}/{transport}", s.name)
 }
 
-/// The result of one run.
+/// The result of one run; `exercised` names the rules whose check judged
+/// at least one message of the conversation.
 pub fn grade(
     s: &ClientScenario,
     rules: &[Rule],
     violations: &[Violation],
+    exercised: &[&str],
     conv: &Conversation,
     facts: &RunFacts,
 ) -> ScenarioResult {
@@ -99,9 +101,17 @@ pub fn grade(
     r.outcome = worst.map_or(Outcome::Pass, Outcome::for_level);
     // No rule broken: no level to show (a scenario not exercised broke none).
     r.level = worst.unwrap_or(Level::Info);
-    r.message = message(&mine, conv.msgs.len());
+    let (judged, idle) = exercise(s, rules, exercised);
+    r.message = message(&mine, conv.msgs.len(), judged, &idle);
     if !missing.is_empty() {
         not_exercised(&mut r, &missing, facts);
+    } else if judged == 0 && facts.client_ok && r.outcome == Outcome::Pass {
+        // Not one of its rules judged a message: nothing was tested.
+        r.outcome = Outcome::Skip;
+        r.message = format!(
+            "not exercised: none of the client rules it grades judged a message of this conversation ({})",
+            listed(&idle)
+        );
     } else if !facts.client_ok && r.outcome == Outcome::Pass {
         r.outcome = Outcome::Warn;
         r.level = Level::Should;
@@ -192,9 +202,46 @@ fn not_exercised(r: &mut ScenarioResult, missing: &[String], facts: &RunFacts) {
     }
 }
 
-fn message(mine: &[(&Violation, &Rule)], total: usize) -> String {
+/// How many of the client rules the scenario grades judged a message, and
+/// the ids of those that judged none.
+fn exercise<'r>(
+    s: &ClientScenario,
+    rules: &'r [Rule],
+    exercised: &[&str],
+) -> (usize, Vec<&'r str>) {
+    let graded = rules
+        .iter()
+        .filter(|r| r.side == Side::Client && s.grades(&r.id));
+    let (judged, idle): (Vec<&Rule>, Vec<&Rule>) =
+        graded.partition(|r| exercised.contains(&r.id.as_str()));
+    (judged.len(), idle.iter().map(|r| r.id.as_str()).collect())
+}
+
+/// Rule ids for a message line: the first few, and how many more.
+fn listed(ids: &[&str]) -> String {
+    const SHOWN: usize = 4;
+    let mut text = ids
+        .iter()
+        .take(SHOWN)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if ids.len() > SHOWN {
+        text.push_str(&format!(" and {} more", ids.len() - SHOWN));
+    }
+    text
+}
+
+fn message(mine: &[(&Violation, &Rule)], total: usize, judged: usize, idle: &[&str]) -> String {
     match mine.first() {
-        None => format!("every client rule held over {total} messages"),
+        None if idle.is_empty() => {
+            format!("every client rule it grades held over {total} messages")
+        }
+        None => format!(
+            "{judged} of its {} client rules judged a message and held over {total} messages; not exercised here: {}",
+            judged + idle.len(),
+            listed(idle)
+        ),
         Some((first, _)) => {
             let more = mine.len() - 1;
             let tail = if more > 0 {
@@ -310,5 +357,77 @@ mod tests {
     fn numbers_compare_by_value() {
         assert!(contains(&json!({"a": 5.0}), &json!({"a": 5})));
         assert!(!contains(&json!({"a": 6}), &json!({"a": 5})));
+    }
+}
+
+#[cfg(test)]
+mod exercise_tests {
+    use super::*;
+    use crate::watch::rules::{builtin, Checker};
+    use serde_json::json;
+
+    /// A stdio conversation: the handshake and one tools/list.
+    fn checker() -> Checker {
+        let msgs = [
+            (
+                Side::Client,
+                json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+            ),
+            (
+                Side::Server,
+                json!({"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}),
+            ),
+            (
+                Side::Client,
+                json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            ),
+            (
+                Side::Client,
+                json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}),
+            ),
+        ];
+        let mut c = Checker::new(builtin().unwrap_or_else(|e| panic!("{e}")), false);
+        for (i, (side, v)) in msgs.into_iter().enumerate() {
+            c.feed(Msg::new(i + 1, side, 0, v.to_string(), None));
+        }
+        c.finish();
+        c
+    }
+
+    fn graded(rules: &str) -> ScenarioResult {
+        let text = format!("scenarios:\n  - name: x\n    title: t\n    rules: {rules}\n");
+        let s = super::super::scenario::load_str("x.yaml", &text).unwrap_or_else(|e| panic!("{e}"));
+        let c = checker();
+        let facts = RunFacts {
+            transport: "stdio".into(),
+            client_ok: true,
+            ..RunFacts::default()
+        };
+        grade(
+            &s[0],
+            &c.rules,
+            &c.violations,
+            &c.exercised(),
+            &c.conv,
+            &facts,
+        )
+    }
+
+    #[test]
+    fn a_scenario_none_of_whose_rules_judged_a_message_is_not_a_pass() {
+        let r = graded("[\"client/http-*\", \"client/search-cursor-query\"]");
+        assert_eq!(r.outcome, Outcome::Skip, "{}", r.message);
+        assert!(r.message.starts_with("not exercised:"), "{}", r.message);
+        assert!(r.message.contains("client/http-accept"), "{}", r.message);
+        // One rule that judged a message is enough to grade; the rest are named.
+        let r = graded("[\"client/http-*\", \"client/jsonrpc-version\"]");
+        assert_eq!(r.outcome, Outcome::Pass, "{}", r.message);
+        assert!(
+            r.message
+                .starts_with("1 of its 10 client rules judged a message and held over 4")
+                && r.message.contains("not exercised here: client/http-accept"),
+            "{}",
+            r.message
+        );
     }
 }

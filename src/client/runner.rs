@@ -91,7 +91,7 @@ pub async fn run(spec: &RunSpec<'_>) -> RunOutput {
                 ..RunFacts::default()
             };
             let empty = Sink::new(Vec::new(), false, Box::new(std::io::sink()));
-            let result = grade::grade(spec.scenario, &[], &[], &empty.checker.conv, &facts);
+            let result = grade::grade(spec.scenario, &[], &[], &[], &empty.checker.conv, &facts);
             return RunOutput {
                 result,
                 client_info: Value::Null,
@@ -110,6 +110,7 @@ pub async fn run(spec: &RunSpec<'_>) -> RunOutput {
             spec.scenario,
             &checker.rules,
             &checker.violations,
+            &checker.exercised(),
             &checker.conv,
             &facts,
         ),

@@ -217,6 +217,7 @@ async fn proxy(State(relay): State<Arc<Relay>>, req: Request) -> Response {
     }
     let meta = HttpMeta {
         method: parts.method.to_string(),
+        path: parts.uri.path_and_query().map(|p| p.as_str().to_string()),
         status: None,
         headers: header_list(&parts.headers),
         exchange,
@@ -256,6 +257,7 @@ fn answer(upstream: reqwest::Response, relay: &Relay, request: HttpMeta) -> Resp
     let headers = without_hop_by_hop(upstream.headers());
     let meta = HttpMeta {
         method: request.method,
+        path: request.path,
         status: Some(status.as_u16()),
         headers: header_list(upstream.headers()),
         exchange: request.exchange,

@@ -46,7 +46,7 @@ pub fn build(checker: &Checker, target: &Target) -> ReportData {
     violations.sort_by_key(|v| (v.session, v.pos));
     let mut results: Vec<ScenarioResult> = rules
         .iter()
-        .map(|r| rule_result(r, &violations, conv, sessions, &era, &transcript))
+        .map(|r| rule_result(r, &violations, checker, sessions, &era, &transcript))
         .collect();
     results.push(conversation_result(conv, &era, transcript));
     if let Some(sessions) = sessions {
@@ -85,23 +85,33 @@ pub fn build(checker: &Checker, target: &Target) -> ReportData {
 fn rule_result(
     rule: &Rule,
     violations: &[&Violation],
-    conv: &Conversation,
+    checker: &Checker,
     sessions: Option<&Sessions>,
     era: &str,
     transcript: &[Entry],
 ) -> ScenarioResult {
+    let conv = &checker.conv;
     let mine: Vec<&Violation> = violations
         .iter()
         .filter(|v| v.rule == rule.id)
         .copied()
         .collect();
-    let outcome = if mine.is_empty() {
-        Outcome::Pass
-    } else {
-        Outcome::for_level(rule.level)
+    // A rule that judged no message is not shown as held: it was not run.
+    let unexercised = checker.not_exercised(rule).filter(|_| mine.is_empty());
+    let outcome = match (&unexercised, mine.is_empty()) {
+        (Some(_), _) => Outcome::Skip,
+        (None, true) => Outcome::Pass,
+        (None, false) => Outcome::for_level(rule.level),
     };
     let message = match mine.first() {
-        None => format!("held over {} messages", conv.msgs.len()),
+        None => match unexercised {
+            Some(why) => format!("not exercised: {why}"),
+            None => format!(
+                "held over the {} messages it judged ({} in all)",
+                checker.uses_of(rule).examined,
+                conv.msgs.len()
+            ),
+        },
         Some(first) => {
             let more = mine.len() - 1;
             let tail = if more > 0 {
@@ -217,14 +227,33 @@ pub(crate) fn transcript(msgs: &[Msg]) -> Vec<Entry> {
                 Side::Server => Direction::Received,
             },
             message: if m.raw.is_empty() {
-                let status = m.http.as_ref().and_then(|h| h.status).unwrap_or_default();
-                Value::String(format!("HTTP {status}, no body"))
+                Value::String(bodiless(m))
             } else {
                 shown(m)
             },
             text: None,
         })
         .collect()
+}
+
+/// A transcript entry for an HTTP message without a body: the client's
+/// request by its method and path, the server's answer by its status and
+/// the request it answers.
+fn bodiless(m: &Msg) -> String {
+    let Some(http) = m.http.as_ref() else {
+        return "an empty line".to_string();
+    };
+    let target = match &http.path {
+        Some(path) => format!("{} {path}", http.method),
+        None => http.method.clone(),
+    };
+    match (m.from, http.status) {
+        (Side::Client, _) => format!("{target} (no body)"),
+        (Side::Server, Some(status)) if http.method != "POST" => {
+            format!("HTTP {status} answering {target}, no body")
+        }
+        (Side::Server, status) => format!("HTTP {}, no body", status.unwrap_or_default()),
+    }
 }
 
 /// One info line per MCP session: its messages, its era, the rules its
@@ -285,5 +314,43 @@ fn conversation_result(conv: &Conversation, era: &str, transcript: Vec<Entry>) -
         transcript_dropped: conv.msgs.len().saturating_sub(MAX_TRANSCRIPT),
         stderr_tail: String::new(),
         server_exits: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::watch::trace::HttpMeta;
+
+    fn bodiless_msg(from: Side, method: &str, status: Option<u16>) -> Msg {
+        let http = HttpMeta {
+            method: method.into(),
+            path: Some("/mcp".into()),
+            status,
+            headers: Vec::new(),
+            exchange: 1,
+        };
+        Msg::new(1, from, 0, String::new(), Some(http))
+    }
+
+    #[test]
+    fn a_bodiless_get_or_delete_shows_its_method_path_and_answer() {
+        let shown = |m: Msg| transcript(&[m])[0].message.clone();
+        assert_eq!(
+            shown(bodiless_msg(Side::Client, "GET", None)),
+            "GET /mcp (no body)"
+        );
+        assert_eq!(
+            shown(bodiless_msg(Side::Client, "DELETE", None)),
+            "DELETE /mcp (no body)"
+        );
+        assert_eq!(
+            shown(bodiless_msg(Side::Server, "GET", Some(405))),
+            "HTTP 405 answering GET /mcp, no body"
+        );
+        assert_eq!(
+            shown(bodiless_msg(Side::Server, "POST", Some(202))),
+            "HTTP 202, no body"
+        );
     }
 }

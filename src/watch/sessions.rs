@@ -147,6 +147,7 @@ mod tests {
             .map(|s| vec![("mcp-session-id".to_string(), s.to_string())])
             .unwrap_or_default();
         let meta = HttpMeta {
+            path: None,
             method: "POST".into(),
             status: (from == Side::Server).then_some(200),
             headers,

@@ -48,6 +48,10 @@ impl std::fmt::Display for Side {
 pub struct HttpMeta {
     /// POST, GET or DELETE.
     pub method: String,
+    /// The request's path (and query) as the client sent it; an answer
+    /// carries its request's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
     /// Header names in lower case, in the order they came.

@@ -23,6 +23,7 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         sigterm_writes_the_reports_and_stops_the_server,
         client_faults_fail_their_client_rules_only,
         server_faults_fail_their_server_rules_only,
+        a_server_answering_ids_as_floats_blames_no_client_rule,
         a_clean_conversation_passes_and_exits_zero,
         replay_gives_the_findings_of_the_live_run,
         an_unstartable_server_exits_3,
@@ -577,6 +578,32 @@ const SERVER_FAULTS: &[(&str, &[&str], &[&str])] = &[
         &["server/response-matches-request"],
     ),
 ];
+
+/// Under `--fault id-as-float` the server answers id 0 as 0.0: that breaks
+/// server/response-matches-request, and no client rule (the client's later
+/// requests come after an answer to its initialize, malformed or not).
+fn a_server_answering_ids_as_floats_blames_no_client_rule() {
+    let dir = scratch_dir("watch-server-id-as-float");
+    let host = host_script(&dir, "", &["id-as-float"]);
+    let _ = harness(
+        &host,
+        &["-k", "core/ping", "--protocol-version", "2025-11-25"],
+    );
+    let broke = broken(&reports(&dir));
+    assert!(
+        broke.contains(&(
+            "server".to_string(),
+            "server/response-matches-request".to_string()
+        )),
+        "{broke:?}"
+    );
+    let clients: Vec<&(String, String)> =
+        broke.iter().filter(|(side, _)| side == "client").collect();
+    assert!(
+        clients.is_empty(),
+        "client rules blamed for the server's ids: {clients:?}"
+    );
+}
 
 fn server_faults_fail_their_server_rules_only() {
     for (fault, args, rules) in SERVER_FAULTS {

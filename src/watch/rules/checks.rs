@@ -134,13 +134,21 @@ pub fn parse(kind: &str, with: &Value) -> Result<Check, String> {
 }
 
 impl Check {
-    /// The hits of a check that judges a whole conversation (none for the
-    /// checks that judge each message as it comes).
-    pub fn at_end(&self, conv: &crate::watch::trace::Conversation) -> Vec<(usize, Hit)> {
+    /// The positions examined and the hits of a check that judges a whole
+    /// conversation (none for the checks that judge each message as it comes).
+    pub fn at_end(
+        &self,
+        conv: &crate::watch::trace::Conversation,
+    ) -> (Vec<usize>, Vec<(usize, Hit)>) {
         match self {
             Check::Flow(flow) => flow.at_end(conv),
-            _ => Vec::new(),
+            _ => (Vec::new(), Vec::new()),
         }
+    }
+
+    /// Whether the check judges a whole conversation once it is complete.
+    pub fn judges_whole(&self) -> bool {
+        matches!(self, Check::Flow(flows::Flow::CancelNotified { .. }))
     }
 
     pub fn run(&self, ctx: &Ctx<'_>, msg: &Msg) -> Vec<Hit> {

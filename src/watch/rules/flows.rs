@@ -102,11 +102,12 @@ impl Flow {
     }
 
     /// The checks that need the whole conversation of a client that ended
-    /// on its own, each hit with the position of the message it is about.
-    pub fn at_end(&self, conv: &Conversation) -> Vec<(usize, Hit)> {
+    /// on its own: the positions of the messages examined, and each hit with
+    /// the position of the message it is about.
+    pub fn at_end(&self, conv: &Conversation) -> (Vec<usize>, Vec<(usize, Hit)>) {
         match self {
             Flow::CancelNotified { methods } => abandoned_uncancelled(conv, methods),
-            _ => Vec::new(),
+            _ => (Vec::new(), Vec::new()),
         }
     }
 }
@@ -116,7 +117,11 @@ impl Flow {
 /// notifications/cancelled: the client stopped waiting without cancelling.
 /// Only whole conversations are judged: while one is still being watched,
 /// or when a recording was cut short, an unanswered request proves nothing.
-fn abandoned_uncancelled(conv: &Conversation, methods: &[String]) -> Vec<(usize, Hit)> {
+/// The requests examined are those left unanswered while the client went on.
+fn abandoned_uncancelled(
+    conv: &Conversation,
+    methods: &[String],
+) -> (Vec<usize>, Vec<(usize, Hit)>) {
     let client = |m: &&Msg| m.from == Side::Client;
     let cancelled: Vec<&Value> = conv
         .msgs
@@ -125,21 +130,23 @@ fn abandoned_uncancelled(conv: &Conversation, methods: &[String]) -> Vec<(usize,
         .filter(|m| m.method() == Some("notifications/cancelled") && m.is_notification())
         .filter_map(|m| m.params()?.get("requestId"))
         .collect();
+    let mut examined = Vec::new();
     let mut hits: Vec<(usize, Hit)> = conv
         .pending_of(Side::Client)
         .filter(|p| methods.contains(&p.method))
         .filter_map(|p| {
             let request = conv.msgs.iter().find(|m| m.pos == p.pos)?;
             let id = request.id()?;
-            if cancelled.contains(&id) {
-                return None;
-            }
             let (later, (answer, _)) = conv
                 .msgs
                 .iter()
                 .filter(client)
                 .filter(|m| m.pos > p.pos && m.is_request())
                 .find_map(|m| Some((m.pos, conv.answered(Side::Client, m.id()?)?)))?;
+            examined.push(p.pos);
+            if cancelled.contains(&id) {
+                return None;
+            }
             let hit = Hit::new(
                 format!(
                     "{} got no answer, and the client went on (its request at #{later} was answered at #{answer}) without a notifications/cancelled naming it",
@@ -151,7 +158,8 @@ fn abandoned_uncancelled(conv: &Conversation, methods: &[String]) -> Vec<(usize,
         })
         .collect();
     hits.sort_by_key(|(pos, _)| *pos);
-    hits
+    examined.sort_unstable();
+    (examined, hits)
 }
 
 /// A client that speaks the modern era (or is probing for it) has no handshake.
@@ -197,10 +205,30 @@ fn initialized_before_requests(ctx: &Ctx<'_>, msg: &Msg) -> Option<Hit> {
 
 fn no_requests_before_init_answer(ctx: &Ctx<'_>, msg: &Msg) -> Option<Hit> {
     let sent = ctx.conv.initialize_sent?;
-    if !msg.is_request() || ctx.conv.initialize_answered.is_some() {
+    if !msg.is_request() || ctx.conv.initialize_answered.is_some() || init_answered(ctx, sent) {
         return None;
     }
     early_request(msg, sent)
+}
+
+/// Whether the server sent anything that answers the initialize request at
+/// `sent`, even a malformed answer: an id equal in value but not in form
+/// (`0.0` for `0`) is the server's fault (server/response-matches-request),
+/// and a rule on the client must not blame the client for it.
+fn init_answered(ctx: &Ctx<'_>, sent: usize) -> bool {
+    // Over HTTP a session's messages keep the whole conversation's positions.
+    let Some(at) = ctx.conv.msgs.iter().position(|m| m.pos == sent) else {
+        return false;
+    };
+    let Some(id) = ctx.conv.msgs[at].id() else {
+        return false;
+    };
+    let same = |other: &Value| {
+        other == id || matches!((other.as_f64(), id.as_f64()), (Some(a), Some(b)) if a == b)
+    };
+    ctx.conv.msgs[at + 1..]
+        .iter()
+        .any(|m| m.from == Side::Server && m.is_response() && m.id().is_some_and(same))
 }
 
 fn early_request(msg: &Msg, sent: usize) -> Option<Hit> {

@@ -11,6 +11,7 @@ mod origin;
 mod param_headers;
 mod params;
 mod selection;
+mod subject;
 #[cfg(test)]
 mod tests;
 
@@ -24,6 +25,7 @@ use super::trace::{Conversation, Msg, Side};
 
 pub use checks::Check;
 pub use load::{builtin, load_str, RuleError};
+use subject::unexercised_reason;
 
 /// One rule as declared.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,10 +108,18 @@ impl Rule {
     }
 
     pub fn check(&self, ctx: &Ctx<'_>, msg: &Msg) -> Vec<Violation> {
+        self.judge(ctx, msg).2
+    }
+
+    /// Whether the rule's filter held for `msg`, whether its check examined
+    /// it, and what it broke.
+    pub fn judge(&self, ctx: &Ctx<'_>, msg: &Msg) -> (bool, bool, Vec<Violation>) {
         if !self.applies(ctx, msg) {
-            return Vec::new();
+            return (false, false, Vec::new());
         }
-        self.check
+        let examined = self.check.examines(ctx, msg);
+        let found = self
+            .check
             .run(ctx, msg)
             .into_iter()
             .map(|h| Violation {
@@ -121,7 +131,8 @@ impl Rule {
                 message: h.message,
                 session: 0,
             })
-            .collect()
+            .collect::<Vec<_>>();
+        (true, examined, found)
     }
 }
 
@@ -129,17 +140,20 @@ impl Rule {
     /// The rule's checks on the whole conversation of a client that ended
     /// on its own: each hit counts where the rule holds for the message it
     /// is about.
-    pub fn check_end(&self, conv: &Conversation, http: bool) -> Vec<Violation> {
+    /// Returns how many of its messages the checks examined, and the violations.
+    pub fn check_end(&self, conv: &Conversation, http: bool) -> (usize, Vec<Violation>) {
         let ctx = Ctx { conv, http };
-        self.check
-            .at_end(conv)
+        let holds = |pos: &usize| {
+            conv.msgs
+                .iter()
+                .find(|m| m.pos == *pos)
+                .is_some_and(|m| self.applies(&ctx, m))
+        };
+        let (examined, hits) = self.check.at_end(conv);
+        let examined = examined.iter().filter(|p| holds(p)).count();
+        let found = hits
             .into_iter()
-            .filter(|(pos, _)| {
-                conv.msgs
-                    .iter()
-                    .find(|m| m.pos == *pos)
-                    .is_some_and(|m| self.applies(&ctx, m))
-            })
+            .filter(|(pos, _)| holds(pos))
             .map(|(pos, h)| Violation {
                 rule: self.id.clone(),
                 side: self.side,
@@ -149,8 +163,21 @@ impl Rule {
                 message: h.message,
                 session: 0,
             })
-            .collect()
+            .collect();
+        (examined, found)
     }
+}
+
+/// How much of a conversation one rule judged.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Uses {
+    /// Messages its side, era and transport filter held for.
+    pub applied: usize,
+    /// Of those, the messages its check examined (see `subject.rs`).
+    pub examined: usize,
+    /// Messages that broke the rule though its subject test passed them
+    /// by: a subject test too narrow. Counted as examined; tests hold it at 0.
+    pub unforeseen: usize,
 }
 
 /// The era a message belongs to: the conversation's, or the modern one
@@ -194,11 +221,17 @@ pub struct Checker {
     pub sessions: Sessions,
     pub http: bool,
     pub violations: Vec<Violation>,
+    /// What each rule judged, in the order of `rules`.
+    pub uses: Vec<Uses>,
+    /// Whether the whole-conversation checks ran ([`Checker::finish`]).
+    pub finished: bool,
 }
 
 impl Checker {
     pub fn new(rules: Vec<Rule>, http: bool) -> Self {
         Self {
+            uses: vec![Uses::default(); rules.len()],
+            finished: false,
             rules,
             conv: Conversation::default(),
             sessions: Sessions::default(),
@@ -224,8 +257,12 @@ impl Checker {
             conv,
             http: self.http,
         };
-        for rule in &self.rules {
-            let found = rule.check(&ctx, &msg);
+        for (rule, uses) in self.rules.iter().zip(self.uses.iter_mut()) {
+            let (applied, examined, found) = rule.judge(&ctx, &msg);
+            let unforeseen = !examined && !found.is_empty();
+            uses.applied += usize::from(applied);
+            uses.examined += usize::from(examined || unforeseen);
+            uses.unforeseen += usize::from(unforeseen);
             self.violations
                 .extend(found.into_iter().map(|v| Violation { session, ..v }));
         }
@@ -258,15 +295,43 @@ impl Checker {
             };
         let mut found = Vec::new();
         for (session, conv) in per_session {
-            for rule in &self.rules {
-                found.extend(
-                    rule.check_end(conv, self.http)
-                        .into_iter()
-                        .map(|v| Violation { session, ..v }),
-                );
+            for (rule, uses) in self.rules.iter().zip(self.uses.iter_mut()) {
+                let (examined, hits) = rule.check_end(conv, self.http);
+                uses.examined += examined;
+                found.extend(hits.into_iter().map(|v| Violation { session, ..v }));
             }
         }
         self.violations.extend(found);
+        self.finished = true;
+    }
+
+    /// The ids of the rules whose check examined at least one message.
+    pub fn exercised(&self) -> Vec<&str> {
+        self.rules
+            .iter()
+            .zip(&self.uses)
+            .filter(|(_, u)| u.examined > 0)
+            .map(|(r, _)| r.id.as_str())
+            .collect()
+    }
+
+    /// What `rule` judged so far.
+    pub fn uses_of(&self, rule: &Rule) -> Uses {
+        self.rules
+            .iter()
+            .position(|r| r.id == rule.id)
+            .and_then(|i| self.uses.get(i).copied())
+            .unwrap_or_default()
+    }
+
+    /// Why a rule judged nothing here, in one line; None when it judged
+    /// at least one message.
+    pub fn not_exercised(&self, rule: &Rule) -> Option<String> {
+        let uses = self.uses_of(rule);
+        if uses.examined > 0 {
+            return None;
+        }
+        Some(unexercised_reason(self, rule, uses))
     }
 }
 
