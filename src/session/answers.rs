@@ -164,30 +164,44 @@ impl Session {
     /// scenario; not answered within `SENTINEL_GRACE`, it is abandoned.
     async fn settle_sentinel(&mut self, sentinel: Value, deadline: Instant) {
         let until = deadline.min(Instant::now() + SENTINEL_GRACE);
+        if !self.read_answer_to(&sentinel, None, until).await {
+            self.abandoned_ids.push(sentinel);
+        }
+    }
+
+    /// Reads until the answer to `id` comes (true), setting aside and
+    /// noting anything else the server wrote before it; false when `until`
+    /// passes or the stream ends first. `waiting_for` is the id the
+    /// scenario still waits for, if any, for telling a stray answer's kind.
+    pub(super) async fn read_answer_to(
+        &mut self,
+        id: &Value,
+        waiting_for: Option<&Value>,
+        until: Instant,
+    ) -> bool {
         loop {
             let remaining = until.saturating_duration_since(Instant::now());
             match tokio::time::timeout(remaining, self.next_incoming()).await {
                 Ok(Some(Incoming::Message(v))) => match self.dispatch(v).await {
-                    Ok(Some(answer)) if answer.get("id") == Some(&sentinel) => {
-                        self.note_answered(&sentinel);
-                        return;
+                    Ok(Some(answer)) if answer.get("id") == Some(id) => {
+                        self.note_answered(id);
+                        return true;
                     }
                     Ok(Some(answer)) => {
-                        let reason = self.stray(None, &answer).unwrap_or_else(|| {
+                        let reason = self.stray(waiting_for, &answer).unwrap_or_else(|| {
                             format!("answer {} ignored: nothing waited for it", answer["id"])
                         });
                         self.transcript.note(&self.name, reason);
                     }
                     Ok(None) => {}
-                    Err(_) => break,
+                    Err(_) => return false,
                 },
                 Ok(Some(
                     Incoming::Garbage { .. } | Incoming::Unanswered { .. } | Incoming::Line(_),
                 )) => {}
-                Ok(Some(Incoming::Closed) | None) | Err(_) => break,
+                Ok(Some(Incoming::Closed) | None) | Err(_) => return false,
             }
         }
-        self.abandoned_ids.push(sentinel);
     }
 
     /// Why an answer is not the one being waited for: a late answer to a

@@ -5,7 +5,6 @@ use std::time::{Duration, Instant};
 use super::connection::Connection;
 use super::{Session, Transcript};
 use crate::transport::stdio::ExitState;
-use crate::transport::Incoming;
 
 impl Session {
     /// Ends the session and stops its server, waiting up to `grace` at each
@@ -71,43 +70,19 @@ impl Session {
         if self.send_value(&ping).await.is_err() {
             return false;
         }
-        let until = Instant::now() + timeout;
-        loop {
-            let remaining = until.saturating_duration_since(Instant::now());
-            match tokio::time::timeout(remaining, self.next_incoming()).await {
-                Ok(Some(Incoming::Message(v))) => match self.dispatch(v).await {
-                    Ok(Some(answer)) if answer.get("id") == Some(&id) => {
-                        self.note_answered(&id);
-                        self.transcript.note(
-                            &self.name,
-                            format!("checked before it serves another scenario: the server answered {method}"),
-                        );
-                        return true;
-                    }
-                    Ok(Some(answer)) => {
-                        let reason = self.stray(Some(&id), &answer).unwrap_or_else(|| {
-                            format!("answer {} set aside: nothing waited for it", answer["id"])
-                        });
-                        self.transcript.note(&self.name, reason);
-                    }
-                    Ok(None) => {}
-                    Err(_) => return false,
-                },
-                Ok(Some(
-                    Incoming::Garbage { .. } | Incoming::Unanswered { .. } | Incoming::Line(_),
-                )) => {}
-                Ok(Some(Incoming::Closed) | None) | Err(_) => {
-                    self.transcript.note(
-                        &self.name,
-                        format!(
-                            "not handed on: no answer to {method} within {} ms after the scenario",
-                            timeout.as_millis()
-                        ),
-                    );
-                    return false;
-                }
-            }
-        }
+        let answered = self
+            .read_answer_to(&id, Some(&id), Instant::now() + timeout)
+            .await;
+        let note = if answered {
+            format!("checked before it serves another scenario: the server answered {method}")
+        } else {
+            format!(
+                "not handed on: no answer to {method} within {} ms after the scenario",
+                timeout.as_millis()
+            )
+        };
+        self.transcript.note(&self.name, note);
+        answered
     }
 
     /// Hands a warm session to the next scenario: its own name, transcript
