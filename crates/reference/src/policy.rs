@@ -59,18 +59,12 @@ decisions! {
     Http {
         /// Requests from any Origin are served.
         origin_unchecked,
-        /// A POSTed notification gets 200 `{}` instead of 202.
-        notification_200,
-        /// JSON answers are labelled text/plain.
-        content_type_text,
         /// An unsupported MCP-Protocol-Version header is not refused.
         version_header_ignored,
         /// A 2026-07-28 request's Mcp-Session-Id is looked up.
         session_id_honoured,
         /// A stateful request without a session id gets a throwaway one.
         session_optional,
-        /// Session ids carry a space.
-        session_id_spaces,
         /// An unknown session gets 400 instead of 404.
         unknown_session_400,
         /// An Mcp-Name in the Base64 form is compared undecoded.
@@ -107,8 +101,6 @@ decisions! {
         parse_error_silent,
         /// The server exits after answering an unparsable line.
         parse_error_exit,
-        /// A log line reaches stdout for each unknown method.
-        stdout_noise,
     }
 
     /// Sessions and the catalog they share.

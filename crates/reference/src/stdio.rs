@@ -37,14 +37,8 @@ where
             }
             Frame::Overlong { limit, .. } => (vec![overlong_error(limit)], false),
         };
-        if server.policy().stdio.stdout_noise.on()
-            && out
-                .iter()
-                .any(|m| m.pointer("/error/code") == Some(&Value::from(-32601)))
-            && output
-                .write_all(b"[warn] request for an unknown method\n")
-                .is_err()
-        {
+        let before = server.layer().stdout_before(&out);
+        if before.is_some_and(|bytes| output.write_all(bytes).is_err()) {
             return Ok(());
         }
         if write_all(&mut output, &out).is_err() {

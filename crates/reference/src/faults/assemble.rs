@@ -81,12 +81,9 @@ pub fn policy(faults: &Faults) -> Policy {
     Policy {
         http: Http {
             origin_unchecked: d(Fault::HttpOriginUnchecked),
-            notification_200: d(Fault::HttpNotification200),
-            content_type_text: d(Fault::HttpContentTypeText),
             version_header_ignored: d(Fault::HttpVersionHeaderIgnored),
             session_id_honoured: d(Fault::HttpSessionIdHonoured),
             session_optional: d(Fault::HttpSessionOptional),
-            session_id_spaces: d(Fault::HttpSessionIdSpaces),
             unknown_session_400: d(Fault::HttpUnknownSession400),
             name_not_decoded: d(Fault::HttpNameNotDecoded),
             version_mismatch_ok: d(Fault::HttpVersionMismatchOk),
@@ -105,7 +102,6 @@ pub fn policy(faults: &Faults) -> Policy {
         stdio: Stdio {
             parse_error_silent: d(Fault::ParseErrorSilent),
             parse_error_exit: d(Fault::ParseErrorExit),
-            stdout_noise: d(Fault::StdoutNoise),
         },
         sessions: Sessions {
             shared_auth: d(Fault::PdSharedAuth),

@@ -1,5 +1,13 @@
 //! Faults of the Streamable HTTP transport: status codes, headers and
-//! sessions. Each one is a decision of `Policy::http`, read by `http/`.
+//! sessions. Most are decisions of `Policy::http`, read by `http/`; those
+//! that rewrite a response on its way out act on the wire layer (the
+//! functions below).
+
+use super::{Fault, Faults};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use std::borrow::Cow;
+
 declare! {
     HttpOriginUnchecked = "http-origin-unchecked"
         breaks ["HTTP-ORIGIN-01"]:
@@ -64,4 +72,91 @@ declare! {
     HttpParamHeaderExpected = "http-param-header-expected"
         breaks ["HTTP-HDR-05"]:
         "HTTP (2026-07-28): a tools/call whose x-mcp-header parameter is absent or null is refused for lacking its Mcp-Param header";
+}
+
+/// A POST's response as the faults send it: `http-notification-200`
+/// answers an accepted message with 200 `{}`, `http-content-type-text`
+/// labels JSON as text.
+pub(super) fn post_response(faults: &Faults, mut response: Response) -> Response {
+    let ok_for_notes = faults.has(Fault::HttpNotification200);
+    let text_label = faults.has(Fault::HttpContentTypeText);
+    if ok_for_notes && response.status() == StatusCode::ACCEPTED {
+        response = (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            "{}",
+        )
+            .into_response();
+    }
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if text_label && is_json {
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        );
+    }
+    response
+}
+
+/// The session id handed out: `http-session-id-spaces` puts a space in
+/// its middle.
+pub(super) fn session_id_out(faults: &Faults, key: &str) -> String {
+    if faults.has(Fault::HttpSessionIdSpaces) {
+        let mid = key.len() / 2;
+        match (key.get(..mid), key.get(mid..)) {
+            (Some(a), Some(b)) => format!("{a} {b}"),
+            _ => key.to_owned(),
+        }
+    } else {
+        key.to_owned()
+    }
+}
+
+/// The key a session id header names, with the space taken out again.
+pub(super) fn session_id_in<'k>(faults: &Faults, header: &'k str) -> Cow<'k, str> {
+    if faults.has(Fault::HttpSessionIdSpaces) {
+        Cow::Owned(header.replace(' ', ""))
+    } else {
+        Cow::Borrowed(header)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spaced_session_id_reads_back_as_its_key() {
+        let spaced = Faults::parse(&["http-session-id-spaces"]).expect("known");
+        let shown = session_id_out(&spaced, "abcd1234");
+        assert_eq!(shown, "abcd 1234");
+        assert_eq!(session_id_in(&spaced, &shown), "abcd1234");
+        assert_eq!(session_id_out(&Faults::none(), "abcd1234"), "abcd1234");
+    }
+
+    #[test]
+    fn an_accepted_message_gets_200_and_json_is_labelled_text() {
+        let ok = Faults::parse(&["http-notification-200"]).expect("known");
+        let r = post_response(&ok, StatusCode::ACCEPTED.into_response());
+        assert_eq!(r.status(), StatusCode::OK);
+        let text = Faults::parse(&["http-content-type-text"]).expect("known");
+        let r = post_response(
+            &text,
+            (
+                StatusCode::OK,
+                [(header::CONTENT_TYPE, "application/json")],
+                "{}",
+            )
+                .into_response(),
+        );
+        assert_eq!(
+            r.headers()[header::CONTENT_TYPE],
+            "text/plain; charset=utf-8"
+        );
+        let r = post_response(&Faults::none(), StatusCode::ACCEPTED.into_response());
+        assert_eq!(r.status(), StatusCode::ACCEPTED);
+    }
 }

@@ -3,7 +3,7 @@
 //! [`Faults::has`] only where a fault can act.
 
 use super::{base, category, client_input, envelope, filter, grouping, paging, primitives};
-use super::{progressive, search, tools, Fault, Faults};
+use super::{http, progressive, search, stdio, tools, Fault, Faults};
 use crate::bitset::Bitset;
 use crate::catalog_file::{Task, Tool};
 use crate::cursor::CursorError;
@@ -12,8 +12,9 @@ use crate::filter::{ListRequest, Reading, ToolFilter};
 use crate::index::{Feature, Scored, SearchIndex};
 use crate::live::Snapshot;
 use crate::served_era::Era;
-use crate::server::{Ctx, Layer};
+use crate::server::{Ctx, Layer, Wire};
 use crate::session::SessionState;
+use axum::response::Response;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::ops::{Deref, DerefMut};
@@ -133,6 +134,24 @@ impl Reading for FaultLayer {
 
     fn empty_list_matches_none(&self, filter: &ToolFilter) -> bool {
         filter::empty_list_matches_none(&self.faults, filter)
+    }
+}
+
+impl Wire for FaultLayer {
+    fn stdout_before(&self, messages: &[Value]) -> Option<&'static [u8]> {
+        stdio::stdout_before(&self.faults, messages)
+    }
+
+    fn post_response(&self, response: Response) -> Response {
+        http::post_response(&self.faults, response)
+    }
+
+    fn session_id_out(&self, key: &str) -> String {
+        http::session_id_out(&self.faults, key)
+    }
+
+    fn session_id_in<'k>(&self, header: &'k str) -> Cow<'k, str> {
+        http::session_id_in(&self.faults, header)
     }
 }
 

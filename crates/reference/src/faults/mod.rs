@@ -9,8 +9,10 @@
 //! - it bends a decision (a status code, whether a check runs): a named
 //!   [`crate::policy::Decision`] that `assemble::policy` turns on;
 //! - it rewrites what the server answers or builds (an id, an entry, a
-//!   page): [`FaultLayer`] implements the server's `Layer` by handing each
-//!   method to the module whose faults act there.
+//!   page) or what a transport writes (stdout's bytes, a POST's response,
+//!   a session id): [`FaultLayer`] implements the server's `Layer` and its
+//!   transports' `Wire` by handing each method to the module whose faults
+//!   act there.
 //!
 //! Either way the fault code asks [`Faults::has`] (or reads a decision)
 //! only where its fault can act, so a [`FaultTrace`] names just the

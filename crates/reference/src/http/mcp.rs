@@ -223,23 +223,8 @@ fn version_header_error(version: Option<&str>, id: &Value) -> Option<Response> {
 }
 
 pub async fn post(State(app): State<Shared>, headers: HeaderMap, body: Body) -> Response {
-    let http = &app.server.policy().http;
-    let (ok_for_notes, text_label) = (http.notification_200.on(), http.content_type_text.on());
-    let mut response = post_message(app, headers, body).await;
-    if ok_for_notes && response.status() == StatusCode::ACCEPTED {
-        response = json_response(StatusCode::OK, &json!({}));
-    }
-    let is_json = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
-    if text_label && is_json {
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/plain; charset=utf-8"),
-        );
-    }
-    response
+    let response = post_message(app.clone(), headers, body).await;
+    app.server.layer().post_response(response)
 }
 
 async fn post_message(app: Shared, headers: HeaderMap, body: Body) -> Response {
@@ -315,14 +300,9 @@ async fn post_message(app: Shared, headers: HeaderMap, body: Body) -> Response {
     }
 }
 
-/// The session id as the server stored it (the `http-session-id-spaces`
-/// fault hands out ids with a space the store does not have).
+/// The session key a client's `Mcp-Session-Id` header names.
 fn session_key<'a>(app: &App, key: &'a str) -> std::borrow::Cow<'a, str> {
-    if app.server.policy().http.session_id_spaces.on() {
-        std::borrow::Cow::Owned(key.replace(' ', ""))
-    } else {
-        std::borrow::Cow::Borrowed(key)
-    }
+    app.server.layer().session_id_in(key)
 }
 
 /// An `MCP-Protocol-Version` header naming a sessionless (2026-07-28) version.
@@ -396,15 +376,7 @@ fn initialize(app: &Shared, msg: Value, peek: &Peek, wants: Wants) -> Response {
         }
     };
     let mut response = answer(out, wants);
-    let shown = if app.server.policy().http.session_id_spaces.on() {
-        format!(
-            "{} {}",
-            &entry.key[..entry.key.len() / 2],
-            &entry.key[entry.key.len() / 2..]
-        )
-    } else {
-        entry.key.clone()
-    };
+    let shown = app.server.layer().session_id_out(&entry.key);
     if let Ok(v) = HeaderValue::from_str(&shown) {
         response.headers_mut().insert(SESSION_HEADER, v);
     }

@@ -8,7 +8,7 @@
 //! being built (an entry, a page, a cursor). The faults are one `Layer`
 //! (`faults::FaultLayer`); nothing here knows which.
 
-use super::Ctx;
+use super::{Ctx, Wire};
 use crate::bitset::Bitset;
 use crate::catalog_file::{Task, Tool};
 use crate::cursor::CursorError;
@@ -26,9 +26,11 @@ pub struct Plain;
 
 impl Layer for Plain {}
 
+impl Wire for Plain {}
+
 /// What a layer may rewrite. See the module comment.
 #[allow(unused_variables)]
-pub trait Layer: Send + Sync {
+pub trait Layer: Wire + Send + Sync {
     // The JSON-RPC envelope (dispatch).
 
     /// The id a response carries; `None` drops the request unanswered.

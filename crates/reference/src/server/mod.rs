@@ -8,8 +8,10 @@
 //! server. `faults` builds the faulty ones.
 
 pub mod layer;
+pub mod wire;
 
 pub use layer::{Layer, Plain};
+pub use wire::Wire;
 
 use crate::catalog_file::Catalog;
 use crate::cursor::{self, CursorError, CursorKey, Position};
