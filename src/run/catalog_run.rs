@@ -3,6 +3,7 @@
 //! run's policy and handed to the caller's sink. The CLI's main job and the
 //! many-server matrix both drive this.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,7 +21,7 @@ use super::scheduler::run_jobs;
 use super::slow_calls::SlowCalls;
 use super::target::Target;
 use crate::expr::{Bound, EvalOptions};
-use crate::scenario::model::Scenario;
+use crate::scenario::model::{Isolation, Scenario};
 use crate::schema::Schemas;
 use crate::session::client_fault::ClientFault;
 use crate::session::era::KNOWN_VERSIONS;
@@ -156,11 +157,15 @@ pub async fn run_catalog(
         scenarios.len(),
         opts,
     ))));
-    let (configs, pools) = era_configs(&target, probed, &probes, opts).await;
-    let work = configs
+    let reuse_groups: BTreeSet<String> = scenarios
         .iter()
-        .flat_map(|cfg| scenarios.iter().map(|s| (s.clone(), Arc::clone(cfg))))
+        .filter_map(|s| s.reuse_group.clone())
         .collect();
+    let (configs, pools) = era_configs(&target, probed, &probes, &reuse_groups, opts).await;
+    let mut work = Vec::new();
+    for cfg in &configs {
+        work.extend(era_work(&scenarios, cfg).await);
+    }
     let (tx, mut rx) = mpsc::unbounded_channel();
     let runner = tokio::spawn(run_jobs(work, opts.jobs, tx));
     let mut results = Vec::new();
@@ -208,12 +213,35 @@ fn not_run(
     sink(Event::Done(summary));
 }
 
+/// An era's scenarios in the order they start: first those whose server
+/// may serve on after them (`RunConfig::donor_pools`), so that the pools
+/// waiting for such servers get them early, then the rest as given. Results
+/// are reported in the input order whatever the order they ran in.
+async fn era_work(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<(Scenario, Arc<RunConfig>)> {
+    let (donors, rest): (Vec<&Scenario>, Vec<&Scenario>) = scenarios
+        .iter()
+        .partition(|s| !cfg.donor_pools(s).is_empty());
+    let (takers, rest): (Vec<&Scenario>, Vec<&Scenario>) = rest
+        .into_iter()
+        .partition(|s| s.isolation == Isolation::Reused);
+    for pool in [&cfg.garbage_pool, &cfg.reuse_pool].into_iter().flatten() {
+        pool.expect_donors(donors.len()).await;
+    }
+    donors
+        .into_iter()
+        .chain(rest)
+        .chain(takers)
+        .map(|s| (s.clone(), Arc::clone(cfg)))
+        .collect()
+}
+
 /// One configuration per era probed, and every pool they hold (to close
 /// at the end of the run).
 async fn era_configs(
     target: &Target,
     probed: Vec<ProbedEra>,
     probes: &[Probe],
+    reuse_groups: &BTreeSet<String>,
     opts: &RunOptions,
 ) -> (Vec<Arc<RunConfig>>, Vec<Arc<SessionPool>>) {
     let fixture_match = probes
@@ -244,6 +272,16 @@ async fn era_configs(
         let garbage_pool = pool.is_some().then(|| {
             Arc::new(SessionPool::with_capacity(1, opts.shutdown_grace).with_patience(patience))
         });
+        let group_pools: BTreeMap<String, Arc<SessionPool>> = reuse_groups
+            .iter()
+            .filter(|_| pool.is_some())
+            .map(|group| {
+                let pool =
+                    SessionPool::with_capacity(2, opts.shutdown_grace).with_patience(patience);
+                (group.clone(), Arc::new(pool))
+            })
+            .collect();
+        pools.extend(group_pools.values().cloned());
         pools.extend(pool.clone());
         pools.extend(reuse_pool.clone());
         pools.extend(garbage_pool.clone());
@@ -260,6 +298,7 @@ async fn era_configs(
             pool,
             reuse_pool,
             garbage_pool,
+            group_pools,
             property: opts.property,
             call_tools: opts.call_tools,
             call_budget: opts.call_budget,

@@ -14,6 +14,9 @@ use tokio::sync::{Mutex, Notify};
 
 use crate::session::Session;
 
+/// How many times its patience a lease waits while donors run.
+const DONOR_PATIENCE: u32 = 4;
+
 /// What a shared scenario gets from the pool.
 pub enum Lease {
     /// A warm session to adopt.
@@ -26,6 +29,9 @@ struct State {
     idle: Vec<Session>,
     /// Sessions that exist: idle, or held by a running scenario.
     live: usize,
+    /// Running scenarios of servers of their own that may hand their
+    /// server to this pool when they end (`expect_donor`).
+    donors: usize,
 }
 
 /// The warm sessions of one era.
@@ -59,6 +65,7 @@ impl SessionPool {
             state: Mutex::new(State {
                 idle: Vec::new(),
                 live: 0,
+                donors: 0,
             }),
             freed: Notify::new(),
             capacity: capacity.max(1),
@@ -97,11 +104,21 @@ impl SessionPool {
                 }
                 let waited = asked.elapsed();
                 if state.live < self.capacity {
-                    if state.live == 0 || waited >= self.patience {
+                    // With nothing busy and no donor running, nothing can
+                    // come free: opening at once costs no more than waiting.
+                    let nothing_to_wait_for = state.live == 0 && state.donors == 0;
+                    // A donor's server comes after its own start and its
+                    // scenario: worth a longer wait than a busy session's.
+                    let patience = if state.donors > 0 {
+                        self.patience * DONOR_PATIENCE
+                    } else {
+                        self.patience
+                    };
+                    if nothing_to_wait_for || waited >= patience {
                         state.live += 1;
                         return Lease::Open;
                     }
-                    Some(self.patience - waited)
+                    Some(patience - waited)
                 } else {
                     None
                 }
@@ -149,6 +166,32 @@ impl SessionPool {
         state.live = state.live.saturating_sub(1);
         drop(state);
         self.freed.notify_one();
+    }
+
+    /// `count` scenarios on servers of their own are to run that may hand
+    /// their server to this pool when they end ([`SessionPool::donor_done`],
+    /// once each, skipped or not); until then a lease waits for them as for
+    /// a busy session (up to `patience`).
+    pub async fn expect_donors(&self, count: usize) {
+        self.state.lock().await.donors += count;
+    }
+
+    /// The donor is done: its server joins the pool if it brought one and
+    /// the pool has room, and comes back otherwise.
+    pub async fn donor_done(&self, server: Option<Session>) -> Option<Session> {
+        let mut state = self.state.lock().await;
+        state.donors = state.donors.saturating_sub(1);
+        let back = match server {
+            Some(session) if state.live < self.capacity => {
+                state.live += 1;
+                state.idle.push(session);
+                None
+            }
+            other => other,
+        };
+        drop(state);
+        self.freed.notify_one();
+        back
     }
 
     /// Stops every idle server (end of an era's run).
@@ -216,6 +259,37 @@ mod tests {
         assert!(asked.elapsed() < Duration::from_secs(2));
         pool.seed(session()).await;
         assert!(matches!(pool.lease_now().await, Lease::Warm(_)));
+    }
+
+    #[tokio::test]
+    async fn a_lease_waits_for_a_donor_and_takes_its_server() {
+        let pool = std::sync::Arc::new(
+            SessionPool::with_capacity(1, Duration::from_millis(10))
+                .with_patience(Duration::from_secs(30)),
+        );
+        pool.expect_donors(2).await;
+        let donor = std::sync::Arc::clone(&pool);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            assert!(donor.donor_done(Some(session())).await.is_none(), "taken");
+            let mut back = donor.donor_done(Some(session())).await.expect("no room");
+            back.close_in_background(Duration::from_millis(10)).await;
+        });
+        assert!(
+            matches!(pool.lease().await, Lease::Warm(_)),
+            "an empty pool with a donor running waits for its server"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_lease_without_donors_or_busy_sessions_opens_at_once() {
+        let pool = SessionPool::with_capacity(2, Duration::from_millis(10))
+            .with_patience(Duration::from_secs(30));
+        pool.expect_donors(1).await;
+        assert!(pool.donor_done(None).await.is_none());
+        let asked = Instant::now();
+        assert!(matches!(pool.lease().await, Lease::Open));
+        assert!(asked.elapsed() < Duration::from_secs(5));
     }
 
     #[tokio::test]

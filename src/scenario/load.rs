@@ -495,6 +495,17 @@ impl Loader<'_> {
             }
             Isolation::Fresh => {}
         }
+        let hands_on = self.flag(&root, "", "hands_on", false);
+        if hands_on {
+            self.check_hands_on(isolation, handshake, &built, &cleanup, generate.is_some());
+        }
+        let reuse_group = self.text(&root, "", "reuse_group");
+        if reuse_group.is_some() && isolation != Isolation::Reused {
+            self.error(
+                "/reuse_group",
+                "reuse_group is for isolation: reused (it names the scenarios a reused server is handed on between)",
+            );
+        }
         let requires = self.build_requires(raw(&root, "", "requires"));
         let asserts = self.build_asserts("", &root);
         let spec = self.build_spec(&root);
@@ -530,6 +541,8 @@ impl Loader<'_> {
             timeout_ms: self.count(&root, "", "timeout_ms"),
             isolation,
             handshake,
+            hands_on,
+            reuse_group,
             steps: built,
             asserts,
             cleanup,
@@ -559,6 +572,46 @@ impl Loader<'_> {
             built.push(step);
         }
         built
+    }
+
+    /// `hands_on: true` only where the server a scenario leaves is one a
+    /// `reused` scenario could have left: a fresh scenario that opened it
+    /// with the handshake, generates no cases, and whose steps a `reused`
+    /// scenario could take.
+    fn check_hands_on(
+        &mut self,
+        isolation: Isolation,
+        handshake: bool,
+        steps: &[Step],
+        cleanup: &[Step],
+        generates: bool,
+    ) {
+        let why = if isolation != Isolation::Fresh {
+            Some("hands_on: true is for isolation: fresh (other scenarios' servers serve on already)")
+        } else if !handshake {
+            Some("hands_on: true needs the handshake: a server opened without it is not one a reused scenario could have left")
+        } else if generates {
+            Some("hands_on: true is not for generated cases: each case may leave its server differently")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            self.error("/hands_on", why);
+            return;
+        }
+        for step in steps.iter().chain(cleanup) {
+            let why = step
+                .reuses_badly()
+                .or((!step.handshake).then_some("opens a session without the handshake"));
+            if let Some(why) = why {
+                self.error_at(
+                    step.place.position,
+                    format!(
+                        "hands_on: true, but the step {why}; a reused scenario could not take it"
+                    ),
+                );
+            }
+        }
     }
 
     fn isolation(&mut self, root: &Map<String, Value>) -> Isolation {
@@ -1248,6 +1301,9 @@ steps:
             (GOOD.replace("steps:", "isolation: sometimes\nsteps:"), "t.yaml:6:12: isolation is fresh, shared or reused, not 'sometimes'"),
             (GOOD.replace("steps:", "transports: [tcp]\nsteps:"), "t.yaml:6:14: unknown transport 'tcp'"),
             (GOOD.replace("steps:", "fixture: other\nsteps:"), "t.yaml:6:10: unknown fixture 'other'"),
+            (GOOD.replace("steps:", "isolation: shared\nhands_on: true\nsteps:"), "t.yaml:7:11: hands_on: true is for isolation: fresh (other scenarios' servers serve on already)"),
+            (GOOD.replace("steps:", "reuse_group: x\nsteps:"), "t.yaml:6:14: reuse_group is for isolation: reused (it names the scenarios a reused server is handed on between)"),
+            (GOOD.replace("steps:", "handshake: false\nhands_on: true\nsteps:"), "t.yaml:7:11: hands_on: true needs the handshake: a server opened without it is not one a reused scenario could have left"),
             (GOOD.replace("steps:", "handshake: \"no\"\nsteps:"), "t.yaml:6:12: key 'handshake' takes true or false, found \"no\""),
             (GOOD.replace("steps:", "eras: [2025, x]\nsteps:"), "t.yaml:6:8: key 'eras.0' takes a string, found 2025"),
             (GOOD.replace("level: MUST", "level: MUSTY"), "t.yaml:4:8: key 'level' takes one of MUST, SHOULD, MAY, INFO, found \"MUSTY\""),

@@ -522,6 +522,15 @@ pub struct Scenario {
     /// true). `handshake: false`: a fresh connection whose first message is
     /// the first step's (2026-07-28 requests need no earlier request).
     pub handshake: bool,
+    /// `hands_on: true` (fresh scenarios only): the scenario needs a server
+    /// that served nothing before, but leaves it as a `reused` scenario
+    /// would, so the server, still healthy, goes on to serve `reused`
+    /// scenarios instead of being stopped.
+    pub hands_on: bool,
+    /// `reuse_group: NAME` (reused scenarios only): servers are handed on
+    /// only between the group's scenarios, which leave state (description
+    /// authorizations, say) that would sway other reused scenarios.
+    pub reuse_group: Option<String>,
     pub steps: Vec<Step>,
     pub asserts: Vec<Assertion>,
     /// Steps that always run last, to undo the scenario's changes to the server.

@@ -62,6 +62,10 @@ pub struct RunConfig {
     /// takes a notification it would otherwise end on, once it has read an
     /// invalid Request).
     pub garbage_pool: Option<Arc<SessionPool>>,
+    /// The servers of `reused` scenarios of one `reuse_group`, by group: a
+    /// group's scenarios leave state that would sway other reused ones
+    /// (description authorizations), so its servers serve only the group.
+    pub group_pools: BTreeMap<String, Arc<SessionPool>>,
     /// Complete list walks the shared scenarios on warm servers pass on
     /// (None: every scenario walks its own).
     pub walks: Option<Arc<WalkCache>>,
@@ -120,10 +124,29 @@ impl RunConfig {
     pub fn pool_for(&self, s: &Scenario) -> Option<&Arc<SessionPool>> {
         match s.isolation {
             Isolation::Shared => self.pool.as_ref(),
+            Isolation::Reused if s.reuse_group.is_some() => {
+                self.group_pools.get(s.reuse_group.as_deref()?)
+            }
             Isolation::Reused if s.may_break_connection() => self.garbage_pool.as_ref(),
             Isolation::Reused => self.reuse_pool.as_ref(),
             Isolation::Fresh => None,
         }
+    }
+
+    /// The pools a `hands_on: true` scenario, which runs on a server of its
+    /// own, may hand that server to when it ends: the garbage pool first
+    /// (it has room for one), then the pool of `reused` scenarios. The
+    /// loader holds such a scenario to what a `reused` one may do, so the
+    /// server it leaves is one a `reused` scenario could have left.
+    pub fn donor_pools(&self, s: &Scenario) -> Vec<Arc<SessionPool>> {
+        if !(s.hands_on && s.isolation == Isolation::Fresh) {
+            return Vec::new();
+        }
+        [&self.garbage_pool, &self.reuse_pool]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect()
     }
 
     /// A configuration with every scenario on a fresh server and no probe facts.
@@ -147,6 +170,7 @@ impl RunConfig {
             pool: None,
             reuse_pool: None,
             garbage_pool: None,
+            group_pools: BTreeMap::new(),
             walks: None,
             property: PropertyRun::default(),
             call_tools: CallTools::default(),
@@ -259,9 +283,16 @@ fn base_bindings(cfg: &RunConfig) -> Bindings {
 /// one, and that verdict is the one reported.
 pub async fn run_scenario(s: &Scenario, cfg: &RunConfig) -> ScenarioResult {
     let started = Instant::now();
+    let not_run = |result: ScenarioResult| async {
+        // A donor that does not run is done all the same.
+        for pool in cfg.donor_pools(s) {
+            pool.donor_done(None).await;
+        }
+        result
+    };
     let mut result = match applicability(s, cfg) {
-        Ok(Some(reason)) => ScenarioResult::skipped(s, reason),
-        Err(message) => ScenarioResult::blank(s, Outcome::Error, message),
+        Ok(Some(reason)) => not_run(ScenarioResult::skipped(s, reason)).await,
+        Err(message) => not_run(ScenarioResult::blank(s, Outcome::Error, message)).await,
         Ok(None) => {
             let pooled = cfg.pool_for(s).is_some();
             let first = execute(s, cfg, pooled).await;
@@ -295,6 +326,7 @@ pub async fn run_scenario(s: &Scenario, cfg: &RunConfig) -> ScenarioResult {
 
 async fn execute(s: &Scenario, cfg: &RunConfig, pooled: bool) -> ScenarioResult {
     let mut exec = Execution::new(s, cfg, pooled);
+    exec.donor_pools = cfg.donor_pools(s);
     let stopped = exec.run().await;
     exec.cleanup().await;
     exec.finish(stopped).await
@@ -322,6 +354,9 @@ pub(super) struct Execution<'a> {
     bound_logs: (usize, usize),
     /// The pool the main session comes from and may go back to.
     pooled: Option<Arc<SessionPool>>,
+    /// The pools that wait for this scenario's own server when it ends
+    /// (`RunConfig::donor_pools`).
+    donor_pools: Vec<Arc<SessionPool>>,
     /// Whether the server wrote to stderr during the step that first went
     /// wrong (its stderr tail is then worth showing with the verdict).
     pub(super) stderr_in_failure: Option<bool>,
@@ -363,6 +398,7 @@ impl<'a> Execution<'a> {
             unexercised: None,
             bound_logs: (0, 0),
             pooled: pool,
+            donor_pools: Vec::new(),
             leased: Default::default(),
             walked: Default::default(),
             pristine: s.handshake && s.fixture.is_none(),

@@ -76,6 +76,7 @@ impl Execution<'_> {
                 }
             }
         }
+        self.hand_on_own_server(!wait_for_exit).await;
         for (name, session) in self.sessions.iter_mut() {
             let how = if wait_for_exit {
                 session
@@ -109,22 +110,53 @@ impl Execution<'_> {
     /// violation is this scenario's finding, not the next one's), and it is
     /// still running (no exit to keep as evidence).
     async fn give_back(&mut self, pool: &SessionPool, name: &str) -> Option<Session> {
+        let healthy = self.take_if_healthy(name).await;
+        if healthy.is_none() {
+            pool.release().await;
+        }
+        healthy
+    }
+
+    /// Takes the session `name` out of the scenario if it can serve
+    /// another: the scenario was evaluated, every request it was sent got
+    /// its answer or was cancelled, its stream is in step, it is still
+    /// running, and after raw bytes it still answers a liveness request.
+    async fn take_if_healthy(&mut self, name: &str) -> Option<Session> {
         let timeout = self.cfg.timeout;
         let check = self.s.may_break_connection();
         let fit = self.error.is_none();
-        let Some(session) = self.sessions.get_mut(name) else {
-            pool.release().await;
-            return None;
-        };
+        let session = self.sessions.get_mut(name)?;
         let mut healthy = fit && session.reusable() && !session.has_exited();
         if healthy && check {
             healthy = session.checkup(timeout).await;
         }
         if healthy {
-            return self.sessions.remove(name);
+            self.sessions.remove(name)
+        } else {
+            None
         }
-        pool.release().await;
-        None
+    }
+
+    /// A scenario on a server of its own hands that server, still healthy,
+    /// to the first pool that waited for it and has room (a scenario whose
+    /// verdict needs the server's exit as evidence keeps it); every pool
+    /// that waited hears that it is done either way.
+    async fn hand_on_own_server(&mut self, may_hand_on: bool) {
+        let pools = std::mem::take(&mut self.donor_pools);
+        if pools.is_empty() {
+            return;
+        }
+        let mut server = if may_hand_on {
+            self.take_if_healthy(MAIN).await
+        } else {
+            None
+        };
+        for pool in pools {
+            server = pool.donor_done(server).await;
+        }
+        if let Some(kept) = server {
+            self.sessions.insert(MAIN.to_string(), kept);
+        }
     }
 
     fn verdict(&self) -> (Outcome, String) {
