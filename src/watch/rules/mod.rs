@@ -6,6 +6,7 @@ mod capability;
 mod checks;
 mod flows;
 mod http;
+mod http_request;
 pub mod load;
 mod origin;
 mod param_headers;

@@ -214,7 +214,7 @@ impl HttpCheck {
             HttpCheck::NoGet => msg.from == Side::Client,
             HttpCheck::OriginMalformed403 | HttpCheck::OriginForeignServed => {
                 msg.from == Side::Server
-                    && super::http::request_of(ctx, msg)
+                    && super::http_request::request_of(ctx, msg)
                         .and_then(|r| r.http.as_ref())
                         .is_some_and(|h| h.header("origin").is_some())
             }
@@ -231,7 +231,7 @@ impl HttpCheck {
             HttpCheck::SessionId => posted && ctx.conv.http_session.is_some(),
             HttpCheck::NotificationStatus => {
                 msg.from == Side::Server
-                    && super::http::request_of(ctx, msg)
+                    && super::http_request::request_of(ctx, msg)
                         .is_some_and(|p| p.is_notification() || p.is_response())
             }
         }
