@@ -1049,7 +1049,8 @@ fn http_session_delete_is_info_and_the_harness_holds_it() {
     let own = through_http_watch("watch-delete-harness", &[], harness("2025-11-25"));
     let held = scenario(&own, rule);
     assert_eq!(held["outcome"], "pass", "{held}");
-    // each of its sessions (the scenario's, and the probe's before it) was
+    // each of its sessions (-k core/ping also picks core/ping-before-initialized,
+    // whose second session is written by hand) was
     // judged, at its last client message
     let sessions = own["scenarios"].as_array().map_or(0, |s| {
         s.iter()
