@@ -183,6 +183,7 @@ fn replay(args: &WatchArgs, rules: Vec<rules::Rule>, path: &std::path::Path) -> 
     for m in msgs {
         sink.feed(m);
     }
+    sink.close();
     let target = Target {
         target: path.display().to_string(),
         transport: if http {

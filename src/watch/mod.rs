@@ -77,10 +77,23 @@ impl Sink {
     /// Checks a message already made (live or replayed).
     pub fn feed(&mut self, msg: Msg) {
         let found: Vec<Violation> = self.checker.feed(msg).to_vec();
+        self.print(&found);
+    }
+
+    /// The watch has ended (the host closed, a signal, the end of a
+    /// replay): runs the checks judged then, and prints what they found.
+    pub fn close(&mut self) {
+        let before = self.checker.violations.len();
+        self.checker.close();
+        let found = self.checker.violations[before..].to_vec();
+        self.print(&found);
+    }
+
+    fn print(&mut self, found: &[Violation]) {
         if self.quiet {
             return;
         }
-        for v in &found {
+        for v in found {
             let _ = writeln!(self.live, "{}", live_line(v));
         }
         let _ = self.live.flush();

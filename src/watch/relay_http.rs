@@ -45,10 +45,13 @@ struct Relay {
     exchanges: AtomicU64,
 }
 
-/// Serves until SIGINT or SIGTERM, then returns the sink.
+/// Serves until SIGINT or SIGTERM, then runs the checks judged when a
+/// watch ends ([`Sink::close`]) and returns the sink.
 pub async fn run(addr: SocketAddr, upstream: &str, sink: Sink) -> Result<Watched, HttpError> {
     let listener = bind(addr).await?;
-    serve_until(listener, upstream, sink, stop_signal()).await
+    let mut watched = serve_until(listener, upstream, sink, stop_signal()).await?;
+    watched.sink.close();
+    Ok(watched)
 }
 
 /// Binds the relay's listening socket (port 0 picks a free one).

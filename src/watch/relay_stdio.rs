@@ -92,7 +92,7 @@ pub async fn run(opts: &StdioOptions, sink: Sink) -> Result<Watched, SpawnError>
         let _ = tokio::time::timeout(Duration::from_millis(500), drained).await;
     }
     let _ = wire_tx.send(Wire::Done);
-    let sink = tokio::task::spawn_blocking(move || checker.join())
+    let mut sink = tokio::task::spawn_blocking(move || checker.join())
         .await
         .ok()
         .and_then(Result::ok)
@@ -100,6 +100,7 @@ pub async fn run(opts: &StdioOptions, sink: Sink) -> Result<Watched, SpawnError>
             command: opts.command.join(" "),
             reason: "the checking thread panicked".into(),
         })?;
+    sink.close();
     Ok(Watched {
         sink,
         ended: ended.describe().to_string(),

@@ -30,6 +30,7 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         http_proxy_relays_and_checks_both_sides,
         http_origin_rules_fail_on_a_server_that_serves_any_origin,
         http_sessions_are_checked_and_reported_apart,
+        http_session_delete_is_info_and_the_harness_holds_it,
     ];
     list.push(crate::prereq::trial(
         "watch::python_sdk_client_session_through_watch",
@@ -751,12 +752,32 @@ async fn stateful_session(url: &str) {
         .header("content-type", "application/json")
         .header("accept", accept)
         .header("mcp-protocol-version", "2025-11-25")
-        .header("mcp-session-id", session)
+        .header("mcp-session-id", &session)
         .body(note)
         .send()
         .await
         .unwrap_or_else(|e| panic!("initialized: {e}"));
     let _ = answer.bytes().await;
+    // and leaves it as a client that no longer needs it should
+    delete_session(url, &session).await;
+}
+
+/// DELETE to the MCP endpoint with the session's id: the session ends.
+async fn delete_session(url: &str, session: &str) -> u16 {
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let answer = client
+        .delete(url)
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("mcp-session-id", session)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("DELETE: {e}"));
+    let status = answer.status().as_u16();
+    let _ = answer.bytes().await;
+    status
 }
 
 fn wait_port(port: u16) {
@@ -891,8 +912,9 @@ fn http_origin_rules_fail_on_a_server_that_serves_any_origin() {
 }
 
 /// One 2025-11-25 session by hand: initialize, initialized, then tools/list
-/// with ids 2 and `last` (2 again is a reuse within the session).
-async fn session_of_lists(url: &str, last: u64) -> String {
+/// with ids 2 and `last` (2 again is a reuse within the session), then a
+/// DELETE if `delete`.
+async fn session_of_lists(url: &str, last: u64, delete: bool) -> String {
     let (_, id) = post(url, INIT_2025, &[]).await;
     let id = id.unwrap_or_else(|| panic!("the reference issued no Mcp-Session-Id"));
     let headers = [
@@ -905,18 +927,26 @@ async fn session_of_lists(url: &str, last: u64) -> String {
         let list = format!(r#"{{"jsonrpc":"2.0","id":{n},"method":"tools/list"}}"#);
         post(url, &list, &headers).await;
     }
+    if delete {
+        delete_session(url, &id).await;
+    }
     id
 }
 
 /// Two sessions at once through one proxy, each using the same request ids:
 /// neither counts against the other (one conversation would see id 1 and 2
 /// used twice), the second's own reuse of id 2 is found in it alone, and the
-/// report has each session's transcript.
+/// report has each session's transcript. The first ends with DELETE, the
+/// second is left open: only the second is reported for it, when the watch
+/// ends.
 fn http_sessions_are_checked_and_reported_apart() {
     let mut ids = Vec::new();
     let report = through_http_watch("watch-http-sessions", &[], |url| {
         ids = crate::common::runtime().block_on(async {
-            let (a, b) = futures::join!(session_of_lists(url, 3), session_of_lists(url, 2));
+            let (a, b) = futures::join!(
+                session_of_lists(url, 3, true),
+                session_of_lists(url, 2, false)
+            );
             vec![a, b]
         });
     });
@@ -924,11 +954,26 @@ fn http_sessions_are_checked_and_reported_apart() {
     let clients: Vec<_> = broke.iter().filter(|(side, _)| side == "client").collect();
     assert_eq!(
         clients,
-        [&(
-            "client".to_string(),
-            "client/unique-request-ids-session".to_string()
-        )],
+        [
+            &(
+                "client".to_string(),
+                "client/http-session-delete".to_string()
+            ),
+            &(
+                "client".to_string(),
+                "client/unique-request-ids-session".to_string()
+            )
+        ],
         "{broke:?}"
+    );
+    let left = scenario(&report, "client/http-session-delete");
+    assert_eq!(left["outcome"], "info", "{left}");
+    let findings = left["findings"].as_array().cloned().unwrap_or_default();
+    assert_eq!(findings.len(), 1, "{left}");
+    let message = findings[0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(&ids[1]) && !message.contains(&ids[0]),
+        "{left}"
     );
     let scenarios = report["scenarios"].as_array().cloned().unwrap_or_default();
     let reuse = scenarios
@@ -967,7 +1012,74 @@ fn http_sessions_are_checked_and_reported_apart() {
             .as_array()
             .cloned()
             .unwrap_or_default();
-        // initialize, its answer, initialized, its 202, two lists and answers
-        assert_eq!(transcript.len(), 8, "{session}");
+        // initialize, its answer, initialized, its 202, two lists and
+        // answers; the first session's DELETE and its answer too
+        let deleted = if *id == ids[0] { 2 } else { 0 };
+        assert_eq!(transcript.len(), 8 + deleted, "{session}");
     }
+}
+
+/// The result of one rule (or other scenario id) in a watch report.
+fn scenario(report: &Value, id: &str) -> Value {
+    report["scenarios"]
+        .as_array()
+        .and_then(|s| s.iter().find(|r| r["id"] == id))
+        .cloned()
+        .unwrap_or_else(|| panic!("no result {id}: {report}"))
+}
+
+/// The harness's own 2025-11-25 session ends with DELETE: the rule holds,
+/// and it judged that session. A session left open is reported as info,
+/// never as a warning or failure, when the watch ends (SIGTERM here); a
+/// 2026-07-28 conversation has no session and is not judged.
+fn http_session_delete_is_info_and_the_harness_holds_it() {
+    let harness = |version: &'static str| {
+        move |url: &str| {
+            let out = Command::new(bin())
+                .args(["-q", "-j", "1", "-k", "core/ping", "--protocol-version"])
+                .arg(version)
+                .arg("--url")
+                .arg(url)
+                .output()
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+        }
+    };
+    let rule = "client/http-session-delete";
+    let own = through_http_watch("watch-delete-harness", &[], harness("2025-11-25"));
+    let held = scenario(&own, rule);
+    assert_eq!(held["outcome"], "pass", "{held}");
+    // each of its sessions (-k core/ping also picks core/ping-before-initialized,
+    // whose second session is written by hand) was
+    // judged, at its last client message
+    let sessions = own["scenarios"].as_array().map_or(0, |s| {
+        s.iter()
+            .filter(|r| {
+                r["id"]
+                    .as_str()
+                    .is_some_and(|i| i.starts_with("watch/session-"))
+            })
+            .count()
+    });
+    assert!(
+        held["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with(&format!("held over the {sessions} messages"))),
+        "{held}"
+    );
+    let left = through_http_watch("watch-delete-left", &[], |url| {
+        crate::common::runtime().block_on(session_of_lists(url, 3, false));
+    });
+    let found = scenario(&left, rule);
+    assert_eq!(found["outcome"], "info", "{found}");
+    assert_eq!(found["level"], "INFO", "{found}");
+    let modern = through_http_watch("watch-delete-2026", &[], harness("2026-07-28"));
+    let skipped = scenario(&modern, rule);
+    assert_eq!(skipped["outcome"], "skip", "{skipped}");
+    assert!(
+        skipped["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("2026-07-28")),
+        "{skipped}"
+    );
 }

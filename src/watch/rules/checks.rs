@@ -1,11 +1,12 @@
 //! The built-in check kinds a rule file picks from, and the checks on one
 //! message's JSON-RPC envelope. Flow checks (what came before) live in
-//! `flows.rs`, HTTP ones in `http.rs`.
+//! `flows.rs`, HTTP ones in `http.rs`, those judged when the watch ends in
+//! `session_end.rs`.
 
 use serde_json::Value;
 
 use super::params::{integers, string, strings};
-use super::{capability, describe, flows, http, selection, Ctx, Hit};
+use super::{capability, describe, flows, http, selection, session_end, Ctx, Hit};
 use crate::watch::trace::Msg;
 
 /// A check kind with its parameters.
@@ -34,6 +35,8 @@ pub enum Check {
     PingEmpty,
     Flow(flows::Flow),
     Http(http::HttpCheck),
+    /// Judged on each HTTP session when the watch ends, never per message.
+    SessionEnd(session_end::SessionEndedWith),
     NeedsCapability(capability::NeedsCapability),
     /// No bare tool_descriptions read after MISSING_TOOL_SELECTION.
     BareReadNotRepeated,
@@ -78,6 +81,7 @@ pub const KINDS: &[&str] = &[
     "http-no-get",
     "http-origin-malformed-403",
     "http-origin-foreign-served",
+    "http-session-ended-with",
     "needs-capability",
     "bare-read-not-repeated",
 ];
@@ -120,6 +124,8 @@ pub fn parse(kind: &str, with: &Value) -> Result<Check, String> {
                 Check::Flow(flow)
             } else if let Some(h) = http::parse(other, with)? {
                 Check::Http(h)
+            } else if let Some(e) = session_end::parse(other, with)? {
+                Check::SessionEnd(e)
             } else if let Some(c) = capability::parse(other, with)? {
                 Check::NeedsCapability(c)
             } else {
@@ -134,14 +140,17 @@ pub fn parse(kind: &str, with: &Value) -> Result<Check, String> {
 }
 
 impl Check {
-    /// The positions examined and the hits of a check that judges a whole
-    /// conversation (none for the checks that judge each message as it comes).
+    /// The positions examined and the hits of a check that judges a
+    /// conversation once it ended: when the watch ends, or once the client
+    /// ended it on its own (none for the checks that judge each message as
+    /// it comes).
     pub fn at_end(
         &self,
         conv: &crate::watch::trace::Conversation,
     ) -> (Vec<usize>, Vec<(usize, Hit)>) {
         match self {
             Check::Flow(flow) => flow.at_end(conv),
+            Check::SessionEnd(e) => e.at_close(conv),
             _ => (Vec::new(), Vec::new()),
         }
     }
@@ -149,6 +158,12 @@ impl Check {
     /// Whether the check judges a whole conversation once it is complete.
     pub fn judges_whole(&self) -> bool {
         matches!(self, Check::Flow(flows::Flow::CancelNotified { .. }))
+    }
+
+    /// Whether the check judges each session when the watch ends, however
+    /// it ended.
+    pub fn judges_at_close(&self) -> bool {
+        matches!(self, Check::SessionEnd(_))
     }
 
     pub fn run(&self, ctx: &Ctx<'_>, msg: &Msg) -> Vec<Hit> {
@@ -168,6 +183,7 @@ impl Check {
             Check::PingEmpty => ping_empty(ctx, msg),
             Check::Flow(f) => f.run(ctx, msg),
             Check::Http(h) => h.run(ctx, msg),
+            Check::SessionEnd(_) => None,
             Check::NeedsCapability(c) => c.run(ctx, msg),
             Check::BareReadNotRepeated => selection::check(ctx, msg),
         };

@@ -1,9 +1,9 @@
 //! Checks on the Streamable HTTP envelope: the headers a client's POST
 //! must carry and match against its body, and the status of a server's answer.
 
-use base64::Engine;
 use serde_json::Value;
 
+use super::http_request::{decode_sentinel, request_of};
 use super::params::string;
 use super::{describe, Ctx, Hit};
 use crate::watch::trace::{Msg, Side};
@@ -184,15 +184,6 @@ fn header_matches(msg: &Msg, name: &str, field: &str) -> Option<Hit> {
     })
 }
 
-/// A header value in the Base64 sentinel form `=?base64?…?=`, decoded.
-pub(super) fn decode_sentinel(value: &str) -> Option<String> {
-    let inner = value.strip_prefix("=?base64?")?.strip_suffix("?=")?;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(inner)
-        .ok()?;
-    String::from_utf8(bytes).ok()
-}
-
 fn session_id(ctx: &Ctx<'_>, msg: &Msg) -> Option<Hit> {
     let issued = ctx.conv.http_session.as_deref()?;
     if ctx.conv.modern || msg.method() == Some("initialize") {
@@ -208,14 +199,6 @@ fn session_id(ctx: &Ctx<'_>, msg: &Msg) -> Option<Hit> {
             ),
             vec![],
         )
-    })
-}
-
-/// The client message whose HTTP request a server message answers.
-pub(super) fn request_of<'a>(ctx: &'a Ctx<'_>, msg: &Msg) -> Option<&'a Msg> {
-    let http = msg.http.as_ref()?;
-    ctx.conv.msgs.iter().rev().find(|m| {
-        m.from == Side::Client && m.http.as_ref().is_some_and(|h| h.exchange == http.exchange)
     })
 }
 

@@ -6,11 +6,13 @@ mod capability;
 mod checks;
 mod flows;
 mod http;
+mod http_request;
 pub mod load;
 mod origin;
 mod param_headers;
 mod params;
 mod selection;
+mod session_end;
 mod subject;
 #[cfg(test)]
 mod tests;
@@ -223,6 +225,8 @@ pub struct Checker {
     pub violations: Vec<Violation>,
     /// What each rule judged, in the order of `rules`.
     pub uses: Vec<Uses>,
+    /// Whether the checks judged when the watch ends ran ([`Checker::close`]).
+    pub closed: bool,
     /// Whether the whole-conversation checks ran ([`Checker::finish`]).
     pub finished: bool,
 }
@@ -231,6 +235,7 @@ impl Checker {
     pub fn new(rules: Vec<Rule>, http: bool) -> Self {
         Self {
             uses: vec![Uses::default(); rules.len()],
+            closed: false,
             finished: false,
             rules,
             conv: Conversation::default(),
@@ -278,10 +283,29 @@ impl Checker {
         self.sessions.list.len()
     }
 
+    /// Runs the checks judged when `mcp-conform watch` ends (the host
+    /// closed, a signal, the end of a replay), each HTTP session's on its
+    /// own. Once: a second call does nothing.
+    pub fn close(&mut self) {
+        if !self.closed {
+            self.judge_ended(Check::judges_at_close);
+            self.closed = true;
+        }
+    }
+
     /// Runs the checks that judge a whole conversation, each HTTP session's
     /// on its own. Only for one that is complete: a client scenario whose
-    /// client ended on its own.
+    /// client ended on its own. (A client run does not [`Checker::close`]:
+    /// its conversation ends when the scenario does, not when the client
+    /// leaves a session it no longer needs.)
     pub fn finish(&mut self) {
+        self.judge_ended(Check::judges_whole);
+        self.finished = true;
+    }
+
+    /// Runs the end-of-conversation checks of the rules whose check `pick`
+    /// accepts, on each HTTP session (or the one conversation over stdio).
+    fn judge_ended(&mut self, pick: fn(&Check) -> bool) {
         let per_session: Vec<(usize, &Conversation)> =
             if self.http && !self.sessions.list.is_empty() {
                 self.sessions
@@ -296,13 +320,15 @@ impl Checker {
         let mut found = Vec::new();
         for (session, conv) in per_session {
             for (rule, uses) in self.rules.iter().zip(self.uses.iter_mut()) {
+                if !pick(&rule.check) {
+                    continue;
+                }
                 let (examined, hits) = rule.check_end(conv, self.http);
                 uses.examined += examined;
                 found.extend(hits.into_iter().map(|v| Violation { session, ..v }));
             }
         }
         self.violations.extend(found);
-        self.finished = true;
     }
 
     /// The ids of the rules whose check examined at least one message.

@@ -4,7 +4,7 @@
 //! all is invalid for every server; a foreign one served is reported, not
 //! judged.
 
-use super::http::request_of;
+use super::http_request::request_of;
 use super::{describe, Ctx, Hit};
 use crate::watch::trace::{Msg, Side};
 

@@ -7,11 +7,9 @@
 
 use serde_json::{Map, Value};
 
+use super::http_request::{decode_sentinel, SENTINEL_END, SENTINEL_START};
 use super::{describe, Ctx, Hit};
 use crate::watch::trace::{Msg, Side};
-
-const SENTINEL_START: &str = "=?base64?";
-const SENTINEL_END: &str = "?=";
 
 /// One annotated parameter: the chain of `properties` keys to it and the
 /// name part of its header.
@@ -66,7 +64,7 @@ pub fn check(ctx: &Ctx<'_>, msg: &Msg) -> Option<Hit> {
 /// What is wrong with a header that should carry `expected`, if anything.
 fn mismatch(given: &str, expected: &str) -> Option<String> {
     if given.starts_with(SENTINEL_START) && given.ends_with(SENTINEL_END) {
-        return match super::http::decode_sentinel(given) {
+        return match decode_sentinel(given) {
             None => Some("is not valid Base64 of UTF-8 text inside the sentinel".to_string()),
             Some(decoded) if decoded != expected => Some(format!(
                 "decodes to {decoded:?}, but the body's value is {expected:?}"

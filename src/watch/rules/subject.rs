@@ -36,6 +36,9 @@ pub(super) fn unexercised_reason(checker: &Checker, rule: &Rule, uses: Uses) -> 
             );
         }
     }
+    if rule.check.judges_at_close() && !checker.closed {
+        return "the rule judges each HTTP session when `mcp-conform watch` ends; a client scenario's conversation ends with the scenario, not when the client leaves".into();
+    }
     if rule.check.judges_whole() && !checker.finished {
         return "the rule judges a conversation once the client has ended it, and a watched one is never known to be whole".into();
     }
@@ -72,6 +75,8 @@ impl Check {
             Check::PingEmpty => answers(ctx, msg, |m| m == "ping"),
             Check::Flow(f) => f.examines(ctx, msg),
             Check::Http(h) => h.examines(ctx, msg),
+            // Judged when the watch ends (`at_end`), never per message.
+            Check::SessionEnd(_) => false,
             Check::NeedsCapability(c) => c.examines(ctx, msg),
             Check::BareReadNotRepeated => {
                 msg.from == Side::Client
@@ -101,6 +106,7 @@ impl Check {
             Check::PingEmpty => "an answer to a ping",
             Check::Flow(f) => return f.subject(),
             Check::Http(h) => return h.subject(),
+            Check::SessionEnd(e) => return e.subject(),
             Check::NeedsCapability(c) => {
                 return match c.param {
                     Some(_) => format!("a {} request after the handshake answer", c.method),
@@ -214,7 +220,7 @@ impl HttpCheck {
             HttpCheck::NoGet => msg.from == Side::Client,
             HttpCheck::OriginMalformed403 | HttpCheck::OriginForeignServed => {
                 msg.from == Side::Server
-                    && super::http::request_of(ctx, msg)
+                    && super::http_request::request_of(ctx, msg)
                         .and_then(|r| r.http.as_ref())
                         .is_some_and(|h| h.header("origin").is_some())
             }
@@ -231,7 +237,7 @@ impl HttpCheck {
             HttpCheck::SessionId => posted && ctx.conv.http_session.is_some(),
             HttpCheck::NotificationStatus => {
                 msg.from == Side::Server
-                    && super::http::request_of(ctx, msg)
+                    && super::http_request::request_of(ctx, msg)
                         .is_some_and(|p| p.is_notification() || p.is_response())
             }
         }
