@@ -424,7 +424,7 @@ mod exercise_tests {
         assert_eq!(r.outcome, Outcome::Pass, "{}", r.message);
         assert!(
             r.message
-                .starts_with("1 of its 10 client rules judged a message and held over 4")
+                .starts_with("1 of its 11 client rules judged a message and held over 4")
                 && r.message.contains("not exercised here: client/http-accept"),
             "{}",
             r.message
