@@ -92,8 +92,11 @@ impl Session {
                         self.transcript.note(&self.name, reason);
                         continue;
                     }
-                    if let Some(got) = answer.get("id") {
-                        self.note_answered(got);
+                    // The request awaited got its answer, whatever id the
+                    // answer carries: a wrong id recorded as answered would
+                    // make the next scenario's wrong-id answer a second one.
+                    if let Some(answered) = id.or(answer.get("id")) {
+                        self.note_answered(answered);
                     }
                     if let (Some(s), false) = (sentinel, sentinel_answered) {
                         self.settle_sentinel(s, deadline).await;

@@ -117,6 +117,27 @@ async fn an_answer_to_an_earlier_scenarios_request_is_never_the_current_answer()
 }
 
 #[tokio::test]
+async fn a_server_that_answers_with_one_wrong_id_gets_a_wrong_id_answer_each_time() {
+    let mut s = session().await;
+    // `cat` hands back what is sent: the answer of a server whose answers
+    // all carry id 987654.
+    let wrong = json!({"jsonrpc": "2.0", "id": 987654, "result": {}});
+    for (scenario, awaited) in [("first", 5), ("next", 6)] {
+        s.adopt(scenario, Transcript::new());
+        s.send_raw(&wrong.to_string(), false, None)
+            .await
+            .expect("cat reads");
+        let answer = s
+            .await_response(Some(&json!(awaited)), "ping", Duration::from_secs(2))
+            .await
+            .unwrap_or_else(|e| panic!("{scenario}: {e}"));
+        assert_eq!(answer["id"], 987654, "{scenario}: the wrong-id answer");
+    }
+    assert!(s.violations.is_empty(), "never a second answer");
+    s.close().await;
+}
+
+#[tokio::test]
 async fn answers_with_id_null_are_never_second_answers() {
     let mut s = session().await;
     let parse_error =
