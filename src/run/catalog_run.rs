@@ -21,7 +21,7 @@ use super::scheduler::run_jobs;
 use super::slow_calls::SlowCalls;
 use super::target::Target;
 use crate::expr::{Bound, EvalOptions};
-use crate::scenario::model::{Isolation, Scenario};
+use crate::scenario::model::Scenario;
 use crate::schema::Schemas;
 use crate::session::client_fault::ClientFault;
 use crate::session::era::KNOWN_VERSIONS;
@@ -221,16 +221,12 @@ async fn era_work(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<(Scenario
     let (donors, rest): (Vec<&Scenario>, Vec<&Scenario>) = scenarios
         .iter()
         .partition(|s| !cfg.donor_pools(s).is_empty());
-    let (takers, rest): (Vec<&Scenario>, Vec<&Scenario>) = rest
-        .into_iter()
-        .partition(|s| s.isolation == Isolation::Reused);
     for pool in [&cfg.garbage_pool, &cfg.reuse_pool].into_iter().flatten() {
         pool.expect_donors(donors.len()).await;
     }
     donors
         .into_iter()
         .chain(rest)
-        .chain(takers)
         .map(|s| (s.clone(), Arc::clone(cfg)))
         .collect()
 }
