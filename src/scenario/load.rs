@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 
 use super::interpolate::{Template, ValueTemplate};
 use super::model::{
-    Action, Assertion, Expr, Fixture, ForEach, Isolation, Place, Requirement, Scenario, SpecRef,
-    Step, Transport,
+    Action, Assertion, Expr, Fixture, ForEach, Place, Requirement, Scenario, SpecRef, Step,
+    Transport,
 };
 use super::pattern::{self, describe};
 use super::source::{parse_yaml, Position, SourceDoc};
@@ -21,10 +21,12 @@ use crate::expr::Programs;
 mod files;
 mod load_fields;
 mod load_generate;
+mod load_isolation;
 
 pub use files::{load_path, load_sources};
 
 use load_fields::raw;
+use load_isolation::IsolationKeys;
 
 /// The scenario file schema, shipped with the binary.
 pub const SCENARIO_SCHEMA: &str = include_str!("../../schemas/scenario.schema.json");
@@ -364,37 +366,6 @@ impl Loader<'_> {
         }
     }
 
-    /// `isolation: shared` only on scenarios whose every step leaves the
-    /// server as it found it.
-    fn check_shareable(&mut self, steps: &[Step], cleanup: &[Step]) {
-        if !cleanup.is_empty() {
-            self.error(
-                "/isolation",
-                "isolation: shared, but the scenario has cleanup steps (it changes the server)",
-            );
-        }
-        for (i, step) in steps.iter().enumerate() {
-            if let Some(why) = step.shares_badly() {
-                self.error_at(
-                    step.place.position,
-                    format!(
-                        "isolation: shared, but step {} {why}; use isolation: fresh",
-                        i + 1
-                    ),
-                );
-            }
-        }
-    }
-
-    fn check_reusable(&mut self, step: &Step) {
-        if let Some(why) = step.reuses_badly() {
-            self.error_at(
-                step.place.position,
-                format!("isolation: reused, but the step {why}; use isolation: fresh"),
-            );
-        }
-    }
-
     /// The id and line:col of the node at `pointer`.
     fn place(&self, pointer: &str) -> Place {
         Place {
@@ -472,40 +443,12 @@ impl Loader<'_> {
         let built = self.build_steps(steps, "/steps", &mut ids);
         let cleanup = self.build_cleanup(&root);
         let generate = self.build_generate(&root, &ids);
-        let isolation = self.isolation(&root);
-        let handshake = self.flag(&root, "", "handshake", true);
-        if !handshake && isolation != Isolation::Fresh {
-            self.error(
-                "/handshake",
-                "handshake: false needs a fresh connection (isolation: fresh): a warm one had its handshake",
-            );
-        }
-        match isolation {
-            Isolation::Shared => {
-                self.check_shareable(&built, &cleanup);
-                if let Some(g) = &generate {
-                    self.check_shareable(&g.steps, &[]);
-                }
-            }
-            Isolation::Reused => {
-                let generated = generate.as_ref().map_or(&[][..], |g| &g.steps[..]);
-                for step in built.iter().chain(&cleanup).chain(generated) {
-                    self.check_reusable(step);
-                }
-            }
-            Isolation::Fresh => {}
-        }
-        let hands_on = self.flag(&root, "", "hands_on", false);
-        if hands_on {
-            self.check_hands_on(isolation, handshake, &built, &cleanup, generate.is_some());
-        }
-        let reuse_group = self.text(&root, "", "reuse_group");
-        if reuse_group.is_some() && isolation != Isolation::Reused {
-            self.error(
-                "/reuse_group",
-                "reuse_group is for isolation: reused (it names the scenarios a reused server is handed on between)",
-            );
-        }
+        let IsolationKeys {
+            isolation,
+            handshake,
+            hands_on,
+            reuse_group,
+        } = self.isolation_keys(&root, &built, &cleanup, generate.as_deref());
         let requires = self.build_requires(raw(&root, "", "requires"));
         let asserts = self.build_asserts("", &root);
         let spec = self.build_spec(&root);
@@ -572,61 +515,6 @@ impl Loader<'_> {
             built.push(step);
         }
         built
-    }
-
-    /// `hands_on: true` only where the server a scenario leaves is one a
-    /// `reused` scenario could have left: a fresh scenario that opened it
-    /// with the handshake, generates no cases, and whose steps a `reused`
-    /// scenario could take.
-    fn check_hands_on(
-        &mut self,
-        isolation: Isolation,
-        handshake: bool,
-        steps: &[Step],
-        cleanup: &[Step],
-        generates: bool,
-    ) {
-        let why = if isolation != Isolation::Fresh {
-            Some("hands_on: true is for isolation: fresh (other scenarios' servers serve on already)")
-        } else if !handshake {
-            Some("hands_on: true needs the handshake: a server opened without it is not one a reused scenario could have left")
-        } else if generates {
-            Some("hands_on: true is not for generated cases: each case may leave its server differently")
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            self.error("/hands_on", why);
-            return;
-        }
-        for step in steps.iter().chain(cleanup) {
-            let why = step
-                .reuses_badly()
-                .or((!step.handshake).then_some("opens a session without the handshake"));
-            if let Some(why) = why {
-                self.error_at(
-                    step.place.position,
-                    format!(
-                        "hands_on: true, but the step {why}; a reused scenario could not take it"
-                    ),
-                );
-            }
-        }
-    }
-
-    fn isolation(&mut self, root: &Map<String, Value>) -> Isolation {
-        match self.text(root, "", "isolation").as_deref() {
-            None | Some("fresh") => Isolation::Fresh,
-            Some("shared") => Isolation::Shared,
-            Some("reused") => Isolation::Reused,
-            Some(other) => {
-                self.error(
-                    "/isolation",
-                    format!("isolation is fresh, shared or reused, not '{other}'"),
-                );
-                Isolation::Fresh
-            }
-        }
     }
 
     fn transports(&mut self, root: &Map<String, Value>) -> Vec<Transport> {
@@ -1007,7 +895,7 @@ impl Loader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::model::Level;
+    use crate::scenario::model::{Isolation, Level};
 
     const GOOD: &str = "\
 id: base/unknown-method
