@@ -215,17 +215,22 @@ fn not_run(
 
 /// An era's scenarios in the order they start: first those whose server
 /// may serve on after them (`RunConfig::donor_pools`), so that the pools
-/// waiting for such servers get them early, then the rest as given. Results
+/// waiting for such servers get them early, then those that may spend
+/// their time waiting (`Scenario::may_wait`), so that their waits overlap
+/// the rest, then the rest as given. Results
 /// are reported in the input order whatever the order they ran in.
 async fn era_work(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<(Scenario, Arc<RunConfig>)> {
     let (donors, rest): (Vec<&Scenario>, Vec<&Scenario>) = scenarios
         .iter()
         .partition(|s| !cfg.donor_pools(s).is_empty());
+    let (waiters, rest): (Vec<&Scenario>, Vec<&Scenario>) =
+        rest.into_iter().partition(|s| s.may_wait());
     for pool in [&cfg.garbage_pool, &cfg.reuse_pool].into_iter().flatten() {
         pool.expect_donors(donors.len()).await;
     }
     donors
         .into_iter()
+        .chain(waiters)
         .chain(rest)
         .map(|s| (s.clone(), Arc::clone(cfg)))
         .collect()

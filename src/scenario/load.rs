@@ -927,7 +927,17 @@ steps:
         let s = load_str("t.yaml", &format!("handshake: false\n{good}"))
             .unwrap_or_else(|e| panic!("{e:?}"));
         assert!(s.steps[0].bounded && !s.handshake);
-        assert!(load_str("t.yaml", GOOD).is_ok_and(|s| s.handshake && !s.steps[0].bounded));
+        assert!(s.may_wait(), "a bounded request may use up the call budget");
+        assert!(load_str("t.yaml", GOOD)
+            .is_ok_and(|s| s.handshake && !s.steps[0].bounded && !s.may_wait()));
+        let sleeps = GOOD.replace(
+            "steps:
+",
+            "steps:
+  - sleep_ms: 300
+",
+        );
+        assert!(load_str("t.yaml", &sleeps).is_ok_and(|s| s.may_wait()));
         let paged = good.replace(
             "    bounded: true",
             "    bounded: true\n    paginate: tools",

@@ -613,6 +613,21 @@ impl Scenario {
             .any(Step::may_break_connection)
     }
 
+    /// Whether the scenario may spend most of its time waiting: a sleep, a
+    /// notification awaited, or a request that may use up the run's call
+    /// budget. The run starts such scenarios early, so their waits overlap
+    /// the rest of the work instead of ending the run.
+    pub fn may_wait(&self) -> bool {
+        let generated = self.generate.iter().flat_map(|g| g.steps.iter());
+        self.steps.iter().chain(generated).any(|step| {
+            step.bounded
+                || matches!(
+                    step.action,
+                    Action::Sleep { .. } | Action::WaitNotification { .. }
+                )
+        })
+    }
+
     pub fn mutates_server(&self) -> bool {
         self.steps
             .iter()
