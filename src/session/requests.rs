@@ -89,6 +89,9 @@ impl Session {
                 Err(dropped)
             }
             Ok(mut answer) => {
+                if method == "initialize" {
+                    self.note_own_initialize(&answer);
+                }
                 let rejected = self.conn.learn_tools(&answer);
                 if self.era.is_stateless() && !rejected.is_empty() {
                     self.exclude_tools(&mut answer, &rejected);
@@ -96,6 +99,21 @@ impl Session {
                 Ok(answer)
             }
             other => other,
+        }
+    }
+
+    /// A step's own `initialize` (a session opened without the handshake)
+    /// was answered: later requests carry the version it settled on, as
+    /// a client must ("If using HTTP, the client MUST include the
+    /// MCP-Protocol-Version: <protocol-version> HTTP header on all
+    /// subsequent requests to the MCP server", MCP 2025-11-25, Basic,
+    /// Transports, Protocol Version Header).
+    fn note_own_initialize(&mut self, answer: &Value) {
+        let agreed = answer
+            .pointer("/result/protocolVersion")
+            .and_then(Value::as_str);
+        if let Some(version) = agreed.filter(|v| !era::Era::new(v).is_stateless()) {
+            self.conn.handshake_done(version);
         }
     }
 

@@ -694,6 +694,20 @@ fn http_proxy_relays_and_checks_both_sides() {
         .arg(format!("http://127.0.0.1:{port}/mcp"))
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
+    // A session whose own step sends initialize: its ping after the answer
+    // must carry the version the answer settled on.
+    let own_initialize = Command::new(bin())
+        .args(["-q", "-j", "1", "-k", "core/ping-before-initialized"])
+        .args(["--protocol-version", "2025-11-25", "--url"])
+        .arg(format!("http://127.0.0.1:{port}/mcp"))
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        own_initialize.status.code(),
+        Some(0),
+        "{}",
+        text(&own_initialize.stdout)
+    );
     // SAFETY: kill(2) on children we started.
     unsafe {
         libc::kill(watch.id() as i32, libc::SIGTERM);
