@@ -63,7 +63,7 @@ pub fn trials() -> Vec<Trial> {
 /// The client rules no client fault shows failing yet, each with the reason.
 const NOT_SHOWN: &[(&str, &str)] = &[(
     "client/http-session-delete",
-    "judged only when `mcp-conform watch` ends: a client scenario's conversation ends with the scenario, not when the client leaves; watch::http_session_delete_is_info_and_the_harness_holds_it shows it failing",
+    "judged only when `mcp-conform watch` ends: a client scenario's conversation ends with the scenario, not when the client leaves; watch::http::http_session_delete_is_info_and_the_harness_holds_it shows it failing",
 )];
 
 /// Each fault and client rules it must break (it may break more: a
