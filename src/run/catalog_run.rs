@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use super::events::ToolCalls;
 use super::events::{Event, RunInfo, Summary};
-use super::executor::{CallTools, RunConfig};
+use super::executor::{applicability, CallTools, RunConfig};
 use super::outcome::ScenarioResult;
 use super::policy::{RunPolicy, Verdict};
 use super::pool::SessionPool;
@@ -108,7 +108,7 @@ fn run_info(target: &Target, probes: &[Probe], scenarios: usize, opts: &RunOptio
 
 /// The warm sessions of one era's shared scenarios, the probe's session the
 /// first of them; none (and the probe's session closed) with `--isolate`.
-async fn warm_pool(era: ProbedEra, opts: &RunOptions) -> Option<Arc<SessionPool>> {
+async fn warm_pool(era: ProbedEra, opts: &RunOptions) -> Option<SessionPool> {
     if opts.isolate {
         era.close().await;
         return None;
@@ -119,7 +119,7 @@ async fn warm_pool(era: ProbedEra, opts: &RunOptions) -> Option<Arc<SessionPool>
     } else {
         era.close().await;
     }
-    Some(Arc::new(pool))
+    Some(pool)
 }
 
 /// Probes `target` and runs `scenarios` in every era it accepts (as `opts`
@@ -166,6 +166,9 @@ pub async fn run_catalog(
     for cfg in &configs {
         work.extend(era_work(&scenarios, cfg).await);
     }
+    // Lane by lane across the eras, the eras taking turns within a lane.
+    work.sort_by_key(|(order, _)| *order);
+    let work = work.into_iter().map(|(_, job)| job).collect();
     let (tx, mut rx) = mpsc::unbounded_channel();
     let runner = tokio::spawn(run_jobs(work, opts.jobs, tx));
     let mut results = Vec::new();
@@ -213,27 +216,85 @@ fn not_run(
     sink(Event::Done(summary));
 }
 
-/// An era's scenarios in the order they start: first those whose server
-/// may serve on after them (`RunConfig::donor_pools`), so that the pools
-/// waiting for such servers get them early, then those that may spend
-/// their time waiting (`Scenario::may_wait`), so that their waits overlap
-/// the rest, then the rest as given. Results
-/// are reported in the input order whatever the order they ran in.
-async fn era_work(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<(Scenario, Arc<RunConfig>)> {
-    let (donors, rest): (Vec<&Scenario>, Vec<&Scenario>) = scenarios
+/// An era's scenarios, each with its place in the order the run starts
+/// them, lane by lane across the eras: first those whose server may serve
+/// on after them (`RunConfig::donor_pools`), so that the pools waiting for
+/// such servers get them early; then those on servers of their own, and
+/// the shared ones; then the reused ones, the groups' and those that write
+/// garbage, in the order servers go onward (`SessionPool::with_onward`),
+/// so that a lane's scenarios have started by the time the next lane waits
+/// for its servers. Within a lane, those that may spend their time waiting
+/// (`Scenario::may_wait`) come first, so that their waits overlap the
+/// rest. Results are reported in the input order whatever the order they
+/// ran in.
+async fn era_work(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<(StartOrder, Job)> {
+    let donors = scenarios
         .iter()
-        .partition(|s| !cfg.donor_pools(s).is_empty());
-    let (waiters, rest): (Vec<&Scenario>, Vec<&Scenario>) =
-        rest.into_iter().partition(|s| s.may_wait());
+        .filter(|s| !cfg.donor_pools(s).is_empty())
+        .count();
     for pool in [&cfg.garbage_pool, &cfg.reuse_pool].into_iter().flatten() {
-        pool.expect_donors(donors.len()).await;
+        pool.expect_donors(donors).await;
     }
-    donors
-        .into_iter()
-        .chain(waiters)
-        .chain(rest)
-        .map(|s| (s.clone(), Arc::clone(cfg)))
+    count_pool_users(scenarios, cfg).await;
+    let mut seen: BTreeMap<(u8, bool), usize> = BTreeMap::new();
+    scenarios
+        .iter()
+        .map(|s| {
+            let group = (lane_rank(s, cfg), !s.may_wait());
+            let place = seen.entry(group).or_default();
+            *place += 1;
+            let order = (group.0, group.1, *place);
+            (order, (s.clone(), Arc::clone(cfg)))
+        })
         .collect()
+}
+
+/// A scenario of one era's configuration, to run.
+type Job = (Scenario, Arc<RunConfig>);
+
+/// Where a scenario starts in a run: its lane's rank, waiters first, then
+/// its place among its era's scenarios of the same kind, so that the eras
+/// take turns (each era's servers busy at once, rather than one era's
+/// scenarios filling every job while they queue for its servers).
+type StartOrder = (u8, bool, usize);
+
+/// Where a scenario's lane comes in the order a run starts scenarios.
+fn lane_rank(s: &Scenario, cfg: &RunConfig) -> u8 {
+    let is = |pool: &Option<Arc<SessionPool>>, of: Option<&Arc<SessionPool>>| matches!((pool, of), (Some(a), Some(b)) if Arc::ptr_eq(a, b));
+    let own = cfg.pool_for(s);
+    if !cfg.donor_pools(s).is_empty() {
+        0
+    } else if own.is_none() || cfg.uses_shared_pool(s) {
+        1
+    } else if is(&cfg.reuse_pool, own) {
+        2
+    } else if is(&cfg.garbage_pool, own) {
+        4
+    } else {
+        3
+    }
+}
+
+/// Counts, for each pool of the era, the scenarios that will lease from
+/// it (those that apply: one skipped before it starts leases nothing),
+/// then lets the pools settle who waits for whose servers.
+async fn count_pool_users(scenarios: &[Scenario], cfg: &RunConfig) {
+    for s in scenarios {
+        if matches!(applicability(s, cfg), Ok(None)) {
+            for pool in cfg.pools_used_by(s) {
+                pool.expect_users(1).await;
+            }
+        }
+    }
+    let pools = [
+        &cfg.pool,
+        &cfg.second_pool,
+        &cfg.reuse_pool,
+        &cfg.garbage_pool,
+    ];
+    for pool in pools.into_iter().flatten().chain(cfg.group_pools.values()) {
+        pool.settle_users().await;
+    }
 }
 
 /// One configuration per era probed, and every pool they hold (to close
@@ -258,34 +319,53 @@ async fn era_configs(
         let patience = era.start_cost;
         let pool = warm_pool(era, opts).await;
         // At most two servers per era serve the `isolation: reused`
-        // scenarios in turn (they are few and short, and a Node or Python
-        // start costs more than waiting); the pool starts empty: the
-        // probe's server goes to the shared scenarios, which only read.
-        // One pool for both was tried for the stateless era (2026-07-28),
-        // where a connection holds no session state: but a server's answer
-        // to a scenario's first notification may depend on what the process
-        // saw before (rmcp 3.11 ends a process whose first message is a
-        // notification other than `notifications/initialized`), and a
-        // reused scenario's verdict then changed with `--isolate`.
-        let reuse_pool = pool.is_some().then(|| {
-            Arc::new(SessionPool::with_capacity(2, opts.shutdown_grace).with_patience(patience))
-        });
-        let garbage_pool = pool.is_some().then(|| {
-            Arc::new(SessionPool::with_capacity(1, opts.shutdown_grace).with_patience(patience))
-        });
+        // scenarios at once (they are few and short, and a Node or Python
+        // start costs more than waiting). The probe's server serves the
+        // shared scenarios, which only read; when the last of them is done,
+        // the shared servers go onward to the reused ones, and theirs in
+        // turn to those that write garbage (`SessionPool::with_onward`),
+        // each lane waiting for them as for a donor. A server that served a
+        // later lane never goes back to an earlier one: one pool for shared
+        // and reused scenarios was tried for the stateless era
+        // (2026-07-28), and a server's answer to a scenario's first
+        // notification then depended on what the process saw before (rmcp
+        // 3.11 ends a process whose first message is a notification other
+        // than `notifications/initialized`).
+        let lane = |capacity: usize, onward: Vec<Arc<SessionPool>>| {
+            let pool = SessionPool::with_capacity(capacity, opts.shutdown_grace)
+                .with_patience(patience)
+                .with_onward(onward);
+            Arc::new(pool)
+        };
+        let live = pool.is_some();
+        let garbage_pool = live.then(|| lane(1, Vec::new()));
+        let to_garbage: Vec<Arc<SessionPool>> = garbage_pool.iter().cloned().collect();
         let group_pools: BTreeMap<String, Arc<SessionPool>> = reuse_groups
             .iter()
-            .filter(|_| pool.is_some())
-            .map(|group| {
-                let pool =
-                    SessionPool::with_capacity(2, opts.shutdown_grace).with_patience(patience);
-                (group.clone(), Arc::new(pool))
-            })
+            .filter(|_| live)
+            .map(|group| (group.clone(), lane(2, to_garbage.clone())))
             .collect();
+        let after_reuse: Vec<Arc<SessionPool>> =
+            group_pools.values().chain(&garbage_pool).cloned().collect();
+        let reuse_pool = live.then(|| lane(2, after_reuse.clone()));
+        // The garbage lane before the groups: it is the last lane to get
+        // the reused servers, so that a server left over from the shared
+        // ones lets it start beside the reused scenarios instead of after.
+        let after_shared: Vec<Arc<SessionPool>> = reuse_pool
+            .iter()
+            .chain(&garbage_pool)
+            .chain(group_pools.values())
+            .cloned()
+            .collect();
+        // Second sessions wait for one another: a second server for them
+        // only when the first stays busy for as long as a start takes.
+        let second_pool = live.then(|| lane(2, after_shared.clone()));
+        let pool = pool.map(|shared| Arc::new(shared.with_onward(after_shared)));
         pools.extend(group_pools.values().cloned());
         pools.extend(pool.clone());
         pools.extend(reuse_pool.clone());
         pools.extend(garbage_pool.clone());
+        pools.extend(second_pool.clone());
         configs.push(Arc::new(RunConfig {
             target: target.clone(),
             era: probed.era.clone(),
@@ -299,6 +379,7 @@ async fn era_configs(
             pool,
             reuse_pool,
             garbage_pool,
+            second_pool,
             group_pools,
             property: opts.property,
             call_tools: opts.call_tools,

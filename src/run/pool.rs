@@ -8,6 +8,7 @@
 //! (`patience`): a warm server serves a read-only scenario in milliseconds,
 //! while a Python server takes most of a second of CPU to start.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::{Mutex, Notify};
@@ -29,14 +30,25 @@ struct State {
     idle: Vec<Session>,
     /// Sessions that exist: idle, or held by a running scenario.
     live: usize,
-    /// Running scenarios of servers of their own that may hand their
-    /// server to this pool when they end (`expect_donor`).
+    /// Running scenarios of servers of their own, and pools, that may hand
+    /// their servers to this pool when they are done (`expect_donors`).
     donors: usize,
+    /// Scenarios of the era still to be done with this pool
+    /// (`expect_users`); when the last is, its servers go onward.
+    users: usize,
+    /// Whether the servers went onward (nothing leases here any more).
+    handed_onward: bool,
 }
 
 /// The warm sessions of one era.
 pub struct SessionPool {
     state: Mutex<State>,
+    /// The pools this one's idle servers go to, in turn, once its last
+    /// scenario is done: pools whose scenarios could have been given any
+    /// server this one hands out (a server that only served reads serves
+    /// scenarios that change their session; one that served those serves
+    /// the scenarios that write garbage).
+    onward: Vec<Arc<SessionPool>>,
     freed: Notify,
     capacity: usize,
     /// How long a stdio server may take to exit once its stdin closes.
@@ -66,7 +78,10 @@ impl SessionPool {
                 idle: Vec::new(),
                 live: 0,
                 donors: 0,
+                users: 0,
+                handed_onward: false,
             }),
+            onward: Vec::new(),
             freed: Notify::new(),
             capacity: capacity.max(1),
             grace,
@@ -78,6 +93,13 @@ impl SessionPool {
     /// what starting a server costs (the probe measures it).
     pub fn with_patience(mut self, patience: Duration) -> Self {
         self.patience = patience;
+        self
+    }
+
+    /// Hands the idle servers, once this pool's last scenario is done, to
+    /// `pools` in turn.
+    pub fn with_onward(mut self, pools: Vec<Arc<SessionPool>>) -> Self {
+        self.onward = pools;
         self
     }
 
@@ -154,6 +176,11 @@ impl SessionPool {
         }
     }
 
+    /// An idle session if one is waiting, without waiting or opening.
+    pub async fn try_idle(&self) -> Option<Session> {
+        self.state.lock().await.idle.pop()
+    }
+
     /// Returns a leased session that can serve another scenario.
     pub async fn put(&self, session: Session) {
         self.state.lock().await.idle.push(session);
@@ -194,9 +221,79 @@ impl SessionPool {
         back
     }
 
+    /// `count` scenarios of the era are to lease from this pool. Called
+    /// for every pool before the era's first scenario starts, then
+    /// [`SessionPool::settle_users`] once.
+    pub async fn expect_users(&self, count: usize) {
+        self.state.lock().await.users += count;
+    }
+
+    /// Every pool's users are counted: the onward pools of one that has
+    /// scenarios to serve wait for its servers as for a donor's, and a pool
+    /// with none hands on what it holds (the probe's server) at once.
+    pub async fn settle_users(&self) {
+        if self.state.lock().await.users == 0 {
+            return self.hand_onward(false).await;
+        }
+        for pool in &self.onward {
+            pool.expect_donors(1).await;
+        }
+    }
+
+    /// One of the scenarios counted by `expect_users` is done (run, skipped
+    /// or failed); after the last, the idle servers go onward.
+    pub async fn user_done(&self) {
+        let mut state = self.state.lock().await;
+        state.users = state.users.saturating_sub(1);
+        let last = state.users == 0;
+        drop(state);
+        if last {
+            self.hand_onward(true).await;
+        }
+    }
+
+    /// Drains the idle servers into the onward pools that still have
+    /// scenarios to serve (each waited for them when `expected`); the rest
+    /// are stopped.
+    async fn hand_onward(&self, expected: bool) {
+        let mut state = self.state.lock().await;
+        if std::mem::replace(&mut state.handed_onward, true) {
+            return;
+        }
+        let mut servers = std::mem::take(&mut state.idle);
+        state.live = state.live.saturating_sub(servers.len());
+        drop(state);
+        for pool in &self.onward {
+            pool.take_handed_over(&mut servers, expected).await;
+        }
+        self.close_sessions(servers).await;
+    }
+
+    /// Takes as many of `servers` as it has room and scenarios for; when
+    /// the hand-over was `expected`, it was counted as a donor, now done.
+    async fn take_handed_over(&self, servers: &mut Vec<Session>, expected: bool) {
+        let mut state = self.state.lock().await;
+        if expected {
+            state.donors = state.donors.saturating_sub(1);
+        }
+        while state.users > 0 && state.live < self.capacity {
+            let Some(session) = servers.pop() else { break };
+            state.live += 1;
+            state.idle.push(session);
+        }
+        drop(state);
+        // Several scenarios may have waited for these servers.
+        self.freed.notify_waiters();
+    }
+
     /// Stops every idle server (end of an era's run).
     pub async fn close_all(&self) {
         let sessions = std::mem::take(&mut self.state.lock().await.idle);
+        self.close_sessions(sessions).await;
+    }
+
+    /// Stops `sessions` the way this pool stops its own.
+    async fn close_sessions(&self, sessions: Vec<Session>) {
         for mut s in sessions {
             s.close_in_background(self.grace).await;
         }
@@ -290,6 +387,83 @@ mod tests {
         let asked = Instant::now();
         assert!(matches!(pool.lease().await, Lease::Open));
         assert!(asked.elapsed() < Duration::from_secs(5));
+    }
+
+    #[tokio::test]
+    async fn servers_go_onward_when_the_last_scenario_of_a_lane_is_done() {
+        let garbage = Arc::new(SessionPool::with_capacity(1, Duration::from_millis(10)));
+        let reused = Arc::new(
+            SessionPool::with_capacity(2, Duration::from_millis(10))
+                .with_onward(vec![Arc::clone(&garbage)]),
+        );
+        let shared = SessionPool::with_capacity(2, Duration::from_millis(10))
+            .with_patience(Duration::from_secs(30))
+            .with_onward(vec![Arc::clone(&reused), Arc::clone(&garbage)]);
+        shared.seed(session()).await;
+        shared.seed(session()).await;
+        shared.expect_users(2).await;
+        reused.expect_users(1).await;
+        garbage.expect_users(1).await;
+        for pool in [&shared, &reused, &garbage] {
+            pool.settle_users().await;
+        }
+        shared.user_done().await;
+        assert!(
+            reused.try_idle().await.is_none(),
+            "a shared scenario is still to run"
+        );
+        shared.user_done().await;
+        let Lease::Warm(first) = reused.lease().await else {
+            panic!("the shared servers went to the reused lane")
+        };
+        assert!(reused.try_idle().await.is_some(), "both fit");
+        assert!(
+            garbage.try_idle().await.is_none(),
+            "the reused lane had room for both"
+        );
+        reused.put(*first).await;
+        reused.user_done().await;
+        assert!(
+            matches!(garbage.lease().await, Lease::Warm(_)),
+            "the reused lane's idle server went on to the garbage lane"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_lane_waits_for_the_servers_of_the_lane_before_it() {
+        let reused = Arc::new(
+            SessionPool::with_capacity(2, Duration::from_millis(10))
+                .with_patience(Duration::from_secs(30)),
+        );
+        let shared = Arc::new(
+            SessionPool::with_capacity(2, Duration::from_millis(10))
+                .with_onward(vec![Arc::clone(&reused)]),
+        );
+        shared.expect_users(1).await;
+        reused.expect_users(1).await;
+        shared.settle_users().await;
+        reused.settle_users().await;
+        let lane = Arc::clone(&shared);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            lane.seed(session()).await;
+            lane.user_done().await;
+        });
+        let lease = tokio::time::timeout(Duration::from_secs(5), reused.lease())
+            .await
+            .expect("the hand-over ends the wait");
+        assert!(matches!(lease, Lease::Warm(_)));
+    }
+
+    #[tokio::test]
+    async fn a_lane_without_scenarios_hands_on_what_it_holds_at_once() {
+        let reused = Arc::new(SessionPool::with_capacity(2, Duration::from_millis(10)));
+        let shared = SessionPool::with_capacity(2, Duration::from_millis(10))
+            .with_onward(vec![Arc::clone(&reused)]);
+        shared.seed(session()).await;
+        reused.expect_users(1).await;
+        shared.settle_users().await;
+        assert!(matches!(reused.lease().await, Lease::Warm(_)));
     }
 
     #[tokio::test]

@@ -447,6 +447,7 @@ impl Loader<'_> {
             isolation,
             handshake,
             hands_on,
+            reused_in_eras,
             reuse_group,
         } = self.isolation_keys(&root, &built, &cleanup, generate.as_deref());
         let requires = self.build_requires(raw(&root, "", "requires"));
@@ -485,6 +486,7 @@ impl Loader<'_> {
             isolation,
             handshake,
             hands_on,
+            reused_in_eras,
             reuse_group,
             steps: built,
             asserts,
@@ -938,6 +940,11 @@ steps:
 ",
         );
         assert!(load_str("t.yaml", &sleeps).is_ok_and(|s| s.may_wait()));
+        let per_case = format!(
+            "{GOOD}generate:\n  vars:\n    n: {{ int: [0, 3] }}\n  steps:\n    - request: ping\n      session: fresh\n      handshake: false\n  assert: [\"true\"]\n"
+        );
+        let per_case = load_str("t.yaml", &per_case).unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(per_case.may_wait(), "a server started for each case");
         let paged = good.replace(
             "    bounded: true",
             "    bounded: true\n    paginate: tools",
@@ -1200,6 +1207,8 @@ steps:
             (GOOD.replace("steps:", "transports: [tcp]\nsteps:"), "t.yaml:6:14: unknown transport 'tcp'"),
             (GOOD.replace("steps:", "fixture: other\nsteps:"), "t.yaml:6:10: unknown fixture 'other'"),
             (GOOD.replace("steps:", "isolation: shared\nhands_on: true\nsteps:"), "t.yaml:7:11: hands_on: true is for isolation: fresh (other scenarios' servers serve on already)"),
+            (GOOD.replace("steps:", "reused_in_eras: [2025-11-25]\nsteps:"), "t.yaml:6:17: reused_in_eras is for hands_on: true scenarios"),
+            (GOOD.replace("steps:", "isolation: fresh\nhands_on: true\nreused_in_eras: [2025-11-25, 2031-01-01]\nsteps:"), "t.yaml:8:30: reused_in_eras names '2031-01-01', not a protocol version this harness knows"),
             (GOOD.replace("steps:", "reuse_group: x\nsteps:"), "t.yaml:6:14: reuse_group is for isolation: reused (it names the scenarios a reused server is handed on between)"),
             (GOOD.replace("steps:", "handshake: false\nhands_on: true\nsteps:"), "t.yaml:7:11: hands_on: true needs the handshake: a server opened without it is not one a reused scenario could have left"),
             (GOOD.replace("steps:", "handshake: \"no\"\nsteps:"), "t.yaml:6:12: key 'handshake' takes true or false, found \"no\""),

@@ -527,6 +527,10 @@ pub struct Scenario {
     /// would, so the server, still healthy, goes on to serve `reused`
     /// scenarios instead of being stopped.
     pub hands_on: bool,
+    /// `reused_in_eras: [..]` (hands_on scenarios only): the eras in which
+    /// the scenario runs as `isolation: reused` instead (what made it need
+    /// a server of its own happens only in other eras).
+    pub reused_in_eras: Vec<String>,
     /// `reuse_group: NAME` (reused scenarios only): servers are handed on
     /// only between the group's scenarios, which leave state (description
     /// authorizations, say) that would sway other reused scenarios.
@@ -604,6 +608,15 @@ impl Scenario {
     /// Whether a step may leave the connection unusable (see
     /// `Step::may_break_connection`): a warm server that ran this scenario
     /// is checked before the next one gets it.
+    /// The scenario's isolation in `era` (`reused_in_eras`).
+    pub fn isolation_in(&self, era: &str) -> Isolation {
+        if self.reused_in_eras.iter().any(|e| e == era) {
+            Isolation::Reused
+        } else {
+            self.isolation
+        }
+    }
+
     pub fn may_break_connection(&self) -> bool {
         let generated = self.generate.iter().flat_map(|g| g.steps.iter());
         self.steps
@@ -614,18 +627,22 @@ impl Scenario {
     }
 
     /// Whether the scenario may spend most of its time waiting: a sleep, a
-    /// notification awaited, or a request that may use up the run's call
-    /// budget. The run starts such scenarios early, so their waits overlap
-    /// the rest of the work instead of ending the run.
+    /// notification awaited, a request that may use up the run's call
+    /// budget, or a server started for each generated case (one after the
+    /// other, each as long as a start takes). The run starts such
+    /// scenarios early, so their waits overlap the rest of the work instead
+    /// of ending the run.
     pub fn may_wait(&self) -> bool {
         let generated = self.generate.iter().flat_map(|g| g.steps.iter());
-        self.steps.iter().chain(generated).any(|step| {
-            step.bounded
-                || matches!(
-                    step.action,
-                    Action::Sleep { .. } | Action::WaitNotification { .. }
-                )
-        })
+        let starts_per_case = generated.clone().any(|step| !step.handshake);
+        starts_per_case
+            || self.steps.iter().chain(generated).any(|step| {
+                step.bounded
+                    || matches!(
+                        step.action,
+                        Action::Sleep { .. } | Action::WaitNotification { .. }
+                    )
+            })
     }
 
     pub fn mutates_server(&self) -> bool {

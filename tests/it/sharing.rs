@@ -115,8 +115,8 @@ fn same_verdicts(name: &str, options: &[&str], command: &[String]) {
 }
 
 /// A peer server installed by scripts/install-peers.sh (its command, and
-/// the options that reach it), or why it can't run.
-fn peer(name: &str) -> Result<(Vec<String>, Vec<String>), String> {
+/// the options that reach it, over `transport`), or why it can't run.
+fn peer(name: &str, transport: &str) -> Result<(Vec<String>, Vec<String>), String> {
     let target = root().join("target/peers");
     let (command, options, installed) = match name {
         "server-everything" => {
@@ -135,16 +135,13 @@ fn peer(name: &str) -> Result<(Vec<String>, Vec<String>), String> {
         _ => {
             let python = target.join("python/bin/python");
             let script = root().join("fixtures/peers/python_mcp_server.py");
-            (
-                vec![
-                    python.display().to_string(),
-                    script.display().to_string(),
-                    "--http".into(),
-                    "{addr}".into(),
-                ],
-                vec!["--url".to_string(), "http://{addr}/mcp".into()],
-                python,
-            )
+            let mut command = vec![python.display().to_string(), script.display().to_string()];
+            let mut options = Vec::new();
+            if transport == "http" {
+                command.extend(["--http".to_string(), "{addr}".into()]);
+                options.extend(["--url".to_string(), "http://{addr}/mcp".into()]);
+            }
+            (command, options, python)
         }
     };
     if installed.exists() {
@@ -156,20 +153,20 @@ fn peer(name: &str) -> Result<(Vec<String>, Vec<String>), String> {
     }
 }
 
-fn peer_trial(name: &'static str, transport: &str) -> Trial {
+fn peer_trial(name: &'static str, transport: &'static str) -> Trial {
     prereq::trial(
         format!("sharing::{name}-{transport}"),
         Prereq::Peers,
-        move || peer(name).map(|_| ()),
+        move || peer(name, transport).map(|_| ()),
         move || {
-            let (command, mut options) = peer(name).unwrap_or_else(|e| panic!("{e}"));
+            let (command, mut options) = peer(name, transport).unwrap_or_else(|e| panic!("{e}"));
             // Two at a time: a peer that starts slowly must not time out its
             // handshake because the machine is busy starting many of it. One
             // era: what sharing could change does not depend on the era (the
             // reference runs compare every era).
             options.extend(["-j", "2", "--protocol-version", "2025-11-25"].map(String::from));
             let options: Vec<&str> = options.iter().map(String::as_str).collect();
-            same_verdicts(name, &options, &command);
+            same_verdicts(&format!("{name}-{transport}"), &options, &command);
         },
     )
 }
@@ -198,6 +195,8 @@ pub fn trials() -> Vec<Trial> {
         }),
         peer_trial("server-everything", "stdio"),
         peer_trial("python-mcp", "http"),
+        // The Python SDK over stdio: its servers go from lane to lane.
+        peer_trial("python-mcp", "stdio"),
         // rmcp 3.11 ends a 2026-07-28 stdio process whose first message is
         // a notification other than `notifications/initialized`, unless the
         // process read other bytes before: a scenario's verdict there shows

@@ -66,6 +66,11 @@ pub struct RunConfig {
     /// group's scenarios leave state that would sway other reused ones
     /// (description authorizations), so its servers serve only the group.
     pub group_pools: BTreeMap<String, Arc<SessionPool>>,
+    /// The second sessions of shared scenarios when no warm server of
+    /// their own pool is idle (None: every scenario fresh). A scenario
+    /// waits for its first one here rather than starting yet another
+    /// server.
+    pub second_pool: Option<Arc<SessionPool>>,
     /// Complete list walks the shared scenarios on warm servers pass on
     /// (None: every scenario walks its own).
     pub walks: Option<Arc<WalkCache>>,
@@ -122,7 +127,7 @@ impl CallTools {
 impl RunConfig {
     /// The pool whose servers a scenario of this isolation runs on.
     pub fn pool_for(&self, s: &Scenario) -> Option<&Arc<SessionPool>> {
-        match s.isolation {
+        match s.isolation_in(&self.era.version) {
             Isolation::Shared => self.pool.as_ref(),
             Isolation::Reused if s.reuse_group.is_some() => {
                 self.group_pools.get(s.reuse_group.as_deref()?)
@@ -133,13 +138,33 @@ impl RunConfig {
         }
     }
 
+    /// Whether `s` runs on the warm servers of the era's shared scenarios.
+    pub fn uses_shared_pool(&self, s: &Scenario) -> bool {
+        s.isolation_in(&self.era.version) == Isolation::Shared && self.pool.is_some()
+    }
+
+    /// The pools `s` may lease from, which count it among their users
+    /// (`SessionPool::expect_users`): its own, and for a shared scenario
+    /// the pool of second sessions.
+    pub fn pools_used_by(&self, s: &Scenario) -> Vec<Arc<SessionPool>> {
+        let second = self
+            .second_pool
+            .as_ref()
+            .filter(|_| self.uses_shared_pool(s));
+        self.pool_for(s)
+            .into_iter()
+            .chain(second)
+            .cloned()
+            .collect()
+    }
+
     /// The pools a `hands_on: true` scenario, which runs on a server of its
     /// own, may hand that server to when it ends: the garbage pool first
     /// (it has room for one), then the pool of `reused` scenarios. The
     /// loader holds such a scenario to what a `reused` one may do, so the
     /// server it leaves is one a `reused` scenario could have left.
     pub fn donor_pools(&self, s: &Scenario) -> Vec<Arc<SessionPool>> {
-        if !(s.hands_on && s.isolation == Isolation::Fresh) {
+        if !(s.hands_on && s.isolation_in(&self.era.version) == Isolation::Fresh) {
             return Vec::new();
         }
         [&self.garbage_pool, &self.reuse_pool]
@@ -170,6 +195,7 @@ impl RunConfig {
             pool: None,
             reuse_pool: None,
             garbage_pool: None,
+            second_pool: None,
             group_pools: BTreeMap::new(),
             walks: None,
             property: PropertyRun::default(),
@@ -299,7 +325,7 @@ pub async fn run_scenario(s: &Scenario, cfg: &RunConfig) -> ScenarioResult {
             // A failure stands (the equivalence tests hold shared, reused
             // and fresh verdicts equal); a scenario that could not be
             // evaluated gets a fresh server before it is reported.
-            if pooled && first.outcome == Outcome::Error {
+            let result = if pooled && first.outcome == Outcome::Error {
                 let mut again = execute(s, cfg, false).await;
                 again.server_exits.insert(
                     0,
@@ -311,7 +337,11 @@ pub async fn run_scenario(s: &Scenario, cfg: &RunConfig) -> ScenarioResult {
                 again
             } else {
                 first
+            };
+            for pool in cfg.pools_used_by(s) {
+                pool.user_done().await;
             }
+            result
         }
     };
     result.duration_ms = started.elapsed().as_millis() as u64;
@@ -360,10 +390,10 @@ pub(super) struct Execution<'a> {
     /// Whether the server wrote to stderr during the step that first went
     /// wrong (its stderr tail is then worth showing with the verdict).
     pub(super) stderr_in_failure: Option<bool>,
-    /// The sessions the pool counts as its own: the main one, and in a
-    /// shared scenario those its steps name (each a warm server of the
-    /// pool, or one opened for it and given back).
-    leased: std::collections::BTreeSet<String>,
+    /// The sessions a pool counts as its own, with that pool: the main
+    /// one, and in a shared scenario those its steps name (each a warm
+    /// server of the pool, or one opened for it and given back).
+    leased: BTreeMap<String, Arc<SessionPool>>,
     /// The walks this scenario asked for so far: a second one of the same
     /// request goes to the server, whatever the shared store has.
     walked: std::collections::HashSet<String>,
@@ -378,7 +408,7 @@ impl Execution<'_> {
     /// The main session comes from (and may go back to) the warm pool of
     /// shared scenarios.
     fn shared(&self) -> bool {
-        self.pooled.is_some() && self.s.isolation == Isolation::Shared
+        self.pooled.is_some() && self.cfg.uses_shared_pool(self.s)
     }
 }
 

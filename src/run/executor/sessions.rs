@@ -2,6 +2,8 @@
 //! opened on first use (warm from the pool when the scenario is shared),
 //! and what they saw on the wire bound for CEL.
 
+use std::sync::Arc;
+
 use serde_json::{json, Value};
 
 use super::{Execution, Stop, MAIN};
@@ -20,29 +22,16 @@ impl Execution<'_> {
     /// Opens the session `name`, without the era's handshake when
     /// `handshake` is false (a step that sends its own `initialize`).
     async fn open_session_with(&mut self, name: &str, handshake: bool) -> Result<(), String> {
-        let from_pool = name == MAIN || (self.shared() && handshake);
-        if let Some(pool) = self.pooled.clone().filter(|_| from_pool) {
-            self.leased.insert(name.to_string());
-            // A second session never waits for the pool: the scenario holds
-            // its main one, and two scenarios each waiting for another's
-            // would wait for ever.
-            let lease = if name == MAIN {
-                pool.lease().await
-            } else {
-                pool.lease_now().await
-            };
+        if let Some(warm) = self.lease_warm(name, handshake).await {
             let earlier = if self.shared() { "shared" } else { "reused" };
-            if let Lease::Warm(mut warm) = lease {
-                warm.adopt(name, self.transcript.clone());
-                self.transcript.note(
-                    name,
-                    format!(
-                        "a warm server of an earlier {earlier} scenario (its handshake is not repeated)"
-                    ),
-                );
-                self.sessions.insert(name.to_string(), *warm);
-                return Ok(());
-            }
+            self.transcript.note(
+                name,
+                format!(
+                    "a warm server of an earlier {earlier} scenario (its handshake is not repeated)"
+                ),
+            );
+            self.sessions.insert(name.to_string(), warm);
+            return Ok(());
         }
         let conn = self
             .cfg
@@ -78,6 +67,55 @@ impl Execution<'_> {
         handshake
             .map(|_| ())
             .map_err(|e| format!("session '{name}': {}", describe_handshake_error(&e)))
+    }
+
+    /// A warm session for `name` when the scenario's isolation lets it
+    /// have one: its main session from its pool, and a shared scenario's
+    /// other sessions from the same pool when one is idle, else from the
+    /// era's pool of second sessions. `None` with the leave to open a
+    /// session counted as the pool's (the caller opens it and it is given
+    /// back at the end), or with nothing leased.
+    async fn lease_warm(&mut self, name: &str, handshake: bool) -> Option<Session> {
+        let pool = self.pooled.clone()?;
+        let lease = if name == MAIN {
+            pool.lease().await
+        } else if self.shared() && handshake {
+            if let Some(idle) = pool.try_idle().await {
+                self.leased.insert(name.to_string(), pool);
+                return Some(self.adopt(name, idle));
+            }
+            let Some(seconds) = self.cfg.second_pool.clone() else {
+                self.leased.insert(name.to_string(), pool.clone());
+                return self.adopt_lease(name, pool.lease_now().await);
+            };
+            // Waiting for the pool of second sessions cannot deadlock as
+            // long as a scenario waits only for its first one there: whoever
+            // holds one already has its main session and waits for nothing.
+            let first = !self.leased.values().any(|p| Arc::ptr_eq(p, &seconds));
+            let lease = if first {
+                seconds.lease().await
+            } else {
+                seconds.lease_now().await
+            };
+            self.leased.insert(name.to_string(), seconds);
+            return self.adopt_lease(name, lease);
+        } else {
+            return None;
+        };
+        self.leased.insert(name.to_string(), pool);
+        self.adopt_lease(name, lease)
+    }
+
+    fn adopt_lease(&mut self, name: &str, lease: Lease) -> Option<Session> {
+        match lease {
+            Lease::Warm(warm) => Some(self.adopt(name, *warm)),
+            Lease::Open => None,
+        }
+    }
+
+    fn adopt(&mut self, name: &str, mut warm: Session) -> Session {
+        warm.adopt(name, self.transcript.clone());
+        warm
     }
 
     /// The step's session, opened on first use; a session that cannot be

@@ -60,20 +60,18 @@ impl Execution<'_> {
         for session in self.sessions.values_mut() {
             stderr_relevant |= session.has_exited();
         }
-        if let Some(pool) = self.pooled.clone() {
-            for name in std::mem::take(&mut self.leased) {
-                let handed_on = self.give_back(&pool, &name).await;
-                if let Some(main) = handed_on {
-                    if stderr_relevant {
-                        append_tail(&mut stderr, several.then_some(&name), &main.stderr_tail());
-                    }
-                    if wait_for_exit {
-                        exits.push(format!(
-                            "{name}: server still running, handed on to the next scenario"
-                        ));
-                    }
-                    pool.put(main).await
+        for (name, pool) in std::mem::take(&mut self.leased) {
+            let handed_on = self.give_back(&pool, &name).await;
+            if let Some(main) = handed_on {
+                if stderr_relevant {
+                    append_tail(&mut stderr, several.then_some(&name), &main.stderr_tail());
                 }
+                if wait_for_exit {
+                    exits.push(format!(
+                        "{name}: server still running, handed on to the next scenario"
+                    ));
+                }
+                pool.put(main).await
             }
         }
         self.hand_on_own_server(!wait_for_exit).await;

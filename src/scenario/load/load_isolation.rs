@@ -1,5 +1,5 @@
 //! The keys that say which server a scenario runs on (`isolation`,
-//! `handshake`, `hands_on`, `reuse_group`), and the checks that hold each
+//! `handshake`, `hands_on`, `reused_in_eras`, `reuse_group`), and the checks that hold each
 //! scenario to what its kind of server allows.
 
 use serde_json::{Map, Value};
@@ -13,6 +13,7 @@ pub(super) struct IsolationKeys {
     pub isolation: Isolation,
     pub handshake: bool,
     pub hands_on: bool,
+    pub reused_in_eras: Vec<String>,
     pub reuse_group: Option<String>,
 }
 
@@ -52,6 +53,10 @@ impl Loader<'_> {
         if hands_on {
             self.check_hands_on(isolation, handshake, built, cleanup, generate.is_some());
         }
+        let reused_in_eras = self.strings(root, "", "reused_in_eras");
+        if !reused_in_eras.is_empty() {
+            self.check_reused_in_eras(hands_on, &reused_in_eras);
+        }
         let reuse_group = self.text(root, "", "reuse_group");
         if reuse_group.is_some() && isolation != Isolation::Reused {
             self.error(
@@ -63,7 +68,29 @@ impl Loader<'_> {
             isolation,
             handshake,
             hands_on,
+            reused_in_eras,
             reuse_group,
+        }
+    }
+
+    /// `reused_in_eras` names eras in which a `hands_on` scenario needs no
+    /// server of its own (what made it fresh belongs to another era): it is
+    /// held to what a `reused` scenario may do already.
+    fn check_reused_in_eras(&mut self, hands_on: bool, eras: &[String]) {
+        if !hands_on {
+            self.error(
+                "/reused_in_eras",
+                "reused_in_eras is for hands_on: true scenarios (whose steps a reused scenario could take)",
+            );
+        }
+        for (i, era) in eras.iter().enumerate() {
+            if !crate::protocol::KNOWN_VERSIONS.contains(&era.as_str()) {
+                let known = crate::protocol::KNOWN_VERSIONS.join(", ");
+                self.error(
+                    &format!("/reused_in_eras/{i}"),
+                    format!("reused_in_eras names '{era}', not a protocol version this harness knows ({known})"),
+                );
+            }
         }
     }
 
