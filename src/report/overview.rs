@@ -223,36 +223,50 @@ pub struct Problem<'a> {
 /// distinct (scenario, outcome, message) once: failures and errors first,
 /// then warnings, each by id.
 pub fn problems<'a>(results: impl IntoIterator<Item = &'a ScenarioResult>) -> Vec<Problem<'a>> {
-    let mut out: Vec<Problem<'a>> = Vec::new();
-    for r in results {
-        if !matches!(r.outcome, Outcome::Fail | Outcome::Error | Outcome::Warn)
-            || r.expected_failure
-        {
-            continue;
-        }
-        let same = |p: &&mut Problem<'a>| {
-            p.result.id == r.id && p.result.outcome == r.outcome && p.result.message == r.message
-        };
-        match out.iter_mut().find(same) {
-            Some(p) => {
-                if !r.era.is_empty() && !p.eras.contains(&r.era.as_str()) {
-                    p.eras.push(&r.era);
-                }
-            }
-            None => out.push(Problem {
-                result: r,
-                eras: [r.era.as_str()]
-                    .into_iter()
-                    .filter(|e| !e.is_empty())
-                    .collect(),
-            }),
-        }
-    }
+    let problems = results.into_iter().filter(|r| {
+        matches!(r.outcome, Outcome::Fail | Outcome::Error | Outcome::Warn) && !r.expected_failure
+    });
+    let mut out: Vec<Problem<'a>> = merge_eras(problems)
+        .into_iter()
+        .map(|(result, eras)| Problem { result, eras })
+        .collect();
     out.sort_by(|a, b| {
         (a.result.outcome == Outcome::Warn)
             .cmp(&(b.result.outcome == Outcome::Warn))
             .then(a.result.id.cmp(&b.result.id))
     });
+    out
+}
+
+/// Identical results (scenario, outcome, message) of several eras as one,
+/// in the order each first came: the result shown is the oldest era's, and
+/// the eras are oldest first, whatever order the results finished in (a
+/// run interleaves its eras).
+fn merge_eras<'a>(
+    results: impl IntoIterator<Item = &'a ScenarioResult>,
+) -> Vec<(&'a ScenarioResult, Vec<&'a str>)> {
+    let mut out: Vec<(&'a ScenarioResult, Vec<&'a str>)> = Vec::new();
+    for r in results {
+        let same = |(shown, _): &&mut (&'a ScenarioResult, Vec<&'a str>)| {
+            shown.id == r.id && shown.outcome == r.outcome && shown.message == r.message
+        };
+        match out.iter_mut().find(same) {
+            Some((shown, eras)) => {
+                if !r.era.is_empty() && !eras.contains(&r.era.as_str()) {
+                    eras.push(&r.era);
+                    // Revisions are dates: their order is the text's.
+                    eras.sort_unstable();
+                }
+                if !r.era.is_empty() && r.era < shown.era {
+                    *shown = r;
+                }
+            }
+            None => {
+                let eras = [r.era.as_str()].into_iter().filter(|e| !e.is_empty());
+                out.push((r, eras.collect()));
+            }
+        }
+    }
     out
 }
 
@@ -280,28 +294,10 @@ pub struct Row<'a> {
 /// Every result as rows, what to fix first ([`fix_first_rank`]); within an
 /// outcome, in the order given (catalog order).
 pub fn rows<'a>(results: impl IntoIterator<Item = &'a ScenarioResult>) -> Vec<Row<'a>> {
-    let mut out: Vec<Row<'a>> = Vec::new();
-    for r in results {
-        let same = |row: &&mut Row<'a>| {
-            row.result.id == r.id
-                && row.result.outcome == r.outcome
-                && row.result.message == r.message
-        };
-        match out.iter_mut().find(same) {
-            Some(row) => {
-                if !r.era.is_empty() && !row.eras.contains(&r.era.as_str()) {
-                    row.eras.push(&r.era);
-                }
-            }
-            None => out.push(Row {
-                result: r,
-                eras: [r.era.as_str()]
-                    .into_iter()
-                    .filter(|e| !e.is_empty())
-                    .collect(),
-            }),
-        }
-    }
+    let mut out: Vec<Row<'a>> = merge_eras(results)
+        .into_iter()
+        .map(|(result, eras)| Row { result, eras })
+        .collect();
     out.sort_by_key(|row| fix_first_rank(row.result.outcome));
     out
 }
@@ -344,6 +340,24 @@ mod tests {
             ["base/d", "base/f", "base/c", "base/e", "base/a", "base/b"]
         );
         assert!(rows.iter().all(|r| r.eras == ["2025-06-18", "2025-11-25"]));
+    }
+
+    #[test]
+    fn eras_of_a_problem_are_oldest_first_whatever_order_they_finished_in() {
+        let mut all = Vec::new();
+        for era in ["2026-07-28", "2025-06-18", "2025-11-25"] {
+            let mut r = ScenarioResult::for_test("base/d", Outcome::Fail);
+            r.era = era.into();
+            all.push(r);
+        }
+        let found = problems(&all);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].eras, ["2025-06-18", "2025-11-25", "2026-07-28"]);
+        assert_eq!(
+            found[0].result.era, "2025-06-18",
+            "the oldest era's is shown"
+        );
+        assert_eq!(rows(&all)[0].eras, found[0].eras);
     }
 
     #[test]
