@@ -225,8 +225,10 @@ fn not_run(
 /// so that a lane's scenarios have started by the time the next lane waits
 /// for its servers. Within a lane, those that may spend their time waiting
 /// (`Scenario::may_wait`) come first, so that their waits overlap the
-/// rest. Results are reported in the input order whatever the order they
-/// ran in.
+/// rest. Where a server costs next to nothing to start (a Streamable HTTP
+/// session, the built-in reference), no lane waits for another's servers,
+/// and the scenarios that may wait come first whatever their lane. Results
+/// are reported in the input order whatever the order they ran in.
 async fn era_work(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<(StartOrder, Job)> {
     let donors = scenarios
         .iter()
@@ -236,27 +238,38 @@ async fn era_work(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<(StartOrd
         pool.expect_donors(donors).await;
     }
     count_pool_users(scenarios, cfg).await;
+    let cheap = cfg.start_cost < CHEAP_START;
     let mut seen: BTreeMap<(u8, bool), usize> = BTreeMap::new();
     scenarios
         .iter()
         .map(|s| {
-            let group = (lane_rank(s, cfg), !s.may_wait());
-            let place = seen.entry(group).or_default();
+            let (lane, later) = (lane_rank(s, cfg), !s.may_wait());
+            let place = seen.entry((lane, later)).or_default();
             *place += 1;
-            let order = (group.0, group.1, *place);
+            let order = if cheap {
+                (u8::from(later), lane, *place)
+            } else {
+                (lane, u8::from(later), *place)
+            };
             (order, (s.clone(), Arc::clone(cfg)))
         })
         .collect()
 }
 
+/// A start that costs less than this (a Streamable HTTP session, an
+/// in-process server) is not worth ordering the run around: a lane waits
+/// for the one before it a few times this long at most.
+const CHEAP_START: Duration = Duration::from_millis(150);
+
 /// A scenario of one era's configuration, to run.
 type Job = (Scenario, Arc<RunConfig>);
 
-/// Where a scenario starts in a run: its lane's rank, waiters first, then
-/// its place among its era's scenarios of the same kind, so that the eras
-/// take turns (each era's servers busy at once, rather than one era's
-/// scenarios filling every job while they queue for its servers).
-type StartOrder = (u8, bool, usize);
+/// Where a scenario starts in a run: its lane's rank and whether it waits
+/// (which first depends on what a start costs), then its place among its
+/// era's scenarios of the same kind, so that the eras take turns (each
+/// era's servers busy at once, rather than one era's scenarios filling
+/// every job while they queue for its servers).
+type StartOrder = (u8, u8, usize);
 
 /// Where a scenario's lane comes in the order a run starts scenarios.
 fn lane_rank(s: &Scenario, cfg: &RunConfig) -> u8 {
@@ -375,6 +388,7 @@ async fn era_configs(
             shutdown_grace: opts.shutdown_grace,
             startup: opts.startup,
             fixture_match,
+            start_cost: patience,
             walks: pool.is_some().then(Default::default),
             pool,
             reuse_pool,
@@ -404,4 +418,80 @@ fn sort_results(results: &mut [ScenarioResult], scenarios: &[Scenario]) {
             scenarios.iter().position(|s| s.id == r.id),
         )
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::reference::Config;
+    use crate::scenario::load::load_str;
+    use crate::session::Era;
+
+    fn scenario(id: &str, isolation: &str, wait: bool) -> Scenario {
+        // A bounded request may use up the call budget: the scenario may wait.
+        let bounded = if wait { "    bounded: true\n" } else { "" };
+        let text = format!(
+            "id: {id}\ntitle: t\nprofile: base\nlevel: MUST\nisolation: {isolation}\nsteps:\n  - request: ping\n{bounded}"
+        );
+        load_str("t.yaml", &text).unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    /// A configuration with a shared and a reused lane, whose starts cost
+    /// `start_cost`.
+    fn config(start_cost: Duration) -> Arc<RunConfig> {
+        let mut cfg = RunConfig::isolated(
+            Target::InProcess(Config::default()),
+            Era::new("2025-11-25"),
+            json!({}),
+            Duration::from_secs(5),
+            false,
+        );
+        let grace = Duration::from_millis(10);
+        cfg.pool = Some(Arc::new(SessionPool::with_capacity(2, grace)));
+        cfg.reuse_pool = Some(Arc::new(SessionPool::with_capacity(2, grace)));
+        cfg.start_cost = start_cost;
+        Arc::new(cfg)
+    }
+
+    async fn order(start_cost: Duration) -> Vec<String> {
+        let scenarios = [
+            scenario("base/reads", "shared", false),
+            scenario("base/changes-and-waits", "reused", true),
+            scenario("base/changes", "reused", false),
+            scenario("base/reads-and-waits", "shared", true),
+        ];
+        let mut work = era_work(&scenarios, &config(start_cost)).await;
+        work.sort_by_key(|(order, _)| *order);
+        work.into_iter().map(|(_, (s, _))| s.id).collect()
+    }
+
+    #[tokio::test]
+    async fn where_a_start_costs_a_while_lanes_start_in_turn_waiters_first_in_each() {
+        assert_eq!(
+            order(Duration::from_secs(1)).await,
+            [
+                "base/reads-and-waits",
+                "base/reads",
+                "base/changes-and-waits",
+                "base/changes"
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn where_a_start_costs_next_to_nothing_every_waiter_starts_first() {
+        assert_eq!(
+            order(Duration::from_millis(2)).await,
+            [
+                "base/reads-and-waits",
+                "base/changes-and-waits",
+                "base/reads",
+                "base/changes"
+            ]
+        );
+    }
 }

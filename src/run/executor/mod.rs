@@ -51,6 +51,9 @@ pub struct RunConfig {
     pub startup: Duration,
     /// Whether the server serves the reference catalog (golden scenarios run).
     pub fixture_match: bool,
+    /// What starting one more server (stdio) or session (HTTP) costs in
+    /// this era, as the probe measured it (zero when not measured).
+    pub start_cost: Duration,
     /// Warm sessions for `isolation: shared` scenarios (None: every scenario fresh).
     pub pool: Option<Arc<SessionPool>>,
     /// Servers handed on between `isolation: reused` scenarios; never to
@@ -192,6 +195,7 @@ impl RunConfig {
             shutdown_grace: Duration::from_millis(100),
             startup: timeout,
             fixture_match,
+            start_cost: Duration::ZERO,
             pool: None,
             reuse_pool: None,
             garbage_pool: None,
