@@ -152,7 +152,10 @@ pub struct RunArgs {
     /// auto (the newest one it accepts), or one version (2025-06-18, 2025-11-25, 2026-07-28).
     #[arg(long, value_name = "VERSION|all|auto", default_value = "all")]
     pub protocol_version: String,
-    /// Scenarios run at once (default: 4 per core, at most 32).
+    /// Scenarios run at once (default: 4 per core, at most 32); where a new
+    /// session costs next to nothing (HTTP), as many again of those that may
+    /// spend their time waiting (a sleep, an awaited notification, a bounded
+    /// call); with 1, one scenario at a time.
     #[arg(short = 'j', long, value_name = "N", value_parser = positive_usize)]
     pub jobs: Option<usize>,
     /// Per-request timeout in milliseconds.

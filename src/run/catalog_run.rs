@@ -238,7 +238,7 @@ async fn era_work(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<(StartOrd
         pool.expect_donors(donors).await;
     }
     count_pool_users(scenarios, cfg).await;
-    let cheap = cfg.start_cost < CHEAP_START;
+    let cheap = cfg.cheap_starts();
     let mut seen: BTreeMap<(u8, bool), usize> = BTreeMap::new();
     scenarios
         .iter()
@@ -255,11 +255,6 @@ async fn era_work(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<(StartOrd
         })
         .collect()
 }
-
-/// A start that costs less than this (a Streamable HTTP session, an
-/// in-process server) is not worth ordering the run around: a lane waits
-/// for the one before it a few times this long at most.
-const CHEAP_START: Duration = Duration::from_millis(150);
 
 /// A scenario of one era's configuration, to run.
 type Job = (Scenario, Arc<RunConfig>);
@@ -344,7 +339,16 @@ async fn era_configs(
         // notification then depended on what the process saw before (rmcp
         // 3.11 ends a process whose first message is a notification other
         // than `notifications/initialized`).
+        // Where a start costs next to nothing (a Streamable HTTP session),
+        // a lane may hold as many servers as there are jobs: a busy one is
+        // not worth waiting for.
+        let cheap = patience < super::executor::CHEAP_START;
         let lane = |capacity: usize, onward: Vec<Arc<SessionPool>>| {
+            let capacity = if cheap {
+                capacity.max(opts.jobs)
+            } else {
+                capacity
+            };
             let pool = SessionPool::with_capacity(capacity, opts.shutdown_grace)
                 .with_patience(patience)
                 .with_onward(onward);

@@ -7,10 +7,10 @@
 use std::sync::Arc;
 
 use tokio::sync::{mpsc, RwLock, Semaphore};
-use tokio::task::JoinSet;
+use tokio::task::JoinHandle;
 
 use super::events::Event;
-use super::executor::{run_scenario, RunConfig};
+use super::executor::{applicability, run_scenario, RunConfig};
 use super::outcome::{Outcome, ScenarioResult};
 use super::target::Target;
 use crate::scenario::model::Scenario;
@@ -32,27 +32,78 @@ pub async fn run_all(
 
 /// Runs every (scenario, configuration) pair, e.g. the catalog in each era
 /// at once, so that one era's slow timeouts overlap another's work.
+/// Where a start costs next to nothing (`RunConfig::cheap_starts`),
+/// scenarios that may spend their time waiting (a sleep, an awaited
+/// notification, a bounded call, a server started per case) take jobs of
+/// their own, as many again and in a queue of their own, so that their
+/// waits hold up neither the work nor its queue. Where a start costs more,
+/// they take turns with the rest: started at once they would each start a
+/// server of their own rather than wait for one to come free. With `-j 1`
+/// everything takes turns in one queue.
 pub async fn run_jobs(
     work: Vec<(Scenario, Arc<RunConfig>)>,
     jobs: usize,
     events: mpsc::UnboundedSender<Event>,
 ) -> Vec<ScenarioResult> {
-    let permits = Arc::new(Semaphore::new(jobs.max(1)));
     let shared_server = Arc::new(RwLock::new(()));
-    let mut set = JoinSet::new();
-    for (index, (scenario, cfg)) in work.into_iter().enumerate() {
+    let numbered = work.into_iter().enumerate();
+    let queues: Vec<Vec<Numbered>> = if jobs > 1 {
+        let (waiting, working) =
+            numbered.partition(|(_, (s, cfg))| s.may_wait() && cfg.cheap_starts());
+        vec![waiting, working]
+    } else {
+        vec![numbered.collect()]
+    };
+    let feeders = queues.into_iter().map(|queue| {
+        let permits = Arc::new(Semaphore::new(jobs.max(1)));
+        feed(queue, permits, shared_server.clone(), events.clone())
+    });
+    let mut results: Vec<(usize, ScenarioResult)> = Vec::new();
+    for handles in futures::future::join_all(feeders).await {
+        for handle in handles {
+            if let Ok(done) = handle.await {
+                results.push(done);
+            }
+        }
+    }
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
+/// A scenario to run with its configuration, numbered in the input order.
+type Numbered = (usize, (Scenario, Arc<RunConfig>));
+
+/// Starts the scenarios of one queue in its order, each once a job is free.
+async fn feed(
+    queue: Vec<Numbered>,
+    permits: Arc<Semaphore>,
+    shared_server: Arc<RwLock<()>>,
+    events: mpsc::UnboundedSender<Event>,
+) -> Vec<JoinHandle<(usize, ScenarioResult)>> {
+    let mut handles = Vec::new();
+    for (index, (scenario, cfg)) in queue {
         // Taken here, in input order, so scenarios start in that order
         // (`-j 1` runs them as listed): tasks spawned at once took their
-        // permits in whatever order the runtime first polled them.
-        let permit = Arc::clone(&permits).acquire_owned().await.ok();
+        // permits in whatever order the runtime first polled them. A
+        // scenario that does not apply takes none: it only reports why.
+        let applies = matches!(applicability(&scenario, &cfg), Ok(None));
+        let permit = if applies {
+            Arc::clone(&permits).acquire_owned().await.ok()
+        } else {
+            None
+        };
         let shared_server = shared_server.clone();
         let server_is_shared = matches!(cfg.target, Target::Http { .. });
         let alone = server_is_shared && scenario.mutates_server();
         let events = events.clone();
-        set.spawn(async move {
+        handles.push(tokio::spawn(async move {
             let _permit = permit;
             let _ = events.send(Event::ScenarioStarted(scenario.id.clone()));
-            let mut result = if alone {
+            // One that does not apply changes nothing: it neither waits for
+            // the server to itself nor holds up one that waits for that.
+            let mut result = if !applies {
+                run_guarded(&scenario, &cfg).await
+            } else if alone {
                 let _only_one = shared_server.write().await;
                 run_guarded(&scenario, &cfg).await
             } else {
@@ -66,16 +117,9 @@ pub async fn run_jobs(
             result.transcript = transcript;
             let _ = events.send(Event::Finished(Box::new(result)));
             (index, kept)
-        });
+        }));
     }
-    let mut results: Vec<(usize, ScenarioResult)> = Vec::new();
-    while let Some(joined) = set.join_next().await {
-        if let Ok(done) = joined {
-            results.push(done);
-        }
-    }
-    results.sort_by_key(|(i, _)| *i);
-    results.into_iter().map(|(_, r)| r).collect()
+    handles
 }
 
 /// Runs a scenario; a panic (a harness bug) becomes an `error` result with
@@ -122,6 +166,41 @@ mod tests {
             "id: base/order-{n}\ntitle: order {n}\nprofile: base\nlevel: MUST\nsteps:\n  - request: ping\n    expect:\n      result: {{}}\n"
         );
         load_str("unit.yaml", &text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn a_scenario_that_does_not_apply_waits_for_no_job() {
+        let cfg = Arc::new(RunConfig::isolated(
+            Target::InProcess(Config::default()),
+            Era::new("2025-11-25"),
+            json!({"capabilities": {}}),
+            Duration::from_secs(5),
+            true,
+        ));
+        let slow = load_str(
+            "unit.yaml",
+            "id: base/slow\ntitle: slow\nprofile: base\nlevel: MUST\nsteps:\n  - sleep_ms: 300\n  - request: ping\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let elsewhere = load_str(
+            "unit.yaml",
+            "id: base/elsewhere\ntitle: elsewhere\nprofile: base\nlevel: MUST\neras: [2026-07-28]\nsteps:\n  - request: ping\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let results = run_all(vec![slow, elsewhere], cfg, 1, tx).await;
+        assert_eq!(results[1].outcome, Outcome::Skip);
+        let mut finished = Vec::new();
+        while let Ok(event) = rx.try_recv() {
+            if let Event::Finished(r) = event {
+                finished.push(r.id);
+            }
+        }
+        assert_eq!(
+            finished,
+            ["base/elsewhere", "base/slow"],
+            "the skip did not wait for the only job"
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

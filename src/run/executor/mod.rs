@@ -100,6 +100,12 @@ pub struct RunConfig {
     pub eval_options: EvalOptions,
 }
 
+/// A start that costs less than this (a Streamable HTTP session, an
+/// in-process server) is not worth ordering the run around: a lane waits
+/// for the one before it a few times this long at most, and a scenario
+/// that may wait is not worth keeping from starting.
+pub const CHEAP_START: Duration = Duration::from_millis(150);
+
 /// The default of `--call-budget-ms`: a tool that works for longer (a
 /// long-running demonstration, a slow fetch) is not exercised by a default
 /// run rather than holding it up.
@@ -139,6 +145,12 @@ impl RunConfig {
             Isolation::Reused => self.reuse_pool.as_ref(),
             Isolation::Fresh => None,
         }
+    }
+
+    /// Whether starting one more server costs next to nothing here
+    /// ([`CHEAP_START`]).
+    pub fn cheap_starts(&self) -> bool {
+        self.start_cost < CHEAP_START
     }
 
     /// Whether `s` runs on the warm servers of the era's shared scenarios.
