@@ -153,7 +153,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "VERSION|all|auto", default_value = "all")]
     pub protocol_version: String,
     /// Scenarios run at once (default: 4 per core, at most 32); where a new
-    /// session costs next to nothing (HTTP), as many again of those that may
+    /// session costs next to nothing (HTTP, the built-in reference), as many
+    /// again of those that may
     /// spend their time waiting (a sleep, an awaited notification, a bounded
     /// call); with 1, one scenario at a time.
     #[arg(short = 'j', long, value_name = "N", value_parser = positive_usize)]

@@ -339,10 +339,11 @@ async fn era_configs(
         // notification then depended on what the process saw before (rmcp
         // 3.11 ends a process whose first message is a notification other
         // than `notifications/initialized`).
-        // Where a start costs next to nothing (a Streamable HTTP session),
-        // a lane may hold as many servers as there are jobs: a busy one is
-        // not worth waiting for.
-        let cheap = patience < super::executor::CHEAP_START;
+        // Where a new session costs next to nothing (Streamable HTTP: no
+        // process starts), a lane may hold as many sessions as there are
+        // jobs: a busy one is not worth waiting for. A process, however
+        // quick to start, is still a process.
+        let cheap = patience < super::executor::CHEAP_START && target.transport() == "http";
         let lane = |capacity: usize, onward: Vec<Arc<SessionPool>>| {
             let capacity = if cheap {
                 capacity.max(opts.jobs)
