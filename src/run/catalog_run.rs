@@ -326,64 +326,16 @@ async fn era_configs(
     for (era, probed) in probed.into_iter().zip(probes) {
         let patience = era.start_cost;
         let pool = warm_pool(era, opts).await;
-        // At most two servers per era serve the `isolation: reused`
-        // scenarios at once (they are few and short, and a Node or Python
-        // start costs more than waiting). The probe's server serves the
-        // shared scenarios, which only read; when the last of them is done,
-        // the shared servers go onward to the reused ones, and theirs in
-        // turn to those that write garbage (`SessionPool::with_onward`),
-        // each lane waiting for them as for a donor. A server that served a
-        // later lane never goes back to an earlier one: one pool for shared
-        // and reused scenarios was tried for the stateless era
-        // (2026-07-28), and a server's answer to a scenario's first
-        // notification then depended on what the process saw before (rmcp
-        // 3.11 ends a process whose first message is a notification other
-        // than `notifications/initialized`).
-        // Where a new session costs next to nothing (Streamable HTTP: no
-        // process starts), a lane may hold as many sessions as there are
-        // jobs: a busy one is not worth waiting for. A process, however
-        // quick to start, is still a process.
         let cheap = patience < super::executor::CHEAP_START && target.transport() == "http";
-        let lane = |capacity: usize, onward: Vec<Arc<SessionPool>>| {
-            let capacity = if cheap {
-                capacity.max(opts.jobs)
-            } else {
-                capacity
-            };
-            let pool = SessionPool::with_capacity(capacity, opts.shutdown_grace)
-                .with_patience(patience)
-                .with_onward(onward);
-            Arc::new(pool)
-        };
-        let live = pool.is_some();
-        let garbage_pool = live.then(|| lane(1, Vec::new()));
-        let to_garbage: Vec<Arc<SessionPool>> = garbage_pool.iter().cloned().collect();
-        let group_pools: BTreeMap<String, Arc<SessionPool>> = reuse_groups
-            .iter()
-            .filter(|_| live)
-            .map(|group| (group.clone(), lane(2, to_garbage.clone())))
-            .collect();
-        let after_reuse: Vec<Arc<SessionPool>> =
-            group_pools.values().chain(&garbage_pool).cloned().collect();
-        let reuse_pool = live.then(|| lane(2, after_reuse.clone()));
-        // The garbage lane before the groups: it is the last lane to get
-        // the reused servers, so that a server left over from the shared
-        // ones lets it start beside the reused scenarios instead of after.
-        let after_shared: Vec<Arc<SessionPool>> = reuse_pool
-            .iter()
-            .chain(&garbage_pool)
-            .chain(group_pools.values())
-            .cloned()
-            .collect();
-        // Second sessions wait for one another: a second server for them
-        // only when the first stays busy for as long as a start takes.
-        let second_pool = live.then(|| lane(2, after_shared.clone()));
-        let pool = pool.map(|shared| Arc::new(shared.with_onward(after_shared)));
-        pools.extend(group_pools.values().cloned());
-        pools.extend(pool.clone());
-        pools.extend(reuse_pool.clone());
-        pools.extend(garbage_pool.clone());
-        pools.extend(second_pool.clone());
+        let lanes = Lanes::new(pool, patience, cheap, reuse_groups, opts);
+        pools.extend(lanes.all());
+        let Lanes {
+            pool,
+            second_pool,
+            reuse_pool,
+            garbage_pool,
+            group_pools,
+        } = lanes;
         configs.push(Arc::new(RunConfig {
             target: target.clone(),
             era: probed.era.clone(),
@@ -412,6 +364,99 @@ async fn era_configs(
         }));
     }
     (configs, pools)
+}
+
+/// The pools of one era, a lane each: the shared scenarios' (the probe's
+/// server the first), their second sessions', the reused ones', each
+/// `reuse_group`'s and the garbage scenarios'; none with `--isolate`.
+///
+/// At most two servers per lane serve the `isolation: reused` scenarios at
+/// once (they are few and short, and a Node or Python start costs more
+/// than waiting). When the last shared scenario is done, the shared servers
+/// go onward to the reused ones, and theirs in turn to those that write
+/// garbage (`SessionPool::with_onward`), each lane waiting for them as for
+/// a donor. A server that served a later lane never goes back to an
+/// earlier one: one pool for shared and reused scenarios was tried for the
+/// stateless era (2026-07-28), and a server's answer to a scenario's first
+/// notification then depended on what the process saw before (rmcp 3.11
+/// ends a process whose first message is a notification other than
+/// `notifications/initialized`).
+struct Lanes {
+    pool: Option<Arc<SessionPool>>,
+    second_pool: Option<Arc<SessionPool>>,
+    reuse_pool: Option<Arc<SessionPool>>,
+    garbage_pool: Option<Arc<SessionPool>>,
+    group_pools: BTreeMap<String, Arc<SessionPool>>,
+}
+
+impl Lanes {
+    /// The lanes around the shared pool `shared` (None: none at all). Where
+    /// a new session costs next to nothing (`cheap`: Streamable HTTP, no
+    /// process starts), a lane may hold as many sessions as there are jobs:
+    /// a busy one is not worth waiting for. A process, however quick to
+    /// start, is still a process.
+    fn new(
+        shared: Option<SessionPool>,
+        patience: Duration,
+        cheap: bool,
+        reuse_groups: &BTreeSet<String>,
+        opts: &RunOptions,
+    ) -> Self {
+        let lane = |capacity: usize, onward: Vec<Arc<SessionPool>>| {
+            let capacity = if cheap {
+                capacity.max(opts.jobs)
+            } else {
+                capacity
+            };
+            let pool = SessionPool::with_capacity(capacity, opts.shutdown_grace)
+                .with_patience(patience)
+                .with_onward(onward);
+            Arc::new(pool)
+        };
+        let live = shared.is_some();
+        let garbage_pool = live.then(|| lane(1, Vec::new()));
+        let to_garbage: Vec<Arc<SessionPool>> = garbage_pool.iter().cloned().collect();
+        let group_pools: BTreeMap<String, Arc<SessionPool>> = reuse_groups
+            .iter()
+            .filter(|_| live)
+            .map(|group| (group.clone(), lane(2, to_garbage.clone())))
+            .collect();
+        let after_reuse: Vec<Arc<SessionPool>> =
+            group_pools.values().chain(&garbage_pool).cloned().collect();
+        let reuse_pool = live.then(|| lane(2, after_reuse));
+        // The garbage lane before the groups: it is the last lane to get
+        // the reused servers, so that a server left over from the shared
+        // ones lets it start beside the reused scenarios instead of after.
+        let after_shared: Vec<Arc<SessionPool>> = reuse_pool
+            .iter()
+            .chain(&garbage_pool)
+            .chain(group_pools.values())
+            .cloned()
+            .collect();
+        // Second sessions wait for one another: a second server for them
+        // only when the first stays busy for as long as a start takes.
+        let second_pool = live.then(|| lane(2, after_shared.clone()));
+        let pool = shared.map(|shared| Arc::new(shared.with_onward(after_shared)));
+        Self {
+            pool,
+            second_pool,
+            reuse_pool,
+            garbage_pool,
+            group_pools,
+        }
+    }
+
+    /// Every pool, to close at the end of the run.
+    fn all(&self) -> Vec<Arc<SessionPool>> {
+        let lanes = [
+            &self.pool,
+            &self.second_pool,
+            &self.reuse_pool,
+            &self.garbage_pool,
+        ];
+        let pools = lanes.into_iter().flatten().chain(self.group_pools.values());
+        pools.cloned().collect()
+    }
 }
 
 /// Results in (era, input) order: eras oldest first, scenarios as given.
