@@ -161,6 +161,17 @@ mod tests {
     use crate::scenario::load::load_str;
     use crate::session::Era;
 
+    /// The built-in reference in 2025-11-25, every scenario on a fresh server.
+    fn reference_config() -> Arc<RunConfig> {
+        Arc::new(RunConfig::isolated(
+            Target::InProcess(Config::default()),
+            Era::new("2025-11-25"),
+            json!({"capabilities": {}}),
+            Duration::from_secs(5),
+            true,
+        ))
+    }
+
     fn scenario(n: usize) -> Scenario {
         let text = format!(
             "id: base/order-{n}\ntitle: order {n}\nprofile: base\nlevel: MUST\nsteps:\n  - request: ping\n    expect:\n      result: {{}}\n"
@@ -170,13 +181,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn a_scenario_that_does_not_apply_waits_for_no_job() {
-        let cfg = Arc::new(RunConfig::isolated(
-            Target::InProcess(Config::default()),
-            Era::new("2025-11-25"),
-            json!({"capabilities": {}}),
-            Duration::from_secs(5),
-            true,
-        ));
+        let cfg = reference_config();
         let slow = load_str(
             "unit.yaml",
             "id: base/slow\ntitle: slow\nprofile: base\nlevel: MUST\nsteps:\n  - sleep_ms: 300\n  - request: ping\n",
@@ -205,13 +210,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn one_job_at_a_time_runs_the_scenarios_in_their_order() {
-        let cfg = Arc::new(RunConfig::isolated(
-            Target::InProcess(Config::default()),
-            Era::new("2025-11-25"),
-            json!({"capabilities": {}}),
-            Duration::from_secs(5),
-            true,
-        ));
+        let cfg = reference_config();
         let scenarios: Vec<Scenario> = (0..40).map(scenario).collect();
         let (tx, mut rx) = mpsc::unbounded_channel();
         let results = run_all(scenarios, cfg, 1, tx).await;

@@ -20,35 +20,9 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
 
 fn http_proxy_relays_and_checks_both_sides() {
     let dir = scratch_dir("watch-http");
-    let upstream_port = free_port();
-    let mut server = Command::new(bin())
-        .args([
-            "serve-reference",
-            "--http",
-            &format!("127.0.0.1:{upstream_port}"),
-            "--fault",
-            "http-notification-200",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{e}"));
-    wait_port(upstream_port);
-    let port = free_port();
     let report = dir.join("report.json");
-    let mut watch = Command::new(bin())
-        .args(["watch", "-q", "--listen", &format!("127.0.0.1:{port}")])
-        .args([
-            "--upstream",
-            &format!("http://127.0.0.1:{upstream_port}/mcp"),
-        ])
-        .arg("--report-json")
-        .arg(&report)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{e}"));
-    wait_port(port);
+    let (mut server, mut watch, port) =
+        reference_behind_watch(&["http-notification-200"], &report, true);
     // A stateful session first, by hand: its notification meets the fault.
     crate::common::runtime().block_on(stateful_session(&format!("http://127.0.0.1:{port}/mcp")));
     let out = Command::new(bin())
@@ -177,12 +151,16 @@ fn wait_port(port: u16) {
     }
 }
 
-/// `serve-reference --http` (with `faults`) behind `watch --listen`; runs
-/// `drive` against the proxy's URL, stops both and returns the report.
-fn through_http_watch(name: &str, faults: &[&str], drive: impl FnOnce(&str)) -> Value {
-    let dir = scratch_dir(name);
+/// `serve-reference --http` (with `faults`) and `watch --listen` in front
+/// of it, writing `report` (and its output to pipes when `piped`); both
+/// are listening when this returns, with the proxy's port.
+fn reference_behind_watch(
+    faults: &[&str],
+    report: &std::path::Path,
+    piped: bool,
+) -> (std::process::Child, std::process::Child, u16) {
     let upstream_port = free_port();
-    let mut server = Command::new(bin())
+    let server = Command::new(bin())
         .args([
             "serve-reference",
             "--http",
@@ -195,20 +173,33 @@ fn through_http_watch(name: &str, faults: &[&str], drive: impl FnOnce(&str)) -> 
         .unwrap_or_else(|e| panic!("{e}"));
     wait_port(upstream_port);
     let port = free_port();
-    let report = dir.join("report.json");
-    let mut watch = Command::new(bin())
+    let (out, err) = if piped {
+        (Stdio::piped(), Stdio::piped())
+    } else {
+        (Stdio::null(), Stdio::null())
+    };
+    let watch = Command::new(bin())
         .args(["watch", "-q", "--listen", &format!("127.0.0.1:{port}")])
         .args([
             "--upstream",
             &format!("http://127.0.0.1:{upstream_port}/mcp"),
         ])
         .arg("--report-json")
-        .arg(&report)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .arg(report)
+        .stdout(out)
+        .stderr(err)
         .spawn()
         .unwrap_or_else(|e| panic!("{e}"));
     wait_port(port);
+    (server, watch, port)
+}
+
+/// `serve-reference --http` (with `faults`) behind `watch --listen`; runs
+/// `drive` against the proxy's URL, stops both and returns the report.
+fn through_http_watch(name: &str, faults: &[&str], drive: impl FnOnce(&str)) -> Value {
+    let dir = scratch_dir(name);
+    let report = dir.join("report.json");
+    let (mut server, mut watch, port) = reference_behind_watch(faults, &report, false);
     drive(&format!("http://127.0.0.1:{port}/mcp"));
     // SAFETY: kill(2) on a child we started.
     unsafe {
