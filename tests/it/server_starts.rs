@@ -43,6 +43,20 @@ pub fn trials() -> Vec<Trial> {
                 Ok(())
             },
         ),
+        Trial::test(
+            "server_starts::a_property_starts_one_server_per_case_and_none_ahead_of_a_case_that_never_comes",
+            || {
+                a_property_starts_one_server_per_case_and_none_ahead_of_a_case_that_never_comes();
+                Ok(())
+            },
+        ),
+        Trial::test(
+            "server_starts::the_next_case_s_server_starts_while_a_case_runs",
+            || {
+                the_next_case_s_server_starts_while_a_case_runs();
+                Ok(())
+            },
+        ),
         prereq::trial(
             "server_starts::a_banner_on_stdout_fails_one_scenario_and_costs_no_extra_servers",
             Prereq::Python,
@@ -54,9 +68,16 @@ pub fn trials() -> Vec<Trial> {
 
 /// Runs the CLI against `server` and returns the JSON report.
 fn run(name: &str, server: &[&str]) -> Value {
+    run_with(name, &[], server)
+}
+
+/// [`run`] with `options` before the server.
+fn run_with(name: &str, options: &[&str], server: &[&str]) -> Value {
     let report = common::output_dir("server_starts").join(format!("{name}.json"));
     let report_arg = report.display().to_string();
-    let mut args = vec!["-q", "--report-json", &report_arg, "--"];
+    let mut args = vec!["-q", "--report-json", &report_arg];
+    args.extend(options);
+    args.push("--");
     args.extend(server);
     let out = common::cli(&args);
     assert!(
@@ -94,6 +115,77 @@ fn the_reference_run_stays_under_its_start_ceiling() {
     assert!(
         n <= REFERENCE_CEILING,
         "the reference run started its server {n} times (ceiling {REFERENCE_CEILING})"
+    );
+}
+
+/// The version negotiation property opens a server for each of its four
+/// cases, each case's started while the case before it runs: the run
+/// costs the probe's server and one per case, the last case starting none
+/// for a case after it.
+fn a_property_starts_one_server_per_case_and_none_ahead_of_a_case_that_never_comes() {
+    let report = run_with(
+        "property",
+        &[
+            "--protocol-version",
+            "2025-11-25",
+            "-k",
+            "base/property-version-negotiation",
+        ],
+        &[common::bin(), "serve-reference"],
+    );
+    let verdict = verdicts(&report);
+    assert_eq!(
+        verdict.values().collect::<Vec<_>>(),
+        ["pass"],
+        "{verdict:?}"
+    );
+    assert_eq!(
+        starts(&report),
+        1 + 4,
+        "the probe's server and one per case"
+    );
+}
+
+/// The first case's server (the run's second start, after the probe's)
+/// will not answer until a third server has started, and gives up after
+/// three seconds: it answers only if the next case's server is started
+/// while this case runs, as it is when starts overlap cases.
+fn the_next_case_s_server_starts_while_a_case_runs() {
+    let dir = common::output_dir("server_starts-ahead");
+    let log = dir.join("starts.log");
+    let _ = std::fs::remove_file(&log);
+    let script = dir.join("server.sh");
+    let body = format!(
+        "#!/bin/sh\nlog='{log}'\necho start >> \"$log\"\n\
+         if [ \"$(wc -l < \"$log\")\" -eq 2 ]; then\n\
+         tries=0\n\
+         while [ \"$(wc -l < \"$log\")\" -lt 3 ]; do\n\
+         tries=$((tries + 1)); [ \"$tries\" -gt 30 ] && exit 3\n\
+         sleep 0.1\n\
+         done\n\
+         fi\n\
+         exec '{bin}' serve-reference\n",
+        log = log.display(),
+        bin = common::bin()
+    );
+    common::write_script(&script, &body);
+    let script = script.display().to_string();
+    let report = run_with(
+        "ahead",
+        &[
+            "--protocol-version",
+            "2025-11-25",
+            "-k",
+            "base/property-version-negotiation",
+        ],
+        &[&script],
+    );
+    let verdict = verdicts(&report);
+    assert_eq!(
+        verdict.values().collect::<Vec<_>>(),
+        ["pass"],
+        "the first case's server gave up waiting for the next one's: {}",
+        report["scenarios"][0]["message"]
     );
 }
 

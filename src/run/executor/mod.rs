@@ -418,6 +418,14 @@ pub(super) struct Execution<'a> {
     /// walk may come from the shared store even if the scenario runs on a
     /// server of its own (most `fresh` scenarios begin by listing tools).
     pristine: bool,
+    /// Whether a `handshake: false` step should start the server of the
+    /// next one as soon as its own is open: a property's cases each start
+    /// a server, one after another, and the next case's start-up (most of
+    /// a second for an interpreter) then overlaps this case's work.
+    pub(in crate::run) spare_wanted: bool,
+    /// The server started ahead for the next `handshake: false` step of
+    /// this name (`spare_wanted`); closed unused if no step takes it.
+    spare: Option<Session>,
 }
 
 impl Execution<'_> {
@@ -449,6 +457,8 @@ impl<'a> Execution<'a> {
             walked: Default::default(),
             pristine: s.handshake && s.fixture.is_none(),
             stderr_in_failure: None,
+            spare_wanted: false,
+            spare: None,
         }
     }
 

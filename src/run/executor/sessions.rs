@@ -33,20 +33,11 @@ impl Execution<'_> {
             self.sessions.insert(name.to_string(), warm);
             return Ok(());
         }
-        let conn = self
-            .cfg
-            .target
-            .connect(&self.cfg.era)
-            .await
-            .map_err(|e| e.to_string())?;
-        let mut session = Session::new(
-            name,
-            conn,
-            self.cfg.era.clone(),
-            self.cfg.timeout,
-            self.transcript.clone(),
-        )
-        .with_client_fault(self.cfg.client_fault);
+        let spare = self.spare.take_if(|spare| !handshake && spare.name == name);
+        let mut session = match spare {
+            Some(started_ahead) => started_ahead,
+            None => self.start_server(name).await?,
+        };
         let main_without = name == MAIN && !self.s.handshake;
         if main_without || !handshake {
             // The first message on this connection is the step's own.
@@ -67,6 +58,39 @@ impl Execution<'_> {
         handshake
             .map(|_| ())
             .map_err(|e| format!("session '{name}': {}", describe_handshake_error(&e)))
+    }
+
+    /// A new connection (over stdio, a server started) for the session `name`.
+    async fn start_server(&mut self, name: &str) -> Result<Session, String> {
+        let conn = self
+            .cfg
+            .target
+            .connect(&self.cfg.era)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(Session::new(
+            name,
+            conn,
+            self.cfg.era.clone(),
+            self.cfg.timeout,
+            self.transcript.clone(),
+        )
+        .with_client_fault(self.cfg.client_fault))
+    }
+
+    /// Starts the server the next `handshake: false` step of session `name`
+    /// will take. One that cannot start is left to that step to report.
+    async fn start_spare(&mut self, name: &str) {
+        if let Ok(spare) = self.start_server(name).await {
+            self.spare = Some(spare);
+        }
+    }
+
+    /// Stops a server started ahead that no step took.
+    pub(in crate::run) async fn close_spare(&mut self) {
+        if let Some(mut unused) = self.spare.take() {
+            unused.close_in_background(self.cfg.shutdown_grace).await;
+        }
     }
 
     /// A warm session for `name` when the scenario's isolation lets it
@@ -135,6 +159,10 @@ impl Execution<'_> {
                 // Whatever its level, a step without its session cannot go on.
                 let _ = self.step_finding(step, label, e, &step.place);
                 return Err(Stop);
+            }
+            // One server ahead at most: a case's other sessions wait their turn.
+            if !step.handshake && self.spare_wanted && self.spare.is_none() {
+                self.start_spare(&name).await;
             }
         }
         self.sessions.get_mut(&name).ok_or(Stop)

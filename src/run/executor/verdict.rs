@@ -75,6 +75,7 @@ impl Execution<'_> {
             }
         }
         self.hand_on_own_server(!wait_for_exit).await;
+        self.close_spare().await;
         for (name, session) in self.sessions.iter_mut() {
             let how = if wait_for_exit {
                 session
