@@ -15,9 +15,11 @@ use super::executor::{applicability, CallTools, RunConfig};
 use super::outcome::ScenarioResult;
 use super::policy::{RunPolicy, Verdict};
 use super::pool::SessionPool;
-use super::probe::{probe_eras, EraChoice, Probe, ProbeError, ProbedEra};
+use super::probe::{
+    mark_spoken, probe_eras_staged, EraChoice, Probe, ProbeError, ProbedEra, StagedEras,
+};
 use super::property::PropertyRun;
-use super::scheduler::run_jobs;
+use super::scheduler::{run_jobs, Job, StartOrder};
 use super::slow_calls::SlowCalls;
 use super::target::Target;
 use crate::expr::{Bound, EvalOptions};
@@ -127,6 +129,13 @@ async fn warm_pool(era: ProbedEra, opts: &RunOptions) -> Option<SessionPool> {
 /// Done with the verdict. Results come back in (era, input) order, without
 /// transcripts. A target that cannot be probed gets no per-scenario results:
 /// Started and a Done whose verdict is NOT RUN, then the error.
+///
+/// The stateful eras start as soon as they are probed, while the stateless
+/// era's probe may still wait for a discover answer that a server without
+/// it never gives (a start cost or half a second); the scenarios that read
+/// what only the whole probe tells (`Scenario::reads_whole_probe`) wait
+/// for it, and the stateless era's scenarios join the queue when it ends.
+/// Started comes once every era is known, with what finished before it.
 pub async fn run_catalog(
     target: Target,
     scenarios: Vec<Scenario>,
@@ -135,7 +144,7 @@ pub async fn run_catalog(
     mut sink: impl FnMut(Event),
 ) -> Result<Vec<ScenarioResult>, ProbeError> {
     let started = Instant::now();
-    let probed = match probe_eras(
+    let staged = match probe_eras_staged(
         &target,
         &opts.eras,
         opts.timeout,
@@ -150,40 +159,60 @@ pub async fn run_catalog(
             return Err(e);
         }
     };
-    let probes: Vec<Probe> = probed.iter().map(|p| p.probe.clone()).collect();
+    let reuse_groups: BTreeSet<String> = scenarios
+        .iter()
+        .filter_map(|s| s.reuse_group.clone())
+        .collect();
+    let StagedEras { eras, pending } = staged;
+    let mut probes: Vec<Probe> = eras.iter().map(|p| p.probe.clone()).collect();
+    let whole = RunWide::of(&probes);
+    let (configs, mut pools) = era_configs(&target, eras, &whole, &reuse_groups, opts).await;
+    let mut work = Vec::new();
+    for cfg in &configs {
+        work.extend(era_work(&scenarios, cfg).await);
+    }
+    let (held, now): (Vec<_>, Vec<_>) = work
+        .into_iter()
+        .partition(|(_, (s, _))| pending.is_some() && s.reads_whole_probe());
+    let (batches, queued) = mpsc::unbounded_channel();
+    let _ = batches.send(in_start_order(now));
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let runner = tokio::spawn(run_jobs(queued, opts.jobs, tx));
+    let mut early = Vec::new();
+    if let Some(pending) = pending {
+        let accepted = {
+            let outcome = pending.accepted();
+            tokio::pin!(outcome);
+            loop {
+                tokio::select! {
+                    era = &mut outcome => break era,
+                    Some(event) = rx.recv() => early.push(event),
+                }
+            }
+        };
+        let later = LaterEra {
+            target: &target,
+            scenarios: &scenarios,
+            reuse_groups: &reuse_groups,
+            opts,
+        };
+        let (joined, era_pools) = later.join(accepted, &mut probes, &configs, held).await;
+        pools.extend(era_pools);
+        let _ = batches.send(in_start_order(joined));
+    }
+    drop(batches);
     sink(Event::Started(Box::new(run_info(
         &target,
         &probes,
         scenarios.len(),
         opts,
     ))));
-    let reuse_groups: BTreeSet<String> = scenarios
-        .iter()
-        .filter_map(|s| s.reuse_group.clone())
-        .collect();
-    let (configs, pools) = era_configs(&target, probed, &probes, &reuse_groups, opts).await;
-    let mut work = Vec::new();
-    for cfg in &configs {
-        work.extend(era_work(&scenarios, cfg).await);
-    }
-    // Lane by lane across the eras, the eras taking turns within a lane.
-    work.sort_by_key(|(order, _)| *order);
-    let work = work.into_iter().map(|(_, job)| job).collect();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let runner = tokio::spawn(run_jobs(work, opts.jobs, tx));
     let mut results = Vec::new();
+    for event in early {
+        take_event(event, policy, &mut results, &mut sink);
+    }
     while let Some(event) = rx.recv().await {
-        match event {
-            Event::Finished(mut r) => {
-                policy.apply(&mut r);
-                results.push(ScenarioResult {
-                    transcript: Vec::new(),
-                    ..(*r).clone()
-                });
-                sink(Event::Finished(r));
-            }
-            other => sink(other),
-        }
+        take_event(event, policy, &mut results, &mut sink);
     }
     let _ = runner.await;
     for pool in pools {
@@ -196,6 +225,126 @@ pub async fn run_catalog(
     summary.server_starts = target.server_starts();
     sink(Event::Done(summary));
     Ok(results)
+}
+
+/// Hands one event of the run to the sink, a result made final by the
+/// policy first and kept (without its transcript).
+fn take_event(
+    event: Event,
+    policy: &RunPolicy,
+    results: &mut Vec<ScenarioResult>,
+    sink: &mut impl FnMut(Event),
+) {
+    match event {
+        Event::Finished(mut r) => {
+            policy.apply(&mut r);
+            results.push(ScenarioResult {
+                transcript: Vec::new(),
+                ..(*r).clone()
+            });
+            sink(Event::Finished(r));
+        }
+        other => sink(other),
+    }
+}
+
+/// Jobs sorted into the order the run starts them: lane by lane across
+/// the eras, the eras taking turns within a lane.
+fn in_start_order(mut work: Vec<(StartOrder, Job)>) -> Vec<(StartOrder, Job)> {
+    work.sort_by_key(|(order, _)| *order);
+    work
+}
+
+/// What every era's configuration shares, from the probes of every era
+/// known: the eras the run tests, whether the server serves the reference
+/// catalog (its newest era's tools say), and the tools too slow to call.
+struct RunWide {
+    run_eras: Vec<String>,
+    fixture_match: bool,
+    slow_calls: Arc<SlowCalls>,
+}
+
+impl RunWide {
+    fn of(probes: &[Probe]) -> Self {
+        Self {
+            run_eras: probes.iter().map(|p| p.era.version.clone()).collect(),
+            fixture_match: probes
+                .last()
+                .is_some_and(|p| crate::fixture::serves_reference_catalog(&p.tool_names)),
+            // A tool that outlasted the call budget in one era is not
+            // called again in another: it would only be waited out again.
+            slow_calls: Arc::new(SlowCalls::default()),
+        }
+    }
+}
+
+/// The stateless era, when its probe ended after the stateful eras had
+/// started: what joins the run then.
+struct LaterEra<'a> {
+    target: &'a Target,
+    scenarios: &'a [Scenario],
+    reuse_groups: &'a BTreeSet<String>,
+    opts: &'a RunOptions,
+}
+
+impl LaterEra<'_> {
+    /// The jobs held back for the whole probe, with configurations that
+    /// know it, and the new era's, if accepted (its probe joins `probes`,
+    /// every probe's facts naming the eras spoken); with the new era's pools.
+    async fn join(
+        &self,
+        accepted: Option<ProbedEra>,
+        probes: &mut Vec<Probe>,
+        configs: &[Arc<RunConfig>],
+        held: Vec<(StartOrder, Job)>,
+    ) -> (Vec<(StartOrder, Job)>, Vec<Arc<SessionPool>>) {
+        let Some(mut era) = accepted else {
+            // Nothing the held scenarios read has changed.
+            return (held, Vec::new());
+        };
+        probes.push(era.probe.clone());
+        mark_spoken(probes.iter_mut());
+        era.probe = probes.last().cloned().unwrap_or_else(|| era.probe.clone());
+        let mut whole = RunWide::of(probes);
+        if let Some(first) = configs.first() {
+            whole.slow_calls = Arc::clone(&first.slow_calls);
+        }
+        let mut joined = Vec::new();
+        for (order, (s, provisional)) in held {
+            let known = probes
+                .iter()
+                .find(|p| p.era.version == provisional.era.version);
+            let facts = known.map(|p| &p.facts);
+            let cfg = Arc::new(provisional.knowing(&whole.run_eras, whole.fixture_match, facts));
+            recount(&s, &provisional, &cfg).await;
+            joined.push((order, (s, cfg)));
+        }
+        let (era_configs, pools) =
+            era_configs(self.target, vec![era], &whole, self.reuse_groups, self.opts).await;
+        for cfg in &era_configs {
+            joined.extend(era_work(self.scenarios, cfg).await);
+        }
+        (joined, pools)
+    }
+}
+
+/// A held scenario was counted among its pools' users by what applied
+/// before the whole probe was known; what applies now settles the count.
+async fn recount(s: &Scenario, before: &RunConfig, now: &RunConfig) {
+    let applies = |cfg: &RunConfig| matches!(applicability(s, cfg), Ok(None));
+    match (applies(before), applies(now)) {
+        (true, false) => {
+            for pool in before.pools_used_by(s) {
+                pool.user_done().await;
+            }
+        }
+        (false, true) => {
+            for pool in now.pools_used_by(s) {
+                pool.expect_users(1).await;
+            }
+        }
+        _ => {}
+    }
 }
 
 /// What the sink sees of a target that could not be probed: Started, and a
@@ -256,16 +405,6 @@ async fn era_work(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<(StartOrd
         .collect()
 }
 
-/// A scenario of one era's configuration, to run.
-type Job = (Scenario, Arc<RunConfig>);
-
-/// Where a scenario starts in a run: its lane's rank and whether it waits
-/// (which first depends on what a start costs), then its place among its
-/// era's scenarios of the same kind, so that the eras take turns (each
-/// era's servers busy at once, rather than one era's scenarios filling
-/// every job while they queue for its servers).
-type StartOrder = (u8, u8, usize);
-
 /// Where a scenario's lane comes in the order a run starts scenarios.
 fn lane_rank(s: &Scenario, cfg: &RunConfig) -> u8 {
     let is = |pool: &Option<Arc<SessionPool>>, of: Option<&Arc<SessionPool>>| matches!((pool, of), (Some(a), Some(b)) if Arc::ptr_eq(a, b));
@@ -310,21 +449,15 @@ async fn count_pool_users(scenarios: &[Scenario], cfg: &RunConfig) {
 async fn era_configs(
     target: &Target,
     probed: Vec<ProbedEra>,
-    probes: &[Probe],
+    whole: &RunWide,
     reuse_groups: &BTreeSet<String>,
     opts: &RunOptions,
 ) -> (Vec<Arc<RunConfig>>, Vec<Arc<SessionPool>>) {
-    let fixture_match = probes
-        .last()
-        .is_some_and(|p| crate::fixture::serves_reference_catalog(&p.tool_names));
-    // A tool that outlasted the call budget in one era is not called again
-    // in another: it would only be waited out again.
-    let slow_calls = Arc::new(SlowCalls::default());
-    let run_eras: Vec<String> = probed.iter().map(|p| p.probe.era.version.clone()).collect();
     let mut configs = Vec::new();
     let mut pools = Vec::new();
-    for (era, probed) in probed.into_iter().zip(probes) {
+    for era in probed {
         let patience = era.start_cost;
+        let probe = era.probe.clone();
         let pool = warm_pool(era, opts).await;
         let cheap = patience < super::executor::CHEAP_START && target.transport() == "http";
         let lanes = Lanes::new(pool, patience, cheap, reuse_groups, opts);
@@ -338,13 +471,13 @@ async fn era_configs(
         } = lanes;
         configs.push(Arc::new(RunConfig {
             target: target.clone(),
-            era: probed.era.clone(),
-            server: probed.server.clone(),
-            probe: (!opts.isolate).then(|| Bound::from(probed.facts.clone())),
+            era: probe.era.clone(),
+            server: probe.server.clone(),
+            probe: (!opts.isolate).then(|| Bound::from(probe.facts.clone())),
             timeout: opts.timeout,
             shutdown_grace: opts.shutdown_grace,
             startup: opts.startup,
-            fixture_match,
+            fixture_match: whole.fixture_match,
             start_cost: patience,
             walks: pool.is_some().then(Default::default),
             pool,
@@ -355,8 +488,8 @@ async fn era_configs(
             property: opts.property,
             call_tools: opts.call_tools,
             call_budget: opts.call_budget,
-            slow_calls: Arc::clone(&slow_calls),
-            run_eras: run_eras.clone(),
+            slow_calls: Arc::clone(&whole.slow_calls),
+            run_eras: whole.run_eras.clone(),
             sample_size: opts.sample_size,
             schemas: opts.schemas.clone(),
             client_fault: opts.client_fault,

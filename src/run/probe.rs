@@ -105,18 +105,31 @@ pub async fn probe_eras(
     startup: Duration,
     client_fault: Option<ClientFault>,
 ) -> Result<Vec<ProbedEra>, ProbeError> {
-    // The probe starts the server: its first answer may take start-up time;
-    // the lists after it are ordinary requests.
-    let waits = Waits {
-        handshake: timeout.max(startup),
-        request: timeout,
-        client_fault,
-    };
+    let waits = Waits::starting(timeout, startup, client_fault);
     match choice {
         EraChoice::Pinned(v) => Ok(vec![probe_era(target, Era::new(v), waits).await?]),
         EraChoice::Auto => Ok(vec![probe_auto(target, waits).await?]),
         EraChoice::All => probe_all(target, waits).await,
     }
+}
+
+/// [`probe_eras`], handing back what is known before the stateless era's
+/// probe has ended when that is at least one stateful era (every era only).
+pub async fn probe_eras_staged(
+    target: &Target,
+    choice: &EraChoice,
+    timeout: Duration,
+    startup: Duration,
+    client_fault: Option<ClientFault>,
+) -> Result<StagedEras, ProbeError> {
+    if !matches!(choice, EraChoice::All) {
+        let eras = probe_eras(target, choice, timeout, startup, client_fault).await?;
+        return Ok(StagedEras {
+            eras,
+            pending: None,
+        });
+    }
+    probe_all_staged(target, Waits::starting(timeout, startup, client_fault)).await
 }
 
 /// How long the probe waits for the handshake and for each request after
@@ -129,6 +142,16 @@ struct Waits {
 }
 
 impl Waits {
+    /// The probe starts the server: its first answer may take start-up
+    /// time; the lists after it are ordinary requests.
+    fn starting(timeout: Duration, startup: Duration, client_fault: Option<ClientFault>) -> Self {
+        Self {
+            handshake: timeout.max(startup),
+            request: timeout,
+            client_fault,
+        }
+    }
+
     fn same(timeout: Duration) -> Self {
         Self {
             handshake: timeout,
@@ -184,52 +207,133 @@ async fn close_unused(probed: Option<Result<ProbedEra, ProbeError>>) {
 /// `initialize` with that very version (MCP lifecycle: a server that does
 /// not support the requested version answers with another one it does).
 async fn probe_all(target: &Target, waits: Waits) -> Result<Vec<ProbedEra>, ProbeError> {
+    let staged = probe_all_staged(target, waits).await?;
+    Ok(staged.finish().await)
+}
+
+/// The eras of a run of every era, as far as they are known: the stateful
+/// ones probed, and the stateless one's probe when it is still waiting for
+/// a discover answer (a server without that era gives none, and is waited
+/// for until a stateful sibling's start cost has passed again).
+pub struct StagedEras {
+    /// The eras accepted so far, their facts naming them as the eras spoken.
+    pub eras: Vec<ProbedEra>,
+    /// The stateless era's probe, still running: its era may join them.
+    pub pending: Option<PendingEra>,
+}
+
+/// A stateless era's probe that has not ended yet.
+pub struct PendingEra(tokio::task::JoinHandle<Result<ProbedEra, ProbeError>>);
+
+impl PendingEra {
+    /// The era, when its probe ends with it accepted.
+    pub async fn accepted(self) -> Option<ProbedEra> {
+        match self.0.await {
+            Ok(Ok(p)) if speaks_stateless(&p) => Some(p),
+            Ok(Ok(p)) => {
+                p.close().await;
+                None
+            }
+            _ => None,
+        }
+    }
+}
+
+impl StagedEras {
+    /// Every accepted era, once the stateless probe (if any) has ended.
+    pub async fn finish(self) -> Vec<ProbedEra> {
+        let mut eras = self.eras;
+        if let Some(pending) = self.pending {
+            eras.extend(pending.accepted().await);
+        }
+        mark_spoken(eras.iter_mut().map(|p| &mut p.probe));
+        eras
+    }
+}
+
+/// Each accepted era was asked for on a connection of its own and answered
+/// with itself: what scenarios may take as known (`versions.spoken`).
+pub fn mark_spoken<'a>(probes: impl Iterator<Item = &'a mut Probe>) {
+    let mut probes: Vec<&mut Probe> = probes.collect();
+    let spoken: Vec<String> = probes.iter().map(|p| p.era.version.clone()).collect();
+    for p in &mut probes {
+        if let Some(facts) = p.facts.as_object_mut() {
+            facts.insert("eras".into(), serde_json::json!(spoken));
+        }
+    }
+}
+
+/// [`probe_all`], handing back the stateful eras without waiting for the
+/// stateless probe when at least one of them is accepted and that probe
+/// is still running.
+async fn probe_all_staged(target: &Target, waits: Waits) -> Result<StagedEras, ProbeError> {
     // The stateless attempt's discover is given up once a stateful sibling
     // (the same command, started at the same time) has answered initialize
     // and as long again has passed: a server that ignores an unknown method
     // costs that, not a fixed wait, and one slow to start is waited for.
     let (ready, started) = tokio::sync::watch::channel(None);
-    let attempts = era::KNOWN_VERSIONS.iter().map(|v| {
-        let era = Era::new(v);
-        let link = if era.is_stateless() {
-            Link::Cutoff(started.clone())
-        } else {
-            Link::Ready(&ready)
-        };
-        probe_era_linked(target, era, waits, link)
-    });
+    let stateless = era::KNOWN_VERSIONS
+        .iter()
+        .map(|v| Era::new(v))
+        .find(Era::is_stateless)
+        .map(|era| {
+            let target = target.clone();
+            let link = Link::Cutoff(started.clone());
+            PendingEra(tokio::spawn(async move {
+                probe_era_linked(&target, era, waits, link).await
+            }))
+        });
+    let stateful: Vec<&str> = era::KNOWN_VERSIONS
+        .iter()
+        .copied()
+        .filter(|v| !Era::new(v).is_stateless())
+        .collect();
+    let attempts = stateful
+        .iter()
+        .map(|v| probe_era_linked(target, Era::new(v), waits, Link::Ready(&ready)));
     let outcomes = futures::future::join_all(attempts).await;
     let mut accepted = Vec::new();
     let mut first_error = None;
-    for (version, outcome) in era::KNOWN_VERSIONS.iter().zip(outcomes) {
+    for (version, outcome) in stateful.iter().zip(outcomes) {
         match outcome {
-            Ok(p) if p.probe.era.version == *version && speaks(&p.probe, version) => {
-                accepted.push(p)
-            }
+            Ok(p) if p.probe.era.version == *version => accepted.push(p),
             Ok(p) => {
                 p.close().await;
             }
             Err(e) => {
-                // The stateful attempts tell most about a server that can't start.
-                if first_error.is_none() || !Era::new(version).is_stateless() {
-                    first_error.get_or_insert(e);
-                }
+                first_error.get_or_insert(e);
             }
         }
     }
-    // Each accepted era was asked for on a connection of its own and
-    // answered with itself: what scenarios may take as known (`versions.spoken`).
-    let spoken: Vec<String> = accepted
-        .iter()
-        .map(|p| p.probe.era.version.clone())
-        .collect();
-    for p in &mut accepted {
-        if let Some(facts) = p.probe.facts.as_object_mut() {
-            facts.insert("eras".into(), serde_json::json!(spoken));
+    let still_running = stateless.as_ref().is_some_and(|p| !p.0.is_finished());
+    if !accepted.is_empty() && still_running {
+        mark_spoken(accepted.iter_mut().map(|p| &mut p.probe));
+        return Ok(StagedEras {
+            eras: accepted,
+            pending: stateless,
+        });
+    }
+    if let Some(pending) = stateless {
+        match pending.0.await {
+            Ok(Ok(p)) if speaks_stateless(&p) => accepted.push(p),
+            Ok(Ok(p)) => {
+                p.close().await;
+            }
+            // The stateful attempts tell most about a server that can't start.
+            Ok(Err(e)) => {
+                first_error.get_or_insert(e);
+            }
+            Err(_) => {}
         }
     }
     match (accepted.is_empty(), first_error) {
-        (false, _) => Ok(accepted),
+        (false, _) => {
+            mark_spoken(accepted.iter_mut().map(|p| &mut p.probe));
+            Ok(StagedEras {
+                eras: accepted,
+                pending: None,
+            })
+        }
         (true, Some(e)) => Err(e),
         (true, None) => Err(ProbeError {
             message: format!(
@@ -241,6 +345,13 @@ async fn probe_all(target: &Target, waits: Waits) -> Result<Vec<ProbedEra>, Prob
             refusal: None,
         }),
     }
+}
+
+/// A stateless era's probe counts when it probed that era (not another the
+/// server chose) and discover lists it.
+fn speaks_stateless(p: &ProbedEra) -> bool {
+    let version = &p.probe.era.version;
+    Era::new(version).is_stateless() && speaks(&p.probe, version)
 }
 
 /// A stateless probe counts only when discover lists that version.

@@ -25,41 +25,77 @@ pub async fn run_all(
 ) -> Vec<ScenarioResult> {
     let work = scenarios
         .into_iter()
-        .map(|s| (s, Arc::clone(&cfg)))
+        .enumerate()
+        .map(|(i, s)| ((0, 0, i), (s, Arc::clone(&cfg))))
         .collect();
-    run_jobs(work, jobs, events).await
+    let (batches, queued) = mpsc::unbounded_channel();
+    let _ = batches.send(work);
+    drop(batches);
+    run_jobs(queued, jobs, events).await
 }
 
+/// A scenario of one configuration, to run.
+pub type Job = (Scenario, Arc<RunConfig>);
+
+/// Where a job starts among the others, lower first: in a catalog run
+/// (`catalog_run::era_work`), its lane's rank and whether it waits (which
+/// first depends on what a start costs), then its place among its era's
+/// scenarios of the same kind, so that the eras take turns (each era's
+/// servers busy at once, rather than one era's scenarios filling every job
+/// while they queue for its servers).
+pub type StartOrder = (u8, u8, usize);
+
 /// Runs every (scenario, configuration) pair, e.g. the catalog in each era
-/// at once, so that one era's slow timeouts overlap another's work.
-/// Where a start costs next to nothing (`RunConfig::cheap_starts`),
-/// scenarios that may spend their time waiting (a sleep, an awaited
-/// notification, a bounded call, a server started per case) take jobs of
-/// their own, as many again and in a queue of their own, so that their
-/// waits hold up neither the work nor its queue. Where a start costs more,
-/// they take turns with the rest: started at once they would each start a
-/// server of their own rather than wait for one to come free. With `-j 1`
-/// everything takes turns in one queue.
+/// at once, so that one era's slow timeouts overlap another's work. Jobs
+/// come in batches, each in its start order; a later batch (an era whose
+/// probe ended after the others had started) joins the jobs not started
+/// yet in that order. Where a start costs next to nothing
+/// (`RunConfig::cheap_starts`), scenarios that may spend their time
+/// waiting (a sleep, an awaited notification, a bounded call, a server
+/// started per case) take jobs of their own, as many again and in a queue
+/// of their own, so that their waits hold up neither the work nor its
+/// queue. Where a start costs more, they take turns with the rest: started
+/// at once they would each start a server of their own rather than wait
+/// for one to come free. With `-j 1` everything takes turns in one queue.
+/// Results come back in the order the jobs arrived.
 pub async fn run_jobs(
-    work: Vec<(Scenario, Arc<RunConfig>)>,
+    mut batches: mpsc::UnboundedReceiver<Vec<(StartOrder, Job)>>,
     jobs: usize,
     events: mpsc::UnboundedSender<Event>,
 ) -> Vec<ScenarioResult> {
     let shared_server = Arc::new(RwLock::new(()));
-    let numbered = work.into_iter().enumerate();
-    let queues: Vec<Vec<Numbered>> = if jobs > 1 {
-        let (waiting, working) =
-            numbered.partition(|(_, (s, cfg))| s.may_wait() && cfg.cheap_starts());
-        vec![waiting, working]
-    } else {
-        vec![numbered.collect()]
+    let queues: Vec<Arc<Queue>> = (0..if jobs > 1 { 2 } else { 1 })
+        .map(|_| Arc::default())
+        .collect();
+    let sort = {
+        let queues = queues.clone();
+        async move {
+            let mut arrived = 0;
+            while let Some(batch) = batches.recv().await {
+                for (order, job) in batch {
+                    let waits = job.0.may_wait() && job.1.cheap_starts();
+                    let queue = &queues[usize::from(!waits).min(queues.len() - 1)];
+                    queue.push(order, (arrived, job)).await;
+                    arrived += 1;
+                }
+            }
+            for queue in &queues {
+                queue.close().await;
+            }
+        }
     };
-    let feeders = queues.into_iter().map(|queue| {
+    let feeders = queues.iter().map(|queue| {
         let permits = Arc::new(Semaphore::new(jobs.max(1)));
-        feed(queue, permits, shared_server.clone(), events.clone())
+        feed(
+            Arc::clone(queue),
+            permits,
+            shared_server.clone(),
+            events.clone(),
+        )
     });
+    let (_, fed) = futures::join!(sort, futures::future::join_all(feeders));
     let mut results: Vec<(usize, ScenarioResult)> = Vec::new();
-    for handles in futures::future::join_all(feeders).await {
+    for handles in fed {
         for handle in handles {
             if let Ok(done) = handle.await {
                 results.push(done);
@@ -70,18 +106,61 @@ pub async fn run_jobs(
     results.into_iter().map(|(_, r)| r).collect()
 }
 
-/// A scenario to run with its configuration, numbered in the input order.
-type Numbered = (usize, (Scenario, Arc<RunConfig>));
+/// A job numbered in the order it arrived.
+type Numbered = (usize, Job);
 
-/// Starts the scenarios of one queue in its order, each once a job is free.
+/// The jobs of one queue not started yet, in start order, and whether more
+/// may come.
+#[derive(Default)]
+struct Queue {
+    pending: tokio::sync::Mutex<Pending>,
+    arrived: tokio::sync::Notify,
+}
+
+#[derive(Default)]
+struct Pending {
+    jobs: std::collections::BTreeMap<(StartOrder, usize), Numbered>,
+    closed: bool,
+}
+
+impl Queue {
+    async fn push(&self, order: StartOrder, job: Numbered) {
+        self.pending.lock().await.jobs.insert((order, job.0), job);
+        self.arrived.notify_one();
+    }
+
+    /// No more jobs will come.
+    async fn close(&self) {
+        self.pending.lock().await.closed = true;
+        self.arrived.notify_one();
+    }
+
+    /// The first job not started yet; None once the queue is closed and empty.
+    async fn next(&self) -> Option<Numbered> {
+        loop {
+            {
+                let mut pending = self.pending.lock().await;
+                if let Some((_, job)) = pending.jobs.pop_first() {
+                    return Some(job);
+                }
+                if pending.closed {
+                    return None;
+                }
+            }
+            self.arrived.notified().await;
+        }
+    }
+}
+
+/// Starts the jobs of one queue in its order, each once a job is free.
 async fn feed(
-    queue: Vec<Numbered>,
+    queue: Arc<Queue>,
     permits: Arc<Semaphore>,
     shared_server: Arc<RwLock<()>>,
     events: mpsc::UnboundedSender<Event>,
 ) -> Vec<JoinHandle<(usize, ScenarioResult)>> {
     let mut handles = Vec::new();
-    for (index, (scenario, cfg)) in queue {
+    while let Some((index, (scenario, cfg))) = queue.next().await {
         // Taken here, in input order, so scenarios start in that order
         // (`-j 1` runs them as listed): tasks spawned at once took their
         // permits in whatever order the runtime first polled them. A
@@ -223,5 +302,39 @@ mod tests {
         }
         let listed: Vec<String> = (0..40).map(|n| format!("base/order-{n}")).collect();
         assert_eq!(started, listed);
+    }
+
+    /// An era whose probe ended late sends its jobs in a second batch: they
+    /// start among the jobs not started yet in start order, and results
+    /// come back in the order the jobs arrived.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn a_later_batch_joins_the_jobs_not_started_yet_in_start_order() {
+        let cfg = reference_config();
+        let job = |n: usize| ((0, 0, n), (scenario(n), Arc::clone(&cfg)));
+        let (batches, queued) = mpsc::unbounded_channel();
+        let _ = batches.send(vec![job(0), job(2), job(4)]);
+        let _ = batches.send(vec![job(1), job(3)]);
+        drop(batches);
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let results = run_jobs(queued, 1, tx).await;
+        let returned: Vec<&str> = results.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(
+            returned,
+            [
+                "base/order-0",
+                "base/order-2",
+                "base/order-4",
+                "base/order-1",
+                "base/order-3"
+            ]
+        );
+        let mut started = Vec::new();
+        while let Ok(event) = rx.try_recv() {
+            if let Event::ScenarioStarted(id) = event {
+                started.push(id);
+            }
+        }
+        let in_order: Vec<String> = (0..5).map(|n| format!("base/order-{n}")).collect();
+        assert_eq!(started, in_order);
     }
 }

@@ -449,6 +449,7 @@ impl Loader<'_> {
             hands_on,
             reused_in_eras,
             reuse_group,
+            ends_server,
         } = self.isolation_keys(&root, &built, &cleanup, generate.as_deref());
         let requires = self.build_requires(raw(&root, "", "requires"));
         let asserts = self.build_asserts("", &root);
@@ -488,6 +489,7 @@ impl Loader<'_> {
             hands_on,
             reused_in_eras,
             reuse_group,
+            ends_server,
             steps: built,
             asserts,
             cleanup,
@@ -987,6 +989,10 @@ steps:
             "{step}: {:?}",
             errors(&reused(step))
         );
+        // A scenario whose server is stopped after it may change the catalog.
+        let ends = load_str("t.yaml", &format!("ends_server: true\n{}", reused(step)))
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(ends.ends_server);
         assert!(
             errors(&format!("handshake: false\n{}", reused("    request: a\n")))
                 .iter()
@@ -1209,6 +1215,7 @@ steps:
             (GOOD.replace("steps:", "isolation: shared\nhands_on: true\nsteps:"), "t.yaml:7:11: hands_on: true is for isolation: fresh (other scenarios' servers serve on already)"),
             (GOOD.replace("steps:", "reused_in_eras: [2025-11-25]\nsteps:"), "t.yaml:6:17: reused_in_eras is for hands_on: true scenarios"),
             (GOOD.replace("steps:", "isolation: fresh\nhands_on: true\nreused_in_eras: [2025-11-25, 2031-01-01]\nsteps:"), "t.yaml:8:30: reused_in_eras names '2031-01-01', not a protocol version this harness knows"),
+            (GOOD.replace("steps:", "isolation: shared\nends_server: true\nsteps:"), "t.yaml:7:14: ends_server: true is for isolation: reused (a fresh scenario's server is stopped after it anyway; a shared one must stay as it was)"),
             (GOOD.replace("steps:", "reuse_group: x\nsteps:"), "t.yaml:6:14: reuse_group is for isolation: reused (it names the scenarios a reused server is handed on between)"),
             (GOOD.replace("steps:", "handshake: false\nhands_on: true\nsteps:"), "t.yaml:7:11: hands_on: true needs the handshake: a server opened without it is not one a reused scenario could have left"),
             (GOOD.replace("steps:", "handshake: \"no\"\nsteps:"), "t.yaml:6:12: key 'handshake' takes true or false, found \"no\""),

@@ -393,13 +393,18 @@ impl Step {
     /// or exchanges raw HTTP. Bytes a server need not survive are allowed:
     /// the server is checked before it is handed on (`may_break_connection`).
     pub fn reuses_badly(&self) -> Option<&'static str> {
+        if self.is_control_hook() {
+            return Some("changes the server's catalog (control hook)");
+        }
         match &self.action {
-            Action::Request { method, .. } if method.source() == MUTATE_METHOD => {
-                Some("changes the server's catalog (control hook)")
-            }
             Action::Http { .. } => Some("makes raw HTTP exchanges"),
             _ => None,
         }
+    }
+
+    /// Whether the step calls the control hook (`conform/mutate`).
+    pub fn is_control_hook(&self) -> bool {
+        matches!(&self.action, Action::Request { method, .. } if method.source() == MUTATE_METHOD)
     }
 
     /// Whether the step writes raw bytes other than literal JSON-RPC 2.0
@@ -535,6 +540,12 @@ pub struct Scenario {
     /// only between the group's scenarios, which leave state (description
     /// authorizations, say) that would sway other reused scenarios.
     pub reuse_group: Option<String>,
+    /// `ends_server: true` (reused scenarios only): the scenario leaves its
+    /// server in a state no other scenario may meet (an open subscription
+    /// stream, a catalog changed through the control hook), so the server
+    /// is stopped after it instead of handed on. It needs no server of its
+    /// own: one that served earlier reused scenarios will do.
+    pub ends_server: bool,
     pub steps: Vec<Step>,
     pub asserts: Vec<Assertion>,
     /// Steps that always run last, to undo the scenario's changes to the server.
@@ -645,11 +656,21 @@ impl Scenario {
             })
     }
 
+    /// Whether the scenario reads what only the probe of every era tells:
+    /// the eras the run tests or the server speaks (`versions.run`,
+    /// `versions.spoken`), or whether the server serves the reference
+    /// catalog (`fixture`, judged on its newest era's tools).
+    pub fn reads_whole_probe(&self) -> bool {
+        let versions = self.reads.get("versions");
+        let reads = |field| versions.is_some_and(|v| v.member_read(field).is_some());
+        self.fixture.is_some() || reads("run") || reads("spoken")
+    }
+
     pub fn mutates_server(&self) -> bool {
         self.steps
             .iter()
             .chain(&self.cleanup)
-            .any(|s| matches!(&s.action, Action::Request { method, .. } if method.source() == MUTATE_METHOD))
+            .any(Step::is_control_hook)
     }
 }
 
@@ -662,6 +683,23 @@ mod tests {
             expr: Expr::unplaced(source).unwrap_or_else(|e| panic!("{e}")),
             reason: Template::compile("r").unwrap_or_else(|e| panic!("{e}")),
         }
+    }
+
+    #[test]
+    fn reading_the_eras_of_the_run_or_the_spoken_ones_waits_for_the_whole_probe() {
+        let with = |expr: &str| {
+            let text = format!(
+                "id: base/reads\ntitle: reads\nprofile: base\nlevel: MUST\nrequires:\n  - expr: \"{expr}\"\n    reason: r\nsteps:\n  - request: ping\n"
+            );
+            crate::scenario::load::load_str("t.yaml", &text)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .reads_whole_probe()
+        };
+        assert!(with("era in versions.run"));
+        assert!(with("size(versions.spoken) > 0"));
+        assert!(with("size(versions) > 0"), "the whole of versions");
+        assert!(!with("era in versions.known"));
+        assert!(!with("'versions.run' != ''"));
     }
 
     #[test]

@@ -81,11 +81,76 @@ fn a_server_that_left_a_request_unanswered_is_stopped_and_the_next_scenario_gets
     );
 }
 
+/// Two reused scenarios of the same era, run one after the other (`a`
+/// first, as listed): `a` ends its server when `ends` is set.
+fn reused_pair(dir: &std::path::Path, ends: bool) -> PathBuf {
+    let scenarios = dir.join("scenarios");
+    std::fs::create_dir_all(&scenarios).expect("the scenario directory is made");
+    for (name, extra) in [
+        ("a", if ends { "ends_server: true\n" } else { "" }),
+        ("b", ""),
+    ] {
+        let text = format!(
+            "id: base/unit-reused-{name}\ntitle: a reused scenario\nprofile: base\nlevel: MUST\n\
+             isolation: reused\n{extra}steps:\n  - request: tools/list\n    expect:\n      result: {{ tools: {{ $type: array }} }}\n"
+        );
+        std::fs::write(scenarios.join(format!("{name}.yaml")), text)
+            .expect("the scenario is written");
+    }
+    scenarios
+}
+
+/// Runs the pair of [`reused_pair`] alone; returns how many servers started.
+fn reused_starts(name: &str, ends: bool) -> usize {
+    let dir = common::output_dir(&format!("warm-pool-{name}"));
+    let (script, log) = counting_server(&dir);
+    let _ = std::fs::remove_file(&log);
+    let scenarios = reused_pair(&dir, ends).display().to_string();
+    let script = script.display().to_string();
+    let args = [
+        "-q",
+        "--jobs",
+        "1",
+        "--protocol-version",
+        "2025-11-25",
+        "--no-builtin",
+        "--scenarios",
+        &scenarios,
+        "--",
+        &script,
+    ];
+    let out = common::run_cli(&args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
+fn a_scenario_that_ends_its_server_hands_it_to_no_other() {
+    assert_eq!(
+        reused_starts("reused-kept", false),
+        1,
+        "the probe's server serves both reused scenarios"
+    );
+    assert_eq!(
+        reused_starts("reused-ended", true),
+        2,
+        "the server of the scenario that ends it is stopped: the next one gets another"
+    );
+}
+
 /// This module's tests, as trials named `module::function`.
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     trials![
         the_probes_server_serves_every_shared_scenario_of_its_era,
         a_server_that_warned_but_answered_everything_is_handed_on,
-        a_server_that_left_a_request_unanswered_is_stopped_and_the_next_scenario_gets_another
+        a_server_that_left_a_request_unanswered_is_stopped_and_the_next_scenario_gets_another,
+        a_scenario_that_ends_its_server_hands_it_to_no_other
     ]
 }

@@ -436,6 +436,26 @@ impl Execution<'_> {
     }
 }
 
+impl RunConfig {
+    /// This configuration once every era's probe is known: the eras the
+    /// run tests, whether the server serves the reference catalog, and
+    /// (unless `--isolate`) this era's probe facts naming every era spoken.
+    pub fn knowing(
+        &self,
+        run_eras: &[String],
+        fixture_match: bool,
+        probe: Option<&Value>,
+    ) -> RunConfig {
+        let mut cfg = self.clone();
+        cfg.run_eras = run_eras.to_vec();
+        cfg.fixture_match = fixture_match;
+        if cfg.probe.is_some() {
+            cfg.probe = probe.cloned().map(Bound::from).or(cfg.probe);
+        }
+        cfg
+    }
+}
+
 impl<'a> Execution<'a> {
     fn new(s: &'a Scenario, cfg: &'a RunConfig, pooled: bool) -> Self {
         let pool = cfg.pool_for(s).filter(|_| pooled).cloned();

@@ -123,7 +123,8 @@ impl Execution<'_> {
     async fn take_if_healthy(&mut self, name: &str) -> Option<Session> {
         let timeout = self.cfg.timeout;
         let check = self.s.may_break_connection();
-        let fit = self.error.is_none();
+        // A scenario that ends its server hands on none, however healthy.
+        let fit = self.error.is_none() && !self.s.ends_server;
         let session = self.sessions.get_mut(name)?;
         let mut healthy = fit && session.reusable() && !session.has_exited();
         if healthy && check {

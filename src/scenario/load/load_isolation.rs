@@ -1,6 +1,7 @@
 //! The keys that say which server a scenario runs on (`isolation`,
-//! `handshake`, `hands_on`, `reused_in_eras`, `reuse_group`), and the checks that hold each
-//! scenario to what its kind of server allows.
+//! `handshake`, `hands_on`, `reused_in_eras`, `reuse_group`,
+//! `ends_server`), and the checks that hold each scenario to what its kind
+//! of server allows.
 
 use serde_json::{Map, Value};
 
@@ -15,6 +16,7 @@ pub(super) struct IsolationKeys {
     pub hands_on: bool,
     pub reused_in_eras: Vec<String>,
     pub reuse_group: Option<String>,
+    pub ends_server: bool,
 }
 
 impl Loader<'_> {
@@ -34,6 +36,13 @@ impl Loader<'_> {
             "handshake: false needs a fresh connection (isolation: fresh): a warm one had its handshake",
         );
         }
+        let ends_server = self.flag(root, "", "ends_server", false);
+        if ends_server && isolation != Isolation::Reused {
+            self.error(
+                "/ends_server",
+                "ends_server: true is for isolation: reused (a fresh scenario's server is stopped after it anyway; a shared one must stay as it was)",
+            );
+        }
         match isolation {
             Isolation::Shared => {
                 self.check_shareable(built, cleanup);
@@ -44,7 +53,7 @@ impl Loader<'_> {
             Isolation::Reused => {
                 let generated = generate.map_or(&[][..], |g| &g.steps[..]);
                 for step in built.iter().chain(cleanup).chain(generated) {
-                    self.check_reusable(step);
+                    self.check_reusable(step, ends_server);
                 }
             }
             Isolation::Fresh => {}
@@ -70,6 +79,7 @@ impl Loader<'_> {
             hands_on,
             reused_in_eras,
             reuse_group,
+            ends_server,
         }
     }
 
@@ -116,8 +126,14 @@ impl Loader<'_> {
         }
     }
 
-    fn check_reusable(&mut self, step: &Step) {
-        if let Some(why) = step.reuses_badly() {
+    /// A reused scenario takes no step that would sway the scenarios its
+    /// server serves next; one that `ends_server` has none after it, so it
+    /// may change the catalog (its server, stopped, takes the change along).
+    fn check_reusable(&mut self, step: &Step, ends_server: bool) {
+        let why = step
+            .reuses_badly()
+            .filter(|_| !(ends_server && step.is_control_hook()));
+        if let Some(why) = why {
             self.error_at(
                 step.place.position,
                 format!("isolation: reused, but the step {why}; use isolation: fresh"),
