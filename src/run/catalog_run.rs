@@ -16,7 +16,7 @@ use super::outcome::ScenarioResult;
 use super::policy::{RunPolicy, Verdict};
 use super::pool::SessionPool;
 use super::probe::{
-    mark_spoken, probe_eras_staged, EraChoice, Probe, ProbeError, ProbedEra, StagedEras,
+    mark_spoken, probe_eras_staged, EraChoice, PendingEra, Probe, ProbeError, ProbedEra, StagedEras,
 };
 use super::property::PropertyRun;
 use super::scheduler::{run_jobs, Job, StartOrder};
@@ -180,16 +180,7 @@ pub async fn run_catalog(
     let runner = tokio::spawn(run_jobs(queued, opts.jobs, tx));
     let mut early = Vec::new();
     if let Some(pending) = pending {
-        let accepted = {
-            let outcome = pending.accepted();
-            tokio::pin!(outcome);
-            loop {
-                tokio::select! {
-                    era = &mut outcome => break era,
-                    Some(event) = rx.recv() => early.push(event),
-                }
-            }
-        };
+        let accepted = keeping_events(pending, &mut rx, &mut early).await;
         let later = LaterEra {
             target: &target,
             scenarios: &scenarios,
@@ -225,6 +216,23 @@ pub async fn run_catalog(
     summary.server_starts = target.server_starts();
     sink(Event::Done(summary));
     Ok(results)
+}
+
+/// Waits for the stateless era's probe, keeping the events of the
+/// scenarios already running (the sink sees Started first).
+async fn keeping_events(
+    pending: PendingEra,
+    events: &mut mpsc::UnboundedReceiver<Event>,
+    early: &mut Vec<Event>,
+) -> Option<ProbedEra> {
+    let outcome = pending.accepted();
+    tokio::pin!(outcome);
+    loop {
+        tokio::select! {
+            era = &mut outcome => return era,
+            Some(event) = events.recv() => early.push(event),
+        }
+    }
 }
 
 /// Hands one event of the run to the sink, a result made final by the

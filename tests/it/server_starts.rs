@@ -82,7 +82,9 @@ fn run_with(name: &str, options: &[&str], server: &[&str]) -> Value {
     let out = common::cli(&args);
     assert!(
         report.is_file(),
-        "{name}: no report; stderr: {}",
+        "{name}: no report; {}; stdout: {}; stderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
     common::assert_valid_report(&report)
