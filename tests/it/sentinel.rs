@@ -12,7 +12,9 @@ const SCENARIOS: [&str; 2] = ["base/parse-error", "base/id-large-integer"];
 /// Runs the two sentinel scenarios in one era against the reference server
 /// with `faults`, with a request timeout far above what the verdicts take.
 fn run(name: &str, faults: &[&str]) -> (Option<i32>, Vec<Value>) {
-    let report = common::output_dir("sentinel").join(format!("{name}.json"));
+    // A directory per run: `output_dir` empties the one it names, and the
+    // two trials run at once.
+    let report = common::output_dir(&format!("sentinel-{name}")).join("report.json");
     let report_arg = report.display().to_string();
     let mut args = vec![
         "-q",

@@ -73,7 +73,9 @@ fn run(name: &str, server: &[&str]) -> Value {
 
 /// [`run`] with `options` before the server.
 fn run_with(name: &str, options: &[&str], server: &[&str]) -> Value {
-    let report = common::output_dir("server_starts").join(format!("{name}.json"));
+    // A directory per run: `output_dir` empties the one it names, and the
+    // trials run at once (a shared one lost another trial's report).
+    let report = common::output_dir(&format!("server_starts-run-{name}")).join("report.json");
     let report_arg = report.display().to_string();
     let mut args = vec!["-q", "--report-json", &report_arg];
     args.extend(options);
