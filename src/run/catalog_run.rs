@@ -165,7 +165,7 @@ pub async fn run_catalog(
         .collect();
     let StagedEras { eras, pending } = staged;
     let mut probes: Vec<Probe> = eras.iter().map(|p| p.probe.clone()).collect();
-    let whole = RunWide::of(&probes);
+    let whole = RunWide::of(&probes, Arc::default());
     let (configs, mut pools) = era_configs(&target, eras, &whole, &reuse_groups, opts).await;
     let mut work = Vec::new();
     for cfg in &configs {
@@ -273,15 +273,15 @@ struct RunWide {
 }
 
 impl RunWide {
-    fn of(probes: &[Probe]) -> Self {
+    /// A tool that outlasted the call budget in one era is not called
+    /// again in another (`slow_calls`): it would only be waited out again.
+    fn of(probes: &[Probe], slow_calls: Arc<SlowCalls>) -> Self {
         Self {
             run_eras: probes.iter().map(|p| p.era.version.clone()).collect(),
             fixture_match: probes
                 .last()
                 .is_some_and(|p| crate::fixture::serves_reference_catalog(&p.tool_names)),
-            // A tool that outlasted the call budget in one era is not
-            // called again in another: it would only be waited out again.
-            slow_calls: Arc::new(SlowCalls::default()),
+            slow_calls,
         }
     }
 }
@@ -312,11 +312,11 @@ impl LaterEra<'_> {
         };
         probes.push(era.probe.clone());
         mark_spoken(probes.iter_mut());
-        era.probe = probes.last().cloned().unwrap_or_else(|| era.probe.clone());
-        let mut whole = RunWide::of(probes);
-        if let Some(first) = configs.first() {
-            whole.slow_calls = Arc::clone(&first.slow_calls);
+        if let Some(marked) = probes.last() {
+            era.probe = marked.clone();
         }
+        let slow_calls = configs.first().map(|c| Arc::clone(&c.slow_calls));
+        let whole = RunWide::of(probes, slow_calls.unwrap_or_default());
         let mut joined = Vec::new();
         for (order, (s, provisional)) in held {
             let known = probes

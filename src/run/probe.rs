@@ -228,14 +228,22 @@ pub struct PendingEra(tokio::task::JoinHandle<Result<ProbedEra, ProbeError>>);
 impl PendingEra {
     /// The era, when its probe ends with it accepted.
     pub async fn accepted(self) -> Option<ProbedEra> {
-        match self.0.await {
-            Ok(Ok(p)) if speaks_stateless(&p) => Some(p),
-            Ok(Ok(p)) => {
-                p.close().await;
-                None
-            }
-            _ => None,
+        self.ended().await.ok().flatten()
+    }
+
+    /// How the probe ended: the era accepted, not spoken (its session
+    /// closed), or why the probe failed.
+    async fn ended(self) -> Result<Option<ProbedEra>, ProbeError> {
+        let probed = self.0.await.map_err(|e| ProbeError {
+            message: format!("internal: the stateless era's probe stopped: {e}"),
+            stderr: String::new(),
+            refusal: None,
+        })??;
+        if speaks_stateless(&probed) {
+            return Ok(Some(probed));
         }
+        probed.close().await;
+        Ok(None)
     }
 }
 
@@ -245,8 +253,8 @@ impl StagedEras {
         let mut eras = self.eras;
         if let Some(pending) = self.pending {
             eras.extend(pending.accepted().await);
+            mark_spoken(eras.iter_mut().map(|p| &mut p.probe));
         }
-        mark_spoken(eras.iter_mut().map(|p| &mut p.probe));
         eras
     }
 }
@@ -314,16 +322,12 @@ async fn probe_all_staged(target: &Target, waits: Waits) -> Result<StagedEras, P
         });
     }
     if let Some(pending) = stateless {
-        match pending.0.await {
-            Ok(Ok(p)) if speaks_stateless(&p) => accepted.push(p),
-            Ok(Ok(p)) => {
-                p.close().await;
-            }
+        match pending.ended().await {
+            Ok(era) => accepted.extend(era),
             // The stateful attempts tell most about a server that can't start.
-            Ok(Err(e)) => {
+            Err(e) => {
                 first_error.get_or_insert(e);
             }
-            Err(_) => {}
         }
     }
     match (accepted.is_empty(), first_error) {

@@ -287,6 +287,17 @@ mod tests {
         );
     }
 
+    /// The scenarios in the order they started, from the events so far.
+    fn started_ids(rx: &mut mpsc::UnboundedReceiver<Event>) -> Vec<String> {
+        let mut started = Vec::new();
+        while let Ok(event) = rx.try_recv() {
+            if let Event::ScenarioStarted(id) = event {
+                started.push(id);
+            }
+        }
+        started
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn one_job_at_a_time_runs_the_scenarios_in_their_order() {
         let cfg = reference_config();
@@ -294,12 +305,7 @@ mod tests {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let results = run_all(scenarios, cfg, 1, tx).await;
         assert!(results.iter().all(|r| r.outcome == Outcome::Pass));
-        let mut started = Vec::new();
-        while let Ok(event) = rx.try_recv() {
-            if let Event::ScenarioStarted(id) = event {
-                started.push(id);
-            }
-        }
+        let started = started_ids(&mut rx);
         let listed: Vec<String> = (0..40).map(|n| format!("base/order-{n}")).collect();
         assert_eq!(started, listed);
     }
@@ -328,12 +334,7 @@ mod tests {
                 "base/order-3"
             ]
         );
-        let mut started = Vec::new();
-        while let Ok(event) = rx.try_recv() {
-            if let Event::ScenarioStarted(id) = event {
-                started.push(id);
-            }
-        }
+        let started = started_ids(&mut rx);
         let in_order: Vec<String> = (0..5).map(|n| format!("base/order-{n}")).collect();
         assert_eq!(started, in_order);
     }
