@@ -27,6 +27,7 @@ use crate::scenario::model::Scenario;
 use crate::schema::Schemas;
 use crate::session::client_fault::ClientFault;
 use crate::session::era::KNOWN_VERSIONS;
+use crate::transport::stdio::StartCounter;
 
 /// How to run.
 #[derive(Debug, Clone)]
@@ -110,12 +111,18 @@ fn run_info(target: &Target, probes: &[Probe], scenarios: usize, opts: &RunOptio
 
 /// The warm sessions of one era's shared scenarios, the probe's session the
 /// first of them; none (and the probe's session closed) with `--isolate`.
-async fn warm_pool(era: ProbedEra, opts: &RunOptions) -> Option<SessionPool> {
+async fn warm_pool(
+    era: ProbedEra,
+    starting: Option<StartCounter>,
+    opts: &RunOptions,
+) -> Option<SessionPool> {
     if opts.isolate {
         era.close().await;
         return None;
     }
-    let pool = SessionPool::new(opts.shutdown_grace).with_patience(era.start_cost);
+    let pool = SessionPool::new(opts.shutdown_grace)
+        .with_patience(era.start_cost)
+        .with_start_load(starting);
     if era.session.reusable() {
         pool.seed(era.session).await;
     } else {
@@ -382,7 +389,7 @@ fn not_run(
 /// so that a lane's scenarios have started by the time the next lane waits
 /// for its servers. Within a lane, those that may spend their time waiting
 /// (`Scenario::may_wait`) come first, so that their waits overlap the
-/// rest. Where a server costs next to nothing to start (a Streamable HTTP
+/// rest, and those that end their server last (`when_in_lane`). Where a server costs next to nothing to start (a Streamable HTTP
 /// session, the built-in reference), no lane waits for another's servers,
 /// and the scenarios that may wait come first whatever their lane. Results
 /// are reported in the input order whatever the order they ran in.
@@ -396,21 +403,34 @@ async fn era_work(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<(StartOrd
     }
     count_pool_users(scenarios, cfg).await;
     let cheap = cfg.cheap_starts();
-    let mut seen: BTreeMap<(u8, bool), usize> = BTreeMap::new();
+    let mut seen: BTreeMap<(u8, u8), usize> = BTreeMap::new();
     scenarios
         .iter()
         .map(|s| {
-            let (lane, later) = (lane_rank(s, cfg), !s.may_wait());
-            let place = seen.entry((lane, later)).or_default();
+            let (lane, when) = (lane_rank(s, cfg), when_in_lane(s));
+            let place = seen.entry((lane, when)).or_default();
             *place += 1;
             let order = if cheap {
-                (u8::from(later), lane, *place)
+                (when, lane, *place)
             } else {
-                (lane, u8::from(later), *place)
+                (lane, when, *place)
             };
             (order, (s.clone(), Arc::clone(cfg)))
         })
         .collect()
+}
+
+/// Where a scenario comes within its lane: those that may wait first, so
+/// that their waits overlap the rest; those that end their server last,
+/// since no scenario of the lane can take that server after them.
+fn when_in_lane(s: &Scenario) -> u8 {
+    if s.ends_server {
+        2
+    } else if s.may_wait() {
+        0
+    } else {
+        1
+    }
 }
 
 /// Where a scenario's lane comes in the order a run starts scenarios.
@@ -466,9 +486,10 @@ async fn era_configs(
     for era in probed {
         let patience = era.start_cost;
         let probe = era.probe.clone();
-        let pool = warm_pool(era, opts).await;
+        let starting = target.start_counter();
+        let pool = warm_pool(era, starting.clone(), opts).await;
         let cheap = patience < super::executor::CHEAP_START && target.transport() == "http";
-        let lanes = Lanes::new(pool, patience, cheap, reuse_groups, opts);
+        let lanes = Lanes::new(pool, patience, starting, cheap, reuse_groups, opts);
         pools.extend(lanes.all());
         let Lanes {
             pool,
@@ -539,6 +560,7 @@ impl Lanes {
     fn new(
         shared: Option<SessionPool>,
         patience: Duration,
+        starting: Option<StartCounter>,
         cheap: bool,
         reuse_groups: &BTreeSet<String>,
         opts: &RunOptions,
@@ -551,6 +573,7 @@ impl Lanes {
             };
             let pool = SessionPool::with_capacity(capacity, opts.shutdown_grace)
                 .with_patience(patience)
+                .with_start_load(starting.clone())
                 .with_onward(onward);
             Arc::new(pool)
         };

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Mutex, Notify};
 
 use crate::session::Session;
+use crate::transport::stdio::StartCounter;
 
 /// How many times its patience a lease waits while donors run.
 const DONOR_PATIENCE: u32 = 4;
@@ -56,6 +57,10 @@ pub struct SessionPool {
     /// How long a scenario waits for a busy warm session before opening
     /// another one (zero: open at once).
     patience: Duration,
+    /// The servers of the run still starting up, when each session is a
+    /// process of its own: patience grows with them (`under_load`).
+    starting: Option<StartCounter>,
+    cores: usize,
 }
 
 impl std::fmt::Debug for SessionPool {
@@ -86,6 +91,8 @@ impl SessionPool {
             capacity: capacity.max(1),
             grace,
             patience: Duration::ZERO,
+            starting: None,
+            cores: std::thread::available_parallelism().map_or(2, |n| n.get()),
         }
     }
 
@@ -94,6 +101,24 @@ impl SessionPool {
     pub fn with_patience(mut self, patience: Duration) -> Self {
         self.patience = patience;
         self
+    }
+
+    /// Weighs a start against the servers of `starts` still starting up.
+    pub fn with_start_load(mut self, starts: Option<StartCounter>) -> Self {
+        self.starting = starts;
+        self
+    }
+
+    /// `patience` stretched by the starts under way: with more servers
+    /// starting than there are cores, one more start takes that much
+    /// longer (they share the CPU, and slow each other down), so a busy
+    /// session is worth waiting for that much longer.
+    fn under_load(&self, patience: Duration) -> Duration {
+        let Some(starting) = &self.starting else {
+            return patience;
+        };
+        let crowd = (starting.starting() + 1) as f64 / self.cores as f64;
+        patience.mul_f64(crowd.max(1.0))
     }
 
     /// Hands the idle servers, once this pool's last scenario is done, to
@@ -136,6 +161,7 @@ impl SessionPool {
                     } else {
                         self.patience
                     };
+                    let patience = self.under_load(patience);
                     if nothing_to_wait_for || waited >= patience {
                         state.live += 1;
                         return Lease::Open;
@@ -159,9 +185,10 @@ impl SessionPool {
     /// session, taken while it holds its main one (waiting without bound
     /// there, two scenarios could each wait for the other's).
     pub async fn lease_now(&self) -> Lease {
-        let until = Instant::now() + self.patience;
+        let asked = Instant::now();
         loop {
             let notified = self.freed.notified();
+            let until = asked + self.under_load(self.patience);
             {
                 let mut state = self.state.lock().await;
                 if let Some(session) = state.idle.pop() {
@@ -316,6 +343,35 @@ mod tests {
             Duration::from_secs(1),
             Transcript::new(),
         )
+    }
+
+    #[tokio::test]
+    async fn a_busy_session_is_waited_for_longer_while_more_servers_start_than_there_are_cores() {
+        let spec = StdioSpec::new("cat", Vec::new());
+        // Three servers that never write a line: all still starting.
+        let starting: Vec<StdioConnection> = (0..3)
+            .map(|_| StdioConnection::spawn(&spec).expect("cat runs"))
+            .collect();
+        assert_eq!(spec.starts.starting(), 3);
+        let mut pool = SessionPool::with_capacity(2, Duration::from_millis(10))
+            .with_patience(Duration::from_millis(40))
+            .with_start_load(Some(spec.starts.clone()));
+        pool.cores = 2;
+        assert!(matches!(pool.lease().await, Lease::Open), "the first opens");
+        let asked = Instant::now();
+        assert!(matches!(pool.lease().await, Lease::Open));
+        // Four starts on two cores: twice the patience.
+        assert!(
+            asked.elapsed() >= Duration::from_millis(75),
+            "opened after {:?}",
+            asked.elapsed()
+        );
+        drop(starting);
+        assert_eq!(
+            spec.starts.starting(),
+            0,
+            "a dropped connection is done starting"
+        );
     }
 
     #[tokio::test]

@@ -3,6 +3,7 @@
 use std::time::{Duration, Instant};
 
 use crate::session::{Connection, Era, SharedProcess};
+use crate::transport::stdio::StartCounter;
 use crate::transport::{HttpConnection, HttpSpec, StdioConnection, StdioSpec, TransportError};
 
 #[derive(Clone)]
@@ -68,6 +69,15 @@ impl Target {
             Target::Stdio(spec) => Some(spec.starts.get()),
             Target::Http { process, .. } => Some(usize::from(process.is_some())),
             Target::InProcess(_) => None,
+        }
+    }
+
+    /// The start counter of a target whose sessions each start a process
+    /// (stdio): what a pool weighs a start against.
+    pub fn start_counter(&self) -> Option<StartCounter> {
+        match self {
+            Target::Stdio(spec) => Some(spec.starts.clone()),
+            _ => None,
         }
     }
 

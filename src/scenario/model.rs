@@ -402,6 +402,13 @@ impl Step {
         }
     }
 
+    /// Whether the step talks over the main session: it goes on the wire
+    /// (a check or a sleep does not) and names no other session.
+    pub fn uses_main_session(&self) -> bool {
+        let on_main = self.session.as_deref().is_none_or(|name| name == "main");
+        on_main && !matches!(self.action, Action::Check | Action::Sleep { .. })
+    }
+
     /// Whether the step calls the control hook (`conform/mutate`).
     pub fn is_control_hook(&self) -> bool {
         matches!(&self.action, Action::Request { method, .. } if method.source() == MUTATE_METHOD)
@@ -613,12 +620,6 @@ impl Scenario {
         place.location(&source_path(&self.origin))
     }
 
-    /// Whether the scenario changes the server's state for every session
-    /// (calls the control hook). On a server shared by concurrent scenarios
-    /// (HTTP) such a scenario must run alone.
-    /// Whether a step may leave the connection unusable (see
-    /// `Step::may_break_connection`): a warm server that ran this scenario
-    /// is checked before the next one gets it.
     /// The scenario's isolation in `era` (`reused_in_eras`).
     pub fn isolation_in(&self, era: &str) -> Isolation {
         if self.reused_in_eras.iter().any(|e| e == era) {
@@ -628,6 +629,9 @@ impl Scenario {
         }
     }
 
+    /// Whether a step may leave the connection unusable (see
+    /// `Step::may_break_connection`): a warm server that ran this scenario
+    /// is checked before the next one gets it.
     pub fn may_break_connection(&self) -> bool {
         let generated = self.generate.iter().flat_map(|g| g.steps.iter());
         self.steps
@@ -666,6 +670,22 @@ impl Scenario {
         self.fixture.is_some() || reads("run") || reads("spoken")
     }
 
+    /// Whether a step talks over the main session. One whose steps all
+    /// name sessions of their own (a property that starts a server per
+    /// case) needs no main server: none is started or taken from a pool,
+    /// and the scenario waits for no lane.
+    pub fn uses_main_session(&self) -> bool {
+        let generated = self.generate.iter().flat_map(|g| g.steps.iter());
+        self.steps
+            .iter()
+            .chain(&self.cleanup)
+            .chain(generated)
+            .any(Step::uses_main_session)
+    }
+
+    /// Whether the scenario changes the server's state for every session
+    /// (calls the control hook). On a server shared by concurrent scenarios
+    /// (HTTP) such a scenario must run alone.
     pub fn mutates_server(&self) -> bool {
         self.steps
             .iter()
@@ -683,6 +703,25 @@ mod tests {
             expr: Expr::unplaced(source).unwrap_or_else(|e| panic!("{e}")),
             reason: Template::compile("r").unwrap_or_else(|e| panic!("{e}")),
         }
+    }
+
+    #[test]
+    fn a_scenario_whose_steps_all_name_other_sessions_needs_no_main_one() {
+        let uses_main = |steps: &str| {
+            let text =
+                format!("id: base/sessions\ntitle: t\nprofile: base\nlevel: MUST\nsteps:\n{steps}");
+            crate::scenario::load::load_str("t.yaml", &text)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .uses_main_session()
+        };
+        assert!(uses_main("  - request: ping\n"));
+        assert!(uses_main("  - request: ping\n    session: main\n"));
+        assert!(uses_main(
+            "  - request: ping\n    session: b\n  - notify: notifications/x\n"
+        ));
+        assert!(!uses_main(
+            "  - capture: { x: \"1\" }\n  - request: ping\n    session: b\n  - sleep_ms: 5\n"
+        ));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -35,18 +36,44 @@ pub struct StdioSpec {
 
 /// A count of server starts shared by the clones of one [`StdioSpec`]: what
 /// a run spends on starting its server (the JSON report's
-/// `run.server_starts`). Not part of a spec's identity: two specs compare
-/// equal whatever they have started.
+/// `run.server_starts`), and how many of them have not written their first
+/// line yet (still starting up: a run weighs one more start against the
+/// others already under way). Not part of a spec's identity: two specs
+/// compare equal whatever they have started.
 #[derive(Debug, Clone, Default)]
-pub struct StartCounter(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+pub struct StartCounter(Arc<Starts>);
+
+#[derive(Debug, Default)]
+struct Starts {
+    total: AtomicUsize,
+    starting: AtomicUsize,
+}
 
 impl StartCounter {
     pub fn get(&self) -> usize {
-        self.0.load(std::sync::atomic::Ordering::Relaxed)
+        self.0.total.load(Ordering::Relaxed)
     }
 
-    fn add_one(&self) {
-        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    /// Servers started that have not written a line yet (nor ended).
+    pub fn starting(&self) -> usize {
+        self.0.starting.load(Ordering::Relaxed)
+    }
+
+    fn add_one(&self) -> StartingUp {
+        self.0.total.fetch_add(1, Ordering::Relaxed);
+        self.0.starting.fetch_add(1, Ordering::Relaxed);
+        StartingUp(Arc::clone(&self.0))
+    }
+}
+
+/// One server counted as starting until its first line (or its end, or
+/// the connection's drop).
+#[derive(Debug)]
+struct StartingUp(Arc<Starts>);
+
+impl Drop for StartingUp {
+    fn drop(&mut self) {
+        self.0.starting.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -197,6 +224,8 @@ pub struct StdioConnection {
     stderr: Arc<Mutex<RingBuffer>>,
     stderr_task: Option<tokio::task::JoinHandle<()>>,
     reaped: Option<ExitStatus>,
+    /// Held until the server's first line: it is still starting up.
+    starting_up: Option<StartingUp>,
 }
 
 impl StdioConnection {
@@ -219,7 +248,7 @@ impl StdioConnection {
             command: spec.display(),
             reason: e.to_string(),
         })?;
-        spec.starts.add_one();
+        let starting_up = Some(spec.starts.add_one());
         let pgid = child.id().map_or(0, |id| id as i32);
         register_group(pgid);
         let stdout = child.stdout.take();
@@ -237,6 +266,7 @@ impl StdioConnection {
             stderr,
             stderr_task,
             reaped: None,
+            starting_up,
         })
     }
 
@@ -266,6 +296,7 @@ impl StdioConnection {
     pub async fn recv(&mut self) -> Option<Incoming> {
         let reader = self.stdout.as_mut()?;
         let incoming = next_incoming(reader).await;
+        self.starting_up = None;
         if incoming == Incoming::Closed {
             self.stdout = None;
         }
@@ -530,6 +561,16 @@ mod tests {
             "exited with status 3"
         );
         assert!(conn.stderr_tail().contains("oops"));
+    }
+
+    #[tokio::test]
+    async fn a_server_is_starting_until_its_first_line() {
+        let spec = StdioSpec::new("sh", vec!["-c".into(), "read line; echo up; cat".into()]);
+        let mut conn = StdioConnection::spawn(&spec).expect("spawn");
+        assert_eq!((spec.starts.get(), spec.starts.starting()), (1, 1));
+        conn.send(b"go\n").await.expect("send");
+        assert!(conn.recv().await.is_some());
+        assert_eq!((spec.starts.get(), spec.starts.starting()), (1, 0));
     }
 
     #[tokio::test]

@@ -1,7 +1,9 @@
 //! The warm pool over stdio: the probe's server serves the shared scenarios
 //! of its era, one at a time, without another server being started; a
 //! server that warned but stayed healthy is handed on, one that left a
-//! request unanswered is not.
+//! request unanswered is not; a scenario that ends its server runs last
+//! among the reused ones, and one that never uses its main session starts
+//! no server for it.
 //! Counted with a wrapper that notes each start of the reference server.
 
 use std::path::PathBuf;
@@ -81,31 +83,39 @@ fn a_server_that_left_a_request_unanswered_is_stopped_and_the_next_scenario_gets
     );
 }
 
-/// Two reused scenarios of the same era, run one after the other (`a`
-/// first, as listed): `a` ends its server when `ends` is set.
-fn reused_pair(dir: &std::path::Path, ends: bool) -> PathBuf {
-    let scenarios = dir.join("scenarios");
-    std::fs::create_dir_all(&scenarios).expect("the scenario directory is made");
-    for (name, extra) in [
-        ("a", if ends { "ends_server: true\n" } else { "" }),
-        ("b", ""),
-    ] {
+/// Writes scenarios `base/unit-<name>` of the same era, one per
+/// `(name, yaml)`: `yaml` is what goes between the header and the steps.
+fn write_scenarios(dir: &std::path::Path, scenarios: &[(&str, &str, &str)]) -> PathBuf {
+    let root = dir.join("scenarios");
+    std::fs::create_dir_all(&root).expect("the scenario directory is made");
+    for (name, extra, steps) in scenarios {
         let text = format!(
-            "id: base/unit-reused-{name}\ntitle: a reused scenario\nprofile: base\nlevel: MUST\n\
-             isolation: reused\n{extra}steps:\n  - request: tools/list\n    expect:\n      result: {{ tools: {{ $type: array }} }}\n"
+            "id: base/unit-{name}\ntitle: a scenario\nprofile: base\nlevel: MUST\n{extra}steps:\n{steps}"
         );
-        std::fs::write(scenarios.join(format!("{name}.yaml")), text)
-            .expect("the scenario is written");
+        std::fs::write(root.join(format!("{name}.yaml")), text).expect("the scenario is written");
     }
-    scenarios
+    root
 }
 
-/// Runs the pair of [`reused_pair`] alone; returns how many servers started.
-fn reused_starts(name: &str, ends: bool) -> usize {
+/// A step that lists tools on `session` (main when empty).
+fn list_tools(session: &str) -> String {
+    let on = if session.is_empty() {
+        String::new()
+    } else {
+        format!("    session: {session}\n")
+    };
+    format!(
+        "  - request: tools/list\n{on}    expect:\n      result: {{ tools: {{ $type: array }} }}\n"
+    )
+}
+
+/// Runs `scenarios` (see [`write_scenarios`]) alone, one at a time in
+/// their start order; returns how many servers started.
+fn custom_starts(name: &str, scenarios: &[(&str, &str, &str)]) -> usize {
     let dir = common::output_dir(&format!("warm-pool-{name}"));
     let (script, log) = counting_server(&dir);
     let _ = std::fs::remove_file(&log);
-    let scenarios = reused_pair(&dir, ends).display().to_string();
+    let scenarios = write_scenarios(&dir, scenarios).display().to_string();
     let script = script.display().to_string();
     let args = [
         "-q",
@@ -133,15 +143,44 @@ fn reused_starts(name: &str, ends: bool) -> usize {
 }
 
 fn a_scenario_that_ends_its_server_hands_it_to_no_other() {
+    let main = list_tools("");
+    let kept = "isolation: reused\n";
+    let ends = "isolation: reused\nends_server: true\n";
     assert_eq!(
-        reused_starts("reused-kept", false),
+        custom_starts("reused-kept", &[("a", kept, &main), ("b", kept, &main)]),
         1,
         "the probe's server serves both reused scenarios"
     );
     assert_eq!(
-        reused_starts("reused-ended", true),
+        custom_starts("reused-ended", &[("a", ends, &main), ("b", ends, &main)]),
         2,
         "the server of the scenario that ends it is stopped: the next one gets another"
+    );
+}
+
+/// Listed first, the scenario that ends its server still runs after the
+/// other reused one: its server serves no scenario after it.
+fn a_scenario_that_ends_its_server_runs_last_in_its_lane() {
+    let main = list_tools("");
+    let ends = "isolation: reused\nends_server: true\n";
+    assert_eq!(
+        custom_starts(
+            "reused-ends-last",
+            &[("a", ends, &main), ("b", "isolation: reused\n", &main)]
+        ),
+        1,
+        "b runs on the probe's server before a ends it"
+    );
+}
+
+/// A scenario whose steps all name a session of their own starts a server
+/// for each of them, and none for a main session it never uses.
+fn a_scenario_that_never_uses_its_main_session_starts_no_server_for_it() {
+    let other = list_tools("b");
+    assert_eq!(
+        custom_starts("no-main", &[("a", "isolation: fresh\n", &other)]),
+        2,
+        "the probe's server and session b's"
     );
 }
 
@@ -151,6 +190,8 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         the_probes_server_serves_every_shared_scenario_of_its_era,
         a_server_that_warned_but_answered_everything_is_handed_on,
         a_server_that_left_a_request_unanswered_is_stopped_and_the_next_scenario_gets_another,
-        a_scenario_that_ends_its_server_hands_it_to_no_other
+        a_scenario_that_ends_its_server_hands_it_to_no_other,
+        a_scenario_that_ends_its_server_runs_last_in_its_lane,
+        a_scenario_that_never_uses_its_main_session_starts_no_server_for_it
     ]
 }

@@ -137,6 +137,8 @@ impl RunConfig {
     /// The pool whose servers a scenario of this isolation runs on.
     pub fn pool_for(&self, s: &Scenario) -> Option<&Arc<SessionPool>> {
         match s.isolation_in(&self.era.version) {
+            // Nothing to lease: its sessions are its steps' own.
+            Isolation::Reused if !s.uses_main_session() => None,
             Isolation::Shared => self.pool.as_ref(),
             Isolation::Reused if s.reuse_group.is_some() => {
                 self.group_pools.get(s.reuse_group.as_deref()?)
@@ -516,7 +518,11 @@ impl<'a> Execution<'a> {
     }
 
     async fn run(&mut self) -> Result<(), Stop> {
-        if let Err(e) = self.open_session(MAIN).await {
+        let opened = match self.s.uses_main_session() {
+            true => self.open_session(MAIN).await,
+            false => Ok(()),
+        };
+        if let Err(e) = opened {
             self.error = Some(e);
             return Err(Stop);
         }
