@@ -383,8 +383,10 @@ fn not_run(
 /// An era's scenarios, each with its place in the order the run starts
 /// them, lane by lane across the eras: first those whose server may serve
 /// on after them (`RunConfig::donor_pools`), so that the pools waiting for
-/// such servers get them early; then those on servers of their own, and
-/// the shared ones; then the reused ones, the groups' and those that write
+/// such servers get them early; then those on servers of their own, whose
+/// starts then overlap the shared scenarios' work (after the shared ones,
+/// they waited for jobs that shared scenarios held while queueing for a
+/// warm server); then the shared ones; then the reused ones, the groups' and those that write
 /// garbage, in the order servers go onward (`SessionPool::with_onward`),
 /// so that a lane's scenarios have started by the time the next lane waits
 /// for its servers. Within a lane, those that may spend their time waiting
@@ -439,14 +441,16 @@ fn lane_rank(s: &Scenario, cfg: &RunConfig) -> u8 {
     let own = cfg.pool_for(s);
     if !cfg.donor_pools(s).is_empty() {
         0
-    } else if own.is_none() || cfg.uses_shared_pool(s) {
+    } else if own.is_none() {
         1
-    } else if is(&cfg.reuse_pool, own) {
+    } else if cfg.uses_shared_pool(s) {
         2
-    } else if is(&cfg.garbage_pool, own) {
-        4
-    } else {
+    } else if is(&cfg.reuse_pool, own) {
         3
+    } else if is(&cfg.garbage_pool, own) {
+        5
+    } else {
+        4
     }
 }
 
@@ -677,6 +681,7 @@ mod tests {
             scenario("base/changes-and-waits", "reused", true),
             scenario("base/changes", "reused", false),
             scenario("base/reads-and-waits", "shared", true),
+            scenario("base/own", "fresh", false),
         ];
         let mut work = era_work(&scenarios, &config(start_cost)).await;
         work.sort_by_key(|(order, _)| *order);
@@ -684,10 +689,11 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn where_a_start_costs_a_while_lanes_start_in_turn_waiters_first_in_each() {
+    async fn where_a_start_costs_a_while_own_servers_then_lanes_start_in_turn() {
         assert_eq!(
             order(Duration::from_secs(1)).await,
             [
+                "base/own",
                 "base/reads-and-waits",
                 "base/reads",
                 "base/changes-and-waits",
@@ -703,6 +709,7 @@ mod tests {
             [
                 "base/reads-and-waits",
                 "base/changes-and-waits",
+                "base/own",
                 "base/reads",
                 "base/changes"
             ]
