@@ -423,15 +423,15 @@ async fn era_work(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<(StartOrd
 }
 
 /// Where a scenario comes within its lane: those that may wait first, so
-/// that their waits overlap the rest; those that end their server last,
-/// since no scenario of the lane can take that server after them.
+/// that their waits overlap the rest (even one that ends its server: a
+/// wait at the end of the run costs more than the start of a server for
+/// the scenarios after it); then the rest, those that end their server
+/// last, since no scenario of the lane can take that server after them.
 fn when_in_lane(s: &Scenario) -> u8 {
-    if s.ends_server {
-        2
-    } else if s.may_wait() {
-        0
-    } else {
-        1
+    match (s.may_wait(), s.ends_server) {
+        (true, _) => 0,
+        (false, false) => 1,
+        (false, true) => 2,
     }
 }
 

@@ -158,8 +158,9 @@ fn a_scenario_that_ends_its_server_hands_it_to_no_other() {
     );
 }
 
-/// Listed first, the scenario that ends its server still runs after the
-/// other reused one: its server serves no scenario after it.
+/// Listed first, the scenario that ends its server (and waits for
+/// nothing) still runs after the other reused one: its server serves no
+/// scenario after it.
 fn a_scenario_that_ends_its_server_runs_last_in_its_lane() {
     let main = list_tools("");
     let ends = "isolation: reused\nends_server: true\n";
