@@ -386,15 +386,17 @@ fn not_run(
 /// such servers get them early; then those on servers of their own, whose
 /// starts then overlap the shared scenarios' work (after the shared ones,
 /// they waited for jobs that shared scenarios held while queueing for a
-/// warm server); then the shared ones; then the reused ones, the groups' and those that write
-/// garbage, in the order servers go onward (`SessionPool::with_onward`),
-/// so that a lane's scenarios have started by the time the next lane waits
-/// for its servers. Within a lane, those that may spend their time waiting
-/// (`Scenario::may_wait`) come first, so that their waits overlap the
-/// rest, and those that end their server last (`when_in_lane`). Where a server costs next to nothing to start (a Streamable HTTP
-/// session, the built-in reference), no lane waits for another's servers,
-/// and the scenarios that may wait come first whatever their lane. Results
-/// are reported in the input order whatever the order they ran in.
+/// warm server); then the shared ones; then the reused ones, the groups'
+/// and those that write garbage, in the order servers go onward
+/// (`SessionPool::with_onward`), so that a lane's scenarios have started
+/// by the time the next lane waits for its servers. Within a lane, those
+/// that may spend their time waiting (`Scenario::may_wait`) come first, so
+/// that their waits overlap the rest, and those that end their server
+/// last (`when_in_lane`). Where a server costs next to nothing to start (a
+/// Streamable HTTP session, the built-in reference), no lane waits for
+/// another's servers, and the scenarios that may wait come first whatever
+/// their lane. Results are reported in the input order whatever the order
+/// they ran in.
 async fn era_work(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<(StartOrder, Job)> {
     let donors = scenarios
         .iter()

@@ -518,9 +518,11 @@ impl<'a> Execution<'a> {
     }
 
     async fn run(&mut self) -> Result<(), Stop> {
-        let opened = match self.s.uses_main_session() {
-            true => self.open_session(MAIN).await,
-            false => Ok(()),
+        // A scenario whose steps all name other sessions opens none here.
+        let opened = if self.s.uses_main_session() {
+            self.open_session(MAIN).await
+        } else {
+            Ok(())
         };
         if let Err(e) = opened {
             self.error = Some(e);
