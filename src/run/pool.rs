@@ -19,6 +19,11 @@ use crate::transport::stdio::StartCounter;
 /// How many times its patience a lease waits while donors run.
 const DONOR_PATIENCE: u32 = 4;
 
+/// How many cores the machine has (2 when it cannot tell).
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
 /// What a shared scenario gets from the pool.
 pub enum Lease {
     /// A warm session to adopt.
@@ -72,7 +77,7 @@ impl std::fmt::Debug for SessionPool {
 impl SessionPool {
     pub fn new(grace: Duration) -> Self {
         Self::with_capacity(
-            std::thread::available_parallelism().map_or(2, |n| n.get()),
+            cores(),
             grace,
         )
     }
@@ -92,7 +97,7 @@ impl SessionPool {
             grace,
             patience: Duration::ZERO,
             starting: None,
-            cores: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            cores: cores(),
         }
     }
 

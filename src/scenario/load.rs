@@ -701,7 +701,7 @@ impl Loader<'_> {
         if let Some(why) = step.bounded_misplaced() {
             self.error(&format!("{pointer}/bounded"), why.to_string());
         }
-        if !step.handshake && step.session.as_deref().is_none_or(|s| s == "main") {
+        if !step.handshake && step.on_main_session() {
             // The main session's handshake is the scenario's `handshake:`
             // key; a step can only skip the handshake of a session of its own.
             self.error(

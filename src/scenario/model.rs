@@ -308,6 +308,9 @@ pub struct Step {
     pub place: Place,
 }
 
+/// The session a step uses when it names none.
+pub const MAIN_SESSION: &str = "main";
+
 impl Step {
     /// Why `sentinel: true` cannot apply to this step, if it can't: only a
     /// message whose answer the step waits for can be followed by one.
@@ -402,11 +405,17 @@ impl Step {
         }
     }
 
+    /// Whether the step names no session other than the main one.
+    pub fn on_main_session(&self) -> bool {
+        self.session
+            .as_deref()
+            .is_none_or(|name| name == MAIN_SESSION)
+    }
+
     /// Whether the step talks over the main session: it goes on the wire
     /// (a check or a sleep does not) and names no other session.
     pub fn uses_main_session(&self) -> bool {
-        let on_main = self.session.as_deref().is_none_or(|name| name == "main");
-        on_main && !matches!(self.action, Action::Check | Action::Sleep { .. })
+        self.on_main_session() && !matches!(self.action, Action::Check | Action::Sleep { .. })
     }
 
     /// Whether the step calls the control hook (`conform/mutate`).
@@ -633,12 +642,13 @@ impl Scenario {
     /// `Step::may_break_connection`): a warm server that ran this scenario
     /// is checked before the next one gets it.
     pub fn may_break_connection(&self) -> bool {
+        self.every_step().any(Step::may_break_connection)
+    }
+
+    /// The steps, the cleanup steps and every generated case's steps.
+    fn every_step(&self) -> impl Iterator<Item = &Step> {
         let generated = self.generate.iter().flat_map(|g| g.steps.iter());
-        self.steps
-            .iter()
-            .chain(&self.cleanup)
-            .chain(generated)
-            .any(Step::may_break_connection)
+        self.steps.iter().chain(&self.cleanup).chain(generated)
     }
 
     /// Whether the scenario may spend most of its time waiting: a sleep, a
@@ -675,12 +685,7 @@ impl Scenario {
     /// case) needs no main server: none is started or taken from a pool,
     /// and the scenario waits for no lane.
     pub fn uses_main_session(&self) -> bool {
-        let generated = self.generate.iter().flat_map(|g| g.steps.iter());
-        self.steps
-            .iter()
-            .chain(&self.cleanup)
-            .chain(generated)
-            .any(Step::uses_main_session)
+        self.every_step().any(Step::uses_main_session)
     }
 
     /// Whether the scenario changes the server's state for every session

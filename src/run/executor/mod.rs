@@ -229,7 +229,7 @@ impl RunConfig {
 }
 
 /// The session steps use unless they name another.
-const MAIN: &str = "main";
+const MAIN: &str = crate::scenario::model::MAIN_SESSION;
 
 /// Why a scenario does not apply to this server, if it does not.
 pub fn applicability(s: &Scenario, cfg: &RunConfig) -> Result<Option<String>, String> {
