@@ -76,10 +76,7 @@ impl std::fmt::Debug for SessionPool {
 
 impl SessionPool {
     pub fn new(grace: Duration) -> Self {
-        Self::with_capacity(
-            cores(),
-            grace,
-        )
+        Self::with_capacity(cores(), grace)
     }
 
     pub fn with_capacity(capacity: usize, grace: Duration) -> Self {
