@@ -701,6 +701,9 @@ impl Loader<'_> {
         if let Some(why) = step.bounded_misplaced() {
             self.error(&format!("{pointer}/bounded"), why.to_string());
         }
+        if let Some(why) = step.concurrency_misplaced() {
+            self.error(&format!("{pointer}/concurrency"), why.to_string());
+        }
         if !step.handshake && step.on_main_session() {
             // The main session's handshake is the scenario's `handshake:`
             // key; a step can only skip the handshake of a session of its own.
@@ -717,11 +720,19 @@ impl Loader<'_> {
         let items = self.text(obj, pointer, "for_each");
         let var = self.text(obj, pointer, "as");
         let max_items = self.size(obj, pointer, "max_items");
+        let concurrency = self.size(obj, pointer, "concurrency");
+        if concurrency.is_some() && items.is_none() {
+            self.error(
+                &format!("{pointer}/concurrency"),
+                "concurrency needs a for_each (the items whose requests go out at once)",
+            );
+        }
         match (items, var) {
             (Some(items), Some(var)) => Some(ForEach {
                 items: self.expr(&format!("{pointer}/for_each"), &items),
                 var,
                 max_items: max_items.unwrap_or(DEFAULT_MAX_ITEMS),
+                concurrency: concurrency.unwrap_or(1),
             }),
             (None, None) => None,
             (Some(_), None) => {
@@ -958,6 +969,42 @@ steps:
         assert!(errors(&shared)
             .iter()
             .any(|e| e.contains("handshake: false needs a fresh connection")));
+    }
+
+    #[test]
+    fn concurrency_is_read_on_a_request_for_each_and_refused_elsewhere() {
+        let per_item = |extra: &str| {
+            GOOD.replace(
+                "    request: no/such/method\n",
+                &format!(
+                    "    for_each: \"[1, 2]\"\n    as: x\n{extra}    request: no/such/method\n"
+                ),
+            )
+        };
+        let s = load_str("t.yaml", &per_item("    concurrency: 4\n"))
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(s.steps[0].for_each.as_ref().map(|f| f.concurrency), Some(4));
+        let s = load_str("t.yaml", &per_item("")).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(s.steps[0].for_each.as_ref().map(|f| f.concurrency), Some(1));
+        let misplaced = [
+            per_item("    concurrency: 4\n    paginate: tools\n"),
+            per_item("    concurrency: 4\n    sentinel: true\n"),
+            per_item("    concurrency: 4\n    id_value: 7\n").replace("id_value", "rpc_id"),
+        ];
+        for text in misplaced {
+            let errs = errors(&text);
+            assert!(
+                errs.iter().any(|e| e.contains("concurrency above 1 needs")),
+                "{text}: {errs:?}"
+            );
+        }
+        let alone = GOOD.replace("    request:", "    concurrency: 2\n    request:");
+        let errs = errors(&alone);
+        assert!(
+            errs.iter()
+                .any(|e| e.contains("t.yaml:8:18: concurrency needs a for_each")),
+            "{errs:?}"
+        );
     }
 
     #[test]

@@ -272,6 +272,10 @@ pub struct ForEach {
     pub items: Expr,
     pub var: String,
     pub max_items: usize,
+    /// How many items' requests may be in flight at once (`concurrency:`,
+    /// 1 by default: each waits for the answer before it). The answers are
+    /// checked in item order either way.
+    pub concurrency: usize,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -344,6 +348,26 @@ impl Step {
                 ..
             } if !self.sentinel => None,
             _ => Some("bounded: true needs a request that waits for its one answer (no no_wait, no paginate, no sentinel)"),
+        }
+    }
+
+    /// Why `concurrency:` above 1 cannot apply to this step, if it can't:
+    /// only a request awaited by its id alone can share the wire with
+    /// others in flight.
+    pub fn concurrency_misplaced(&self) -> Option<&'static str> {
+        match (&self.for_each, &self.action) {
+            (Some(fe), _) if fe.concurrency <= 1 => None,
+            (None, _) => None,
+            (
+                Some(_),
+                Action::Request {
+                    no_wait: false,
+                    paginate: None,
+                    rpc_id: None,
+                    ..
+                },
+            ) if !self.sentinel => None,
+            _ => Some("concurrency above 1 needs a request that waits for its one answer by the harness's own id (no no_wait, paginate, sentinel or id)"),
         }
     }
 

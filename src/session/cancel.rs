@@ -24,25 +24,30 @@ impl Session {
         budget: Duration,
     ) -> Result<Option<Value>, SessionError> {
         let id = self.fresh_id();
+        // The POST this request goes out in, numbered before it is sent: a
+        // server that answers in plain JSON holds the POST open until it
+        // answers, so past the budget it may have no number yet.
+        let exchange = self.conn.next_exchange();
         let asked = self.request_with(method, params, Some(id.clone()), Some(budget), meta);
         match tokio::time::timeout(budget, asked).await {
             Ok(Err(SessionError::Timeout { .. })) | Err(_) => {
-                self.cancel(id, budget).await;
+                self.cancel(id, exchange, budget).await;
                 Ok(None)
             }
             Ok(answered) => answered.map(Some),
         }
     }
 
-    /// Cancels request `id`, unanswered after `waited` (see `request_within`).
-    async fn cancel(&mut self, id: Value, waited: Duration) {
+    /// Cancels request `id`, sent in HTTP exchange `exchange` and
+    /// unanswered after `waited` (see `request_within`).
+    pub(super) async fn cancel(&mut self, id: Value, exchange: Option<u64>, waited: Duration) {
         if !self.abandoned_ids.contains(&id) {
             self.abandoned_ids.push(id.clone());
         }
         self.cancelled_ids.push(id.clone());
         let http = matches!(self.conn, Connection::Http(..));
-        if let Connection::Http(c, _) = &mut self.conn {
-            c.close_last_exchange();
+        if let (Connection::Http(c, _), Some(exchange)) = (&mut self.conn, exchange) {
+            c.close_exchange(exchange);
         }
         if !http || !self.era.is_stateless() {
             let reason = format!("no answer within {} ms", waited.as_millis());

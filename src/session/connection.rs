@@ -93,6 +93,11 @@ impl Connection {
         }
     }
 
+    /// HTTP: the number the next POST will have.
+    pub(super) fn next_exchange(&self) -> Option<u64> {
+        self.last_exchange().map(|n| n + 1)
+    }
+
     /// A stream read in order (stdio framing): a sentinel can follow a
     /// message, and a freshly started server is given time to start.
     pub(super) fn is_stream(&self) -> bool {

@@ -5,7 +5,8 @@
 //! `Session` and its state live here; each concern is a file of its own:
 //! the connection it runs over (`connection`), the handshake
 //! (`handshake`), sending requests and notifications (`requests`), waiting
-//! for an answer with its sentinel and hints (`answers`), what the server
+//! for an answer with its sentinel and hints (`answers`), several requests
+//! in flight at once (`in_flight`), what the server
 //! sends unasked, notifications and its own requests (`incoming`),
 //! cancellation (`cancel`), and closing and reuse by a later scenario
 //! (`lifecycle`).
@@ -17,6 +18,7 @@ mod connection;
 pub mod era;
 mod error;
 mod handshake;
+mod in_flight;
 mod incoming;
 mod lifecycle;
 pub mod paginate;
@@ -33,6 +35,7 @@ pub use answers::SENTINEL_GRACE;
 pub use connection::{Connection, SharedProcess};
 pub use era::Era;
 pub use error::SessionError;
+pub use in_flight::InFlight;
 pub use incoming::{MAX_NOTIFICATION_BYTES, SERVER_REQUEST_2026};
 pub use paginate::{PageWalk, PaginationError, Unfinished, Walked};
 pub use transcript::{Direction, Transcript};
@@ -93,6 +96,8 @@ pub struct Session {
     closed: bool,
     /// The client defect this session carries (`--client-fault`), if any.
     fault: Option<(client_fault::ClientFault, client_fault::FaultState)>,
+    /// Answers to requests in flight, kept until awaited (`in_flight`).
+    landed: in_flight::Landed,
 }
 
 impl Session {
@@ -129,6 +134,7 @@ impl Session {
             page_read: None,
             closed: false,
             fault: None,
+            landed: Default::default(),
         }
     }
 

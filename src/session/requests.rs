@@ -88,18 +88,23 @@ impl Session {
                 self.abandoned_ids.push(id);
                 Err(dropped)
             }
-            Ok(mut answer) => {
-                if method == "initialize" {
-                    self.note_own_initialize(&answer);
-                }
-                let rejected = self.conn.learn_tools(&answer);
-                if self.era.is_stateless() && !rejected.is_empty() {
-                    self.exclude_tools(&mut answer, &rejected);
-                }
-                Ok(answer)
-            }
+            Ok(answer) => Ok(self.on_answer(method, answer)),
             other => other,
         }
+    }
+
+    /// What an answer to `method` teaches the session: the version its own
+    /// `initialize` settled on, the tools whose headers it must derive or
+    /// whose listing it must refuse.
+    pub(super) fn on_answer(&mut self, method: &str, mut answer: Value) -> Value {
+        if method == "initialize" {
+            self.note_own_initialize(&answer);
+        }
+        let rejected = self.conn.learn_tools(&answer);
+        if self.era.is_stateless() && !rejected.is_empty() {
+            self.exclude_tools(&mut answer, &rejected);
+        }
+        answer
     }
 
     /// A step's own `initialize` (a session opened without the handshake)

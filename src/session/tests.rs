@@ -13,15 +13,21 @@ fn note(size: usize) -> Value {
         "params": {"level": "info", "data": "x".repeat(size)}})
 }
 
-async fn session() -> Session {
-    let conn = StdioConnection::spawn(&StdioSpec::new("cat", Vec::new())).expect("cat runs");
+/// A session of `era` with the server `spec` starts.
+fn over_stdio(spec: &StdioSpec, era: &str) -> Session {
+    let conn = StdioConnection::spawn(spec).expect("the server runs");
     Session::new(
         "main",
         Connection::Stdio(Box::new(conn)),
-        Era::new("2025-11-25"),
+        Era::new(era),
         Duration::from_secs(1),
         Transcript::new(),
     )
+}
+
+/// A session with `cat` for a server: every message comes back as sent.
+async fn session() -> Session {
+    over_stdio(&StdioSpec::new("cat", Vec::new()), "2025-11-25")
 }
 
 /// An HTTP server on loopback that answers every POST with `status` and
@@ -247,14 +253,7 @@ async fn a_timeout_quotes_what_the_server_wrote_instead_of_an_answer() {
 }
 
 async fn session_2026() -> Session {
-    let conn = StdioConnection::spawn(&StdioSpec::new("cat", Vec::new())).expect("cat runs");
-    Session::new(
-        "main",
-        Connection::Stdio(Box::new(conn)),
-        Era::new(era::V2026_07_28),
-        Duration::from_secs(1),
-        Transcript::new(),
-    )
+    over_stdio(&StdioSpec::new("cat", Vec::new()), era::V2026_07_28)
 }
 
 #[tokio::test]
@@ -348,4 +347,82 @@ async fn two_sessions_in_one_process_carry_their_own_client_fault() {
     for s in &mut sessions {
         s.close().await;
     }
+}
+
+/// A session with a server that runs `script` (sh) on its stdin.
+fn scripted(script: &str) -> Session {
+    let spec = StdioSpec::new("sh", vec!["-c".to_string(), script.to_string()]);
+    over_stdio(&spec, "2025-11-25")
+}
+
+#[tokio::test]
+async fn answers_in_flight_are_kept_for_their_own_wait_whatever_order_they_come_in() {
+    // Reads two requests, answers the second first, then the first twice.
+    let mut s = scripted(
+        r#"read a; read b
+        echo '{"jsonrpc":"2.0","id":2,"result":{"n":2}}'
+        echo '{"jsonrpc":"2.0","id":1,"result":{"n":1}}'
+        echo '{"jsonrpc":"2.0","id":1,"result":{"n":1}}'
+        sleep 5"#,
+    );
+    let within = Duration::from_secs(1);
+    let first = s.start_request("ping", None, false, within).await;
+    let second = s.start_request("ping", None, false, within).await;
+    let (first, second) = (first.unwrap().unwrap(), second.unwrap().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let (one, _) = s.finish_request(&first, deadline).await.unwrap().unwrap();
+    assert_eq!(one["result"]["n"], 1, "{one}");
+    let (two, _) = s.finish_request(&second, deadline).await.unwrap().unwrap();
+    assert_eq!(two["result"]["n"], 2, "the earlier answer was kept: {two}");
+    // The next wait reads on: the first request's second answer.
+    let third = s
+        .start_request("ping", None, false, within)
+        .await
+        .unwrap()
+        .unwrap();
+    let soon = Instant::now() + Duration::from_millis(300);
+    assert!(s.finish_request(&third, soon).await.unwrap().is_none());
+    assert_eq!(
+        s.violations.len(),
+        1,
+        "a second answer is a violation: {:?}",
+        s.violations
+    );
+}
+
+#[tokio::test]
+async fn a_request_given_up_in_flight_has_its_late_answer_ignored() {
+    let mut s = scripted(
+        r#"read request; read cancelled; read next
+        case "$cancelled" in *notifications/cancelled*) ;; *) exit 1;; esac
+        echo '{"jsonrpc":"2.0","id":1,"result":{}}'
+        echo '{"jsonrpc":"2.0","id":2,"result":{"n":2}}'
+        sleep 5"#,
+    );
+    let within = Duration::from_secs(1);
+    let slow = s
+        .start_request("ping", None, false, within)
+        .await
+        .unwrap()
+        .unwrap();
+    let soon = Instant::now() + Duration::from_millis(50);
+    assert!(
+        s.finish_request(&slow, soon).await.unwrap().is_none(),
+        "not answered yet"
+    );
+    s.abandon_request(slow, Some(Duration::from_millis(50)))
+        .await;
+    let next = s
+        .start_request("ping", None, false, within)
+        .await
+        .unwrap()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let (answer, _) = s.finish_request(&next, deadline).await.unwrap().unwrap();
+    assert_eq!(answer["result"]["n"], 2, "{answer}");
+    assert!(
+        s.violations.is_empty(),
+        "a late answer is no violation: {:?}",
+        s.violations
+    );
 }

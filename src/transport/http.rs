@@ -64,8 +64,9 @@ pub struct HttpConnection {
     rx: mpsc::Receiver<Incoming>,
     /// Readers of POST answers; aborted when the connection is dropped.
     readers: tokio::task::JoinSet<()>,
-    /// The reader of the last POST's answer (`close_last_exchange`).
-    last_reader: Option<tokio::task::AbortHandle>,
+    /// The readers of POST answers still being read, by exchange number
+    /// (`close_exchange`): several requests may be in flight at once.
+    open_readers: Vec<(u64, tokio::task::AbortHandle)>,
     /// The status of the last POST, for transport scenarios.
     pub last_status: Option<u16>,
     /// POSTs sent so far; the number of the last one names its exchange
@@ -116,7 +117,7 @@ impl HttpConnection {
             tx,
             rx,
             readers: tokio::task::JoinSet::new(),
-            last_reader: None,
+            open_readers: Vec::new(),
             last_status: None,
             exchanges: 0,
             fault_get_sent: false,
@@ -195,7 +196,9 @@ impl HttpConnection {
             self.faulty_get().await;
         }
         self.exchanges += 1;
-        self.last_reader = Some(self.readers.spawn(read_response(
+        self.open_readers
+            .retain(|(_, reader)| !reader.is_finished());
+        let reader = self.readers.spawn(read_response(
             response,
             Exchange {
                 number: self.exchanges,
@@ -204,7 +207,8 @@ impl HttpConnection {
                 sent_at,
             },
             self.spec.max_body,
-        )));
+        ));
+        self.open_readers.push((self.exchanges, reader));
         Ok(())
     }
 
@@ -225,13 +229,16 @@ impl HttpConnection {
         let _ = tokio::time::timeout(self.spec.timeout, request.send()).await;
     }
 
-    /// Closes the last POST's response stream, which cancels its request
-    /// in 2026-07-28 ("Closing the SSE response stream is the cancellation
-    /// signal"): its reader is stopped, dropping the response.
-    pub fn close_last_exchange(&mut self) {
-        if let Some(reader) = self.last_reader.take() {
-            reader.abort();
-        }
+    /// Closes the response stream of POST number `exchange`, which cancels
+    /// its request in 2026-07-28 ("Closing the SSE response stream is the
+    /// cancellation signal"): its reader is stopped, dropping the response.
+    pub fn close_exchange(&mut self, exchange: u64) {
+        self.open_readers.retain(|(number, reader)| {
+            if *number == exchange {
+                reader.abort();
+            }
+            *number != exchange
+        });
     }
 
     /// The number of the last POST (see [`Incoming::Unanswered`]).

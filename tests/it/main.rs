@@ -62,6 +62,7 @@ mod bad_scenarios;
 mod browser;
 mod cli;
 mod client;
+mod concurrency;
 mod different_server;
 mod doc_commands;
 mod fault_matrix;
@@ -132,6 +133,7 @@ fn main() {
     trials.extend(client::trials());
     trials.extend(hostile::trials());
     trials.extend(sharing::trials());
+    trials.extend(concurrency::trials());
     trials.extend(scale::trials());
     trials.extend(transport_parity::trials());
     trials.extend(gates::trials());

@@ -5,6 +5,7 @@
 //! and its evidence (`verdict`).
 
 mod check;
+mod concurrent;
 mod send;
 mod sessions;
 mod verdict;
@@ -27,7 +28,7 @@ use super::walks::WalkCache;
 use crate::expr::{Bindings, Bound, EvalOptions};
 use crate::json::ReadTree;
 use crate::scenario::model::{
-    Assertion, Fixture, ForEach, Isolation, Level, Place, Scenario, Step,
+    Action, Assertion, Fixture, ForEach, Isolation, Level, Place, Scenario, Step,
 };
 use crate::schema::Schemas;
 use crate::session::client_fault::ClientFault;
@@ -615,21 +616,23 @@ impl<'a> Execution<'a> {
                 return self.step_finding(step, label, msg, &fe.items.place);
             }
         };
-        let mut answers = Vec::new();
-        for item in items.into_iter().take(fe.max_items) {
-            self.bindings.insert(fe.var.clone(), item.clone());
-            let answer = self.perform(step, label).await?;
-            if let Some(why) = self.unexercised.take() {
-                // This item is not exercised; the others still are.
-                let f = Finding::new(Outcome::Info, Some(label.to_string()), why)
-                    .at(self.s, &step.place);
-                self.record(f)?;
-                continue;
+        let items: Vec<Value> = items.into_iter().take(fe.max_items).collect();
+        let answers = match &step.action {
+            Action::Request { method, params, .. } if fe.concurrency > 1 => {
+                let written = concurrent::Written { method, params };
+                self.answers_in_flight(step, label, fe, written, items)
+                    .await?
             }
-            self.bind_step(step, answer.clone());
-            self.check(step, label, answer.json(), Some(&item))?;
-            answers.push(answer);
-        }
+            _ => {
+                let mut answers = Vec::new();
+                for item in items {
+                    self.bindings.insert(fe.var.clone(), item.clone());
+                    let answer = self.perform(step, label).await?;
+                    answers.extend(self.take_item_answer(step, label, &item, answer)?);
+                }
+                answers
+            }
+        };
         self.bindings.remove(&fe.var);
         if let Some(id) = &step.id {
             // Drops the binding's share of the last answer, so that
@@ -649,6 +652,28 @@ impl<'a> Execution<'a> {
         self.bind_step(step, Bound::from(Value::Array(answers)));
         self.capture(step, label)?;
         self.check_applicable(step, label)
+    }
+
+    /// One item's answer: bound to the step's id and checked with the item
+    /// bound, or, where its request outlasted the call budget, an info
+    /// finding and no answer (this item is not exercised; the others
+    /// still are).
+    fn take_item_answer(
+        &mut self,
+        step: &Step,
+        label: &str,
+        item: &Value,
+        answer: Bound,
+    ) -> Result<Option<Bound>, Stop> {
+        if let Some(why) = self.unexercised.take() {
+            let f =
+                Finding::new(Outcome::Info, Some(label.to_string()), why).at(self.s, &step.place);
+            self.record(f)?;
+            return Ok(None);
+        }
+        self.bind_step(step, answer.clone());
+        self.check(step, label, answer.json(), Some(item))?;
+        Ok(Some(answer))
     }
 
     /// Records a problem of a step at the step's level, pointing at `place`.

@@ -433,7 +433,7 @@ impl Execution<'_> {
     /// even below MUST, since there is nothing left to check. An exchange
     /// the harness could not complete (a redirect it does not follow) says
     /// nothing of conformance: the scenario ends with an error.
-    fn wire_failure(&mut self, step: &Step, label: &str, e: SessionError) -> Stop {
+    pub(super) fn wire_failure(&mut self, step: &Step, label: &str, e: SessionError) -> Stop {
         if matches!(&e, SessionError::Transport(t) if t.is_incomplete_exchange()) {
             self.error = Some(format!("{label}: {e}"));
             return Stop;
@@ -451,7 +451,7 @@ impl Execution<'_> {
         })
     }
 
-    fn interpolated_params(
+    pub(super) fn interpolated_params(
         &mut self,
         label: &str,
         value: &Option<ValueTemplate>,
@@ -504,7 +504,7 @@ fn earlier_walk(
 
 /// Why a bounded request's item was not exercised: what was asked (a
 /// tool call names its tool) and the budget it outlasted.
-fn not_exercised(method: &str, params: Option<&Value>, budget: Duration) -> String {
+pub(super) fn not_exercised(method: &str, params: Option<&Value>, budget: Duration) -> String {
     let what = asked(method, params);
     let secs = budget.as_secs_f64();
     format!("{what} not exercised: did not answer within {secs} s (--call-budget-ms); the call was cancelled")
@@ -512,7 +512,12 @@ fn not_exercised(method: &str, params: Option<&Value>, budget: Duration) -> Stri
 
 /// Why a bounded request that outlasted the budget earlier in the run was
 /// not sent again.
-fn not_sent_again(method: &str, params: Option<&Value>, budget: Duration, first: &str) -> String {
+pub(super) fn not_sent_again(
+    method: &str,
+    params: Option<&Value>,
+    budget: Duration,
+    first: &str,
+) -> String {
     let what = asked(method, params);
     let secs = budget.as_secs_f64();
     format!("{what} not exercised: it did not answer within {secs} s (--call-budget-ms) in {first} earlier in this run, so it was not called again")
@@ -527,7 +532,7 @@ fn asked(method: &str, params: Option<&Value>) -> String {
 }
 
 /// The request as a finding shows it.
-fn jsonrpc_request_view(method: &str, params: Option<&Value>) -> Value {
+pub(super) fn jsonrpc_request_view(method: &str, params: Option<&Value>) -> Value {
     let mut v = json!({"method": method});
     if let Some(p) = params {
         v["params"] = p.clone();
@@ -536,7 +541,7 @@ fn jsonrpc_request_view(method: &str, params: Option<&Value>) -> Value {
 }
 
 /// The answer with the request that got it under `request`.
-fn with_request(mut answer: Value, request: Value) -> Value {
+pub(super) fn with_request(mut answer: Value, request: Value) -> Value {
     if let Some(map) = answer.as_object_mut() {
         map.insert("request".to_string(), request);
     }
