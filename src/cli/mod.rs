@@ -153,10 +153,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "VERSION|all|auto", default_value = "all")]
     pub protocol_version: String,
     /// Scenarios run at once (default: 4 per core, at most 32); where a new
-    /// session costs next to nothing (HTTP, the built-in reference), as many
-    /// again of those that may
-    /// spend their time waiting (a sleep, an awaited notification, a bounded
-    /// call); with 1, one scenario at a time.
+    /// session costs next to nothing (HTTP, the built-in reference), four
+    /// times as many again of those that may spend their time waiting (a
+    /// sleep, an awaited notification, a bounded call); with 1, one
+    /// scenario at a time.
     #[arg(short = 'j', long, value_name = "N", value_parser = positive_usize)]
     pub jobs: Option<usize>,
     /// Per-request timeout in milliseconds.

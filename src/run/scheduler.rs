@@ -37,6 +37,16 @@ pub async fn run_all(
 /// A scenario of one configuration, to run.
 pub type Job = (Scenario, Arc<RunConfig>);
 
+/// The queue of the scenarios that may spend their time waiting, where a
+/// start costs next to nothing (see `run_jobs`).
+const WAITERS: usize = 0;
+
+/// Jobs of their own for the scenarios that may wait, per job of the
+/// rest: a wait holds a job and no core. With as many as the rest, the
+/// call-budget waits of one server-everything run over HTTP took all eight
+/// of two cores' jobs, and the ninth such scenario started 0.2 s late.
+const WAITER_JOBS: usize = 4;
+
 /// Where a job starts among the others, lower first: in a catalog run
 /// (`catalog_run::era_work`), its lane's rank and whether it waits (which
 /// first depends on what a start costs), then its place among its era's
@@ -52,9 +62,9 @@ pub type StartOrder = (u8, u8, usize);
 /// yet in that order. Where a start costs next to nothing
 /// (`RunConfig::cheap_starts`), scenarios that may spend their time
 /// waiting (a sleep, an awaited notification, a bounded call, a server
-/// started per case) take jobs of their own, as many again and in a queue
-/// of their own, so that their waits hold up neither the work nor its
-/// queue. Where a start costs more, they take turns with the rest: started
+/// started per case) take jobs of their own, `WAITER_JOBS` times as many
+/// and in a queue of their own, so that their waits hold up neither the
+/// work nor its queue. Where a start costs more, they take turns with the rest: started
 /// at once they would each start a server of their own rather than wait
 /// for one to come free. With `-j 1` everything takes turns in one queue.
 /// Results come back in the order the jobs arrived.
@@ -74,7 +84,8 @@ pub async fn run_jobs(
             while let Some(batch) = batches.recv().await {
                 for (order, job) in batch {
                     let waits = job.0.may_wait() && job.1.cheap_starts();
-                    let queue = &queues[usize::from(!waits).min(queues.len() - 1)];
+                    let queue = if waits { WAITERS } else { WAITERS + 1 };
+                    let queue = &queues[queue.min(queues.len() - 1)];
                     queue.push(order, (arrived, job)).await;
                     arrived += 1;
                 }
@@ -84,8 +95,10 @@ pub async fn run_jobs(
             }
         }
     };
-    let feeders = queues.iter().map(|queue| {
-        let permits = Arc::new(Semaphore::new(jobs.max(1)));
+    let feeders = queues.iter().enumerate().map(|(i, queue)| {
+        let waiters = i == WAITERS && queues.len() > 1;
+        let permits = if waiters { jobs * WAITER_JOBS } else { jobs };
+        let permits = Arc::new(Semaphore::new(permits.max(1)));
         feed(
             Arc::clone(queue),
             permits,
@@ -284,6 +297,32 @@ mod tests {
             finished,
             ["base/elsewhere", "base/slow"],
             "the skip did not wait for the only job"
+        );
+    }
+
+    /// Where starts cost next to nothing, scenarios that only wait take
+    /// jobs of their own, more than the rest: six waits on two jobs all
+    /// start before the first ends.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn waits_on_cheap_sessions_start_together_beyond_the_jobs_of_the_rest() {
+        let cfg = reference_config();
+        let waiting = |n: usize| {
+            let text = format!(
+                "id: base/wait-{n}\ntitle: wait\nprofile: base\nlevel: MUST\nsteps:\n  - sleep_ms: 400\n  - request: ping\n"
+            );
+            load_str("unit.yaml", &text).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        run_all((0..6).map(waiting).collect(), cfg, 2, tx).await;
+        let mut events = Vec::new();
+        while let Ok(event) = rx.try_recv() {
+            events.push(matches!(event, Event::ScenarioStarted(_)));
+        }
+        let first_end = events.iter().position(|started| !started);
+        assert_eq!(
+            first_end,
+            Some(6),
+            "all six started before one ended: {events:?}"
         );
     }
 
