@@ -32,6 +32,23 @@ impl Connection {
         }
     }
 
+    /// Sends a request without waiting on the transport for more than the
+    /// write: over HTTP its POST goes on in the background
+    /// (`HttpConnection::send_detached`). Returns the HTTP exchange's
+    /// number.
+    pub(super) async fn send_request_detached(
+        &mut self,
+        bytes: &[u8],
+    ) -> Result<Option<u64>, TransportError> {
+        match self {
+            Connection::Http(c, _) if c.can_detach() => c.send_detached(bytes).map(Some),
+            other => {
+                other.send(bytes).await?;
+                Ok(other.last_exchange())
+            }
+        }
+    }
+
     pub(super) async fn recv(&mut self) -> Option<Incoming> {
         match self {
             Connection::Stdio(c) => c.recv().await,

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::{Session, SessionError};
+use super::{Direction, Session, SessionError};
 use crate::jsonrpc;
 use crate::transport::Incoming;
 
@@ -55,10 +55,22 @@ impl Session {
     ) -> Result<Option<InFlight>, SessionError> {
         let id = self.fresh_id();
         let params = self.with_era_meta(params, meta);
-        let exchange = self.conn.next_exchange();
+        let mut exchange = self.conn.next_exchange();
         let sent = Instant::now();
         let message = jsonrpc::request(id.clone(), method, params);
-        match tokio::time::timeout(within, self.send_value(&message)).await {
+        let sending = async {
+            if self.fault.is_some() || method == "initialize" {
+                // A client fault may make several messages of one.
+                return self.send_value(&message).await;
+            }
+            self.note_sent(&message);
+            self.transcript
+                .record(&self.name, Direction::Sent, &message);
+            let bytes = jsonrpc::encode_line(&message);
+            exchange = self.conn.send_request_detached(&bytes).await?;
+            Ok(())
+        };
+        match tokio::time::timeout(within, sending).await {
             Err(_) => {
                 self.cancel(id, exchange, within).await;
                 Ok(None)

@@ -173,7 +173,7 @@ impl Session {
     /// Records the id of a request about to be sent. A step may choose an
     /// id used before (by its own scenario or an earlier one on a warm
     /// server): its answer is then a first answer again.
-    fn note_sent(&mut self, msg: &Value) {
+    pub(super) fn note_sent(&mut self, msg: &Value) {
         let Some(id) = msg.get("id").filter(|_| msg.get("method").is_some()) else {
             return;
         };

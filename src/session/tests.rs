@@ -426,3 +426,84 @@ async fn a_request_given_up_in_flight_has_its_late_answer_ignored() {
         s.violations
     );
 }
+
+/// An HTTP server on loopback that answers each POST in plain JSON with
+/// `{"n": id}`, but holds the answer to request 1 until request 2 came:
+/// a client that waits for one POST's answer before it sends the next
+/// never gets either.
+async fn held_http_server() -> String {
+    use std::sync::Arc;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let addr = listener.local_addr().expect("its address");
+    let second_came = Arc::new(tokio::sync::Notify::new());
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let second_came = Arc::clone(&second_came);
+            tokio::spawn(async move {
+                let mut request = Vec::new();
+                let mut chunk = [0u8; 4096];
+                let body = loop {
+                    let Ok(n) = socket.read(&mut chunk).await else {
+                        return;
+                    };
+                    if n == 0 {
+                        return;
+                    }
+                    request.extend_from_slice(&chunk[..n]);
+                    let text = String::from_utf8_lossy(&request).to_string();
+                    let body = text.split_once("\r\n\r\n").map(|(_, body)| body);
+                    if let Some(Ok(body)) = body.map(serde_json::from_str::<Value>) {
+                        break body;
+                    }
+                };
+                let id = body["id"].as_i64().unwrap_or(0);
+                match id {
+                    1 => second_came.notified().await,
+                    2 => second_came.notify_one(),
+                    _ => {}
+                }
+                let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"n": id}}).to_string();
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}",
+                    answer.len()
+                );
+                let _ = socket.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    format!("http://{addr}/mcp")
+}
+
+#[tokio::test]
+async fn over_http_a_request_in_flight_does_not_hold_up_the_next_one() {
+    let url = held_http_server().await;
+    let conn = HttpConnection::new(&HttpSpec::new(url), false, "2025-11-25").expect("a client");
+    let mut s = Session::new(
+        "main",
+        Connection::Http(Box::new(conn), None),
+        Era::new("2025-11-25"),
+        Duration::from_secs(5),
+        Transcript::new(),
+    );
+    let within = Duration::from_secs(2);
+    let first = s.start_request("ping", None, false, within).await.unwrap();
+    let first = first.expect("the first POST does not hold up the session");
+    let second = s.start_request("ping", None, false, within).await.unwrap();
+    let second = second.expect("sent while the first is held");
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let (two, _) = s
+        .finish_request(&second, deadline)
+        .await
+        .unwrap()
+        .expect("answered");
+    assert_eq!(two["result"]["n"], 2, "{two}");
+    let (one, _) = s
+        .finish_request(&first, deadline)
+        .await
+        .unwrap()
+        .expect("answered");
+    assert_eq!(one["result"]["n"], 1, "{one}");
+}

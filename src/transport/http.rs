@@ -195,21 +195,69 @@ impl HttpConnection {
         if self.stateless && !self.fault_get_sent {
             self.faulty_get().await;
         }
+        let exchange = self.next_exchange(is_notification, sent_at);
+        let reader = read_response(response, exchange, self.spec.max_body);
+        self.read_in_background(reader);
+        Ok(())
+    }
+
+    /// POSTs one request without waiting for its answer's headers: the POST
+    /// and the reading of its answer run in a task of their own, so that
+    /// several requests can be under way at once (`Session::start_request`;
+    /// `send` waits for each POST's headers, which a server that answers in
+    /// plain JSON sends only with its answer). A POST that fails is reported
+    /// as its exchange left unanswered. Returns the exchange's number.
+    /// Not for `initialize`, whose answer's headers name the session.
+    pub fn send_detached(&mut self, bytes: &[u8]) -> Result<u64, TransportError> {
+        let text = String::from_utf8_lossy(bytes).trim_end().to_string();
+        let parsed: Option<Value> = serde_json::from_str(&text).ok();
+        let headers = self.headers(parsed.as_ref())?;
+        let request = self.client.post(&self.spec.url).headers(headers).body(text);
+        let exchange = self.next_exchange(false, Instant::now());
+        let number = exchange.number;
+        let spec = self.spec.clone();
+        self.read_in_background(async move {
+            match answer_of(request, &spec, "POST").await {
+                Ok(response) => read_response(response, exchange, spec.max_body).await,
+                Err(e) => {
+                    exchange.deliver(garbage(e.to_string())).await;
+                    exchange.unanswered_because(e.to_string()).await;
+                }
+            }
+        });
+        Ok(number)
+    }
+
+    /// Whether `send_detached` may carry the next message: not before the
+    /// `http-get-stream` client fault has sent its GET, which goes with the
+    /// first POST.
+    pub fn can_detach(&self) -> bool {
+        !(self.stateless
+            && !self.fault_get_sent
+            && self.header_fault == Some(HeaderFault::GetStream))
+    }
+
+    /// The next POST's exchange.
+    fn next_exchange(&mut self, is_notification: bool, sent_at: Instant) -> Exchange {
         self.exchanges += 1;
+        Exchange {
+            number: self.exchanges,
+            tx: self.tx.clone(),
+            is_notification,
+            sent_at,
+        }
+    }
+
+    /// Reads the answer of the last POST in a task of its own, which
+    /// `close_exchange` can stop.
+    fn read_in_background(
+        &mut self,
+        reader: impl std::future::Future<Output = ()> + Send + 'static,
+    ) {
         self.open_readers
             .retain(|(_, reader)| !reader.is_finished());
-        let reader = self.readers.spawn(read_response(
-            response,
-            Exchange {
-                number: self.exchanges,
-                tx: self.tx.clone(),
-                is_notification,
-                sent_at,
-            },
-            self.spec.max_body,
-        ));
+        let reader = self.readers.spawn(reader);
         self.open_readers.push((self.exchanges, reader));
-        Ok(())
     }
 
     /// The `http-get-stream` client fault: a 2026-07-28 connection sends
@@ -521,10 +569,15 @@ impl Exchange {
 
     /// No response can come on this POST any more: a wait for it ends.
     async fn unanswered(&self, status: reqwest::StatusCode) {
+        self.unanswered_because(status.to_string()).await;
+    }
+
+    /// The same, where the POST got no status at all (`why`).
+    async fn unanswered_because(&self, why: String) {
         if !self.is_notification {
             self.deliver(Incoming::Unanswered {
                 exchange: self.number,
-                status: status.to_string(),
+                status: why,
             })
             .await;
         }
