@@ -30,6 +30,26 @@ async fn session() -> Session {
     over_stdio(&StdioSpec::new("cat", Vec::new()), "2025-11-25")
 }
 
+/// A 2025-11-25 session over Streamable HTTP to `url`.
+fn over_http(url: String) -> Session {
+    let conn = HttpConnection::new(&HttpSpec::new(url), false, "2025-11-25").expect("a client");
+    Session::new(
+        "main",
+        Connection::Http(Box::new(conn), None),
+        Era::new("2025-11-25"),
+        Duration::from_secs(5),
+        Transcript::new(),
+    )
+}
+
+/// An HTTP/1.1 answer with `body`.
+fn http_reply(status: &str, content_type: &str, body: &str) -> String {
+    format!(
+        "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
 /// An HTTP server on loopback that answers every POST with `status` and
 /// a plain-text `body`, the way many servers refuse an unparsable body.
 async fn refusing_http_server(status: &'static str, body: &'static str) -> String {
@@ -42,10 +62,7 @@ async fn refusing_http_server(status: &'static str, body: &'static str) -> Strin
         while let Ok((mut socket, _)) = listener.accept().await {
             let mut request = vec![0u8; 4096];
             let _ = socket.read(&mut request).await;
-            let answer = format!(
-                "HTTP/1.1 {status}\r\ncontent-type: text/plain\r\ncontent-length: {}\r\n\r\n{body}",
-                body.len()
-            );
+            let answer = http_reply(status, "text/plain", body);
             let _ = socket.write_all(answer.as_bytes()).await;
         }
     });
@@ -55,14 +72,7 @@ async fn refusing_http_server(status: &'static str, body: &'static str) -> Strin
 #[tokio::test]
 async fn a_post_refused_without_a_json_rpc_answer_ends_the_wait_at_once() {
     let url = refusing_http_server("415 Unsupported Media Type", "cannot parse the body").await;
-    let conn = HttpConnection::new(&HttpSpec::new(url), false, "2025-11-25").expect("a client");
-    let mut s = Session::new(
-        "main",
-        Connection::Http(Box::new(conn), None),
-        Era::new("2025-11-25"),
-        Duration::from_secs(5),
-        Transcript::new(),
-    );
+    let mut s = over_http(url);
     let started = Instant::now();
     let answer = s.send_raw("{\"jsonrpc\": ", true, None).await;
     assert!(
@@ -466,10 +476,7 @@ async fn held_http_server() -> String {
                     _ => {}
                 }
                 let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"n": id}}).to_string();
-                let reply = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}",
-                    answer.len()
-                );
+                let reply = http_reply("200 OK", "application/json", &answer);
                 let _ = socket.write_all(reply.as_bytes()).await;
             });
         }
@@ -480,14 +487,7 @@ async fn held_http_server() -> String {
 #[tokio::test]
 async fn over_http_a_request_in_flight_does_not_hold_up_the_next_one() {
     let url = held_http_server().await;
-    let conn = HttpConnection::new(&HttpSpec::new(url), false, "2025-11-25").expect("a client");
-    let mut s = Session::new(
-        "main",
-        Connection::Http(Box::new(conn), None),
-        Era::new("2025-11-25"),
-        Duration::from_secs(5),
-        Transcript::new(),
-    );
+    let mut s = over_http(url);
     let within = Duration::from_secs(2);
     let first = s.start_request("ping", None, false, within).await.unwrap();
     let first = first.expect("the first POST does not hold up the session");
