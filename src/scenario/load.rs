@@ -695,14 +695,22 @@ impl Loader<'_> {
             level: self.level(obj, pointer),
             place,
         };
-        if let Some(why) = step.sentinel_misplaced() {
-            self.error(&format!("{pointer}/sentinel"), why.to_string());
-        }
-        if let Some(why) = step.bounded_misplaced() {
-            self.error(&format!("{pointer}/bounded"), why.to_string());
-        }
-        if let Some(why) = step.concurrency_misplaced() {
-            self.error(&format!("{pointer}/concurrency"), why.to_string());
+        self.refuse_misplaced_keys(pointer, &step);
+        Some(step)
+    }
+
+    /// The keys a step has that its action cannot honour, each a load error
+    /// at the key.
+    fn refuse_misplaced_keys(&mut self, pointer: &str, step: &Step) {
+        let misplaced = [
+            ("sentinel", step.sentinel_misplaced()),
+            ("bounded", step.bounded_misplaced()),
+            ("concurrency", step.concurrency_misplaced()),
+        ];
+        for (key, why) in misplaced {
+            if let Some(why) = why {
+                self.error(&format!("{pointer}/{key}"), why.to_string());
+            }
         }
         if !step.handshake && step.on_main_session() {
             // The main session's handshake is the scenario's `handshake:`
@@ -712,7 +720,6 @@ impl Loader<'_> {
                 "a step's handshake: false needs a `session:` of the step's own (not main); for the main session, set handshake: false on the scenario".to_string(),
             );
         }
-        Some(step)
     }
 
     /// `for_each` and `as` go together.
