@@ -90,10 +90,11 @@ pub fn tune_allocator() {
 /// (perf). The reference server opts out, and keeps its memory in 4 KiB
 /// pages; with it (and its arenas committed eagerly, as mimalloc does by
 /// default), a whole-catalog run spent 0.95-1.2 s in the kernel instead of
-/// 1.3-1.8 s, in paired runs. The harness does not: the setting would be
-/// inherited by every server it starts, and restoring it in the child means
-/// forking instead of spawning, whose page-table copies cost more than the
-/// zeroing saved.
+/// 1.3-1.8 s, in paired runs. The harness does only where it starts no
+/// server of the user's (`starts_no_user_server` in `main.rs`): the
+/// setting would be inherited by every server it starts, and restoring it
+/// in the child means forking instead of spawning, whose page-table copies
+/// cost more than the zeroing saved.
 #[cfg(target_os = "linux")]
 pub fn avoid_huge_pages() {
     // SAFETY: PR_SET_THP_DISABLE takes plain integer arguments and changes
