@@ -262,7 +262,7 @@ impl Session {
     /// noted as its last wire violation.
     /// Without an excerpt (a body not read, a stream cut at a cap), the
     /// reason is the clue.
-    fn body_hint(&self, violations_before: usize) -> String {
+    pub(super) fn body_hint(&self, violations_before: usize) -> String {
         match self.violations_since(violations_before).last() {
             // The reason names the content type the harness saw.
             Some(v) if !v.excerpt.is_empty() && !v.reason.is_empty() => {

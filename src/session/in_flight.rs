@@ -21,6 +21,9 @@ pub struct InFlight {
     /// The HTTP exchange (POST) it went out in.
     exchange: Option<u64>,
     sent: Instant,
+    /// The wire violations seen before it went out: what its POST's body
+    /// said, if it brought no answer, is noted after them.
+    violations_before: usize,
 }
 
 impl InFlight {
@@ -57,6 +60,7 @@ impl Session {
         let params = self.with_era_meta(params, meta);
         let mut exchange = self.conn.next_exchange();
         let sent = Instant::now();
+        let violations_before = self.violations.len();
         let message = jsonrpc::request(id.clone(), method, params);
         let sending = async {
             if self.fault.is_some() || method == "initialize" {
@@ -83,6 +87,7 @@ impl Session {
                     method: method.to_string(),
                     exchange,
                     sent,
+                    violations_before,
                 }))
             }
         }
@@ -111,7 +116,7 @@ impl Session {
                 return Err(SessionError::Unanswered {
                     method: request.method.clone(),
                     status,
-                    hint: String::new(),
+                    hint: self.body_hint(request.violations_before),
                 });
             }
             let remaining = deadline.saturating_duration_since(Instant::now());

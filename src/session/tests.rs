@@ -507,3 +507,22 @@ async fn over_http_a_request_in_flight_does_not_hold_up_the_next_one() {
         .expect("answered");
     assert_eq!(one["result"]["n"], 1, "{one}");
 }
+
+#[tokio::test]
+async fn a_request_in_flight_whose_post_is_refused_says_what_the_body_said() {
+    let url = refusing_http_server("500 Internal Server Error", "the tool table is locked").await;
+    let mut s = over_http(url);
+    let within = Duration::from_secs(2);
+    let call = s.start_request("tools/call", None, false, within).await;
+    let call = call.unwrap().expect("sent");
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let err = s
+        .finish_request(&call, deadline)
+        .await
+        .expect_err("no JSON-RPC answer came")
+        .to_string();
+    assert!(
+        err.contains("500") && err.contains("the tool table is locked"),
+        "{err}"
+    );
+}
