@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::{Direction, Session, SessionError};
+use super::{Session, SessionError};
 use crate::jsonrpc;
 use crate::transport::Incoming;
 
@@ -62,17 +62,11 @@ impl Session {
         let sent = Instant::now();
         let violations_before = self.violations.len();
         let message = jsonrpc::request(id.clone(), method, params);
+        // initialize's answer names the session in its POST's headers.
+        let detached = method != "initialize";
         let sending = async {
-            if self.fault.is_some() || method == "initialize" {
-                // A client fault may make several messages of one.
-                return self.send_value(&message).await;
-            }
-            self.note_sent(&message);
-            self.transcript
-                .record(&self.name, Direction::Sent, &message);
-            let bytes = jsonrpc::encode_line(&message);
-            exchange = self.conn.send_request_detached(&bytes).await?;
-            Ok(())
+            exchange = self.send_message(&message, detached).await?;
+            Ok::<_, SessionError>(())
         };
         match tokio::time::timeout(within, sending).await {
             Err(_) => {

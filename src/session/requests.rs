@@ -173,7 +173,7 @@ impl Session {
     /// Records the id of a request about to be sent. A step may choose an
     /// id used before (by its own scenario or an earlier one on a warm
     /// server): its answer is then a first answer again.
-    pub(super) fn note_sent(&mut self, msg: &Value) {
+    fn note_sent(&mut self, msg: &Value) {
         let Some(id) = msg.get("id").filter(|_| msg.get("method").is_some()) else {
             return;
         };
@@ -185,11 +185,27 @@ impl Session {
     }
 
     pub(super) async fn send_value(&mut self, msg: &Value) -> Result<(), SessionError> {
+        self.send_message(msg, false).await.map(|_| ())
+    }
+
+    /// Sends one message; with `detached`, a request over Streamable HTTP
+    /// goes out without waiting for its POST's headers (several can then
+    /// be under way at once), unless a client fault rewrites it. Returns
+    /// the HTTP exchange it went out in, if any.
+    pub(super) async fn send_message(
+        &mut self,
+        msg: &Value,
+        detached: bool,
+    ) -> Result<Option<u64>, SessionError> {
         self.note_sent(msg);
         let Some((fault, state)) = self.fault.as_mut() else {
             self.transcript.record(&self.name, Direction::Sent, msg);
             let bytes = jsonrpc::encode_line(msg);
-            return self.conn.send(&bytes).await.map_err(SessionError::from);
+            if detached {
+                return Ok(self.conn.send_request_detached(&bytes).await?);
+            }
+            self.conn.send(&bytes).await?;
+            return Ok(self.conn.last_exchange());
         };
         // Over a stream, what the fault makes of one message goes out in
         // one write: a duplicate sent by a second write could reach a relay
@@ -208,7 +224,7 @@ impl Session {
         if !bytes.is_empty() {
             self.conn.send(&bytes).await?;
         }
-        Ok(())
+        Ok(self.conn.last_exchange())
     }
 
     /// Writes text as is (a newline is added if missing); with `expect_answer`,

@@ -10,10 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::send::{jsonrpc_request_view, not_exercised, not_sent_again, with_request};
+use super::send::{jsonrpc_request_view, known_slow, with_request};
 use super::{Execution, Stop};
 use crate::expr::Bound;
-use crate::run::slow_calls::SlowCalls;
 use crate::scenario::interpolate::{Template, ValueTemplate};
 use crate::scenario::model::{ForEach, Step};
 use crate::session::{InFlight, SessionError};
@@ -111,21 +110,13 @@ impl Execution<'_> {
         let params = self.interpolated_params(label, written.params)?;
         let method = self.interpolated_text(label, written.method)?;
         let view = jsonrpc_request_view(&method, params.as_ref());
-        let budget = step.bounded.then_some(self.cfg.call_budget);
-        if budget.is_some() {
-            let slow = SlowCalls::key(&method, params.as_ref());
-            if let Some(first) = self.cfg.slow_calls.found_by(&slow) {
-                let session = self.session(step, label).await?;
-                session.transcript.note(
-                    &session.name,
-                    format!("{method}: not sent; it outlasted the call budget in {first}"),
-                );
-                let why = not_sent_again(&method, params.as_ref(), self.cfg.call_budget, &first);
-                return Ok((view, Launched::Skipped(why)));
-            }
-        }
+        let cfg = self.cfg;
+        let budget = step.bounded.then_some(cfg.call_budget);
         let wait = budget.unwrap_or_else(|| self.timeout(Some(step)));
         let session = self.session(step, label).await?;
+        if let Some(why) = budget.and_then(|_| known_slow(cfg, session, &method, params.as_ref())) {
+            return Ok((view, Launched::Skipped(why)));
+        }
         let launched = match session
             .start_request(&method, params.clone(), step.meta, wait)
             .await
@@ -220,11 +211,7 @@ impl Execution<'_> {
             };
             return Err(self.wire_failure(step, label, timeout));
         }
-        let at = format!("{} ({})", self.s.id, self.cfg.era.version);
-        self.cfg
-            .slow_calls
-            .record(SlowCalls::key(method, params), &at);
-        self.unexercised = Some(not_exercised(method, params, waited));
+        self.record_outlasted(method, params);
         Ok(Bound::from(json!({ "request": view })))
     }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::run::slow_calls::SlowCalls;
 use serde_json::{json, Value};
 
-use super::{Execution, Stop};
+use super::{Execution, RunConfig, Stop};
 use crate::expr::Bound;
 use crate::json::prune;
 use crate::json::ReadTree;
@@ -209,13 +209,8 @@ impl Execution<'_> {
             ..
         } = call;
         let session = self.armed_session(step, label).await?;
-        let slow = SlowCalls::key(&method, params.as_ref());
-        if let Some(first) = cfg.slow_calls.found_by(&slow) {
-            session.transcript.note(
-                &session.name,
-                format!("{method}: not sent; it outlasted the call budget in {first}"),
-            );
-            self.unexercised = Some(not_sent_again(&method, params.as_ref(), budget, &first));
+        if let Some(why) = known_slow(cfg, session, &method, params.as_ref()) {
+            self.unexercised = Some(why);
             return Ok(Ok(Bound::from(json!({ "request": request }))));
         }
         let answer = session
@@ -224,13 +219,20 @@ impl Execution<'_> {
         Ok(match answer {
             Ok(Some(a)) => Ok(Bound::from(with_request(a, request))),
             Ok(None) => {
-                cfg.slow_calls
-                    .record(slow, &format!("{} ({})", self.s.id, cfg.era.version));
-                self.unexercised = Some(not_exercised(&method, params.as_ref(), budget));
+                self.record_outlasted(&method, params.as_ref());
                 Ok(Bound::from(json!({ "request": request })))
             }
             Err(e) => Err(e),
         })
+    }
+
+    /// A bounded request outlasted the call budget: it is not sent again in
+    /// this run, and its item is not exercised.
+    pub(super) fn record_outlasted(&mut self, method: &str, params: Option<&Value>) {
+        let at = format!("{} ({})", self.s.id, self.cfg.era.version);
+        let slow = SlowCalls::key(method, params);
+        self.cfg.slow_calls.record(slow, &at);
+        self.unexercised = Some(not_exercised(method, params, self.cfg.call_budget));
     }
 
     /// What the scenario reads of a step's answer, with what the step's
@@ -502,9 +504,25 @@ fn earlier_walk(
     Some(hit)
 }
 
+/// Why a bounded request is not sent, if it outlasted the call budget
+/// earlier in the run (noted in the session's transcript).
+pub(super) fn known_slow(
+    cfg: &RunConfig,
+    session: &Session,
+    method: &str,
+    params: Option<&Value>,
+) -> Option<String> {
+    let first = cfg.slow_calls.found_by(&SlowCalls::key(method, params))?;
+    session.transcript.note(
+        &session.name,
+        format!("{method}: not sent; it outlasted the call budget in {first}"),
+    );
+    Some(not_sent_again(method, params, cfg.call_budget, &first))
+}
+
 /// Why a bounded request's item was not exercised: what was asked (a
 /// tool call names its tool) and the budget it outlasted.
-pub(super) fn not_exercised(method: &str, params: Option<&Value>, budget: Duration) -> String {
+fn not_exercised(method: &str, params: Option<&Value>, budget: Duration) -> String {
     let what = asked(method, params);
     let secs = budget.as_secs_f64();
     format!("{what} not exercised: did not answer within {secs} s (--call-budget-ms); the call was cancelled")
@@ -512,12 +530,7 @@ pub(super) fn not_exercised(method: &str, params: Option<&Value>, budget: Durati
 
 /// Why a bounded request that outlasted the budget earlier in the run was
 /// not sent again.
-pub(super) fn not_sent_again(
-    method: &str,
-    params: Option<&Value>,
-    budget: Duration,
-    first: &str,
-) -> String {
+fn not_sent_again(method: &str, params: Option<&Value>, budget: Duration, first: &str) -> String {
     let what = asked(method, params);
     let secs = budget.as_secs_f64();
     format!("{what} not exercised: it did not answer within {secs} s (--call-budget-ms) in {first} earlier in this run, so it was not called again")
