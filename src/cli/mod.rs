@@ -399,9 +399,93 @@ pub fn dispatch(cli: Cli, raw: &[String]) -> Result<u8> {
 }
 
 /// Writes a report file, creating its folder.
+///
+/// A regular file is written beside itself and renamed into place, so a
+/// process stopped while writing (a `watch` its host killed after a short
+/// grace) leaves the previous file or none, never a truncated report. Other
+/// paths (`/dev/stdout`, a pipe) are written as they are.
 pub fn write_file(path: &Path, text: &str) -> Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Some(dir) = dir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+    // A symlink is written through, so it stays a link.
+    let special = std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_file());
+    let name = path.file_name().filter(|_| !special);
+    let Some(name) = name else {
+        return std::fs::write(path, text)
+            .with_context(|| format!("cannot write {}", path.display()));
+    };
+    let mut staged = std::ffi::OsString::from(".");
+    staged.push(name);
+    staged.push(format!(".{}.partial", std::process::id()));
+    let staged = dir.map_or_else(|| PathBuf::from(&staged), |d| d.join(&staged));
+    let written = std::fs::write(&staged, text).and_then(|()| std::fs::rename(&staged, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&staged);
+    }
+    written.with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_file;
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("mcp-conform-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn a_report_being_rewritten_is_never_seen_half_written() {
+        let dir = scratch("write-file-whole");
+        let path = dir.join("report.json");
+        let a = "a".repeat(4 << 20);
+        let b = "b".repeat(4 << 20);
+        write_file(&path, &a).expect("first write");
+        let writer = {
+            let path = path.clone();
+            let (a, b) = (a.clone(), b.clone());
+            std::thread::spawn(move || {
+                for i in 0..20 {
+                    write_file(&path, if i % 2 == 0 { &b } else { &a }).expect("rewrite");
+                }
+            })
+        };
+        while !writer.is_finished() {
+            let seen = std::fs::read_to_string(&path).expect("the report is always there");
+            assert!(
+                seen == a || seen == b,
+                "read {} bytes of a report being rewritten",
+                seen.len()
+            );
+        }
+        writer.join().expect("writer");
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .expect("dir")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left, vec![std::ffi::OsString::from("report.json")]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_report_path_that_is_a_symlink_stays_one() {
+        let dir = scratch("write-file-link");
+        std::fs::create_dir_all(&dir).expect("dir");
+        let target = dir.join("target.json");
+        let link = dir.join("report.json");
+        std::fs::write(&target, "old").expect("target");
+        std::os::unix::fs::symlink(&target, &link).expect("link");
+        write_file(&link, "new").expect("write through the link");
+        assert!(std::fs::symlink_metadata(&link)
+            .expect("link")
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&target).expect("target"), "new");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

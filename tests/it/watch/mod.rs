@@ -87,9 +87,18 @@ fn host_script(dir: &Path, flags: &str, faults: &[&str]) -> PathBuf {
 }
 
 /// Runs the harness as the host, through `host`, with `args`.
+///
+/// A watch writes its report after its host closes it. The harness's
+/// default 100 ms grace (then SIGTERM, then SIGKILL) is shorter than a
+/// slow machine takes to write the megabytes a long session's report
+/// holds, and a killed watch leaves no report; a real host gives its server
+/// time to exit, and so does this one.
 fn harness(host: &Path, args: &[&str]) -> std::process::Output {
     let mut cmd = Command::new(bin());
-    cmd.args(["-q", "-j", "2"]).args(args).arg("--").arg(host);
+    cmd.args(["-q", "-j", "2", "--shutdown-grace-ms", "10000"])
+        .args(args)
+        .arg("--")
+        .arg(host);
     cmd.env("NO_COLOR", "1")
         .output()
         .unwrap_or_else(|e| panic!("cannot run the harness: {e}"))
