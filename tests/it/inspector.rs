@@ -332,7 +332,15 @@ fn run_client(dir: &Path, name: &str, mut client: Command) -> (ExitStatus, Strin
     (status, read(&out), read(&err))
 }
 
+/// A watch's report, once it is there. A client may exit without waiting
+/// for the server it stopped, so watch can still be writing when the client
+/// is done; watch renames its report into place whole, so a report that is
+/// there is complete.
 fn read_report(path: &Path) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !path.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("watch wrote no report {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
