@@ -40,15 +40,14 @@ pub fn build(checker: &Checker, target: &Target) -> ReportData {
     let (rules, conv) = (&checker.rules, &checker.conv);
     let sessions = (checker.session_count() > 1).then_some(&checker.sessions);
     let era = conv.era().unwrap_or_default();
-    let transcript = transcript(&conv.msgs);
     let mut violations: Vec<&Violation> = checker.violations.iter().collect();
     // grouped by session, in order within each
     violations.sort_by_key(|v| (v.session, v.pos));
     let mut results: Vec<ScenarioResult> = rules
         .iter()
-        .map(|r| rule_result(r, &violations, checker, sessions, &era, &transcript))
+        .map(|r| rule_result(r, &violations, checker, sessions, &era))
         .collect();
-    results.push(conversation_result(conv, &era, transcript));
+    results.push(conversation_result(conv, &era, transcript(&conv.msgs)));
     if let Some(sessions) = sessions {
         results.extend(session_results(sessions, &violations));
     }
@@ -88,7 +87,6 @@ fn rule_result(
     checker: &Checker,
     sessions: Option<&Sessions>,
     era: &str,
-    transcript: &[Entry],
 ) -> ScenarioResult {
     let conv = &checker.conv;
     let mine: Vec<&Violation> = violations
@@ -142,6 +140,12 @@ fn rule_result(
             f
         })
         .collect();
+    let kept = around(&conv.msgs, &mine);
+    // The rest of the conversation, for a rule that shows part of it.
+    let not_kept = match kept.len() {
+        0 => 0,
+        n => conv.msgs.len().saturating_sub(n),
+    };
     ScenarioResult {
         id: rule.id.clone(),
         title: rule.title.clone(),
@@ -168,15 +172,34 @@ fn rule_result(
         findings,
         alternatives: Vec::new(),
         duration_ms: 0,
-        transcript: if mine.is_empty() {
-            Vec::new()
-        } else {
-            transcript.to_vec()
-        },
-        transcript_dropped: conv.msgs.len().saturating_sub(MAX_TRANSCRIPT),
+        transcript: kept,
+        transcript_dropped: not_kept,
         stderr_tail: String::new(),
         server_exits: Vec::new(),
     }
+}
+
+/// Messages kept either side of each message a rule's finding points at.
+const CONTEXT: usize = 2;
+
+/// What a broken rule's transcript shows: each finding's message and the
+/// earlier ones it relates to, with `CONTEXT` messages either side, however
+/// far into the conversation. The whole conversation (up to
+/// `MAX_TRANSCRIPT` messages) is the `watch/transcript` line's; copied into
+/// every broken rule, a long one made reports of several megabytes per rule.
+fn around(msgs: &[Msg], mine: &[&Violation]) -> Vec<Entry> {
+    let mut keep = std::collections::BTreeSet::new();
+    for v in mine.iter().take(MAX_FINDINGS) {
+        for pos in std::iter::once(v.pos).chain(v.related.iter().copied()) {
+            // Positions count from 1; the messages from 0.
+            let first = pos.saturating_sub(1 + CONTEXT);
+            keep.extend(first..(pos + CONTEXT).min(msgs.len()));
+        }
+    }
+    keep.into_iter()
+        .filter_map(|i| msgs.get(i))
+        .map(entry)
+        .collect()
 }
 
 pub(crate) fn finding(v: &Violation, rule: &Rule, conv: &Conversation) -> Finding {
@@ -217,23 +240,24 @@ fn shown(m: &Msg) -> Value {
 /// The transcript as a run's: the client's messages as sent, the server's
 /// as received; each entry's session names its position and side.
 pub(crate) fn transcript(msgs: &[Msg]) -> Vec<Entry> {
-    msgs.iter()
-        .take(MAX_TRANSCRIPT)
-        .map(|m| Entry {
-            at_ms: m.at_ms,
-            session: format!("#{} {}", m.pos, m.from),
-            direction: match m.from {
-                Side::Client => Direction::Sent,
-                Side::Server => Direction::Received,
-            },
-            message: if m.raw.is_empty() {
-                Value::String(bodiless(m))
-            } else {
-                shown(m)
-            },
-            text: None,
-        })
-        .collect()
+    msgs.iter().take(MAX_TRANSCRIPT).map(entry).collect()
+}
+
+fn entry(m: &Msg) -> Entry {
+    Entry {
+        at_ms: m.at_ms,
+        session: format!("#{} {}", m.pos, m.from),
+        direction: match m.from {
+            Side::Client => Direction::Sent,
+            Side::Server => Direction::Received,
+        },
+        message: if m.raw.is_empty() {
+            Value::String(bodiless(m))
+        } else {
+            shown(m)
+        },
+        text: None,
+    }
 }
 
 /// A transcript entry for an HTTP message without a body: the client's

@@ -839,4 +839,5 @@ fn reason(checker: &Checker, id: &str) -> Option<String> {
 }
 
 mod exercised;
+mod report;
 mod session_end;
