@@ -416,15 +416,23 @@ pub fn write_file(path: &Path, text: &str) -> Result<()> {
         return std::fs::write(path, text)
             .with_context(|| format!("cannot write {}", path.display()));
     };
-    let mut staged = std::ffi::OsString::from(".");
-    staged.push(name);
-    staged.push(format!(".{}.partial", std::process::id()));
-    let staged = dir.map_or_else(|| PathBuf::from(&staged), |d| d.join(&staged));
+    let staged = staged_beside(dir, name);
     let written = std::fs::write(&staged, text).and_then(|()| std::fs::rename(&staged, path));
     if written.is_err() {
         let _ = std::fs::remove_file(&staged);
     }
     written.with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// A hidden file beside the report `name` in `dir`, unique per write: two
+/// writes of one path (two threads, two processes) never share one.
+fn staged_beside(dir: Option<&Path>, name: &std::ffi::OsStr) -> PathBuf {
+    static WRITES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut staged = std::ffi::OsString::from(".");
+    staged.push(name);
+    staged.push(format!(".{}-{n}.partial", std::process::id()));
+    dir.map_or_else(|| PathBuf::from(&staged), |d| d.join(&staged))
 }
 
 #[cfg(test)]
@@ -444,16 +452,20 @@ mod tests {
         let a = "a".repeat(4 << 20);
         let b = "b".repeat(4 << 20);
         write_file(&path, &a).expect("first write");
-        let writer = {
-            let path = path.clone();
-            let (a, b) = (a.clone(), b.clone());
-            std::thread::spawn(move || {
-                for i in 0..20 {
-                    write_file(&path, if i % 2 == 0 { &b } else { &a }).expect("rewrite");
-                }
+        // Two writers at once, as two threads might.
+        let writers: Vec<_> = (0..2)
+            .map(|w| {
+                let path = path.clone();
+                let (a, b) = (a.clone(), b.clone());
+                std::thread::spawn(move || {
+                    for i in 0..20 {
+                        let text = if (i + w) % 2 == 0 { &b } else { &a };
+                        write_file(&path, text).expect("rewrite");
+                    }
+                })
             })
-        };
-        while !writer.is_finished() {
+            .collect();
+        while writers.iter().any(|w| !w.is_finished()) {
             let seen = std::fs::read_to_string(&path).expect("the report is always there");
             assert!(
                 seen == a || seen == b,
@@ -461,7 +473,9 @@ mod tests {
                 seen.len()
             );
         }
-        writer.join().expect("writer");
+        for w in writers {
+            w.join().expect("writer");
+        }
         let left: Vec<_> = std::fs::read_dir(&dir)
             .expect("dir")
             .flatten()
