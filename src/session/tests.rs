@@ -365,6 +365,14 @@ fn scripted(script: &str) -> Session {
     over_stdio(&spec, "2025-11-25")
 }
 
+/// A ping sent and left in flight, sent within a second.
+async fn ping_in_flight(s: &mut Session) -> InFlight {
+    s.start_request("ping", None, false, Duration::from_secs(1))
+        .await
+        .expect("the ping is sent")
+        .expect("sent within a second")
+}
+
 #[tokio::test]
 async fn answers_in_flight_are_kept_for_their_own_wait_whatever_order_they_come_in() {
     // Reads two requests, answers the second first, then the first twice.
@@ -375,21 +383,15 @@ async fn answers_in_flight_are_kept_for_their_own_wait_whatever_order_they_come_
         echo '{"jsonrpc":"2.0","id":1,"result":{"n":1}}'
         sleep 5"#,
     );
-    let within = Duration::from_secs(1);
-    let first = s.start_request("ping", None, false, within).await;
-    let second = s.start_request("ping", None, false, within).await;
-    let (first, second) = (first.unwrap().unwrap(), second.unwrap().unwrap());
+    let first = ping_in_flight(&mut s).await;
+    let second = ping_in_flight(&mut s).await;
     let deadline = Instant::now() + Duration::from_secs(2);
     let (one, _) = s.finish_request(&first, deadline).await.unwrap().unwrap();
     assert_eq!(one["result"]["n"], 1, "{one}");
     let (two, _) = s.finish_request(&second, deadline).await.unwrap().unwrap();
     assert_eq!(two["result"]["n"], 2, "the earlier answer was kept: {two}");
     // The next wait reads on: the first request's second answer.
-    let third = s
-        .start_request("ping", None, false, within)
-        .await
-        .unwrap()
-        .unwrap();
+    let third = ping_in_flight(&mut s).await;
     let soon = Instant::now() + Duration::from_millis(300);
     assert!(s.finish_request(&third, soon).await.unwrap().is_none());
     assert_eq!(
@@ -409,12 +411,7 @@ async fn a_request_given_up_in_flight_has_its_late_answer_ignored() {
         echo '{"jsonrpc":"2.0","id":2,"result":{"n":2}}'
         sleep 5"#,
     );
-    let within = Duration::from_secs(1);
-    let slow = s
-        .start_request("ping", None, false, within)
-        .await
-        .unwrap()
-        .unwrap();
+    let slow = ping_in_flight(&mut s).await;
     let soon = Instant::now() + Duration::from_millis(50);
     assert!(
         s.finish_request(&slow, soon).await.unwrap().is_none(),
@@ -422,11 +419,7 @@ async fn a_request_given_up_in_flight_has_its_late_answer_ignored() {
     );
     s.abandon_request(slow, Some(Duration::from_millis(50)))
         .await;
-    let next = s
-        .start_request("ping", None, false, within)
-        .await
-        .unwrap()
-        .unwrap();
+    let next = ping_in_flight(&mut s).await;
     let deadline = Instant::now() + Duration::from_secs(2);
     let (answer, _) = s.finish_request(&next, deadline).await.unwrap().unwrap();
     assert_eq!(answer["result"]["n"], 2, "{answer}");

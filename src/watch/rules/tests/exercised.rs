@@ -87,13 +87,7 @@ fn the_report_shows_a_rule_that_judged_nothing_as_not_exercised() {
         true,
     );
     let report = crate::watch::report::build(&checker, &Default::default());
-    let of = |id: &str| {
-        report
-            .scenarios
-            .iter()
-            .find(|r| r.id == id)
-            .unwrap_or_else(|| panic!("no result {id}"))
-    };
+    let of = |id: &str| result_of(&report, id);
     let http = of("client/http-accept");
     assert_eq!(http.outcome, Outcome::Skip, "{}", http.message);
     assert!(

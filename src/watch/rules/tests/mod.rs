@@ -832,6 +832,18 @@ fn fed(steps: &[Step], http: bool, whole: bool) -> Checker {
     checker
 }
 
+/// The result of `id` in a watch report.
+fn result_of<'r>(
+    report: &'r crate::report::data::ReportData,
+    id: &str,
+) -> &'r crate::run::outcome::ScenarioResult {
+    report
+        .scenarios
+        .iter()
+        .find(|r| r.id == id)
+        .unwrap_or_else(|| panic!("no result {id}"))
+}
+
 fn reason(checker: &Checker, id: &str) -> Option<String> {
     let rule = checker.rules.iter().find(|r| r.id == id);
     let rule = rule.unwrap_or_else(|| panic!("no rule {id}"));

@@ -21,13 +21,7 @@ fn a_broken_rule_shows_the_messages_around_its_finding_and_the_transcript_line_a
     let steps = with_init(rest);
     let checker = fed(&steps, false, true);
     let report = crate::watch::report::build(&checker, &Default::default());
-    let of = |id: &str| {
-        report
-            .scenarios
-            .iter()
-            .find(|r| r.id == id)
-            .unwrap_or_else(|| panic!("no result {id}"))
-    };
+    let of = |id: &str| result_of(&report, id);
     let broken = of("client/unique-request-ids");
     assert!(broken.message.starts_with("#45"), "{}", broken.message);
     let shown: Vec<&str> = broken
@@ -57,13 +51,7 @@ fn a_finding_past_the_transcript_line_s_cap_still_shows_its_messages() {
     rest.push(m(C, req(5000, "tools/list", json!({}))));
     let steps = with_init(rest);
     let report = crate::watch::report::build(&fed(&steps, false, true), &Default::default());
-    let of = |id: &str| {
-        report
-            .scenarios
-            .iter()
-            .find(|r| r.id == id)
-            .unwrap_or_else(|| panic!("no result {id}"))
-    };
+    let of = |id: &str| result_of(&report, id);
     let shown: Vec<&str> = of("client/unique-request-ids")
         .transcript
         .iter()
