@@ -49,6 +49,14 @@ impl Connection {
         }
     }
 
+    /// Bounds how long a write may block (stdio; HTTP requests have their
+    /// own timeout, and the in-process server always reads).
+    pub(super) fn limit_writes(&mut self, limit: Duration) {
+        if let Connection::Stdio(c) = self {
+            c.limit_writes(limit);
+        }
+    }
+
     pub(super) async fn recv(&mut self) -> Option<Incoming> {
         match self {
             Connection::Stdio(c) => c.recv().await,

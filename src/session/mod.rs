@@ -108,6 +108,8 @@ impl Session {
         timeout: Duration,
         transcript: Transcript,
     ) -> Self {
+        let mut conn = conn;
+        conn.limit_writes(timeout);
         Self {
             name: name.to_string(),
             conn,

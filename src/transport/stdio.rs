@@ -226,7 +226,16 @@ pub struct StdioConnection {
     reaped: Option<ExitStatus>,
     /// Held until the server's first line: it is still starting up.
     starting_up: Option<StartingUp>,
+    /// How long a write may block on a server that does not read.
+    write_limit: Duration,
+    /// A write that did not finish (it timed out, or the caller stopped
+    /// waiting for it): the stream may end in part of a message, so
+    /// nothing more is written.
+    unfinished_write: bool,
 }
+
+/// How long a write may block unless the session sets its own limit.
+const WRITE_LIMIT: Duration = Duration::from_secs(10);
 
 impl StdioConnection {
     /// Launches the server.
@@ -267,11 +276,27 @@ impl StdioConnection {
             stderr_task,
             reaped: None,
             starting_up,
+            write_limit: WRITE_LIMIT,
+            unfinished_write: false,
         })
+    }
+
+    /// Writes to the server's stdin may block for at most `limit` (a
+    /// session's request timeout): a server that stops reading gets its
+    /// verdict within the time it was given.
+    pub fn limit_writes(&mut self, limit: Duration) {
+        self.write_limit = limit;
     }
 
     /// Writes bytes to the server's stdin.
     pub async fn send(&mut self, bytes: &[u8]) -> Result<(), TransportError> {
+        if self.unfinished_write {
+            return Err(TransportError::Closed(
+                "an earlier message could not be written in full (the server stopped reading \
+                 its stdin), so nothing more is sent"
+                    .into(),
+            ));
+        }
         let Some(stdin) = self.stdin.as_mut() else {
             return Err(TransportError::Closed("stdin is already closed".into()));
         };
@@ -279,15 +304,23 @@ impl StdioConnection {
             stdin.write_all(bytes).await?;
             stdin.flush().await
         };
-        match tokio::time::timeout(Duration::from_secs(10), write).await {
-            Ok(Ok(())) => Ok(()),
+        // Cleared only when the write ends: a caller that stops waiting
+        // leaves it set.
+        self.unfinished_write = true;
+        let limit = self.write_limit;
+        match tokio::time::timeout(limit, write).await {
+            Ok(Ok(())) => {
+                self.unfinished_write = false;
+                Ok(())
+            }
             Ok(Err(e)) => Err(TransportError::Closed(format!(
                 "cannot write to the server's stdin ({e}); the server {}",
                 self.exit_state().await
             ))),
-            Err(_) => Err(TransportError::Closed(
-                "the server stopped reading its stdin (write blocked for 10 s)".into(),
-            )),
+            Err(_) => Err(TransportError::Closed(format!(
+                "the server stopped reading its stdin (a write blocked for {} ms)",
+                limit.as_millis()
+            ))),
         }
     }
 
@@ -586,5 +619,42 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(50)).await;
         let how = conn.shutdown(Duration::from_millis(200)).await;
         assert_eq!(how, "ignored SIGTERM and was killed");
+    }
+
+    #[tokio::test]
+    async fn a_write_to_a_server_that_stops_reading_ends_at_the_limit_and_nothing_follows_it() {
+        let spec = StdioSpec::new("sh", vec!["-c".into(), "sleep 5".into()]);
+        let mut conn = StdioConnection::spawn(&spec).expect("spawn");
+        conn.limit_writes(Duration::from_millis(200));
+        // More than a pipe holds, to a server that never reads.
+        let big = vec![b'x'; 1 << 20];
+        let blocked = conn.send(&big).await.expect_err("the write cannot finish");
+        assert!(
+            blocked.to_string().contains("a write blocked for 200 ms"),
+            "{blocked}"
+        );
+        // The stream may end in part of that message: nothing more goes.
+        let after = conn
+            .send(b"{}\n")
+            .await
+            .expect_err("nothing is sent after it");
+        assert!(
+            after.to_string().contains("could not be written in full"),
+            "{after}"
+        );
+        // So too after a caller that stopped waiting for its write.
+        let mut other = StdioConnection::spawn(&spec).expect("spawn");
+        let gave_up = tokio::time::timeout(Duration::from_millis(100), other.send(&big)).await;
+        assert!(gave_up.is_err(), "the write was still blocked");
+        let after = other
+            .send(b"{}\n")
+            .await
+            .expect_err("nothing is sent after it");
+        assert!(
+            after.to_string().contains("could not be written in full"),
+            "{after}"
+        );
+        conn.shutdown(Duration::from_millis(50)).await;
+        other.shutdown(Duration::from_millis(50)).await;
     }
 }

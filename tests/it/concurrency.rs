@@ -14,10 +14,16 @@ use crate::common;
 use crate::prereq::{self, Prereq};
 
 pub fn trials() -> Vec<libtest_mimic::Trial> {
-    let tests: [(&str, fn()); 1] = [(
-        "calls_after_a_slow_one_are_answered_while_it_works_and_checked_in_order",
-        calls_after_a_slow_one_are_answered_while_it_works_and_checked_in_order,
-    )];
+    let tests: [(&str, fn()); 2] = [
+        (
+            "calls_after_a_slow_one_are_answered_while_it_works_and_checked_in_order",
+            calls_after_a_slow_one_are_answered_while_it_works_and_checked_in_order,
+        ),
+        (
+            "a_server_that_stops_reading_is_judged_within_the_request_timeout",
+            a_server_that_stops_reading_is_judged_within_the_request_timeout,
+        ),
+    ];
     tests
         .into_iter()
         .map(|(name, body)| {
@@ -158,5 +164,74 @@ fn calls_after_a_slow_one_are_answered_while_it_works_and_checked_in_order() {
         after_sleepy(&concurrent),
         3,
         "in flight together, the three calls after sleepy go out while it works: {concurrent:?}"
+    );
+}
+
+/// A server that answers `initialize`, then stops reading its stdin.
+const DEAF_SERVER: &str = r#"import json, sys, time
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("method") == "initialize":
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "serverInfo": {"name": "deaf", "version": "1"}}}), flush=True)
+    elif m.get("method") == "notifications/initialized":
+        break
+time.sleep(30)
+"#;
+
+/// Requests too large for a pipe nobody reads, in flight together: their
+/// send cannot end, and the step fails after `--timeout-ms`, not after a
+/// fixed write limit of its own (10 s before).
+const UNREAD: &str = r#"id: core/unit-unread
+title: large pings to a server that no longer reads
+profile: core
+level: MUST
+steps:
+  - capture:
+      pad: "lists.range(20000).map(i, '0123456789abcdef').join('')"
+  - id: pinged
+    for_each: "[1, 2]"
+    as: n
+    concurrency: 2
+    request: ping
+    params: { pad: "${pad}" }
+"#;
+
+fn a_server_that_stops_reading_is_judged_within_the_request_timeout() {
+    let dir = common::output_dir("concurrency-unread");
+    let scenarios = dir.join("scenarios");
+    std::fs::create_dir_all(&scenarios).expect("the scenario directory is made");
+    std::fs::write(scenarios.join("unread.yaml"), UNREAD).expect("the scenario is written");
+    let server = dir.join("deaf_server.py");
+    std::fs::write(&server, DEAF_SERVER).expect("the server is written");
+    let report = dir.join("report.json");
+    let (scenarios, report_arg, server) = (
+        scenarios.display().to_string(),
+        report.display().to_string(),
+        server.display().to_string(),
+    );
+    let out = common::run_cli(&[
+        "-q",
+        "--protocol-version",
+        "2025-11-25",
+        "--no-builtin",
+        "--timeout-ms",
+        "400",
+        "--scenarios",
+        &scenarios,
+        "--report-json",
+        &report_arg,
+        "--",
+        common::python3(),
+        &server,
+    ]);
+    let text = std::fs::read_to_string(&report)
+        .unwrap_or_else(|e| panic!("no report ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    let report: Value = serde_json::from_str(&text).expect("the report is JSON");
+    let message = result(&report)["message"].to_string();
+    assert!(
+        message.contains("the server stopped reading its stdin (a write blocked for 400 ms)"),
+        "the write is given the request timeout: {message}"
     );
 }

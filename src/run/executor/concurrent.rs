@@ -28,10 +28,11 @@ enum Launched {
     },
     /// Not sent: it outlasted the call budget earlier in the run (why).
     Skipped(String),
-    /// Sent, and it outlasted the budget before the send even ended.
+    /// Sent, and it outlasted its wait (`wait`) before the send even ended.
     Outlasted {
         method: String,
         params: Option<Value>,
+        wait: Duration,
     },
     /// Could not be sent.
     Failed(SessionError),
@@ -127,7 +128,11 @@ impl Execution<'_> {
                 method,
                 params,
             },
-            Ok(None) => Launched::Outlasted { method, params },
+            Ok(None) => Launched::Outlasted {
+                method,
+                params,
+                wait,
+            },
             Err(e) => Launched::Failed(e),
         };
         Ok((view, launched))
@@ -161,10 +166,12 @@ impl Execution<'_> {
                 return Ok((answer, item, previous_done));
             }
             Launched::Failed(e) => return Err(self.wire_failure(step, label, e)),
-            Launched::Outlasted { method, params } => {
-                let waited = self.cfg.call_budget;
-                let answer =
-                    self.outlasted(step, label, &method, params.as_ref(), waited, &view)?;
+            Launched::Outlasted {
+                method,
+                params,
+                wait,
+            } => {
+                let answer = self.outlasted(step, label, &method, params.as_ref(), wait, &view)?;
                 return Ok((answer, item, Instant::now()));
             }
             Launched::Sent {
