@@ -411,7 +411,7 @@ async fn era_work(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<(StartOrd
     scenarios
         .iter()
         .map(|s| {
-            let (lane, when) = (lane_rank(s, cfg), when_in_lane(s));
+            let (lane, when) = (lane_rank(s, cfg, donors > 0), when_in_lane(s));
             let place = seen.entry((lane, when)).or_default();
             *place += 1;
             let order = if cheap {
@@ -438,21 +438,31 @@ fn when_in_lane(s: &Scenario) -> u8 {
 }
 
 /// Where a scenario's lane comes in the order a run starts scenarios.
-fn lane_rank(s: &Scenario, cfg: &RunConfig) -> u8 {
+/// Servers of donors (`RunConfig::donor_pools`) go to the garbage lane
+/// first: when the era has any, that lane starts right after the servers
+/// of their own, so that its scenarios wait for a donor's server from the
+/// start, beside the shared ones, instead of for jobs the reused ones hold
+/// while they wait for the shared servers. (Reused scenarios started that
+/// early waited so long that they started servers of their own.)
+fn lane_rank(s: &Scenario, cfg: &RunConfig, donated: bool) -> u8 {
     let is = |pool: &Option<Arc<SessionPool>>, of: Option<&Arc<SessionPool>>| matches!((pool, of), (Some(a), Some(b)) if Arc::ptr_eq(a, b));
     let own = cfg.pool_for(s);
     if !cfg.donor_pools(s).is_empty() {
         0
     } else if own.is_none() {
         1
-    } else if cfg.uses_shared_pool(s) {
-        2
-    } else if is(&cfg.reuse_pool, own) {
-        3
     } else if is(&cfg.garbage_pool, own) {
-        5
-    } else {
+        if donated {
+            2
+        } else {
+            6
+        }
+    } else if cfg.uses_shared_pool(s) {
+        3
+    } else if is(&cfg.reuse_pool, own) {
         4
+    } else {
+        5
     }
 }
 
@@ -673,6 +683,7 @@ mod tests {
         let grace = Duration::from_millis(10);
         cfg.pool = Some(Arc::new(SessionPool::with_capacity(2, grace)));
         cfg.reuse_pool = Some(Arc::new(SessionPool::with_capacity(2, grace)));
+        cfg.garbage_pool = Some(Arc::new(SessionPool::with_capacity(1, grace)));
         cfg.start_cost = start_cost;
         Arc::new(cfg)
     }
@@ -688,6 +699,44 @@ mod tests {
         let mut work = era_work(&scenarios, &config(start_cost)).await;
         work.sort_by_key(|(order, _)| *order);
         work.into_iter().map(|(_, (s, _))| s.id).collect()
+    }
+
+    /// A scenario from its YAML text after the header.
+    fn scenario_with(id: &str, rest: &str) -> Scenario {
+        let text = format!("id: {id}\ntitle: t\nprofile: base\nlevel: MUST\n{rest}");
+        load_str("t.yaml", &text).unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    /// The start order of a garbage scenario among the others, with a
+    /// donor of a server in the era or without one.
+    async fn garbage_order(donor: bool) -> Vec<String> {
+        let garbage = "isolation: reused\nsteps:\n  - send_raw: 'not json'\n  - request: ping\n";
+        let mut scenarios = vec![
+            scenario("base/reads", "shared", false),
+            scenario_with("base/garbage", garbage),
+            scenario("base/changes", "reused", false),
+        ];
+        if donor {
+            let hands_on = "hands_on: true\nsteps:\n  - request: ping\n";
+            scenarios.push(scenario_with("base/donor", hands_on));
+        }
+        let mut work = era_work(&scenarios, &config(Duration::from_secs(1))).await;
+        work.sort_by_key(|(order, _)| *order);
+        work.into_iter().map(|(_, (s, _))| s.id).collect()
+    }
+
+    #[tokio::test]
+    async fn the_garbage_lane_starts_early_only_where_a_donor_may_bring_it_a_server() {
+        assert_eq!(
+            garbage_order(false).await,
+            ["base/reads", "base/changes", "base/garbage"],
+            "without a donor its server comes from the reused lane, last"
+        );
+        assert_eq!(
+            garbage_order(true).await,
+            ["base/donor", "base/garbage", "base/reads", "base/changes"],
+            "a donor's server goes to it first: it waits for that from the start"
+        );
     }
 
     #[tokio::test]

@@ -233,12 +233,13 @@ impl SessionPool {
     }
 
     /// The donor is done: its server joins the pool if it brought one and
-    /// the pool has room, and comes back otherwise.
+    /// the pool has room and scenarios still to serve, and comes back
+    /// otherwise (for the next pool that waited for it).
     pub async fn donor_done(&self, server: Option<Session>) -> Option<Session> {
         let mut state = self.state.lock().await;
         state.donors = state.donors.saturating_sub(1);
         let back = match server {
-            Some(session) if state.live < self.capacity => {
+            Some(session) if state.live < self.capacity && state.users > 0 => {
                 state.live += 1;
                 state.idle.push(session);
                 None
@@ -422,6 +423,7 @@ mod tests {
             SessionPool::with_capacity(1, Duration::from_millis(10))
                 .with_patience(Duration::from_secs(30)),
         );
+        pool.expect_users(1).await;
         pool.expect_donors(2).await;
         let donor = std::sync::Arc::clone(&pool);
         tokio::spawn(async move {
@@ -434,6 +436,17 @@ mod tests {
             matches!(pool.lease().await, Lease::Warm(_)),
             "an empty pool with a donor running waits for its server"
         );
+    }
+
+    #[tokio::test]
+    async fn a_pool_without_scenarios_to_serve_gives_a_donors_server_back() {
+        let pool = SessionPool::with_capacity(1, Duration::from_millis(10));
+        pool.expect_donors(1).await;
+        let mut back = pool
+            .donor_done(Some(session()))
+            .await
+            .expect("no scenario of this pool would take it: it goes to the next pool");
+        back.close_in_background(Duration::from_millis(10)).await;
     }
 
     #[tokio::test]

@@ -1271,7 +1271,7 @@ steps:
             (GOOD.replace("steps:", "isolation: fresh\nhands_on: true\nreused_in_eras: [2025-11-25, 2031-01-01]\nsteps:"), "t.yaml:8:30: reused_in_eras names '2031-01-01', not a protocol version this harness knows"),
             (GOOD.replace("steps:", "isolation: shared\nends_server: true\nsteps:"), "t.yaml:7:14: ends_server: true is for isolation: reused (a fresh scenario's server is stopped after it anyway; a shared one must stay as it was)"),
             (GOOD.replace("steps:", "reuse_group: x\nsteps:"), "t.yaml:6:14: reuse_group is for isolation: reused (it names the scenarios a reused server is handed on between)"),
-            (GOOD.replace("steps:", "handshake: false\nhands_on: true\nsteps:"), "t.yaml:7:11: hands_on: true needs the handshake: a server opened without it is not one a reused scenario could have left"),
+            (GOOD.replace("steps:", "hands_on: true\nsteps:").replace("    request: no/such/method", "    session: b\n    handshake: false\n    request: no/such/method"), "t.yaml:8:5: hands_on: true, but the step opens a session without the handshake; a reused scenario could not take it"),
             (GOOD.replace("steps:", "handshake: \"no\"\nsteps:"), "t.yaml:6:12: key 'handshake' takes true or false, found \"no\""),
             (GOOD.replace("steps:", "eras: [2025, x]\nsteps:"), "t.yaml:6:8: key 'eras.0' takes a string, found 2025"),
             (GOOD.replace("level: MUST", "level: MUSTY"), "t.yaml:4:8: key 'level' takes one of MUST, SHOULD, MAY, INFO, found \"MUSTY\""),

@@ -55,15 +55,54 @@ impl Session {
                 .and_then(Value::as_str)
                 .unwrap_or(&self.era.version)
                 .to_string();
-            self.conn.handshake_done(&agreed);
-            self.notify("notifications/initialized", None).await?;
-            self.conn
-                .open_get_stream(self.timeout.min(Duration::from_secs(1)))
-                .await;
+            self.finish_handshake(&agreed).await?;
             result
         };
         self.server = answer.clone();
         Ok(answer)
+    }
+
+    /// The end of a stateful handshake once `initialize` settled on
+    /// `agreed`: later requests carry that version, the server hears
+    /// `notifications/initialized`, and over Streamable HTTP the stream of
+    /// server messages is opened.
+    async fn finish_handshake(&mut self, agreed: &str) -> Result<(), SessionError> {
+        self.conn.handshake_done(agreed);
+        self.notify("notifications/initialized", None).await?;
+        self.conn
+            .open_get_stream(self.timeout.min(Duration::from_secs(1)))
+            .await;
+        Ok(())
+    }
+
+    /// Brings a session opened without the handshake to where the
+    /// handshake would have left it, so that its server may serve other
+    /// scenarios: its own `initialize` must have settled on the session's
+    /// era, and `notifications/initialized` is sent if it was not. False
+    /// when that initialize got no result naming the era (the server is not
+    /// one a scenario with the handshake could meet). The stateless era has
+    /// no lifecycle to complete.
+    pub async fn complete_lifecycle(&mut self) -> bool {
+        if self.era.is_stateless() {
+            return true;
+        }
+        let Some(result) = self.own_initialize.clone() else {
+            return false;
+        };
+        let agreed = result.get("protocolVersion").and_then(Value::as_str);
+        if agreed != Some(self.era.version.as_str()) {
+            return false;
+        }
+        if !self.initialized_sent {
+            let version = self.era.version.clone();
+            if self.finish_handshake(&version).await.is_err() {
+                return false;
+            }
+        }
+        if self.server.is_null() {
+            self.server = result;
+        }
+        true
     }
 }
 

@@ -65,6 +65,11 @@ pub struct Session {
     pub transcript: Transcript,
     /// The handshake answer (initialize or server/discover result).
     pub server: Value,
+    /// The result of the last `initialize` sent on this session, the
+    /// handshake's or a step's own (`complete_lifecycle`).
+    own_initialize: Option<Value>,
+    /// Whether `notifications/initialized` went out on this session.
+    initialized_sent: bool,
     abandoned_ids: Vec<Value>,
     /// The abandoned requests the client cancelled: "The sender of the
     /// cancellation notification SHOULD ignore any response to the request
@@ -122,6 +127,8 @@ impl Session {
             startup_violations: None,
             transcript,
             server: Value::Null,
+            own_initialize: None,
+            initialized_sent: false,
             abandoned_ids: Vec::new(),
             cancelled_ids: Vec::new(),
             startup_allowance: None,

@@ -120,6 +120,7 @@ impl Session {
         if let Some(version) = agreed.filter(|v| !era::Era::new(v).is_stateless()) {
             self.conn.handshake_done(version);
         }
+        self.own_initialize = answer.get("result").filter(|r| r.is_object()).cloned();
     }
 
     /// Takes tools with invalid `x-mcp-header` annotations out of a
@@ -174,6 +175,9 @@ impl Session {
     /// id used before (by its own scenario or an earlier one on a warm
     /// server): its answer is then a first answer again.
     fn note_sent(&mut self, msg: &Value) {
+        if msg.get("method").and_then(Value::as_str) == Some("notifications/initialized") {
+            self.initialized_sent = true;
+        }
         let Some(id) = msg.get("id").filter(|_| msg.get("method").is_some()) else {
             return;
         };

@@ -519,3 +519,69 @@ async fn a_request_in_flight_whose_post_is_refused_says_what_the_body_said() {
         "{err}"
     );
 }
+
+/// A 2025-11-25 session with the in-process reference, opened without the
+/// handshake.
+fn with_reference() -> Session {
+    let (input, output) = crate::reference::in_process::spawn(crate::reference::Config::default());
+    let pipe = crate::transport::PipeConnection::new(input, output);
+    Session::new(
+        "main",
+        Connection::Pipe(Box::new(pipe)),
+        Era::new("2025-11-25"),
+        Duration::from_secs(5),
+        Transcript::new(),
+    )
+}
+
+fn initialize(version: &str) -> Value {
+    json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}})
+}
+
+/// Whether the session's transcript shows `notifications/initialized` sent.
+fn sent_initialized(s: &Session) -> usize {
+    s.transcript
+        .entries()
+        .0
+        .iter()
+        .filter(|e| e.message.to_string().contains("notifications/initialized"))
+        .count()
+}
+
+#[tokio::test]
+async fn a_session_whose_own_initialize_settled_the_era_completes_its_lifecycle() {
+    let mut s = with_reference();
+    s.request("initialize", Some(initialize("2025-11-25")), None, None)
+        .await
+        .expect("initialize is answered");
+    assert_eq!(sent_initialized(&s), 0);
+    assert!(s.complete_lifecycle().await, "its initialize named the era");
+    assert_eq!(
+        sent_initialized(&s),
+        1,
+        "the handshake's notification went out"
+    );
+    assert_eq!(s.server["protocolVersion"], "2025-11-25");
+    let answer = s
+        .request("tools/list", None, None, None)
+        .await
+        .expect("listed");
+    assert!(answer.pointer("/result/tools").is_some(), "{answer}");
+    assert!(s.complete_lifecycle().await, "done once, it stays done");
+    assert_eq!(sent_initialized(&s), 1, "and is not sent twice");
+}
+
+#[tokio::test]
+async fn a_session_whose_initialize_settled_another_version_or_none_is_not_completed() {
+    let mut s = with_reference();
+    s.request("initialize", Some(initialize("2025-06-18")), None, None)
+        .await
+        .expect("initialize is answered");
+    assert!(
+        !s.complete_lifecycle().await,
+        "2025-06-18 is not the session's era"
+    );
+    assert_eq!(sent_initialized(&s), 0);
+    let mut never = with_reference();
+    assert!(!never.complete_lifecycle().await, "no initialize at all");
+}

@@ -2,8 +2,9 @@
 //! of its era, one at a time, without another server being started; a
 //! server that warned but stayed healthy is handed on, one that left a
 //! request unanswered is not; a scenario that ends its server runs last
-//! among the reused ones, and one that never uses its main session starts
-//! no server for it.
+//! among the reused ones, one that never uses its main session starts no
+//! server for it, and one opened without the handshake hands its server on
+//! once its own initialize settled on the era.
 //! Counted with a wrapper that notes each start of the reference server.
 
 use std::path::PathBuf;
@@ -185,6 +186,49 @@ fn a_scenario_that_never_uses_its_main_session_starts_no_server_for_it() {
     );
 }
 
+/// A `hands_on` scenario opened without the handshake that sends
+/// `initialize` for `version` and a ping, as `core/ping-before-initialized`
+/// does (in 2025-11-25).
+fn pings_before_initialized(version: &str) -> String {
+    format!(
+        "  - request: initialize\n    params: {{ protocolVersion: \"{version}\", capabilities: {{}}, clientInfo: {{ name: t, version: \"0\" }} }}\n  - request: ping\n    expect: {{ result: {{ $type: object }} }}\n"
+    )
+}
+
+/// A scenario that writes an unparsable line (it runs in the garbage lane).
+const GARBAGE: &str = "  - send_raw: '{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\", '\n    expect: { error: { code: -32700 } }\n  - request: ping\n    expect: { result: { $type: object } }\n";
+
+/// The server of a scenario opened without the handshake serves the
+/// garbage lane once its own initialize settled on the era (the harness
+/// sends the notifications/initialized it left out): the probe's server
+/// goes to the reused scenario, and no third server starts. One whose
+/// initialize settled on another version is stopped.
+fn a_scenario_opened_without_the_handshake_hands_its_server_on_once_its_initialize_named_the_era() {
+    let donor = "handshake: false\nhands_on: true\n";
+    let reused = "isolation: reused\n";
+    let run = |name: &str, version: &str| {
+        let ping = pings_before_initialized(version);
+        custom_starts(
+            name,
+            &[
+                ("a", donor, &ping),
+                ("b", reused, &list_tools("")),
+                ("c", reused, GARBAGE),
+            ],
+        )
+    };
+    assert_eq!(
+        run("lifecycle-completed", "2025-11-25"),
+        2,
+        "the probe's server and a's, which then serves c"
+    );
+    assert_eq!(
+        run("lifecycle-other-version", "2025-06-18"),
+        3,
+        "a's server spoke 2025-06-18: c gets a server of its own"
+    );
+}
+
 /// This module's tests, as trials named `module::function`.
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     trials![
@@ -193,6 +237,7 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         a_server_that_left_a_request_unanswered_is_stopped_and_the_next_scenario_gets_another,
         a_scenario_that_ends_its_server_hands_it_to_no_other,
         a_scenario_that_ends_its_server_runs_last_in_its_lane,
-        a_scenario_that_never_uses_its_main_session_starts_no_server_for_it
+        a_scenario_that_never_uses_its_main_session_starts_no_server_for_it,
+        a_scenario_opened_without_the_handshake_hands_its_server_on_once_its_initialize_named_the_era
     ]
 }

@@ -60,7 +60,7 @@ impl Loader<'_> {
         }
         let hands_on = self.flag(root, "", "hands_on", false);
         if hands_on {
-            self.check_hands_on(isolation, handshake, built, cleanup, generate.is_some());
+            self.check_hands_on(isolation, built, cleanup, generate.is_some());
         }
         let reused_in_eras = self.strings(root, "", "reused_in_eras");
         if !reused_in_eras.is_empty() {
@@ -142,21 +142,21 @@ impl Loader<'_> {
     }
 
     /// `hands_on: true` only where the server a scenario leaves is one a
-    /// `reused` scenario could have left: a fresh scenario that opened it
-    /// with the handshake, generates no cases, and whose steps a `reused`
-    /// scenario could take.
+    /// `reused` scenario could have left: a fresh scenario that generates
+    /// no cases, and whose steps a `reused` scenario could take. One whose
+    /// main session opens without the handshake (`handshake: false`) hands
+    /// its server on only after its own initialize settled on the era, the
+    /// harness then sending what the handshake would have
+    /// (`Session::complete_lifecycle`).
     fn check_hands_on(
         &mut self,
         isolation: Isolation,
-        handshake: bool,
         steps: &[Step],
         cleanup: &[Step],
         generates: bool,
     ) {
         let why = if isolation != Isolation::Fresh {
             Some("hands_on: true is for isolation: fresh (other scenarios' servers serve on already)")
-        } else if !handshake {
-            Some("hands_on: true needs the handshake: a server opened without it is not one a reused scenario could have left")
         } else if generates {
             Some("hands_on: true is not for generated cases: each case may leave its server differently")
         } else {
