@@ -5,7 +5,8 @@
 //! decided by the scenario's own steps), and every (scenario, era) must have
 //! the same outcome both ways. Against the reference server in every era
 //! (stdio and HTTP) and, in one era, against the npm and PyPI peers when installed
-//! (scripts/install-peers.sh); a peer that is missing shows as ignored with
+//! (scripts/install-peers.sh; server-sequential-thinking is a server of one
+//! tool, where probe conditions on the tool count decide); a peer that is missing shows as ignored with
 //! the reason, and fails the trial when the `peers` prerequisite is required.
 //!
 //! The npm peer runs over stdio, where `--isolate` starts a process per
@@ -132,6 +133,18 @@ fn peer(name: &str, transport: &str) -> Result<(Vec<String>, Vec<String>), Strin
                 entry,
             )
         }
+        // One tool: the scenarios whose probe condition wants two must
+        // skip the same way when --isolate leaves the condition to steps.
+        "server-sequential-thinking" => {
+            let entry = target.join(
+                "node/node_modules/@modelcontextprotocol/server-sequential-thinking/dist/index.js",
+            );
+            (
+                vec!["node".to_string(), entry.display().to_string()],
+                vec![],
+                entry,
+            )
+        }
         _ => {
             let python = target.join("python/bin/python");
             let script = root().join("fixtures/peers/python_mcp_server.py");
@@ -194,6 +207,7 @@ pub fn trials() -> Vec<Trial> {
             Ok(())
         }),
         peer_trial("server-everything", "stdio"),
+        peer_trial("server-sequential-thinking", "stdio"),
         peer_trial("python-mcp", "http"),
         // The Python SDK over stdio: its servers go from lane to lane.
         peer_trial("python-mcp", "stdio"),
