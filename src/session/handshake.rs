@@ -94,6 +94,10 @@ impl Session {
             return false;
         }
         if !self.initialized_sent {
+            self.transcript.note(
+                &self.name,
+                "the scenario is over: notifications/initialized completes its handshake, so that the server can serve the next scenario".to_string(),
+            );
             let version = self.era.version.clone();
             if self.finish_handshake(&version).await.is_err() {
                 return false;

@@ -544,7 +544,8 @@ fn sent_initialized(s: &Session) -> usize {
         .entries()
         .0
         .iter()
-        .filter(|e| e.message.to_string().contains("notifications/initialized"))
+        .filter(|e| e.direction == transcript::Direction::Sent)
+        .filter(|e| e.message.get("method") == Some(&json!("notifications/initialized")))
         .count()
 }
 
@@ -560,6 +561,13 @@ async fn a_session_whose_own_initialize_settled_the_era_completes_its_lifecycle(
         sent_initialized(&s),
         1,
         "the handshake's notification went out"
+    );
+    let (entries, _) = s.transcript.entries();
+    assert!(
+        entries
+            .iter()
+            .any(|e| e.message.to_string().contains("the scenario is over")),
+        "the transcript says why it was sent"
     );
     assert_eq!(s.server["protocolVersion"], "2025-11-25");
     let answer = s
