@@ -67,8 +67,9 @@ compare mcp-server-git 10000 "$PY" -m mcp_server_git --repository "{data}"
   echo
   echo "Written by \`scripts/isolate-equivalence.sh\` on $(date -u +%Y-%m-%d) at $(git rev-parse --short HEAD),"
   echo "$(nproc) cores: each server's whole catalog, every era it speaks, once as a"
-  echo "default run and once with \`--isolate\`. Differ counts the (scenario, era)"
-  echo "pairs whose outcome is not the same both ways (each shows twice, once per run)."
+  echo "default run and once with \`--isolate\`. Differ counts the lines of the"
+  echo "diff of the two runs' outcomes: a (scenario, era) whose outcome is not the"
+  echo "same both ways shows twice, once per run."
   echo
   echo "| server | scenario runs | default | --isolate | differ |"
   echo "|---|---|---|---|---|"
