@@ -534,8 +534,15 @@ fn with_reference() -> Session {
     )
 }
 
-fn initialize(version: &str) -> Value {
-    json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}})
+/// A 2025-11-25 session with the in-process reference whose own
+/// `initialize` (no handshake) asked for `version`.
+async fn initialized_for(version: &str) -> Session {
+    let mut s = with_reference();
+    let params = json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}});
+    s.request("initialize", Some(params), None, None)
+        .await
+        .expect("initialize is answered");
+    s
 }
 
 /// Whether the session's transcript shows `notifications/initialized` sent.
@@ -551,10 +558,7 @@ fn sent_initialized(s: &Session) -> usize {
 
 #[tokio::test]
 async fn a_session_whose_own_initialize_settled_the_era_completes_its_lifecycle() {
-    let mut s = with_reference();
-    s.request("initialize", Some(initialize("2025-11-25")), None, None)
-        .await
-        .expect("initialize is answered");
+    let mut s = initialized_for("2025-11-25").await;
     assert_eq!(sent_initialized(&s), 0);
     assert!(s.complete_lifecycle().await, "its initialize named the era");
     assert_eq!(
@@ -581,10 +585,7 @@ async fn a_session_whose_own_initialize_settled_the_era_completes_its_lifecycle(
 
 #[tokio::test]
 async fn a_session_whose_initialize_settled_another_version_or_none_is_not_completed() {
-    let mut s = with_reference();
-    s.request("initialize", Some(initialize("2025-06-18")), None, None)
-        .await
-        .expect("initialize is answered");
+    let mut s = initialized_for("2025-06-18").await;
     assert!(
         !s.complete_lifecycle().await,
         "2025-06-18 is not the session's era"

@@ -304,15 +304,15 @@ impl StdioConnection {
             stdin.write_all(bytes).await?;
             stdin.flush().await
         };
-        // Cleared only when the write ends: a caller that stops waiting
-        // leaves it set.
+        // Cleared when the write ends, well or with an error (a closed pipe
+        // reaches nobody, and the next write says why again): a write that
+        // timed out, or whose caller stopped waiting, leaves it set.
         self.unfinished_write = true;
         let limit = self.write_limit;
-        match tokio::time::timeout(limit, write).await {
-            Ok(Ok(())) => {
-                self.unfinished_write = false;
-                Ok(())
-            }
+        let ended = tokio::time::timeout(limit, write).await;
+        self.unfinished_write = ended.is_err();
+        match ended {
+            Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(TransportError::Closed(format!(
                 "cannot write to the server's stdin ({e}); the server {}",
                 self.exit_state().await
@@ -634,6 +634,18 @@ mod tests {
             "{blocked}"
         );
         // The stream may end in part of that message: nothing more goes.
+        nothing_follows(&mut conn).await;
+        // So too after a caller that stopped waiting for its write.
+        let mut other = StdioConnection::spawn(&spec).expect("spawn");
+        let gave_up = tokio::time::timeout(Duration::from_millis(100), other.send(&big)).await;
+        assert!(gave_up.is_err(), "the write was still blocked");
+        nothing_follows(&mut other).await;
+        conn.shutdown(Duration::from_millis(50)).await;
+        other.shutdown(Duration::from_millis(50)).await;
+    }
+
+    /// A message after an unfinished write is refused, saying why.
+    async fn nothing_follows(conn: &mut StdioConnection) {
         let after = conn
             .send(b"{}\n")
             .await
@@ -642,19 +654,22 @@ mod tests {
             after.to_string().contains("could not be written in full"),
             "{after}"
         );
-        // So too after a caller that stopped waiting for its write.
-        let mut other = StdioConnection::spawn(&spec).expect("spawn");
-        let gave_up = tokio::time::timeout(Duration::from_millis(100), other.send(&big)).await;
-        assert!(gave_up.is_err(), "the write was still blocked");
-        let after = other
-            .send(b"{}\n")
-            .await
-            .expect_err("nothing is sent after it");
-        assert!(
-            after.to_string().contains("could not be written in full"),
-            "{after}"
-        );
-        conn.shutdown(Duration::from_millis(50)).await;
-        other.shutdown(Duration::from_millis(50)).await;
+    }
+
+    #[tokio::test]
+    async fn a_write_to_a_server_that_exited_says_so_each_time() {
+        let spec = StdioSpec::new("sh", vec!["-c".into(), "exit 3".into()]);
+        let mut conn = StdioConnection::spawn(&spec).expect("spawn");
+        // Wait for the exit, so that the pipe is closed.
+        let _ = conn.wait_for(Duration::from_secs(5)).await;
+        let big = vec![b'x'; 1 << 20];
+        for attempt in 0..2 {
+            let e = conn.send(&big).await.expect_err("nobody reads");
+            let e = e.to_string();
+            assert!(
+                e.contains("cannot write to the server's stdin") && !e.contains("stopped reading"),
+                "attempt {attempt}: {e}"
+            );
+        }
     }
 }
