@@ -14,7 +14,7 @@ use crate::common;
 use crate::prereq::{self, Prereq};
 
 pub fn trials() -> Vec<libtest_mimic::Trial> {
-    let tests: [(&str, fn()); 2] = [
+    let tests: [(&str, fn()); 3] = [
         (
             "calls_after_a_slow_one_are_answered_while_it_works_and_checked_in_order",
             calls_after_a_slow_one_are_answered_while_it_works_and_checked_in_order,
@@ -22,6 +22,10 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         (
             "a_server_that_stops_reading_is_judged_within_the_request_timeout",
             a_server_that_stops_reading_is_judged_within_the_request_timeout,
+        ),
+        (
+            "a_slow_tool_is_waited_out_once_by_the_scenarios_that_call_it_together",
+            a_slow_tool_is_waited_out_once_by_the_scenarios_that_call_it_together,
         ),
     ];
     tests
@@ -64,38 +68,60 @@ steps:
     )
 }
 
-/// The JSON report of the scenario at `concurrency` against the server.
-fn run(dir: &Path, concurrency: usize) -> Value {
-    let scenarios = dir.join(format!("scenarios-{concurrency}"));
-    std::fs::create_dir_all(&scenarios).expect("the scenario directory is made");
-    std::fs::write(scenarios.join("calls.yaml"), scenario(concurrency))
-        .expect("the scenario is written");
-    let report = dir.join(format!("report-{concurrency}.json"));
-    let server = common::root().join("fixtures/servers/slow_tool_server.py");
-    let (scenarios, report, server) = (
-        scenarios.display().to_string(),
+/// The JSON report of a run of `scenarios` (file name, text) alone, in
+/// 2025-11-25, with `options`, against the Python server at `server`; its
+/// files go under `dir/tag`.
+fn report_of(
+    dir: &Path,
+    tag: &str,
+    scenarios: &[(String, String)],
+    options: &[&str],
+    server: &Path,
+) -> Value {
+    let folder = dir.join(format!("scenarios-{tag}"));
+    std::fs::create_dir_all(&folder).expect("the scenario directory is made");
+    for (name, text) in scenarios {
+        std::fs::write(folder.join(name), text).expect("the scenario is written");
+    }
+    let report = dir.join(format!("report-{tag}.json"));
+    let (folder, report_arg, server) = (
+        folder.display().to_string(),
         report.display().to_string(),
         server.display().to_string(),
     );
-    let args = [
-        "-q",
-        "--protocol-version",
-        "2025-11-25",
-        "--no-builtin",
-        "--call-budget-ms",
-        "1500",
+    let mut args = vec!["-q", "--protocol-version", "2025-11-25", "--no-builtin"];
+    args.extend_from_slice(options);
+    args.extend([
         "--scenarios",
-        &scenarios,
+        &folder,
         "--report-json",
-        &report,
+        &report_arg,
         "--",
         common::python3(),
         &server,
-    ];
+    ]);
     let out = common::run_cli(&args);
     let text = std::fs::read_to_string(&report)
-        .unwrap_or_else(|e| panic!("no report ({e}): {}", String::from_utf8_lossy(&out.stdout)));
+        .unwrap_or_else(|e| panic!("no report ({e}): {}", String::from_utf8_lossy(&out.stderr)));
     serde_json::from_str(&text).expect("the report is JSON")
+}
+
+/// The server that serves requests concurrently, with one slow tool.
+fn slow_tool_server() -> std::path::PathBuf {
+    common::root().join("fixtures/servers/slow_tool_server.py")
+}
+
+/// The JSON report of the scenario at `concurrency` against the server.
+fn run(dir: &Path, concurrency: usize) -> Value {
+    let calls = [("calls.yaml".to_string(), scenario(concurrency))];
+    let options = ["--call-budget-ms", "1500"];
+    report_of(
+        dir,
+        &concurrency.to_string(),
+        &calls,
+        &options,
+        &slow_tool_server(),
+    )
 }
 
 /// The one scenario's result.
@@ -200,35 +226,10 @@ steps:
 
 fn a_server_that_stops_reading_is_judged_within_the_request_timeout() {
     let dir = common::output_dir("concurrency-unread");
-    let scenarios = dir.join("scenarios");
-    std::fs::create_dir_all(&scenarios).expect("the scenario directory is made");
-    std::fs::write(scenarios.join("unread.yaml"), UNREAD).expect("the scenario is written");
     let server = dir.join("deaf_server.py");
     std::fs::write(&server, DEAF_SERVER).expect("the server is written");
-    let report = dir.join("report.json");
-    let (scenarios, report_arg, server) = (
-        scenarios.display().to_string(),
-        report.display().to_string(),
-        server.display().to_string(),
-    );
-    let out = common::run_cli(&[
-        "-q",
-        "--protocol-version",
-        "2025-11-25",
-        "--no-builtin",
-        "--timeout-ms",
-        "400",
-        "--scenarios",
-        &scenarios,
-        "--report-json",
-        &report_arg,
-        "--",
-        common::python3(),
-        &server,
-    ]);
-    let text = std::fs::read_to_string(&report)
-        .unwrap_or_else(|e| panic!("no report ({e}): {}", String::from_utf8_lossy(&out.stderr)));
-    let report: Value = serde_json::from_str(&text).expect("the report is JSON");
+    let unread = [("unread.yaml".to_string(), UNREAD.to_string())];
+    let report = report_of(&dir, "unread", &unread, &["--timeout-ms", "400"], &server);
     let message = result(&report)["message"].to_string();
     // The request's own wait and the write's limit are the same 400 ms;
     // whichever ends first gives the verdict.
@@ -237,5 +238,61 @@ fn a_server_that_stops_reading_is_judged_within_the_request_timeout() {
     assert!(
         message.contains(blocked) || message.contains(unanswered),
         "the write is given the request timeout: {message}"
+    );
+}
+
+/// A scenario that calls `sleepy` bounded, beside a quick tool.
+fn sleepy_caller(id: &str) -> String {
+    format!(
+        r#"id: {id}
+title: sleepy is called
+profile: core
+level: MUST
+steps:
+  - id: called
+    for_each: "['quick_1', 'sleepy']"
+    as: name
+    concurrency: 2
+    bounded: true
+    request: tools/call
+    params: {{ name: "${{name}}", arguments: {{}} }}
+"#
+    )
+}
+
+/// Three scenarios on servers of their own call the slow tool at about the
+/// same time: the first call waits out the budget, and the others wait for
+/// its outcome instead of sending calls of their own (three calls before).
+fn a_slow_tool_is_waited_out_once_by_the_scenarios_that_call_it_together() {
+    let dir = common::output_dir("concurrency-slow-once");
+    let callers: Vec<(String, String)> = ["core/unit-a", "core/unit-b", "core/unit-c"]
+        .iter()
+        .map(|id| (format!("{}.yaml", id.replace('/', "-")), sleepy_caller(id)))
+        .collect();
+    // A budget long enough for the three servers to start within it.
+    let options = ["--call-budget-ms", "4000", "--env", "SLEEPY_SECONDS=30"];
+    let report = report_of(&dir, "slow-once", &callers, &options, &slow_tool_server());
+    let results = report["scenarios"].as_array().cloned().unwrap_or_default();
+    assert_eq!(results.len(), 3, "{report:#}");
+    let mut sent = 0;
+    for r in &results {
+        assert_eq!(r["outcome"], "info", "{r:#}");
+        sent += calls_before_cancel(r)
+            .iter()
+            .filter(|(name, _)| name == "sleepy")
+            .count();
+    }
+    let findings: Vec<String> = results.iter().map(|r| r["findings"].to_string()).collect();
+    assert_eq!(
+        sent, 1,
+        "one call of sleepy in the whole run, the others waited for it: {findings:#?}"
+    );
+    let learnt = findings
+        .iter()
+        .filter(|f| f.contains("in this run, so it was not called again"))
+        .count();
+    assert!(
+        learnt >= 2,
+        "the scenarios that did not call it say whose call they learnt from: {findings:#?}"
     );
 }

@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::send::{jsonrpc_request_view, known_slow, with_request};
+use super::send::{claim_bounded, jsonrpc_request_view, with_request, Bounded};
 use super::{Execution, Stop};
 use crate::expr::Bound;
+use crate::run::slow_calls::{Claim, Ticket};
 use crate::scenario::interpolate::{Template, ValueTemplate};
 use crate::scenario::model::{ForEach, Step};
 use crate::session::{InFlight, SessionError};
@@ -20,22 +21,29 @@ use crate::session::{InFlight, SessionError};
 /// One item's request, as it went out (or why it did not).
 enum Launched {
     /// Sent; its answer is awaited for `wait` (see `land`).
-    Sent {
-        request: InFlight,
-        wait: Duration,
+    Sent { request: InFlight, call: ItemCall },
+    /// Not sent: it outlasted the call budget earlier in the run, in the
+    /// scenario `found_by` names.
+    Skipped {
         method: String,
         params: Option<Value>,
+        found_by: String,
     },
-    /// Not sent: it outlasted the call budget earlier in the run (why).
-    Skipped(String),
-    /// Sent, and it outlasted its wait (`wait`) before the send even ended.
-    Outlasted {
-        method: String,
-        params: Option<Value>,
-        wait: Duration,
-    },
+    /// Sent, and it outlasted its wait before the send even ended.
+    Outlasted(ItemCall),
     /// Could not be sent.
     Failed(SessionError),
+}
+
+/// An item's request as it went out.
+struct ItemCall {
+    method: String,
+    params: Option<Value>,
+    /// How long its answer is waited for (see `land`).
+    wait: Duration,
+    /// A bounded request's leave to go out, settled by its outcome (its
+    /// item is not exercised when it outlasts the wait).
+    ticket: Option<Ticket>,
 }
 
 /// An item with its request under way.
@@ -45,6 +53,10 @@ struct Pending {
     view: Value,
     launched: Launched,
 }
+
+/// A launch that took this long waited for something (another scenario's
+/// call, the session's start) while answers of its items were coming in.
+const LONG_LAUNCH: Duration = Duration::from_millis(20);
 
 /// The step's request as written: its method and params.
 pub(super) struct Written<'s> {
@@ -71,12 +83,20 @@ impl Execution<'_> {
             while pending.len() < fe.concurrency.max(1) {
                 let Some(item) = items.next() else { break };
                 self.bindings.insert(fe.var.clone(), item.clone());
+                let launching = Instant::now();
                 match self.launch(step, label, &written).await {
-                    Ok((view, launched)) => pending.push_back(Pending {
-                        item,
-                        view,
-                        launched,
-                    }),
+                    Ok((view, launched)) => {
+                        // Time spent waiting for another scenario's call is
+                        // not taken from the answers in flight here.
+                        if launching.elapsed() >= LONG_LAUNCH {
+                            previous_done = previous_done.max(Instant::now());
+                        }
+                        pending.push_back(Pending {
+                            item,
+                            view,
+                            launched,
+                        });
+                    }
                     Err(stop) => return Err(self.give_up(step, label, pending, stop).await),
                 }
             }
@@ -111,28 +131,36 @@ impl Execution<'_> {
         let params = self.interpolated_params(label, written.params)?;
         let method = self.interpolated_text(label, written.method)?;
         let view = jsonrpc_request_view(&method, params.as_ref());
-        let cfg = self.cfg;
+        let (cfg, party) = (self.cfg, self.party);
         let budget = step.bounded.then_some(cfg.call_budget);
         let wait = budget.unwrap_or_else(|| self.timeout(Some(step)));
         let session = self.session(step, label).await?;
-        if let Some(why) = budget.and_then(|_| known_slow(cfg, session, &method, params.as_ref())) {
-            return Ok((view, Launched::Skipped(why)));
-        }
-        let launched = match session
+        let ticket = match budget {
+            None => None,
+            Some(_) => match claim_bounded(cfg, party, session, &method, params.as_ref()).await {
+                Claim::Send(ticket) => Some(ticket),
+                Claim::Slow(found_by) => {
+                    let skipped = Launched::Skipped {
+                        method,
+                        params,
+                        found_by,
+                    };
+                    return Ok((view, skipped));
+                }
+            },
+        };
+        let started = session
             .start_request(&method, params.clone(), step.meta, wait)
-            .await
-        {
-            Ok(Some(request)) => Launched::Sent {
-                request,
-                wait,
-                method,
-                params,
-            },
-            Ok(None) => Launched::Outlasted {
-                method,
-                params,
-                wait,
-            },
+            .await;
+        let call = ItemCall {
+            method,
+            params,
+            wait,
+            ticket,
+        };
+        let launched = match started {
+            Ok(Some(request)) => Launched::Sent { request, call },
+            Ok(None) => Launched::Outlasted(call),
             Err(e) => Launched::Failed(e),
         };
         Ok((view, launched))
@@ -159,36 +187,37 @@ impl Execution<'_> {
             view,
             launched,
         } = pending;
-        let (request, wait, method, params) = match launched {
-            Launched::Skipped(why) => {
-                self.unexercised = Some(why);
-                let answer = Bound::from(json!({ "request": view }));
+        let (request, call) = match launched {
+            Launched::Skipped {
+                method,
+                params,
+                found_by,
+            } => {
+                let not_sent = Bounded::NotSent { found_by };
+                let answer = self.bounded_answer(not_sent, &method, params.as_ref(), view);
+                let answer = answer.map_err(|e| self.wire_failure(step, label, e))?;
                 return Ok((answer, item, previous_done));
             }
             Launched::Failed(e) => return Err(self.wire_failure(step, label, e)),
-            Launched::Outlasted {
-                method,
-                params,
-                wait,
-            } => {
-                let answer = self.outlasted(step, label, &method, params.as_ref(), wait, &view)?;
+            Launched::Outlasted(call) => {
+                let answer = self.outlasted(step, label, call, &view)?;
                 return Ok((answer, item, Instant::now()));
             }
-            Launched::Sent {
-                request,
-                wait,
-                method,
-                params,
-            } => (request, wait, method, params),
+            Launched::Sent { request, call } => (request, call),
         };
-        let deadline = request.sent().max(previous_done) + wait;
+        let deadline = request.sent().max(previous_done) + call.wait;
         let session = self.session(step, label).await?;
         match session.finish_request(&request, deadline).await {
-            Ok(Some((answer, at))) => Ok((Bound::from(with_request(answer, view)), item, at)),
+            Ok(Some((answer, at))) => {
+                if let Some(ticket) = call.ticket {
+                    ticket.answered();
+                }
+                Ok((Bound::from(with_request(answer, view)), item, at))
+            }
             Ok(None) => {
-                let cancel = step.bounded.then_some(wait);
+                let cancel = step.bounded.then_some(call.wait);
                 session.abandon_request(request, cancel).await;
-                let answer = self.outlasted(step, label, &method, params.as_ref(), wait, &view)?;
+                let answer = self.outlasted(step, label, call, &view)?;
                 Ok((answer, item, Instant::now()))
             }
             Err(e) => {
@@ -205,20 +234,18 @@ impl Execution<'_> {
         &mut self,
         step: &Step,
         label: &str,
-        method: &str,
-        params: Option<&Value>,
-        waited: Duration,
+        call: ItemCall,
         view: &Value,
     ) -> Result<Bound, Stop> {
-        if !step.bounded {
+        let Some(ticket) = call.ticket.filter(|_| step.bounded) else {
             let timeout = SessionError::Timeout {
-                method: method.to_string(),
-                ms: waited.as_millis() as u64,
+                method: call.method,
+                ms: call.wait.as_millis() as u64,
                 hint: String::new(),
             };
             return Err(self.wire_failure(step, label, timeout));
-        }
-        self.record_outlasted(method, params);
+        };
+        self.record_outlasted(ticket, &call.method, call.params.as_ref());
         Ok(Bound::from(json!({ "request": view })))
     }
 

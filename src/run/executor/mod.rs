@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 use super::outcome::{Finding, Outcome, ScenarioResult};
 use super::pool::SessionPool;
 use super::property::{self, PropertyRun};
-use super::slow_calls::SlowCalls;
+use super::slow_calls::{Party, SlowCalls};
 use super::target::Target;
 use super::walks::WalkCache;
 use crate::expr::{Bindings, Bound, EvalOptions};
@@ -429,6 +429,8 @@ pub(super) struct Execution<'a> {
     /// The server started ahead for the next `handshake: false` step of
     /// this name (`spare_wanted`); closed unused if no step takes it.
     spare: Option<Session>,
+    /// Who this scenario's bounded requests wait as (`SlowCalls::claim`).
+    pub(super) party: Party,
 }
 
 impl Execution<'_> {
@@ -482,6 +484,7 @@ impl<'a> Execution<'a> {
             stderr_in_failure: None,
             spare_wanted: false,
             spare: None,
+            party: cfg.slow_calls.party(),
         }
     }
 

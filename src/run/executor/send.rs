@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::run::slow_calls::SlowCalls;
+use crate::run::slow_calls::{Claim, Party, SlowCalls, Ticket};
 use serde_json::{json, Value};
 
 use super::{Execution, RunConfig, Stop};
@@ -201,37 +201,49 @@ impl Execution<'_> {
     /// request.
     async fn send_bounded(&mut self, step: &Step, label: &str, call: Call) -> Result<Sent, Stop> {
         let cfg = self.cfg;
-        let budget = cfg.call_budget;
         let Call {
             method,
             params,
             request,
             ..
         } = call;
+        let party = self.party;
         let session = self.armed_session(step, label).await?;
-        if let Some(why) = known_slow(cfg, session, &method, params.as_ref()) {
-            self.unexercised = Some(why);
-            return Ok(Ok(Bound::from(json!({ "request": request }))));
-        }
-        let answer = session
-            .request_within(&method, params.clone(), step.meta, budget)
-            .await;
-        Ok(match answer {
-            Ok(Some(a)) => Ok(Bound::from(with_request(a, request))),
-            Ok(None) => {
-                self.record_outlasted(&method, params.as_ref());
-                Ok(Bound::from(json!({ "request": request })))
+        let outcome = call_bounded(cfg, party, session, &method, params.as_ref(), step.meta).await;
+        Ok(self.bounded_answer(outcome, &method, params.as_ref(), request))
+    }
+
+    /// A bounded request's answer: the request alone (under `request`) when
+    /// it was not answered within the budget or not sent, its item then not
+    /// exercised.
+    pub(super) fn bounded_answer(
+        &mut self,
+        outcome: Bounded,
+        method: &str,
+        params: Option<&Value>,
+        request: Value,
+    ) -> Sent {
+        match outcome {
+            Bounded::Answered(answer) => return Ok(Bound::from(with_request(answer, request))),
+            Bounded::Failed(e) => return Err(e),
+            Bounded::Outlasted(ticket) => self.record_outlasted(ticket, method, params),
+            Bounded::NotSent { found_by } => {
+                let why = not_sent_again(method, params, self.cfg.call_budget, &found_by);
+                self.unexercised = Some(why);
             }
-            Err(e) => Err(e),
-        })
+        }
+        Ok(Bound::from(json!({ "request": request })))
     }
 
     /// A bounded request outlasted the call budget: it is not sent again in
     /// this run, and its item is not exercised.
-    pub(super) fn record_outlasted(&mut self, method: &str, params: Option<&Value>) {
-        let at = format!("{} ({})", self.s.id, self.cfg.era.version);
-        let slow = SlowCalls::key(method, params);
-        self.cfg.slow_calls.record(slow, &at);
+    pub(super) fn record_outlasted(
+        &mut self,
+        ticket: Ticket,
+        method: &str,
+        params: Option<&Value>,
+    ) {
+        ticket.outlasted(&format!("{} ({})", self.s.id, self.cfg.era.version));
         self.unexercised = Some(not_exercised(method, params, self.cfg.call_budget));
     }
 
@@ -504,20 +516,84 @@ fn earlier_walk(
     Some(hit)
 }
 
-/// Why a bounded request is not sent, if it outlasted the call budget
-/// earlier in the run (noted in the session's transcript).
-pub(super) fn known_slow(
+/// What came of a `bounded: true` request.
+pub(super) enum Bounded {
+    Answered(Value),
+    /// No answer within the call budget; the call was cancelled.
+    Outlasted(Ticket),
+    /// Not sent: it outlasted the budget earlier in the run, in the
+    /// scenario `found_by` names.
+    NotSent {
+        found_by: String,
+    },
+    Failed(SessionError),
+}
+
+/// A bounded request on `session`, sent unless the run knows it to outlast
+/// the call budget (see [`claim_bounded`]), and cancelled once it does.
+pub(super) async fn call_bounded(
     cfg: &RunConfig,
-    session: &Session,
+    party: Party,
+    session: &mut Session,
     method: &str,
     params: Option<&Value>,
-) -> Option<String> {
-    let first = cfg.slow_calls.found_by(&SlowCalls::key(method, params))?;
-    session.transcript.note(
-        &session.name,
-        format!("{method}: not sent; it outlasted the call budget in {first}"),
-    );
-    Some(not_sent_again(method, params, cfg.call_budget, &first))
+    meta: bool,
+) -> Bounded {
+    let ticket = match claim_bounded(cfg, party, session, method, params).await {
+        Claim::Send(ticket) => ticket,
+        Claim::Slow(found_by) => return Bounded::NotSent { found_by },
+    };
+    let answer = session
+        .request_within(method, params.cloned(), meta, cfg.call_budget)
+        .await;
+    match answer {
+        Ok(Some(answer)) => {
+            ticket.answered();
+            Bounded::Answered(answer)
+        }
+        Ok(None) => Bounded::Outlasted(ticket),
+        Err(e) => Bounded::Failed(e),
+    }
+}
+
+/// Whether a bounded request goes out: not when it outlasted the call
+/// budget earlier in the run, and not before an identical call of another
+/// scenario under way has ended (noted in the session's transcript).
+pub(super) async fn claim_bounded(
+    cfg: &RunConfig,
+    party: Party,
+    // `&mut`: a shared borrow of a session is not `Send` across the wait.
+    session: &mut Session,
+    method: &str,
+    params: Option<&Value>,
+) -> Claim {
+    let key = SlowCalls::key(method, params);
+    if cfg.slow_calls.would_wait(&key, party) {
+        session.transcript.note(
+            &session.name,
+            format!("{method}: waiting for the same call of another scenario, under way, to answer or outlast the call budget"),
+        );
+    }
+    let claim = cfg
+        .slow_calls
+        .claim(key, party, claim_patience(cfg.call_budget))
+        .await;
+    if let Claim::Slow(first) = &claim {
+        session.transcript.note(
+            &session.name,
+            format!("{method}: not sent; it outlasted the call budget in {first}"),
+        );
+    }
+    claim
+}
+
+/// How long a bounded request waits for an identical call under way: its
+/// budget counts from when it was sent, or from when the answer before it
+/// in its step came (which may be later), and its scenario settles it when
+/// that answer's turn comes; a waiter that gave up a moment early would
+/// send a call of its own. Twice the budget, and a second.
+fn claim_patience(budget: Duration) -> Duration {
+    budget * 2 + Duration::from_secs(1)
 }
 
 /// Why a bounded request's item was not exercised: what was asked (a
