@@ -173,7 +173,8 @@ pub async fn run_catalog(
     let StagedEras { eras, pending } = staged;
     let mut probes: Vec<Probe> = eras.iter().map(|p| p.probe.clone()).collect();
     let whole = RunWide::of(&probes, Arc::default());
-    let (configs, mut pools) = era_configs(&target, eras, &whole, &reuse_groups, opts).await;
+    let (configs, mut pools) =
+        era_configs(&target, eras, &whole, (&scenarios, &reuse_groups), opts).await;
     let mut work = Vec::new();
     for cfg in &configs {
         work.extend(era_work(&scenarios, cfg).await);
@@ -334,8 +335,9 @@ impl LaterEra<'_> {
             recount(&s, &provisional, &cfg).await;
             joined.push((order, (s, cfg)));
         }
+        let catalog = (self.scenarios, self.reuse_groups);
         let (era_configs, pools) =
-            era_configs(self.target, vec![era], &whole, self.reuse_groups, self.opts).await;
+            era_configs(self.target, vec![era], &whole, catalog, self.opts).await;
         for cfg in &era_configs {
             joined.extend(era_work(self.scenarios, cfg).await);
         }
@@ -398,12 +400,13 @@ fn not_run(
 /// their lane. Results are reported in the input order whatever the order
 /// they ran in.
 async fn era_work(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<(StartOrder, Job)> {
-    let donors = scenarios
-        .iter()
-        .filter(|s| !cfg.donor_pools(s).is_empty())
-        .count();
-    for pool in [&cfg.garbage_pool, &cfg.reuse_pool].into_iter().flatten() {
-        pool.expect_donors(donors).await;
+    let mut donors = 0;
+    for s in scenarios {
+        let pools = cfg.donor_pools(s);
+        donors += usize::from(!pools.is_empty());
+        for pool in pools {
+            pool.expect_donors(1).await;
+        }
     }
     count_pool_users(scenarios, cfg).await;
     let cheap = cfg.cheap_starts();
@@ -494,12 +497,17 @@ async fn era_configs(
     target: &Target,
     probed: Vec<ProbedEra>,
     whole: &RunWide,
-    reuse_groups: &BTreeSet<String>,
+    (scenarios, reuse_groups): (&[Scenario], &BTreeSet<String>),
     opts: &RunOptions,
 ) -> (Vec<Arc<RunConfig>>, Vec<Arc<SessionPool>>) {
     let mut configs = Vec::new();
     let mut pools = Vec::new();
     for era in probed {
+        let version = &era.probe.era.version;
+        let donors = scenarios
+            .iter()
+            .filter(|s| s.hands_on_in(version) && s.written_for(version))
+            .count();
         let patience = era.start_cost;
         let probe = era.probe.clone();
         let starting = target.start_counter();
@@ -530,6 +538,9 @@ async fn era_configs(
             garbage_pool,
             second_pool,
             group_pools,
+            // One donor goes to the garbage lane; where there are more, one
+            // that only read goes to the second sessions first.
+            read_donors_to_seconds: donors > 1,
             property: opts.property,
             call_tools: opts.call_tools,
             call_budget: opts.call_budget,

@@ -662,11 +662,29 @@ impl Scenario {
         }
     }
 
+    /// Whether the scenario's `eras` (all when it names none) include `era`.
+    pub fn written_for(&self, era: &str) -> bool {
+        self.eras.is_empty() || self.eras.iter().any(|e| e == era)
+    }
+
+    /// Whether the scenario runs on a server of its own in `era` and hands
+    /// it on when it is done (`hands_on`).
+    pub fn hands_on_in(&self, era: &str) -> bool {
+        self.hands_on && self.isolation_in(era) == Isolation::Fresh
+    }
+
     /// Whether a step may leave the connection unusable (see
     /// `Step::may_break_connection`): a warm server that ran this scenario
     /// is checked before the next one gets it.
     pub fn may_break_connection(&self) -> bool {
         self.every_step().any(Step::may_break_connection)
+    }
+
+    /// Whether every step leaves the server as it found it (what
+    /// `isolation: shared` asks of a scenario): a server that served it
+    /// serves a shared scenario as well as any.
+    pub fn only_reads(&self) -> bool {
+        self.cleanup.is_empty() && self.every_step().all(|s| s.shares_badly().is_none())
     }
 
     /// The steps, the cleanup steps and every generated case's steps.

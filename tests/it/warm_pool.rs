@@ -229,6 +229,44 @@ fn a_scenario_opened_without_the_handshake_hands_its_server_on_once_its_initiali
     );
 }
 
+/// Where an era has more than one scenario that hands its server on, the
+/// one that only read gives it to the second sessions of the shared
+/// scenarios, which would otherwise start a server; the other one's
+/// (which sent a notification) serves only the lanes after them.
+fn a_donor_that_only_read_gives_its_server_to_the_second_sessions() {
+    let donor = "hands_on: true\n";
+    let notifies = format!("  - notify: notifications/unit/noted\n{}", list_tools(""));
+    let two_sessions = format!("{}{}", list_tools(""), list_tools("other"));
+    let starts = custom_starts(
+        "read-donor-to-seconds",
+        &[
+            ("a", donor, &list_tools("")),
+            ("b", donor, &notifies),
+            ("c", "isolation: shared\n", &two_sessions),
+        ],
+    );
+    assert_eq!(
+        starts, 3,
+        "the probe's server and the donors' own: c's second session is a's server"
+    );
+    // The era's only donor (b is written for another era) feeds the
+    // garbage lane, as before: c's second session starts a server.
+    let other_era = format!("{donor}eras: [2026-07-28]\n");
+    let starts = custom_starts(
+        "only-donor-to-garbage",
+        &[
+            ("a", donor, &list_tools("")),
+            ("b", &other_era, &notifies),
+            ("c", "isolation: shared\n", &two_sessions),
+            ("d", "isolation: reused\n", GARBAGE),
+        ],
+    );
+    assert_eq!(
+        starts, 3,
+        "the probe's server, a's (which serves d) and c's second session's"
+    );
+}
+
 /// This module's tests, as trials named `module::function`.
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     trials![
@@ -238,6 +276,7 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         a_scenario_that_ends_its_server_hands_it_to_no_other,
         a_scenario_that_ends_its_server_runs_last_in_its_lane,
         a_scenario_that_never_uses_its_main_session_starts_no_server_for_it,
-        a_scenario_opened_without_the_handshake_hands_its_server_on_once_its_initialize_named_the_era
+        a_scenario_opened_without_the_handshake_hands_its_server_on_once_its_initialize_named_the_era,
+        a_donor_that_only_read_gives_its_server_to_the_second_sessions
     ]
 }

@@ -75,6 +75,11 @@ pub struct RunConfig {
     /// waits for its first one here rather than starting yet another
     /// server.
     pub second_pool: Option<Arc<SessionPool>>,
+    /// Whether a `hands_on` scenario that only reads (`Scenario::only_reads`)
+    /// hands its server to the pool of second sessions before the others:
+    /// set where the era has more than one such donor, so that the garbage
+    /// lane still gets one early.
+    pub read_donors_to_seconds: bool,
     /// Complete list walks the shared scenarios on warm servers pass on
     /// (None: every scenario walks its own).
     pub walks: Option<Arc<WalkCache>>,
@@ -180,14 +185,22 @@ impl RunConfig {
     /// own, may hand that server to when it ends: the garbage pool first
     /// (it has room for one), then the pool of `reused` scenarios. The
     /// loader holds such a scenario to what a `reused` one may do, so the
-    /// server it leaves is one a `reused` scenario could have left.
+    /// server it leaves is one a `reused` scenario could have left. One
+    /// whose steps only read leaves a server any shared scenario could have
+    /// left: where the era has other donors for the garbage lane
+    /// (`read_donors_to_seconds`), it goes to the second sessions of the
+    /// shared scenarios first, which would otherwise start a server.
     pub fn donor_pools(&self, s: &Scenario) -> Vec<Arc<SessionPool>> {
-        if !(s.hands_on && s.isolation_in(&self.era.version) == Isolation::Fresh) {
+        if !s.hands_on_in(&self.era.version) {
             return Vec::new();
         }
-        [&self.garbage_pool, &self.reuse_pool]
+        let seconds = self
+            .second_pool
+            .as_ref()
+            .filter(|_| self.read_donors_to_seconds && s.only_reads());
+        seconds
             .into_iter()
-            .flatten()
+            .chain([&self.garbage_pool, &self.reuse_pool].into_iter().flatten())
             .cloned()
             .collect()
     }
@@ -216,6 +229,7 @@ impl RunConfig {
             garbage_pool: None,
             second_pool: None,
             group_pools: BTreeMap::new(),
+            read_donors_to_seconds: false,
             walks: None,
             property: PropertyRun::default(),
             call_tools: CallTools::default(),
@@ -234,7 +248,7 @@ const MAIN: &str = crate::scenario::model::MAIN_SESSION;
 
 /// Why a scenario does not apply to this server, if it does not.
 pub fn applicability(s: &Scenario, cfg: &RunConfig) -> Result<Option<String>, String> {
-    if !s.eras.is_empty() && !s.eras.contains(&cfg.era.version) {
+    if !s.written_for(&cfg.era.version) {
         return Ok(Some(s.eras_reason.clone().unwrap_or_else(|| {
             format!(
                 "not applicable in protocol version {} (applies to {})",
