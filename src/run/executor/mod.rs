@@ -77,8 +77,8 @@ pub struct RunConfig {
     pub second_pool: Option<Arc<SessionPool>>,
     /// Whether a `hands_on` scenario that only reads (`Scenario::only_reads`)
     /// hands its server to the pool of second sessions before the others:
-    /// set where the era has more than one such donor, so that the garbage
-    /// lane still gets one early.
+    /// set where more than one `hands_on` scenario is written for the era,
+    /// so that the garbage lane still gets a donor's server early.
     pub read_donors_to_seconds: bool,
     /// Complete list walks the shared scenarios on warm servers pass on
     /// (None: every scenario walks its own).

@@ -531,7 +531,7 @@ pub(super) enum Bounded {
 
 /// A bounded request on `session`, sent unless the run knows it to outlast
 /// the call budget (see [`claim_bounded`]), and cancelled once it does.
-pub(super) async fn call_bounded(
+async fn call_bounded(
     cfg: &RunConfig,
     party: Party,
     session: &mut Session,
