@@ -101,7 +101,8 @@ impl SlowCalls {
     }
 
     /// The scenario in which this request outlasted the budget, if one did.
-    pub fn found_by(&self, key: &str) -> Option<String> {
+    #[cfg(test)]
+    fn found_by(&self, key: &str) -> Option<String> {
         match self.state().known.get(key) {
             Some(Known::Slow(first)) => Some(first.clone()),
             _ => None,
