@@ -504,10 +504,7 @@ async fn era_configs(
     let mut pools = Vec::new();
     for era in probed {
         let version = &era.probe.era.version;
-        let donors = scenarios
-            .iter()
-            .filter(|s| s.hands_on_in(version) && s.written_for(version))
-            .count();
+        let donors = scenarios.iter().filter(|s| s.hands_on_in(version)).count();
         let patience = era.start_cost;
         let probe = era.probe.clone();
         let starting = target.start_counter();

@@ -257,6 +257,16 @@ mod tests {
         tokio::spawn(async move { slow.claim("k".into(), slow.party(), PATIENCE).await })
     }
 
+    /// A first call of `k` under way, and a second party's claim of it
+    /// waiting in a task of its own.
+    async fn first_and_waiter() -> (Arc<SlowCalls>, Ticket, tokio::task::JoinHandle<Claim>) {
+        let slow = Arc::new(SlowCalls::default());
+        let first = ticket(slow.claim("k".into(), slow.party(), PATIENCE).await);
+        let waiting = claim_in_task(&slow);
+        tokio::task::yield_now().await;
+        (slow, first, waiting)
+    }
+
     fn ticket(claim: Claim) -> Ticket {
         match claim {
             Claim::Send(t) => t,
@@ -323,27 +333,21 @@ mod tests {
 
     #[tokio::test]
     async fn once_a_call_answered_the_waiters_and_later_callers_go_out_together() {
-        let slow = Arc::new(SlowCalls::default());
-        let first = ticket(slow.claim("k".into(), slow.party(), PATIENCE).await);
-        let waiting = claim_in_task(&slow);
-        tokio::task::yield_now().await;
+        let (slow, first, waiting) = first_and_waiter().await;
         first.answered();
         let second = ticket(waiting.await.expect("the waiting task ended"));
         // Neither the second nor a third holds the others up.
         let third = ticket(slow.claim("k".into(), slow.party(), Duration::ZERO).await);
-        assert!(second.first.is_none() && third.first.is_none());
+        assert!(!second.is_first() && !third.is_first());
     }
 
     #[tokio::test]
     async fn a_first_call_that_ended_without_an_outcome_lets_the_next_caller_send_its_own() {
-        let slow = Arc::new(SlowCalls::default());
-        let first = ticket(slow.claim("k".into(), slow.party(), PATIENCE).await);
-        let waiting = claim_in_task(&slow);
-        tokio::task::yield_now().await;
+        let (slow, first, waiting) = first_and_waiter().await;
         drop(first);
         let second = ticket(waiting.await.expect("the waiting task ended"));
         assert!(
-            second.first.is_some(),
+            second.is_first(),
             "the next caller's call is the request's first one now"
         );
         assert_eq!(slow.found_by("k"), None);
@@ -389,6 +393,6 @@ mod tests {
                 .await,
         );
         assert!(started.elapsed() >= Duration::from_millis(100));
-        assert!(second.first.is_none());
+        assert!(!second.is_first());
     }
 }

@@ -668,9 +668,10 @@ impl Scenario {
     }
 
     /// Whether the scenario runs on a server of its own in `era` and hands
-    /// it on when it is done (`hands_on`).
+    /// it on when it is done (`hands_on`); one written for other eras only
+    /// never runs there, so it hands nothing on.
     pub fn hands_on_in(&self, era: &str) -> bool {
-        self.hands_on && self.isolation_in(era) == Isolation::Fresh
+        self.hands_on && self.isolation_in(era) == Isolation::Fresh && self.written_for(era)
     }
 
     /// Whether a step may leave the connection unusable (see

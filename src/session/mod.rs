@@ -183,3 +183,18 @@ impl Session {
 
 #[cfg(test)]
 mod tests;
+
+/// A session of `era` with a new in-process reference server of `config`,
+/// before any handshake.
+#[cfg(test)]
+pub(crate) fn with_in_process_reference(config: crate::reference::Config, era: &str) -> Session {
+    let (input, output) = crate::reference::in_process::spawn(config);
+    let pipe = crate::transport::PipeConnection::new(input, output);
+    Session::new(
+        "main",
+        Connection::Pipe(Box::new(pipe)),
+        Era::new(era),
+        Duration::from_secs(5),
+        Transcript::new(),
+    )
+}

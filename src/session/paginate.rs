@@ -405,9 +405,7 @@ fn joined(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reference::{in_process, Config, Fault};
-    use crate::session::{Connection, Era, Transcript};
-    use crate::transport::PipeConnection;
+    use crate::reference::{Config, Fault};
 
     /// A session with a fresh in-process reference server, after its handshake.
     async fn session(faults: &[Fault]) -> Session {
@@ -415,16 +413,7 @@ mod tests {
             faults: faults.iter().copied().collect(),
             ..Config::default()
         };
-        let (input, output) = in_process::spawn(config);
-        let conn = Connection::Pipe(Box::new(PipeConnection::new(input, output)));
-        let timeout = Duration::from_secs(5);
-        let mut s = Session::new(
-            "main",
-            conn,
-            Era::new("2025-11-25"),
-            timeout,
-            Transcript::new(),
-        );
+        let mut s = crate::session::with_in_process_reference(config, "2025-11-25");
         s.handshake()
             .await
             .expect("the reference server answers its handshake");

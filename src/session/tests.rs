@@ -523,15 +523,7 @@ async fn a_request_in_flight_whose_post_is_refused_says_what_the_body_said() {
 /// A 2025-11-25 session with the in-process reference, opened without the
 /// handshake.
 fn with_reference() -> Session {
-    let (input, output) = crate::reference::in_process::spawn(crate::reference::Config::default());
-    let pipe = crate::transport::PipeConnection::new(input, output);
-    Session::new(
-        "main",
-        Connection::Pipe(Box::new(pipe)),
-        Era::new("2025-11-25"),
-        Duration::from_secs(5),
-        Transcript::new(),
-    )
+    super::with_in_process_reference(crate::reference::Config::default(), "2025-11-25")
 }
 
 /// A 2025-11-25 session with the in-process reference whose own
