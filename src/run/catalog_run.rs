@@ -27,6 +27,7 @@ use crate::scenario::model::Scenario;
 use crate::schema::Schemas;
 use crate::session::client_fault::ClientFault;
 use crate::session::era::KNOWN_VERSIONS;
+use crate::session::Session;
 use crate::transport::stdio::StartCounter;
 
 /// How to run.
@@ -170,7 +171,11 @@ pub async fn run_catalog(
         .iter()
         .filter_map(|s| s.reuse_group.clone())
         .collect();
-    let StagedEras { eras, pending } = staged;
+    let StagedEras {
+        eras,
+        pending,
+        legacy,
+    } = staged;
     let mut probes: Vec<Probe> = eras.iter().map(|p| p.probe.clone()).collect();
     let whole = RunWide::of(&probes, Arc::default());
     let (configs, mut pools) =
@@ -179,6 +184,9 @@ pub async fn run_catalog(
     for cfg in &configs {
         work.extend(era_work(&scenarios, cfg).await);
     }
+    // Before any scenario starts: a shared scenario's second session finds
+    // the fallen-back server idle instead of starting one.
+    fall_back(legacy, &configs).await;
     let (held, now): (Vec<_>, Vec<_>) = work
         .into_iter()
         .partition(|(_, (s, _))| pending.is_some() && s.reads_whole_probe());
@@ -188,7 +196,8 @@ pub async fn run_catalog(
     let runner = tokio::spawn(run_jobs(queued, opts.jobs, tx));
     let mut early = Vec::new();
     if let Some(pending) = pending {
-        let accepted = keeping_events(pending, &mut rx, &mut early).await;
+        let (accepted, refused) = keeping_events(pending, &mut rx, &mut early).await;
+        fall_back(refused, &configs).await;
         let later = LaterEra {
             target: &target,
             scenarios: &scenarios,
@@ -232,7 +241,7 @@ async fn keeping_events(
     pending: PendingEra,
     events: &mut mpsc::UnboundedReceiver<Event>,
     early: &mut Vec<Event>,
-) -> Option<ProbedEra> {
+) -> (Option<ProbedEra>, Option<Session>) {
     let outcome = pending.accepted();
     tokio::pin!(outcome);
     loop {
@@ -241,6 +250,44 @@ async fn keeping_events(
             Some(event) = events.recv() => early.push(event),
         }
     }
+}
+
+/// The connection of a legacy server that refused the stateless era's
+/// `server/discover` with an error goes on as a dual-era client's would
+/// ("Fall back to the `initialize` handshake", MCP 2026-07-28, Transports,
+/// stdio, Backward Compatibility): the handshake of the oldest stateful
+/// era of the run (the newest gets the servers of the version negotiation
+/// property's cases), and a server that answers with that era joins its
+/// warm servers as the probe's own did, since it only did the handshake
+/// (`SessionPool::offer`: the shared scenarios' pool, else the garbage
+/// and reused ones). Anything else stops it.
+async fn fall_back(legacy: Option<Session>, configs: &[Arc<RunConfig>]) {
+    let Some(mut session) = legacy else { return };
+    let cfg = configs.iter().find(|c| !c.era.is_stateless());
+    let pools: Vec<Arc<SessionPool>> = cfg
+        .map(|c| [&c.pool, &c.garbage_pool, &c.reuse_pool])
+        .into_iter()
+        .flatten()
+        .flatten()
+        .cloned()
+        .collect();
+    if let (Some(cfg), false) = (cfg, pools.is_empty()) {
+        session.switch_era(cfg.era.clone());
+        let answered = session.handshake().await.ok();
+        let agreed = answered
+            .as_ref()
+            .and_then(|a| a.get("protocolVersion"))
+            .and_then(serde_json::Value::as_str);
+        if agreed == Some(cfg.era.version.as_str()) && session.reusable() {
+            match SessionPool::offer_to(&pools, session).await {
+                None => return,
+                Some(left) => session = left,
+            }
+        }
+    }
+    session
+        .close_in_background(Duration::from_millis(100))
+        .await;
 }
 
 /// Hands one event of the run to the sink, a result made final by the
@@ -402,9 +449,8 @@ fn not_run(
 async fn era_work(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<(StartOrder, Job)> {
     let mut donors = 0;
     for s in scenarios {
-        let pools = cfg.donor_pools(s);
-        donors += usize::from(!pools.is_empty());
-        for pool in pools {
+        donors += usize::from(!cfg.donor_pools(s).is_empty());
+        for pool in cfg.awaited_from(s) {
             pool.expect_donors(1).await;
         }
     }

@@ -251,6 +251,31 @@ impl SessionPool {
         back
     }
 
+    /// A server no lease waits for (one a scenario opened for a session of
+    /// its own, or the connection of a refused probe), taken when the pool
+    /// has room and scenarios still to serve; otherwise it comes back.
+    pub async fn offer(&self, session: Session) -> Option<Session> {
+        let mut state = self.state.lock().await;
+        if state.users == 0 || state.live >= self.capacity {
+            return Some(session);
+        }
+        state.live += 1;
+        state.idle.push(session);
+        drop(state);
+        self.freed.notify_one();
+        None
+    }
+
+    /// Offers `session` to `pools` in turn; what none takes comes back.
+    pub async fn offer_to(pools: &[Arc<SessionPool>], session: Session) -> Option<Session> {
+        let mut left = Some(session);
+        for pool in pools {
+            let Some(session) = left.take() else { break };
+            left = pool.offer(session).await;
+        }
+        left
+    }
+
     /// `count` scenarios of the era are to lease from this pool. Called
     /// for every pool before the era's first scenario starts, then
     /// [`SessionPool::settle_users`] once.

@@ -127,6 +127,7 @@ pub async fn probe_eras_staged(
         return Ok(StagedEras {
             eras,
             pending: None,
+            legacy: None,
         });
     }
     probe_all_staged(target, Waits::starting(timeout, startup, client_fault)).await
@@ -220,30 +221,60 @@ pub struct StagedEras {
     pub eras: Vec<ProbedEra>,
     /// The stateless era's probe, still running: its era may join them.
     pub pending: Option<PendingEra>,
+    /// The connection of a legacy server that refused the stateless era's
+    /// `server/discover` with an error, still open: a stateful era's
+    /// scenarios may have it once it falls back to `initialize`.
+    pub legacy: Option<Session>,
 }
 
 /// A stateless era's probe that has not ended yet.
-pub struct PendingEra(tokio::task::JoinHandle<Result<ProbedEra, ProbeError>>);
+pub struct PendingEra(tokio::task::JoinHandle<Result<ProbedEra, (ProbeError, Option<Session>)>>);
+
+/// How a stateless era's probe ended: the era accepted, not spoken (its
+/// session closed), or why the probe failed; and the connection of a
+/// legacy server that refused `server/discover`, if it was kept.
+pub struct StatelessEnd {
+    pub era: Result<Option<ProbedEra>, ProbeError>,
+    pub legacy: Option<Session>,
+}
 
 impl PendingEra {
-    /// The era, when its probe ends with it accepted.
-    pub async fn accepted(self) -> Option<ProbedEra> {
-        self.ended().await.ok().flatten()
+    /// The era, when its probe ends with it accepted, and the connection
+    /// of a legacy server that refused it.
+    pub async fn accepted(self) -> (Option<ProbedEra>, Option<Session>) {
+        let end = self.ended().await;
+        (end.era.ok().flatten(), end.legacy)
     }
 
-    /// How the probe ended: the era accepted, not spoken (its session
-    /// closed), or why the probe failed.
-    async fn ended(self) -> Result<Option<ProbedEra>, ProbeError> {
-        let probed = self.0.await.map_err(|e| ProbeError {
-            message: format!("internal: the stateless era's probe stopped: {e}"),
-            stderr: String::new(),
-            refusal: None,
-        })??;
-        if speaks_stateless(&probed) {
-            return Ok(Some(probed));
+    async fn ended(self) -> StatelessEnd {
+        let probed = match self.0.await {
+            Ok(probed) => probed,
+            Err(e) => Err((
+                ProbeError {
+                    message: format!("internal: the stateless era's probe stopped: {e}"),
+                    stderr: String::new(),
+                    refusal: None,
+                },
+                None,
+            )),
+        };
+        match probed {
+            Ok(p) if speaks_stateless(&p) => StatelessEnd {
+                era: Ok(Some(p)),
+                legacy: None,
+            },
+            Ok(p) => {
+                p.close().await;
+                StatelessEnd {
+                    era: Ok(None),
+                    legacy: None,
+                }
+            }
+            Err((e, legacy)) => StatelessEnd {
+                era: Err(e),
+                legacy,
+            },
         }
-        probed.close().await;
-        Ok(None)
     }
 }
 
@@ -251,9 +282,15 @@ impl StagedEras {
     /// Every accepted era, once the stateless probe (if any) has ended.
     pub async fn finish(self) -> Vec<ProbedEra> {
         let mut eras = self.eras;
+        let mut legacy = self.legacy;
         if let Some(pending) = self.pending {
-            eras.extend(pending.accepted().await);
+            let (era, refused) = pending.accepted().await;
+            eras.extend(era);
+            legacy = legacy.or(refused);
             mark_spoken(eras.iter_mut().map(|p| &mut p.probe));
+        }
+        if let Some(mut unused) = legacy {
+            unused.close_in_background(Duration::from_millis(100)).await;
         }
         eras
     }
@@ -288,7 +325,7 @@ async fn probe_all_staged(target: &Target, waits: Waits) -> Result<StagedEras, P
             let target = target.clone();
             let link = Link::Cutoff(started.clone());
             PendingEra(tokio::spawn(async move {
-                probe_era_linked(&target, era, waits, link).await
+                probe_era_keeping(&target, era, waits, link, true).await
             }))
         });
     let stateful: Vec<&str> = era::KNOWN_VERSIONS
@@ -319,10 +356,14 @@ async fn probe_all_staged(target: &Target, waits: Waits) -> Result<StagedEras, P
         return Ok(StagedEras {
             eras: accepted,
             pending: stateless,
+            legacy: None,
         });
     }
+    let mut legacy = None;
     if let Some(pending) = stateless {
-        match pending.ended().await {
+        let end = pending.ended().await;
+        legacy = end.legacy;
+        match end.era {
             Ok(era) => accepted.extend(era),
             // The stateful attempts tell most about a server that can't start.
             Err(e) => {
@@ -336,9 +377,15 @@ async fn probe_all_staged(target: &Target, waits: Waits) -> Result<StagedEras, P
             Ok(StagedEras {
                 eras: accepted,
                 pending: None,
+                legacy,
             })
         }
-        (true, Some(e)) => Err(e),
+        (true, Some(e)) => {
+            if let Some(mut unused) = legacy {
+                unused.close_in_background(Duration::from_millis(100)).await;
+            }
+            Err(e)
+        }
         (true, None) => Err(ProbeError {
             message: format!(
                 "{} accepts none of the protocol versions {}",
@@ -474,15 +521,36 @@ async fn probe_era(target: &Target, era: Era, waits: Waits) -> Result<ProbedEra,
 
 async fn probe_era_linked(
     target: &Target,
-    mut era: Era,
+    era: Era,
     waits: Waits,
     link: Link<'_>,
 ) -> Result<ProbedEra, ProbeError> {
+    probe_era_keeping(target, era, waits, link, false)
+        .await
+        .map_err(|(e, _)| e)
+}
+
+/// [`probe_era_linked`], keeping the connection when `keep_legacy` and a
+/// server over stdio answered the stateless era's `server/discover` with
+/// an error that is not a 2026-07-28 one: a legacy server, which a
+/// dual-era client goes on with on the same connection ("Fall back to the
+/// `initialize` handshake", MCP 2026-07-28, Transports, stdio, Backward
+/// Compatibility).
+async fn probe_era_keeping(
+    target: &Target,
+    mut era: Era,
+    waits: Waits,
+    link: Link<'_>,
+    keep_legacy: bool,
+) -> Result<ProbedEra, (ProbeError, Option<Session>)> {
     let started = Instant::now();
-    let conn = target.connect(&era).await.map_err(|e| ProbeError {
-        message: e.to_string(),
-        stderr: String::new(),
-        refusal: None,
+    let conn = target.connect(&era).await.map_err(|e| {
+        let e = ProbeError {
+            message: e.to_string(),
+            stderr: String::new(),
+            refusal: None,
+        };
+        (e, None)
     })?;
     let mut session = Session::new("probe", conn, era.clone(), waits.request, Transcript::new())
         .with_client_fault(waits.client_fault);
@@ -496,6 +564,18 @@ async fn probe_era_linked(
         }
         Err(e) => e,
     };
+    let legacy = keep_legacy
+        && era.is_stateless()
+        && target.transport() == "stdio"
+        && matches!(e, SessionError::HandshakeRefused(_));
+    if legacy {
+        let refused = ProbeError {
+            message: format!("cannot talk to {}: {e}", target.display()),
+            stderr: String::new(),
+            refusal: None,
+        };
+        return Err((refused, Some(session)));
+    }
     // How the server ended decides the words, not which pipe broke first.
     let exit = session.server_exit().await;
     // Closing waits for the stderr reader to drain what the server wrote.
@@ -512,11 +592,12 @@ async fn probe_era_linked(
         SessionError::ModernRefusal { supported, .. } => Some(supported),
         _ => None,
     };
-    Err(ProbeError {
+    let e = ProbeError {
         message,
         stderr,
         refusal,
-    })
+    };
+    Err((e, None))
 }
 
 /// The probe, and how long the server took from `started` (before the

@@ -399,6 +399,13 @@ impl Step {
         if self.session.is_some() && !self.handshake {
             return Some("opens a session without the handshake (`handshake: false`)");
         }
+        self.changes_server()
+    }
+
+    /// Why this step may leave its session's server other than it found
+    /// it, if it may: what `shares_badly` refuses beyond opening a session
+    /// without the handshake.
+    pub fn changes_server(&self) -> Option<&'static str> {
         match &self.action {
             Action::Request { method, .. } if method.source() == MUTATE_METHOD => {
                 Some("changes the server's catalog (control hook)")
@@ -686,6 +693,24 @@ impl Scenario {
     /// serves a shared scenario as well as any.
     pub fn only_reads(&self) -> bool {
         self.cleanup.is_empty() && self.every_step().all(|s| s.shares_badly().is_none())
+    }
+
+    /// Whether every step on the session `name` (one other than the main
+    /// session) only reads, its opening `initialize` aside: a server that
+    /// served that session, its lifecycle completed, is one a shared
+    /// scenario could have left.
+    pub fn only_reads_on(&self, name: &str) -> bool {
+        self.every_step()
+            .filter(|s| s.session.as_deref() == Some(name))
+            .all(|s| s.changes_server().is_none())
+    }
+
+    /// The sessions other than the main one that its steps name.
+    pub fn own_sessions(&self) -> std::collections::BTreeSet<&str> {
+        self.every_step()
+            .filter_map(|s| s.session.as_deref())
+            .filter(|name| *name != MAIN_SESSION)
+            .collect()
     }
 
     /// The steps, the cleanup steps and every generated case's steps.

@@ -31,6 +31,13 @@ pub enum SessionError {
     Transport(#[from] TransportError),
     #[error("handshake failed: {0}")]
     Handshake(String),
+    /// The handshake's request was answered with an error that is not one
+    /// of the 2026-07-28 errors: to `server/discover`, what a legacy server
+    /// answers, on a connection a dual-era client falls back on with
+    /// `initialize` (MCP 2026-07-28, Transports, stdio, Backward
+    /// Compatibility).
+    #[error("handshake failed: the server answered with an error: {0}")]
+    HandshakeRefused(String),
     /// `server/discover` answered with an error only a 2026-07-28 server
     /// gives: the server is modern, and a client must not fall back to
     /// `initialize` (MCP 2026-07-28, Transports, stdio, Backward Compatibility).

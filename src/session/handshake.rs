@@ -146,9 +146,7 @@ pub(super) fn modern_refusal(request: &'static str, response: &Value) -> Option<
 fn handshake_result(response: &Value) -> Result<Value, SessionError> {
     match (response.get("result"), response.get("error")) {
         (Some(result), _) if result.is_object() => Ok(result.clone()),
-        (_, Some(error)) => Err(SessionError::Handshake(format!(
-            "the server answered with an error: {error}"
-        ))),
+        (_, Some(error)) => Err(SessionError::HandshakeRefused(error.to_string())),
         _ => Err(SessionError::Handshake(format!(
             "the answer has no result object: {response}"
         ))),

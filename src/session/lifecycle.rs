@@ -38,8 +38,8 @@ impl Session {
     }
 
     /// Whether the session can serve another scenario as it is: still open,
-    /// nothing unanswered but what it cancelled (whose late answer is
-    /// ignored), nothing unconsumed. A wire violation does not end its use:
+    /// nothing unanswered but what it cancelled or the server dropped
+    /// (whose late answer is ignored), nothing unconsumed. A wire violation does not end its use:
     /// the stream is newline-framed, so a line of noise, a second answer or
     /// a malformed message leaves the next line readable, and the violation
     /// is the finding of the scenario whose rule it breaks (a server that
@@ -49,7 +49,7 @@ impl Session {
             && self
                 .abandoned_ids
                 .iter()
-                .all(|id| self.cancelled_ids.contains(id))
+                .all(|id| self.cancelled_ids.contains(id) || self.dropped_ids.contains(id))
             && self.notifications_dropped == 0
     }
 

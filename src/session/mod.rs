@@ -76,6 +76,11 @@ pub struct Session {
     /// that arrives afterward" (MCP 2025-06-18, Utilities, Cancellation), so
     /// their late answers are ignored wherever they land.
     cancelled_ids: Vec<Value>,
+    /// The abandoned requests the server dropped: a request behind them on
+    /// the same stream (the sentinel) was answered and they were not, so
+    /// the server has passed them by and is not working on them; a late
+    /// answer is ignored like a cancelled one's.
+    dropped_ids: Vec<Value>,
     /// How long the first answer on a connection opened without the
     /// handshake may take: the server process may have only just started,
     /// and its start-up is not the request's delay (`--startup-timeout-ms`).
@@ -131,6 +136,7 @@ impl Session {
             initialized_sent: false,
             abandoned_ids: Vec::new(),
             cancelled_ids: Vec::new(),
+            dropped_ids: Vec::new(),
             startup_allowance: None,
             answered_ids: HashSet::new(),
             earlier_answered: HashSet::new(),

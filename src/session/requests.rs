@@ -85,7 +85,8 @@ impl Session {
                 })
             }
             Err(dropped @ SessionError::Dropped { .. }) => {
-                self.abandoned_ids.push(id);
+                self.abandoned_ids.push(id.clone());
+                self.dropped_ids.push(id);
                 Err(dropped)
             }
             Ok(answer) => Ok(self.on_answer(method, answer)),

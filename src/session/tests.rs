@@ -586,3 +586,42 @@ async fn a_session_whose_initialize_settled_another_version_or_none_is_not_compl
     let mut never = with_reference();
     assert!(!never.complete_lifecycle().await, "no initialize at all");
 }
+
+#[tokio::test]
+async fn a_request_the_server_dropped_leaves_the_session_reusable_and_its_late_answer_ignored() {
+    // Answers the sentinel behind the first request, not the request; then,
+    // once the next request comes, the first one late and the next one.
+    let mut s = scripted(
+        r#"id_of() { printf '%s' "$1" | sed 's/.*"id":\([0-9]*\).*/\1/'; }
+        read request; read sentinel
+        echo "{\"jsonrpc\":\"2.0\",\"id\":$(id_of "$sentinel"),\"result\":{}}"
+        read next
+        echo '{"jsonrpc":"2.0","id":"dropped","result":{"late":true}}'
+        echo "{\"jsonrpc\":\"2.0\",\"id\":$(id_of "$next"),\"result\":{\"n\":2}}"
+        sleep 5"#,
+    );
+    s.arm_sentinel();
+    let wait = Some(Duration::from_secs(3));
+    let dropped = s
+        .request_with("ping", None, Some(json!("dropped")), wait, false)
+        .await;
+    assert!(
+        matches!(dropped, Err(SessionError::Dropped { .. })),
+        "{dropped:?}"
+    );
+    assert!(
+        s.reusable(),
+        "the server read past the dropped request: it can serve the next scenario"
+    );
+    s.adopt("next", Transcript::new());
+    let answer = s
+        .request_with("ping", None, None, wait, false)
+        .await
+        .expect("the next request is answered");
+    assert_eq!(answer["result"]["n"], 2, "{answer}");
+    assert!(
+        s.violations.is_empty(),
+        "a late answer is no violation: {:?}",
+        s.violations
+    );
+}

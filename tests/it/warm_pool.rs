@@ -1,15 +1,18 @@
 //! The warm pool over stdio: the probe's server serves the shared scenarios
 //! of its era, one at a time, without another server being started; a
-//! server that warned but stayed healthy is handed on, one that left a
-//! request unanswered is not; a scenario that ends its server runs last
+//! server that warned but stayed healthy is handed on, and so is one that
+//! dropped a request but read on; a scenario that ends its server runs last
 //! among the reused ones, one that never uses its main session starts no
-//! server for it, and one opened without the handshake hands its server on
-//! once its own initialize settled on the era.
-//! Counted with a wrapper that notes each start of the reference server.
+//! server for it, one opened without the handshake hands its server on
+//! once its own initialize settled on the era, and so do a property's
+//! cases; a legacy server's refused discover falls back to initialize.
+//! Counted with a wrapper that notes each start of the reference server,
+//! or the report's `run.server_starts`.
 
 use std::path::PathBuf;
 
 use crate::common;
+use crate::prereq::{self, Prereq};
 
 /// A script that records each start in `starts.log` and runs the reference.
 fn counting_server(dir: &std::path::Path) -> (PathBuf, PathBuf) {
@@ -74,13 +77,13 @@ fn a_server_that_warned_but_answered_everything_is_handed_on() {
 /// catalog's order.
 const UNANSWERED: [&str; 2] = ["base/id-large-integer", "base/unknown-method"];
 
-fn a_server_that_left_a_request_unanswered_is_stopped_and_the_next_scenario_gets_another() {
+fn a_server_that_dropped_a_request_is_handed_on() {
     let (_, clean) = starts("unanswered-clean", &UNANSWERED, &[]);
     assert_eq!(clean, 1, "a clean server serves both");
     let (_, count) = starts("unanswered", &UNANSWERED, &["id-large-dropped"]);
     assert_eq!(
-        count, 2,
-        "the dropped request could still be answered late: the next scenario gets another server"
+        count, 1,
+        "the server answered the sentinel behind the request it dropped: it read on, and serves the next scenario (a late answer would be set aside)"
     );
 }
 
@@ -116,20 +119,37 @@ fn custom_starts(name: &str, scenarios: &[(&str, &str, &str)]) -> usize {
     let dir = common::output_dir(&format!("warm-pool-{name}"));
     let (script, log) = counting_server(&dir);
     let _ = std::fs::remove_file(&log);
-    let scenarios = write_scenarios(&dir, scenarios).display().to_string();
     let script = script.display().to_string();
-    let args = [
-        "-q",
-        "--jobs",
-        "1",
-        "--protocol-version",
-        "2025-11-25",
-        "--no-builtin",
+    let era = ["--protocol-version", "2025-11-25"];
+    passing_run(&dir, scenarios, &era, &[&script]);
+    std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
+/// Runs `scenarios` (see [`write_scenarios`]) in `dir`, alone and one at
+/// a time in their start order, with `options`, against `server` (a
+/// command and its arguments); the run must pass. Returns its JSON report.
+fn passing_run(
+    dir: &std::path::Path,
+    scenarios: &[(&str, &str, &str)],
+    options: &[&str],
+    server: &[&str],
+) -> serde_json::Value {
+    let scenarios = write_scenarios(dir, scenarios).display().to_string();
+    let report = dir.join("report.json");
+    let report_arg = report.display().to_string();
+    let mut args = vec!["-q", "--jobs", "1", "--no-builtin"];
+    args.extend_from_slice(options);
+    args.extend([
         "--scenarios",
         &scenarios,
+        "--report-json",
+        &report_arg,
         "--",
-        &script,
-    ];
+    ]);
+    args.extend_from_slice(server);
     let out = common::run_cli(&args);
     assert_eq!(
         out.status.code(),
@@ -137,10 +157,8 @@ fn custom_starts(name: &str, scenarios: &[(&str, &str, &str)]) -> usize {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
-    std::fs::read_to_string(&log)
-        .unwrap_or_default()
-        .lines()
-        .count()
+    let text = std::fs::read_to_string(&report).expect("the report is written");
+    serde_json::from_str(&text).expect("the report is JSON")
 }
 
 fn a_scenario_that_ends_its_server_hands_it_to_no_other() {
@@ -267,16 +285,74 @@ fn a_donor_that_only_read_gives_its_server_to_the_second_sessions() {
     );
 }
 
+/// A property whose cases each open a server without the handshake, as
+/// `base/property-version-negotiation` does: `initialize` for the era.
+const CASES_OPEN_SERVERS: &str = "generate:\n  cases: 2\n  vars:\n    n: { int: [1, 2] }\n  steps:\n    - session: fresh\n      handshake: false\n      request: initialize\n      params: { protocolVersion: \"2025-11-25\", capabilities: {}, clientInfo: { name: t, version: \"0\" } }\n      expect: { result: { protocolVersion: \"2025-11-25\" } }\n";
+
+/// The servers a `reused` property's cases opened for themselves serve the
+/// era's other scenarios once their initialize settled on the era: the
+/// first goes to the shared scenarios (it only did the handshake), where
+/// a shared scenario's second session finds it, and the second to the
+/// garbage lane, which then needs no server of the probe's.
+fn a_propertys_case_servers_serve_the_other_scenarios() {
+    let property = format!("isolation: reused\n{CASES_OPEN_SERVERS}");
+    let two_sessions = format!("{}{}", list_tools(""), list_tools("other"));
+    let starts = custom_starts(
+        "property-case-servers",
+        &[
+            ("a", &property, "  - capture: { x: \"1\" }\n"),
+            ("b", "isolation: shared\n", &two_sessions),
+            ("c", "isolation: reused\n", GARBAGE),
+        ],
+    );
+    assert_eq!(
+        starts, 3,
+        "the probe's server and the two cases': b's second session is the first case's"
+    );
+}
+
+/// A server that speaks no 2026-07-28 refuses `server/discover` with an
+/// error; as a dual-era client would, the run falls back to `initialize`
+/// on that connection, and the server joins the stateful era's shared
+/// scenarios: a shared scenario's second session is that server.
+fn a_legacy_servers_refused_discover_falls_back_to_initialize() {
+    let dir = common::output_dir("warm-pool-legacy-fallback");
+    let two_sessions = format!("{}{}", list_tools(""), list_tools("other"));
+    let server = common::root().join("fixtures/servers/slow_tool_server.py");
+    let server = server.display().to_string();
+    let json = passing_run(
+        &dir,
+        &[("b", "isolation: shared\n", &two_sessions)],
+        &[],
+        &[common::python3(), &server],
+    );
+    let run = &json["run"];
+    assert_eq!(run["eras"], serde_json::json!(["2025-11-25"]), "{run}");
+    assert_eq!(
+        run["server_starts"], 3,
+        "one probe per era (2025-06-18 answered with 2025-11-25; 2026-07-28 was refused and fell back): b's second session is the refused probe's server"
+    );
+}
+
 /// This module's tests, as trials named `module::function`.
 pub fn trials() -> Vec<libtest_mimic::Trial> {
-    trials![
+    let fallback = prereq::trial(
+        "warm_pool::a_legacy_servers_refused_discover_falls_back_to_initialize",
+        Prereq::Python,
+        prereq::python,
+        a_legacy_servers_refused_discover_falls_back_to_initialize,
+    );
+    let mut trials = trials![
         the_probes_server_serves_every_shared_scenario_of_its_era,
         a_server_that_warned_but_answered_everything_is_handed_on,
-        a_server_that_left_a_request_unanswered_is_stopped_and_the_next_scenario_gets_another,
+        a_server_that_dropped_a_request_is_handed_on,
         a_scenario_that_ends_its_server_hands_it_to_no_other,
         a_scenario_that_ends_its_server_runs_last_in_its_lane,
         a_scenario_that_never_uses_its_main_session_starts_no_server_for_it,
         a_scenario_opened_without_the_handshake_hands_its_server_on_once_its_initialize_named_the_era,
-        a_donor_that_only_read_gives_its_server_to_the_second_sessions
-    ]
+        a_donor_that_only_read_gives_its_server_to_the_second_sessions,
+        a_propertys_case_servers_serve_the_other_scenarios
+    ];
+    trials.push(fallback);
+    trials
 }

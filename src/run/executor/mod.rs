@@ -205,6 +205,60 @@ impl RunConfig {
             .collect()
     }
 
+    /// The pools that take the server of `session`, a session other than
+    /// the main one that a `reused` scenario opened for itself (a
+    /// property's `session: fresh` cases), once the scenario is done with
+    /// it (`SessionPool::offer`). What such a scenario leaves on it is what
+    /// it could leave on its main session, so the pools its main session's
+    /// server goes on to take it: the garbage pool, and the pool of
+    /// `reused` scenarios unless the scenario writes garbage. When every
+    /// step on that session only read (its own `initialize` aside), the
+    /// server is where a handshake leaves any other, and the shared
+    /// scenarios' pool takes it first. None for a scenario in a
+    /// `reuse_group` (its changes sway only its group) or one that ends its
+    /// server.
+    pub fn outlets(&self, s: &Scenario, session: &str) -> Vec<Arc<SessionPool>> {
+        let reused = s.isolation_in(&self.era.version) == Isolation::Reused;
+        if !reused || s.reuse_group.is_some() || s.ends_server {
+            return Vec::new();
+        }
+        let shared = self.pool.as_ref().filter(|_| s.only_reads_on(session));
+        let reuse = self
+            .reuse_pool
+            .as_ref()
+            .filter(|_| !s.may_break_connection());
+        [shared, self.garbage_pool.as_ref(), reuse]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect()
+    }
+
+    /// The pools that take the servers of the sessions `s` opens for
+    /// itself (`outlets`), each once.
+    pub fn outlets_of(&self, s: &Scenario) -> Vec<Arc<SessionPool>> {
+        let mut pools: Vec<Arc<SessionPool>> = Vec::new();
+        for name in s.own_sessions() {
+            for pool in self.outlets(s, name) {
+                if !pools.iter().any(|p| Arc::ptr_eq(p, &pool)) {
+                    pools.push(pool);
+                }
+            }
+        }
+        pools
+    }
+
+    /// The pools that may get servers from `s` when it is done with them,
+    /// each of which waits for it as for a donor
+    /// (`SessionPool::expect_donors`, then `donor_done` once): those its
+    /// own server goes to (`donor_pools`) and those the servers of the
+    /// sessions it opens for itself go to (`outlets_of`).
+    pub fn awaited_from(&self, s: &Scenario) -> Vec<Arc<SessionPool>> {
+        let mut pools = self.donor_pools(s);
+        pools.extend(self.outlets_of(s));
+        pools
+    }
+
     /// A configuration with every scenario on a fresh server and no probe facts.
     pub fn isolated(
         target: Target,
@@ -344,7 +398,7 @@ pub async fn run_scenario(s: &Scenario, cfg: &RunConfig) -> ScenarioResult {
     let started = Instant::now();
     let not_run = |result: ScenarioResult| async {
         // A donor that does not run is done all the same.
-        for pool in cfg.donor_pools(s) {
+        for pool in cfg.awaited_from(s) {
             pool.donor_done(None).await;
         }
         result
@@ -373,6 +427,9 @@ pub async fn run_scenario(s: &Scenario, cfg: &RunConfig) -> ScenarioResult {
             };
             for pool in cfg.pools_used_by(s) {
                 pool.user_done().await;
+            }
+            for pool in cfg.outlets_of(s) {
+                pool.donor_done(None).await;
             }
             result
         }
@@ -445,6 +502,10 @@ pub(super) struct Execution<'a> {
     spare: Option<Session>,
     /// Who this scenario's bounded requests wait as (`SlowCalls::claim`).
     pub(super) party: Party,
+    /// The sessions other than the main one that a step opened without
+    /// the handshake: each serves on only once its own `initialize` is
+    /// followed by what the handshake sends.
+    unshaken: std::collections::BTreeSet<String>,
 }
 
 impl Execution<'_> {
@@ -499,6 +560,7 @@ impl<'a> Execution<'a> {
             spare_wanted: false,
             spare: None,
             party: cfg.slow_calls.party(),
+            unshaken: Default::default(),
         }
     }
 

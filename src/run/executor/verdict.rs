@@ -75,6 +75,12 @@ impl Execution<'_> {
             }
         }
         self.hand_on_own_server(!wait_for_exit).await;
+        if !wait_for_exit {
+            let names: Vec<String> = self.sessions.keys().cloned().collect();
+            for name in names {
+                self.hand_on_opened(&name).await;
+            }
+        }
         self.close_spare().await;
         for (name, session) in self.sessions.iter_mut() {
             let how = if wait_for_exit {
@@ -127,7 +133,7 @@ impl Execution<'_> {
         let fit = self.error.is_none() && !self.s.ends_server;
         // A main session opened without the handshake serves on only once
         // its own initialize is followed by what the handshake sends.
-        let lifecycle_open = name == MAIN && !self.s.handshake;
+        let lifecycle_open = (name == MAIN && !self.s.handshake) || self.unshaken.contains(name);
         let session = self.sessions.get_mut(name)?;
         let mut healthy = fit && session.reusable() && !session.has_exited();
         if healthy && check {
@@ -162,6 +168,35 @@ impl Execution<'_> {
         }
         if let Some(kept) = server {
             self.sessions.insert(MAIN.to_string(), kept);
+        }
+    }
+
+    /// Hands the server of `name`, a session other than the main one that
+    /// the scenario opened itself, to the era's pools that take such
+    /// servers (`RunConfig::outlets`) when it is still healthy; it stays
+    /// with the scenario (to be closed) when it is not, or no pool takes it.
+    pub(super) async fn hand_on_opened(&mut self, name: &str) {
+        if name == MAIN || self.leased.contains_key(name) {
+            return;
+        }
+        let outlets = self.cfg.outlets(self.s, name);
+        if outlets.is_empty() {
+            return;
+        }
+        let Some(server) = self.take_if_healthy(name).await else {
+            return;
+        };
+        match SessionPool::offer_to(&outlets, server).await {
+            Some(kept) => {
+                self.sessions.insert(name.to_string(), kept);
+            }
+            None => {
+                self.unshaken.remove(name);
+                self.transcript.note(
+                    name,
+                    "its server is healthy: handed on to the era's other scenarios".to_string(),
+                );
+            }
         }
     }
 
