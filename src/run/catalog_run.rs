@@ -255,39 +255,54 @@ async fn keeping_events(
 /// The connection of a legacy server that refused the stateless era's
 /// `server/discover` with an error goes on as a dual-era client's would
 /// ("Fall back to the `initialize` handshake", MCP 2026-07-28, Transports,
-/// stdio, Backward Compatibility): the handshake of the oldest stateful
-/// era of the run (the newest gets the servers of the version negotiation
-/// property's cases), and a server that answers with that era joins its
-/// warm servers as the probe's own did, since it only did the handshake
-/// (`SessionPool::offer`: the shared scenarios' pool, else the garbage
-/// and reused ones). Anything else stops it.
+/// stdio, Backward Compatibility), in the oldest stateful era of the run
+/// (the newest gets the servers of the version negotiation property's
+/// cases). Where a scenario of that era opens a session without the
+/// handshake, the first to do so takes the connection and sends its own
+/// `initialize` (`RunConfig::refused_discover`): a server that scenario
+/// would otherwise start. Otherwise the run sends the era's handshake, and
+/// a server that answers with the era joins its warm servers as the
+/// probe's own did (`SessionPool::offer`: the shared scenarios' pool, else
+/// the garbage and reused ones). Anything else stops it.
 async fn fall_back(legacy: Option<Session>, configs: &[Arc<RunConfig>]) {
     let Some(mut session) = legacy else { return };
-    let cfg = configs.iter().find(|c| !c.era.is_stateless());
-    let pools: Vec<Arc<SessionPool>> = cfg
-        .map(|c| [&c.pool, &c.garbage_pool, &c.reuse_pool])
-        .into_iter()
-        .flatten()
-        .flatten()
-        .cloned()
-        .collect();
-    if let (Some(cfg), false) = (cfg, pools.is_empty()) {
+    if let Some(cfg) = configs.iter().find(|c| !c.era.is_stateless()) {
         session.switch_era(cfg.era.clone());
-        let answered = session.handshake().await.ok();
-        let agreed = answered
-            .as_ref()
-            .and_then(|a| a.get("protocolVersion"))
-            .and_then(serde_json::Value::as_str);
-        if agreed == Some(cfg.era.version.as_str()) && session.reusable() {
-            match SessionPool::offer_to(&pools, session).await {
-                None => return,
-                Some(left) => session = left,
-            }
+        match handed_to(session, cfg).await {
+            None => return,
+            Some(left) => session = left,
         }
     }
     session
         .close_in_background(Duration::from_millis(100))
         .await;
+}
+
+/// The fallen-back connection given to `cfg`'s era (see [`fall_back`]);
+/// back when no pool of the era takes it.
+async fn handed_to(session: Session, cfg: &RunConfig) -> Option<Session> {
+    let mut session = match &cfg.refused_discover {
+        Some(first_unshaken) => first_unshaken.offer(session).await?,
+        None => session,
+    };
+    let pools: Vec<Arc<SessionPool>> = [&cfg.pool, &cfg.garbage_pool, &cfg.reuse_pool]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
+    if pools.is_empty() {
+        return Some(session);
+    }
+    let answered = session.handshake().await.ok();
+    let agreed = answered
+        .as_ref()
+        .and_then(|a| a.get("protocolVersion"))
+        .and_then(serde_json::Value::as_str);
+    if agreed == Some(cfg.era.version.as_str()) && session.reusable() {
+        SessionPool::offer_to(&pools, session).await
+    } else {
+        Some(session)
+    }
 }
 
 /// Hands one event of the run to the sink, a result made final by the
@@ -524,6 +539,9 @@ async fn count_pool_users(scenarios: &[Scenario], cfg: &RunConfig) {
             for pool in cfg.pools_used_by(s) {
                 pool.expect_users(1).await;
             }
+            if let Some(pool) = cfg.refused_discover.as_ref().filter(|_| s.opens_unshaken()) {
+                pool.expect_users(1).await;
+            }
         }
     }
     let pools = [
@@ -561,6 +579,7 @@ async fn era_configs(
         let Lanes {
             pool,
             second_pool,
+            refused_discover,
             reuse_pool,
             garbage_pool,
             group_pools,
@@ -580,6 +599,7 @@ async fn era_configs(
             reuse_pool,
             garbage_pool,
             second_pool,
+            refused_discover,
             group_pools,
             // One donor goes to the garbage lane; where there are more, one
             // that only read goes to the second sessions first.
@@ -616,6 +636,7 @@ async fn era_configs(
 struct Lanes {
     pool: Option<Arc<SessionPool>>,
     second_pool: Option<Arc<SessionPool>>,
+    refused_discover: Option<Arc<SessionPool>>,
     reuse_pool: Option<Arc<SessionPool>>,
     garbage_pool: Option<Arc<SessionPool>>,
     group_pools: BTreeMap<String, Arc<SessionPool>>,
@@ -671,9 +692,11 @@ impl Lanes {
         // only when the first stays busy for as long as a start takes.
         let second_pool = live.then(|| lane(2, after_shared.clone()));
         let pool = shared.map(|shared| Arc::new(shared.with_onward(after_shared)));
+        let refused_discover = live.then(|| lane(1, Vec::new()));
         Self {
             pool,
             second_pool,
+            refused_discover,
             reuse_pool,
             garbage_pool,
             group_pools,
@@ -687,6 +710,7 @@ impl Lanes {
             &self.second_pool,
             &self.reuse_pool,
             &self.garbage_pool,
+            &self.refused_discover,
         ];
         let pools = lanes.into_iter().flatten().chain(self.group_pools.values());
         pools.cloned().collect()

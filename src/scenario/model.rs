@@ -705,6 +705,12 @@ impl Scenario {
             .all(|s| s.changes_server().is_none())
     }
 
+    /// Whether it opens a session without the era's handshake (its main
+    /// session, or a step's), whose first message is the scenario's own.
+    pub fn opens_unshaken(&self) -> bool {
+        !self.handshake || self.every_step().any(|s| !s.handshake)
+    }
+
     /// The sessions other than the main one that its steps name.
     pub fn own_sessions(&self) -> std::collections::BTreeSet<&str> {
         self.every_step()

@@ -312,26 +312,31 @@ fn a_propertys_case_servers_serve_the_other_scenarios() {
 }
 
 /// A server that speaks no 2026-07-28 refuses `server/discover` with an
-/// error; as a dual-era client would, the run falls back to `initialize`
-/// on that connection, and the server joins the stateful era's shared
-/// scenarios: a shared scenario's second session is that server.
+/// error; as a dual-era client would, the run goes on with `initialize` on
+/// that connection. A scenario that opens its session without the
+/// handshake sends that `initialize` itself, on that connection; where
+/// there is none, the run sends the era's handshake and the server joins
+/// the shared scenarios: a shared scenario's second session is that server.
 fn a_legacy_servers_refused_discover_falls_back_to_initialize() {
-    let dir = common::output_dir("warm-pool-legacy-fallback");
     let two_sessions = format!("{}{}", list_tools(""), list_tools("other"));
-    let server = common::root().join("fixtures/servers/slow_tool_server.py");
-    let server = server.display().to_string();
-    let json = passing_run(
-        &dir,
-        &[("b", "isolation: shared\n", &two_sessions)],
-        &[],
-        &[common::python3(), &server],
-    );
-    let run = &json["run"];
-    assert_eq!(run["eras"], serde_json::json!(["2025-11-25"]), "{run}");
-    assert_eq!(
-        run["server_starts"], 3,
-        "one probe per era (2025-06-18 answered with 2025-11-25; 2026-07-28 was refused and fell back): b's second session is the refused probe's server"
-    );
+    let ping = pings_before_initialized("2025-11-25");
+    let unshaken = "handshake: false\nhands_on: true\n";
+    let cases: [(&str, (&str, &str, &str)); 2] = [
+        ("shared", ("b", "isolation: shared\n", &two_sessions)),
+        ("unshaken", ("a", unshaken, &ping)),
+    ];
+    for (name, scenario) in cases {
+        let dir = common::output_dir(&format!("warm-pool-legacy-fallback-{name}"));
+        let server = common::root().join("fixtures/servers/slow_tool_server.py");
+        let server = server.display().to_string();
+        let json = passing_run(&dir, &[scenario], &[], &[common::python3(), &server]);
+        let run = &json["run"];
+        assert_eq!(run["eras"], serde_json::json!(["2025-11-25"]), "{run}");
+        assert_eq!(
+            run["server_starts"], 3,
+            "{name}: one probe per era (2025-06-18 was answered with 2025-11-25, 2026-07-28 refused), and the refused one serves the scenario's session"
+        );
+    }
 }
 
 /// This module's tests, as trials named `module::function`.

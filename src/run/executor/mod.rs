@@ -75,6 +75,13 @@ pub struct RunConfig {
     /// waits for its first one here rather than starting yet another
     /// server.
     pub second_pool: Option<Arc<SessionPool>>,
+    /// Holds, at most, the connection of a legacy server that refused the
+    /// stateless probe's `server/discover` with an error (a dual-era
+    /// client's connection before it falls back to `initialize`): the
+    /// first session of the era opened without the handshake takes it
+    /// instead of starting a server, its `initialize` being the fallback
+    /// (None: every scenario fresh).
+    pub refused_discover: Option<Arc<SessionPool>>,
     /// Whether a `hands_on` scenario that only reads (`Scenario::only_reads`)
     /// hands its server to the pool of second sessions before the others:
     /// set where more than one `hands_on` scenario is written for the era,
@@ -282,6 +289,7 @@ impl RunConfig {
             reuse_pool: None,
             garbage_pool: None,
             second_pool: None,
+            refused_discover: None,
             group_pools: BTreeMap::new(),
             read_donors_to_seconds: false,
             walks: None,

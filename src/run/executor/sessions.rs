@@ -33,12 +33,17 @@ impl Execution<'_> {
             self.sessions.insert(name.to_string(), warm);
             return Ok(());
         }
+        let main_without = name == MAIN && !self.s.handshake;
         let spare = self.spare.take_if(|spare| !handshake && spare.name == name);
-        let mut session = match spare {
-            Some(started_ahead) => started_ahead,
+        let refused = if spare.is_none() && (main_without || !handshake) {
+            self.refused_discover(name).await
+        } else {
+            None
+        };
+        let mut session = match spare.or(refused) {
+            Some(open) => open,
             None => self.start_server(name).await?,
         };
-        let main_without = name == MAIN && !self.s.handshake;
         if main_without || !handshake {
             // The first message on this connection is the step's own.
             let why = if main_without {
@@ -61,6 +66,20 @@ impl Execution<'_> {
         handshake
             .map(|_| ())
             .map_err(|e| format!("session '{name}': {}", describe_handshake_error(&e)))
+    }
+
+    /// The connection of a legacy server that refused the probe's
+    /// `server/discover`, if this era still holds it, for the session
+    /// `name`, opened without the handshake: its first message is the
+    /// fallback `initialize` a dual-era client sends on it.
+    async fn refused_discover(&mut self, name: &str) -> Option<Session> {
+        let pool = self.cfg.refused_discover.as_ref()?;
+        let session = pool.try_idle().await?;
+        self.transcript.note(
+            name,
+            "the connection of the probe whose server/discover this legacy server refused with an error: as a dual-era client does, it goes on with initialize (MCP 2026-07-28, Transports, stdio, Backward Compatibility)".to_string(),
+        );
+        Some(self.adopt(name, session))
     }
 
     /// A new connection (over stdio, a server started) for the session `name`.
