@@ -251,12 +251,13 @@ impl SessionPool {
         back
     }
 
-    /// A server no lease waits for (one a scenario opened for a session of
-    /// its own, or the connection of a refused probe), taken when the pool
-    /// has room and scenarios still to serve; otherwise it comes back.
+    /// A server that may or may not be wanted here (one a scenario opened
+    /// for a session of its own, or the connection of a refused probe),
+    /// taken when the pool has room and scenarios still to serve
+    /// (`has_room`); otherwise it comes back.
     pub async fn offer(&self, session: Session) -> Option<Session> {
         let mut state = self.state.lock().await;
-        if state.users == 0 || state.live >= self.capacity {
+        if !self.room_in(&state) {
             return Some(session);
         }
         state.live += 1;
@@ -264,6 +265,15 @@ impl SessionPool {
         drop(state);
         self.freed.notify_one();
         None
+    }
+
+    /// Whether an offered server would be taken now.
+    pub async fn has_room(&self) -> bool {
+        self.room_in(&*self.state.lock().await)
+    }
+
+    fn room_in(&self, state: &State) -> bool {
+        state.users > 0 && state.live < self.capacity
     }
 
     /// Offers `session` to `pools` in turn; what none takes comes back.

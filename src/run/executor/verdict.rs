@@ -180,7 +180,13 @@ impl Execution<'_> {
             return;
         }
         let outlets = self.cfg.outlets(self.s, name);
-        if outlets.is_empty() {
+        // Completing the lifecycle of a server no pool would take only
+        // puts a misleading notification in the transcript.
+        let mut room = false;
+        for pool in &outlets {
+            room = room || pool.has_room().await;
+        }
+        if !room {
             return;
         }
         let Some(server) = self.take_if_healthy(name).await else {
