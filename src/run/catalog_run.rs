@@ -185,8 +185,14 @@ pub async fn run_catalog(
         work.extend(era_work(&scenarios, cfg).await);
     }
     // Before any scenario starts: a shared scenario's second session finds
-    // the fallen-back server idle instead of starting one.
+    // the fallen-back server idle instead of starting one. A stateless
+    // probe still under way may yet bring one: the first session opened
+    // without the handshake waits for it as for a donor.
     fall_back(legacy, &configs).await;
+    let awaited_fallback = fallback_pool(&configs).filter(|_| pending.is_some());
+    if let Some(pool) = &awaited_fallback {
+        pool.expect_donors(1).await;
+    }
     let (held, now): (Vec<_>, Vec<_>) = work
         .into_iter()
         .partition(|(_, (s, _))| pending.is_some() && s.reads_whole_probe());
@@ -198,6 +204,9 @@ pub async fn run_catalog(
     if let Some(pending) = pending {
         let (accepted, refused) = keeping_events(pending, &mut rx, &mut early).await;
         fall_back(refused, &configs).await;
+        if let Some(pool) = &awaited_fallback {
+            let _ = pool.donor_done(None).await;
+        }
         let later = LaterEra {
             target: &target,
             scenarios: &scenarios,
@@ -266,7 +275,7 @@ async fn keeping_events(
 /// the garbage and reused ones). Anything else stops it.
 async fn fall_back(legacy: Option<Session>, configs: &[Arc<RunConfig>]) {
     let Some(mut session) = legacy else { return };
-    if let Some(cfg) = configs.iter().find(|c| !c.era.is_stateless()) {
+    if let Some(cfg) = fallback_era(configs) {
         session.switch_era(cfg.era.clone());
         match handed_to(session, cfg).await {
             None => return,
@@ -276,6 +285,18 @@ async fn fall_back(legacy: Option<Session>, configs: &[Arc<RunConfig>]) {
     session
         .close_in_background(Duration::from_millis(100))
         .await;
+}
+
+/// The era a refused discover's connection falls back in: the oldest
+/// stateful one of the run.
+fn fallback_era(configs: &[Arc<RunConfig>]) -> Option<&Arc<RunConfig>> {
+    configs.iter().find(|c| !c.era.is_stateless())
+}
+
+/// Where the first session of the fallback era opened without the
+/// handshake looks for a refused discover's connection.
+fn fallback_pool(configs: &[Arc<RunConfig>]) -> Option<Arc<SessionPool>> {
+    fallback_era(configs).and_then(|c| c.refused_discover.clone())
 }
 
 /// The fallen-back connection given to `cfg`'s era (see [`fall_back`]);
@@ -539,9 +560,6 @@ async fn count_pool_users(scenarios: &[Scenario], cfg: &RunConfig) {
             for pool in cfg.pools_used_by(s) {
                 pool.expect_users(1).await;
             }
-            if let Some(pool) = cfg.refused_discover.as_ref().filter(|_| s.opens_unshaken()) {
-                pool.expect_users(1).await;
-            }
         }
     }
     let pools = [
@@ -549,6 +567,7 @@ async fn count_pool_users(scenarios: &[Scenario], cfg: &RunConfig) {
         &cfg.second_pool,
         &cfg.reuse_pool,
         &cfg.garbage_pool,
+        &cfg.refused_discover,
     ];
     for pool in pools.into_iter().flatten().chain(cfg.group_pools.values()) {
         pool.settle_users().await;

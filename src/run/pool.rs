@@ -205,6 +205,26 @@ impl SessionPool {
         }
     }
 
+    /// An idle session, waiting for one while donors are still to come
+    /// (up to `DONOR_PATIENCE` times the patience); None once there is
+    /// none idle and no donor left, and nothing is opened.
+    pub async fn idle_or_donated(&self) -> Option<Session> {
+        let until = Instant::now() + self.patience * DONOR_PATIENCE;
+        loop {
+            let notified = self.freed.notified();
+            {
+                let mut state = self.state.lock().await;
+                if let Some(session) = state.idle.pop() {
+                    return Some(session);
+                }
+                if state.donors == 0 || Instant::now() >= until {
+                    return None;
+                }
+            }
+            let _ = tokio::time::timeout_at(until.into(), notified).await;
+        }
+    }
+
     /// An idle session if one is waiting, without waiting or opening.
     pub async fn try_idle(&self) -> Option<Session> {
         self.state.lock().await.idle.pop()

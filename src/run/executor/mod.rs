@@ -174,16 +174,23 @@ impl RunConfig {
     }
 
     /// The pools `s` may lease from, which count it among their users
-    /// (`SessionPool::expect_users`): its own, and for a shared scenario
-    /// the pool of second sessions.
+    /// (`SessionPool::expect_users`): its own, for a shared scenario the
+    /// pool of second sessions, and for one that opens a session without
+    /// the handshake the era's refused discover connection (once its last
+    /// such user is done, a connection nobody took is stopped).
     pub fn pools_used_by(&self, s: &Scenario) -> Vec<Arc<SessionPool>> {
         let second = self
             .second_pool
             .as_ref()
             .filter(|_| self.uses_shared_pool(s));
+        let refused = self
+            .refused_discover
+            .as_ref()
+            .filter(|_| s.opens_unshaken());
         self.pool_for(s)
             .into_iter()
             .chain(second)
+            .chain(refused)
             .cloned()
             .collect()
     }

@@ -74,7 +74,9 @@ impl Execution<'_> {
     /// fallback `initialize` a dual-era client sends on it.
     async fn refused_discover(&mut self, name: &str) -> Option<Session> {
         let pool = self.cfg.refused_discover.as_ref()?;
-        let session = pool.try_idle().await?;
+        // While the stateless probe is still under way, its connection may
+        // yet come (`fall_back`): worth a wait, as a donor's server is.
+        let session = pool.idle_or_donated().await?;
         self.transcript.note(
             name,
             "the connection of the probe whose server/discover this legacy server refused with an error: as a dual-era client does, it goes on with initialize (MCP 2026-07-28, Transports, stdio, Backward Compatibility)".to_string(),
