@@ -189,7 +189,9 @@ pub async fn run_catalog(
     // probe still under way may yet bring one: the first session opened
     // without the handshake waits for it as for a donor.
     fall_back(legacy, &configs).await;
-    let awaited_fallback = fallback_pool(&configs).filter(|_| pending.is_some());
+    // (Only a stdio probe keeps a refused connection.)
+    let may_fall_back = pending.is_some() && target.transport() == "stdio";
+    let awaited_fallback = fallback_pool(&configs).filter(|_| may_fall_back);
     if let Some(pool) = &awaited_fallback {
         pool.expect_donors(1).await;
     }
