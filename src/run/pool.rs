@@ -494,6 +494,61 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn an_offered_server_goes_to_the_first_pool_with_room_and_scenarios_to_serve() {
+        let idle = Arc::new(SessionPool::with_capacity(1, Duration::from_millis(10)));
+        let full = Arc::new(SessionPool::with_capacity(1, Duration::from_millis(10)));
+        let open = Arc::new(SessionPool::with_capacity(1, Duration::from_millis(10)));
+        full.expect_users(1).await;
+        full.seed(session()).await;
+        open.expect_users(1).await;
+        assert!(!idle.has_room().await, "no scenario to serve");
+        assert!(!full.has_room().await, "at its capacity");
+        assert!(open.has_room().await);
+        let pools = [idle, full, Arc::clone(&open)];
+        assert!(SessionPool::offer_to(&pools, session()).await.is_none());
+        assert!(open.try_idle().await.is_some(), "the third pool took it");
+        let mut back = SessionPool::offer_to(&pools, session())
+            .await
+            .expect("no pool has room now");
+        back.close_in_background(Duration::from_millis(10)).await;
+        pools[1].close_all().await;
+    }
+
+    #[tokio::test]
+    async fn a_session_waits_for_a_donated_server_only_while_a_donor_runs() {
+        let pool = Arc::new(
+            SessionPool::with_capacity(1, Duration::from_millis(10))
+                .with_patience(Duration::from_secs(30)),
+        );
+        pool.expect_users(1).await;
+        assert!(
+            pool.idle_or_donated().await.is_none(),
+            "no donor: nothing to wait for"
+        );
+        pool.expect_donors(1).await;
+        let donor = Arc::clone(&pool);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            assert!(donor.offer(session()).await.is_none(), "taken");
+            assert!(donor.donor_done(None).await.is_none());
+        });
+        let asked = Instant::now();
+        let mut got = pool.idle_or_donated().await.expect("the donated server");
+        assert!(asked.elapsed() < Duration::from_secs(5));
+        got.close_in_background(Duration::from_millis(10)).await;
+        pool.expect_donors(1).await;
+        let quits = Arc::clone(&pool);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            assert!(quits.donor_done(None).await.is_none());
+        });
+        assert!(
+            pool.idle_or_donated().await.is_none(),
+            "a donor that brings nothing ends the wait"
+        );
+    }
+
+    #[tokio::test]
     async fn a_pool_without_scenarios_to_serve_gives_a_donors_server_back() {
         let pool = SessionPool::with_capacity(1, Duration::from_millis(10));
         pool.expect_donors(1).await;
