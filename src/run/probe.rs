@@ -227,6 +227,13 @@ pub struct StagedEras {
     pub legacy: Option<Session>,
 }
 
+/// How long the stateful eras, once probed, wait for the stateless probe
+/// still under way: a discover answered about when their `initialize` was
+/// (the era itself, or a refusal whose connection the run goes on with)
+/// is then known before any scenario starts, not after some have started
+/// servers it could have spared.
+const STATELESS_GRACE: Duration = Duration::from_millis(50);
+
 /// A stateless era's probe that has not ended yet.
 pub struct PendingEra(tokio::task::JoinHandle<Result<ProbedEra, (ProbeError, Option<Session>)>>);
 
@@ -239,6 +246,18 @@ pub struct StatelessEnd {
 }
 
 impl PendingEra {
+    /// Whether the probe ends within `grace` (its outcome stays to be read).
+    async fn ends_within(&self, grace: Duration) -> bool {
+        let until = Instant::now() + grace;
+        while !self.0.is_finished() {
+            if Instant::now() >= until {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        true
+    }
+
     /// The era, when its probe ends with it accepted, and the connection
     /// of a legacy server that refused it.
     pub async fn accepted(self) -> (Option<ProbedEra>, Option<Session>) {
@@ -350,7 +369,10 @@ async fn probe_all_staged(target: &Target, waits: Waits) -> Result<StagedEras, P
             }
         }
     }
-    let still_running = stateless.as_ref().is_some_and(|p| !p.0.is_finished());
+    let still_running = match &stateless {
+        Some(p) => !p.ends_within(STATELESS_GRACE).await,
+        None => false,
+    };
     if !accepted.is_empty() && still_running {
         mark_spoken(accepted.iter_mut().map(|p| &mut p.probe));
         return Ok(StagedEras {
