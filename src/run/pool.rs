@@ -259,7 +259,7 @@ impl SessionPool {
         let mut state = self.state.lock().await;
         state.donors = state.donors.saturating_sub(1);
         let back = match server {
-            Some(session) if state.live < self.capacity && state.users > 0 => {
+            Some(session) if self.room_in(&state) => {
                 state.live += 1;
                 state.idle.push(session);
                 None
@@ -361,7 +361,7 @@ impl SessionPool {
         if expected {
             state.donors = state.donors.saturating_sub(1);
         }
-        while state.users > 0 && state.live < self.capacity {
+        while self.room_in(&state) {
             let Some(session) = servers.pop() else { break };
             state.live += 1;
             state.idle.push(session);

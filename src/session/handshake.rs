@@ -80,10 +80,11 @@ impl Session {
     /// scenarios: its own `initialize` must have settled on the session's
     /// era, and `notifications/initialized` is sent if it was not. False
     /// when that initialize got no result naming the era (the server is not
-    /// one a scenario with the handshake could meet). The stateless era has
-    /// no lifecycle to complete.
+    /// one a scenario with the handshake could meet). A session whose
+    /// handshake was done (it knows the server's answer) and the stateless
+    /// era have no lifecycle left to complete.
     pub async fn complete_lifecycle(&mut self) -> bool {
-        if self.era.is_stateless() {
+        if self.era.is_stateless() || !self.server.is_null() {
             return true;
         }
         let Some(result) = self.own_initialize.clone() else {

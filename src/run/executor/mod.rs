@@ -517,10 +517,6 @@ pub(super) struct Execution<'a> {
     spare: Option<Session>,
     /// Who this scenario's bounded requests wait as (`SlowCalls::claim`).
     pub(super) party: Party,
-    /// The sessions other than the main one that a step opened without
-    /// the handshake: each serves on only once its own `initialize` is
-    /// followed by what the handshake sends.
-    unshaken: std::collections::BTreeSet<String>,
 }
 
 impl Execution<'_> {
@@ -575,7 +571,6 @@ impl<'a> Execution<'a> {
             spare_wanted: false,
             spare: None,
             party: cfg.slow_calls.party(),
-            unshaken: Default::default(),
         }
     }
 

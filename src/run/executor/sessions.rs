@@ -52,9 +52,6 @@ impl Execution<'_> {
                 "opened without a handshake (step `handshake: false`)"
             };
             self.transcript.note(name, why.to_string());
-            if !main_without {
-                self.unshaken.insert(name.to_string());
-            }
             session.allow_startup(self.cfg.startup);
             self.sessions.insert(name.to_string(), session);
             return Ok(());
@@ -178,7 +175,6 @@ impl Execution<'_> {
             if let Some(mut old) = self.sessions.remove(&name) {
                 old.close_in_background(self.cfg.shutdown_grace).await;
             }
-            self.unshaken.remove(&name);
         }
         if !self.sessions.contains_key(&name) {
             if let Err(e) = self.open_session_with(&name, step.handshake).await {

@@ -131,15 +131,14 @@ impl Execution<'_> {
         let check = self.s.may_break_connection();
         // A scenario that ends its server hands on none, however healthy.
         let fit = self.error.is_none() && !self.s.ends_server;
-        // A main session opened without the handshake serves on only once
-        // its own initialize is followed by what the handshake sends.
-        let lifecycle_open = (name == MAIN && !self.s.handshake) || self.unshaken.contains(name);
         let session = self.sessions.get_mut(name)?;
         let mut healthy = fit && session.reusable() && !session.has_exited();
         if healthy && check {
             healthy = session.checkup(timeout).await;
         }
-        if healthy && lifecycle_open {
+        // A session opened without the handshake serves on only once its
+        // own initialize is followed by what the handshake sends.
+        if healthy {
             healthy = session.complete_lifecycle().await;
         }
         if healthy {
@@ -197,7 +196,6 @@ impl Execution<'_> {
                 self.sessions.insert(name.to_string(), kept);
             }
             None => {
-                self.unshaken.remove(name);
                 self.transcript.note(
                     name,
                     "its server is healthy: handed on to the era's other scenarios".to_string(),
