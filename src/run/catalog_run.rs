@@ -16,7 +16,8 @@ use super::outcome::ScenarioResult;
 use super::policy::{RunPolicy, Verdict};
 use super::pool::SessionPool;
 use super::probe::{
-    mark_spoken, probe_eras_staged, EraChoice, PendingEra, Probe, ProbeError, ProbedEra, StagedEras,
+    close_probe_session, mark_spoken, probe_eras_staged, EraChoice, PendingEra, Probe, ProbeError,
+    ProbedEra, StagedEras,
 };
 use super::property::PropertyRun;
 use super::scheduler::{run_jobs, Job, StartOrder};
@@ -284,9 +285,7 @@ async fn fall_back(legacy: Option<Session>, configs: &[Arc<RunConfig>]) {
             Some(left) => session = left,
         }
     }
-    session
-        .close_in_background(Duration::from_millis(100))
-        .await;
+    close_probe_session(session).await;
 }
 
 /// The era a refused discover's connection falls back in: the oldest

@@ -64,12 +64,17 @@ pub struct ProbedEra {
 
 impl ProbedEra {
     /// Ends the probe's session when nothing will reuse it.
-    pub async fn close(mut self) -> Probe {
-        self.session
-            .close_in_background(Duration::from_millis(100))
-            .await;
+    pub async fn close(self) -> Probe {
+        close_probe_session(self.session).await;
         self.probe
     }
+}
+
+/// Stops the server of a probe's session that nothing goes on with.
+pub async fn close_probe_session(mut session: Session) {
+    session
+        .close_in_background(Duration::from_millis(100))
+        .await;
 }
 
 /// Why the target could not be probed (exit code 3).
@@ -240,9 +245,9 @@ pub struct PendingEra(tokio::task::JoinHandle<Result<ProbedEra, (ProbeError, Opt
 /// How a stateless era's probe ended: the era accepted, not spoken (its
 /// session closed), or why the probe failed; and the connection of a
 /// legacy server that refused `server/discover`, if it was kept.
-pub struct StatelessEnd {
-    pub era: Result<Option<ProbedEra>, ProbeError>,
-    pub legacy: Option<Session>,
+struct StatelessEnd {
+    era: Result<Option<ProbedEra>, ProbeError>,
+    legacy: Option<Session>,
 }
 
 impl PendingEra {
@@ -308,8 +313,8 @@ impl StagedEras {
             legacy = legacy.or(refused);
             mark_spoken(eras.iter_mut().map(|p| &mut p.probe));
         }
-        if let Some(mut unused) = legacy {
-            unused.close_in_background(Duration::from_millis(100)).await;
+        if let Some(unused) = legacy {
+            close_probe_session(unused).await;
         }
         eras
     }
@@ -403,8 +408,8 @@ async fn probe_all_staged(target: &Target, waits: Waits) -> Result<StagedEras, P
             })
         }
         (true, Some(e)) => {
-            if let Some(mut unused) = legacy {
-                unused.close_in_background(Duration::from_millis(100)).await;
+            if let Some(unused) = legacy {
+                close_probe_session(unused).await;
             }
             Err(e)
         }
