@@ -53,7 +53,7 @@ impl Loader<'_> {
             Isolation::Reused => {
                 let generated = generate.map_or(&[][..], |g| &g.steps[..]);
                 for step in built.iter().chain(cleanup).chain(generated) {
-                    self.check_reusable(step, ends_server);
+                    self.check_reusable(step, ends_server, "use isolation: fresh");
                 }
             }
             Isolation::Fresh => {}
@@ -64,7 +64,13 @@ impl Loader<'_> {
         }
         let reused_in_eras = self.strings(root, "", "reused_in_eras");
         if !reused_in_eras.is_empty() {
-            self.check_reused_in_eras(hands_on, &reused_in_eras);
+            self.check_reused_in_eras(isolation, &reused_in_eras);
+            if isolation == Isolation::Fresh && !hands_on {
+                let generated = generate.map_or(&[][..], |g| &g.steps[..]);
+                for step in built.iter().chain(cleanup).chain(generated) {
+                    self.check_reusable(step, false, "leave the era out of reused_in_eras");
+                }
+            }
         }
         let reuse_group = self.text(root, "", "reuse_group");
         if reuse_group.is_some() && isolation != Isolation::Reused {
@@ -83,14 +89,16 @@ impl Loader<'_> {
         }
     }
 
-    /// `reused_in_eras` names eras in which a `hands_on` scenario needs no
-    /// server of its own (what made it fresh belongs to another era): it is
-    /// held to what a `reused` scenario may do already.
-    fn check_reused_in_eras(&mut self, hands_on: bool, eras: &[String]) {
-        if !hands_on {
+    /// `reused_in_eras` names eras in which a `fresh` scenario needs no
+    /// server of its own (what made it fresh belongs to another era, such
+    /// as per-session state the stateless era does not have). Its steps are
+    /// then held to what a `reused` scenario may do: a `hands_on` one's are
+    /// already, any other's are checked by the caller.
+    fn check_reused_in_eras(&mut self, isolation: Isolation, eras: &[String]) {
+        if isolation != Isolation::Fresh {
             self.error(
                 "/reused_in_eras",
-                "reused_in_eras is for hands_on: true scenarios (whose steps a reused scenario could take)",
+                "reused_in_eras is for isolation: fresh scenarios (a shared or reused one needs no server of its own in any era)",
             );
         }
         for (i, era) in eras.iter().enumerate() {
@@ -129,14 +137,14 @@ impl Loader<'_> {
     /// A reused scenario takes no step that would sway the scenarios its
     /// server serves next; one that `ends_server` has none after it, so it
     /// may change the catalog (its server, stopped, takes the change along).
-    fn check_reusable(&mut self, step: &Step, ends_server: bool) {
+    fn check_reusable(&mut self, step: &Step, ends_server: bool, remedy: &str) {
         let why = step
             .reuses_badly()
             .filter(|_| !(ends_server && step.is_control_hook()));
         if let Some(why) = why {
             self.error_at(
                 step.place.position,
-                format!("isolation: reused, but the step {why}; use isolation: fresh"),
+                format!("isolation: reused, but the step {why}; {remedy}"),
             );
         }
     }
