@@ -246,17 +246,27 @@ impl Session {
         }
         self.transcript
             .record_raw(&self.name, Direction::Sent, text);
-        match serde_json::from_str::<Value>(text) {
-            Ok(Value::Array(batch)) => batch.iter().for_each(|m| self.note_sent(m)),
-            Ok(msg) => self.note_sent(&msg),
-            Err(_) => {}
-        }
+        self.note_sent_raw(text);
         self.conn.send(&bytes).await?;
         if !expect_answer {
             return Ok(Value::Null);
         }
         let timeout = self.with_startup(timeout.unwrap_or(self.timeout));
         self.await_response(None, "the raw message", timeout).await
+    }
+
+    /// Records the requests a raw write carries, one message (or batch) per
+    /// line as a server reads them: an answer to one of them that comes
+    /// after its scenario ended is then known for a late answer, not taken
+    /// for the next scenario's.
+    fn note_sent_raw(&mut self, text: &str) {
+        for line in text.lines() {
+            match serde_json::from_str::<Value>(line) {
+                Ok(Value::Array(batch)) => batch.iter().for_each(|m| self.note_sent(m)),
+                Ok(msg) => self.note_sent(&msg),
+                Err(_) => {}
+            }
+        }
     }
 
     /// Gives the first answer awaited on this connection `startup` to come

@@ -196,6 +196,28 @@ async fn a_raw_message_may_reuse_an_earlier_scenarios_id() {
 }
 
 #[tokio::test]
+async fn a_request_on_a_later_line_of_a_raw_write_is_known_when_its_answer_comes_late() {
+    let mut s = session().await;
+    // A notification and a ping on one write (core/cancel-unknown): the
+    // ping's answer that comes after the scenario ended was taken for the
+    // next scenario's answer.
+    s.send_raw(
+        "{\"jsonrpc\": \"2.0\", \"method\": \"notifications/cancelled\", \"params\": {\"requestId\": \"x\"}}\n{\"jsonrpc\": \"2.0\", \"id\": \"after-cancel\", \"method\": \"ping\"}",
+        false,
+        None,
+    )
+    .await
+    .expect("cat reads");
+    s.adopt("next", Transcript::new());
+    let late = json!({"jsonrpc": "2.0", "id": "after-cancel", "result": {}});
+    assert_eq!(
+        s.stray(Some(&json!(5)), &late).as_deref(),
+        Some("late answer to request \"after-cancel\" of an earlier scenario ignored")
+    );
+    s.close().await;
+}
+
+#[tokio::test]
 async fn a_warm_session_never_sends_a_request_id_twice() {
     let mut s = session().await;
     assert_eq!(s.fresh_id(), json!(1));
