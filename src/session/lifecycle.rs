@@ -53,6 +53,13 @@ impl Session {
             && self.notifications_dropped == 0
     }
 
+    /// Whether a notification went out since the session was last handed
+    /// on (the handshake's own included): what a server wrote back to it,
+    /// had it answered, may still be on its way.
+    pub fn notified(&self) -> bool {
+        self.notified
+    }
+
     /// Whether the server still answers after a scenario wrote it bytes it
     /// need not survive: a liveness request, and everything the server
     /// wrote before its answer read and set aside (an answer the garbage
@@ -89,6 +96,7 @@ impl Session {
     /// and empty logs (the handshake answer stays).
     pub fn adopt(&mut self, name: &str, transcript: Transcript) {
         self.name = name.to_string();
+        self.notified = false;
         self.transcript = transcript;
         self.notifications.clear();
         self.notification_log.clear();

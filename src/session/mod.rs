@@ -69,6 +69,10 @@ pub struct Session {
     /// handshake's or a step's own (`complete_lifecycle`).
     own_initialize: Option<Value>,
     /// Whether `notifications/initialized` went out on this session.
+    /// Whether a notification went out since the session was last handed
+    /// on: a server that answers one (it should not) writes that answer
+    /// after the scenario may have ended (`Session::checkup` reads it).
+    notified: bool,
     initialized_sent: bool,
     abandoned_ids: Vec<Value>,
     /// The abandoned requests the client cancelled: "The sender of the
@@ -134,6 +138,7 @@ impl Session {
             server: Value::Null,
             own_initialize: None,
             initialized_sent: false,
+            notified: false,
             abandoned_ids: Vec::new(),
             cancelled_ids: Vec::new(),
             dropped_ids: Vec::new(),

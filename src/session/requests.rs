@@ -179,6 +179,9 @@ impl Session {
         if msg.get("method").and_then(Value::as_str) == Some("notifications/initialized") {
             self.initialized_sent = true;
         }
+        if msg.get("method").is_some() && msg.get("id").is_none() {
+            self.notified = true;
+        }
         let Some(id) = msg.get("id").filter(|_| msg.get("method").is_some()) else {
             return;
         };

@@ -5,7 +5,8 @@
 //! among the reused ones, one that never uses its main session starts no
 //! server for it, one opened without the handshake hands its server on
 //! once its own initialize settled on the era, and so do a property's
-//! cases; a legacy server's refused discover falls back to initialize.
+//! cases; a legacy server's refused discover falls back to initialize; an
+//! answer to a notification written late is not the next scenario's.
 //! Counted with a wrapper that notes each start of the reference server,
 //! or the report's `run.server_starts`.
 
@@ -339,6 +340,32 @@ fn a_legacy_servers_refused_discover_falls_back_to_initialize() {
     }
 }
 
+/// A server that answers a notification (it should not: `notification-answered`
+/// writes -32601 with id null) writes that answer after the scenario that
+/// sent it may have ended. The warm server is checked with a ping before
+/// it serves the next scenario, and what came before the ping's answer is
+/// set aside: taken for the next scenario's answer, it failed a ping that
+/// a fresh server answers.
+fn an_answer_to_a_notification_is_not_the_next_scenarios() {
+    let dir = common::output_dir("warm-pool-notification-answered");
+    let notify = "  - notify: notifications/unit/unknown\n";
+    let ping = "  - request: ping\n    expect:\n      result: {}\n";
+    let reused = "isolation: reused\n";
+    let server = [
+        common::bin(),
+        "serve-reference",
+        "--fault",
+        "notification-answered",
+    ];
+    let json = passing_run(
+        &dir,
+        &[("a", reused, notify), ("b", reused, ping)],
+        &["--protocol-version", "2025-11-25"],
+        &server,
+    );
+    assert_eq!(json["run"]["server_starts"], 1, "b ran on a's server");
+}
+
 /// This module's tests, as trials named `module::function`.
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     let fallback = prereq::trial(
@@ -356,7 +383,8 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         a_scenario_that_never_uses_its_main_session_starts_no_server_for_it,
         a_scenario_opened_without_the_handshake_hands_its_server_on_once_its_initialize_named_the_era,
         a_donor_that_only_read_gives_its_server_to_the_second_sessions,
-        a_propertys_case_servers_serve_the_other_scenarios
+        a_propertys_case_servers_serve_the_other_scenarios,
+        an_answer_to_a_notification_is_not_the_next_scenarios
     ];
     trials.push(fallback);
     trials

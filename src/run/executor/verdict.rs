@@ -125,13 +125,17 @@ impl Execution<'_> {
     /// Takes the session `name` out of the scenario if it can serve
     /// another: the scenario was evaluated, every request it was sent got
     /// its answer or was cancelled, its stream is in step, it is still
-    /// running, and after raw bytes it still answers a liveness request.
+    /// running, and after raw bytes or a notification it still answers a
+    /// liveness request (what came before that answer is set aside).
     async fn take_if_healthy(&mut self, name: &str) -> Option<Session> {
         let timeout = self.cfg.timeout;
-        let check = self.s.may_break_connection();
         // A scenario that ends its server hands on none, however healthy.
         let fit = self.error.is_none() && !self.s.ends_server;
         let session = self.sessions.get_mut(name)?;
+        // An answer to a notification (a server should write none) or to
+        // garbage may come after the scenario ended; read before another
+        // scenario's request, it was taken for that request's answer.
+        let check = self.s.may_break_connection() || session.notified();
         let mut healthy = fit && session.reusable() && !session.has_exited();
         if healthy && check {
             healthy = session.checkup(timeout).await;
