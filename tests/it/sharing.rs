@@ -4,7 +4,8 @@
 //! once with `--isolate` (every scenario on a fresh server, every skip
 //! decided by the scenario's own steps), and every (scenario, era) must have
 //! the same outcome both ways. Against the reference server in every era
-//! (stdio and HTTP) and, in one era, against the npm and PyPI peers when installed
+//! (stdio and HTTP, and over stdio with faults that once made a verdict
+//! depend on an earlier scenario) and, in one era, against the npm and PyPI peers when installed
 //! (scripts/install-peers.sh; server-sequential-thinking is a server of one
 //! tool, where probe conditions on the tool count decide); a peer that is missing shows as ignored with
 //! the reason, and fails the trial when the `peers` prerequisite is required.
@@ -184,6 +185,24 @@ fn peer_trial(name: &'static str, transport: &'static str) -> Trial {
     )
 }
 
+/// The reference with one fault, over stdio, every era. Each of these
+/// made a verdict depend on what an earlier scenario left on a warm server:
+/// an answer to a notification (`notification-answered`) or to the ping a
+/// raw write carried (`cancel-answered`) read by the next scenario, a
+/// filtered walk the server never saw (`pd-auth-filter-scoped`), tools a
+/// shared scenario's description read authorized (`pd-authorize-any`).
+/// scripts/fault-equivalence.sh compares every fault.
+fn fault_trial(fault: &'static str) -> Trial {
+    Trial::test(
+        format!("sharing::reference-stdio-fault-{fault}"),
+        move || {
+            let command = [bin(), "serve-reference", "--fault", fault].map(String::from);
+            same_verdicts(&format!("reference-fault-{fault}"), &[], &command);
+            Ok(())
+        },
+    )
+}
+
 pub fn trials() -> Vec<Trial> {
     let reference = vec![
         bin().to_string(),
@@ -206,6 +225,10 @@ pub fn trials() -> Vec<Trial> {
             same_verdicts("reference-http", &["--url", "http://{addr}/mcp"], &http);
             Ok(())
         }),
+        fault_trial("notification-answered"),
+        fault_trial("cancel-answered"),
+        fault_trial("pd-auth-filter-scoped"),
+        fault_trial("pd-authorize-any"),
         peer_trial("server-everything", "stdio"),
         peer_trial("server-sequential-thinking", "stdio"),
         peer_trial("python-mcp", "http"),
