@@ -596,6 +596,13 @@ impl<'a> Execution<'a> {
         level
     }
 
+    /// Whether a finding so far failed or warned.
+    pub(super) fn has_failed_or_warned(&self) -> bool {
+        self.findings
+            .iter()
+            .any(|f| matches!(f.outcome, Outcome::Fail | Outcome::Warn))
+    }
+
     /// Records a finding; returns Stop when it fails the scenario.
     fn record(&mut self, finding: Finding) -> Result<(), Stop> {
         let stops = finding.outcome == Outcome::Fail;

@@ -249,6 +249,23 @@ async fn a_scenario_level_assert_and_a_should_level_warn() {
     assert_eq!(r.findings[0].step_id.as_deref(), Some("assert[0]"));
 }
 
+/// A setup capture that fails (a warning, the scenario being SHOULD)
+/// leaves the generator's list undefined: the capture's warning is the
+/// verdict, not a harness error (it was `error`: "the list of 'v' could
+/// not be evaluated").
+#[tokio::test]
+async fn a_generator_list_a_failed_capture_left_undefined_keeps_that_captures_verdict() {
+    let text = "id: base/unit-test\ntitle: t\nprofile: base\nlevel: SHOULD\nsteps:\n  - id: r\n    request: no/such/method\n    capture:\n      xs: \"r.result.items\"\ngenerate:\n  cases: 2\n  vars:\n    v: { pick: \"xs\" }\n  steps:\n    - request: ping\n";
+    let s = load_str(FILE, text).unwrap_or_else(|e| panic!("the test scenario loads: {e}"));
+    let r = run_scenario(&s, &isolated(Config::default())).await;
+    assert_eq!(r.outcome, Outcome::Warn, "{}: {:?}", r.message, r.findings);
+    assert!(
+        r.findings[0].message.contains("capture 'xs'"),
+        "{:?}",
+        r.findings
+    );
+}
+
 /// Each run validates against its own `--mcp-schema`: two runs in one
 /// process, at the same time, with different user schemas (one the answer
 /// breaks, one it meets) and none, each get their own verdict.
