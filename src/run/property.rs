@@ -52,14 +52,14 @@ enum CaseVerdict {
 /// Runs the cases of `g`; `Err(Stop)` when a case failed at MUST level or
 /// the scenario cannot go on.
 pub(super) async fn run_cases(exec: &mut Execution<'_>, g: &Generate) -> Result<(), Stop> {
-    let generated = sources(exec, g).and_then(|s| Ok((s, examples(exec, g)?)));
+    let generated = sources(exec, g).and_then(|s| examples(exec, g).map(|e| (s, e)));
     let (sources, examples) = match generated {
         Ok(lists) => lists,
         Err(message) => {
             // A setup capture that failed (its finding already recorded,
             // a warning under SHOULD) leaves the lists it fed undefined:
             // that finding is the verdict, not a harness error.
-            if !exec.has_failed_or_warned() {
+            if !exec.failed_or_warned_since(0) {
                 exec.error = Some(message);
             }
             return Err(Stop);

@@ -68,11 +68,11 @@ pub struct Session {
     /// The result of the last `initialize` sent on this session, the
     /// handshake's or a step's own (`complete_lifecycle`).
     own_initialize: Option<Value>,
-    /// Whether `notifications/initialized` went out on this session.
     /// Whether a notification went out since the session was last handed
     /// on: a server that answers one (it should not) writes that answer
     /// after the scenario may have ended (`Session::checkup` reads it).
     notified: bool,
+    /// Whether `notifications/initialized` went out on this session.
     initialized_sent: bool,
     abandoned_ids: Vec<Value>,
     /// The abandoned requests the client cancelled: "The sender of the

@@ -596,9 +596,9 @@ impl<'a> Execution<'a> {
         level
     }
 
-    /// Whether a finding so far failed or warned.
-    pub(super) fn has_failed_or_warned(&self) -> bool {
-        self.findings
+    /// Whether a finding recorded since the first `from` failed or warned.
+    pub(super) fn failed_or_warned_since(&self, from: usize) -> bool {
+        self.findings[from.min(self.findings.len())..]
             .iter()
             .any(|f| matches!(f.outcome, Outcome::Fail | Outcome::Warn))
     }
@@ -650,10 +650,7 @@ impl<'a> Execution<'a> {
             None => self.run_once(step, &label).await,
             Some(fe) => self.run_for_each(step, &label, fe).await,
         };
-        let went_wrong = self.error.is_some()
-            || self.findings[findings_before..]
-                .iter()
-                .any(|f| matches!(f.outcome, Outcome::Fail | Outcome::Warn));
+        let went_wrong = self.error.is_some() || self.failed_or_warned_since(findings_before);
         if went_wrong && self.stderr_in_failure.is_none() {
             self.stderr_in_failure = Some(self.stderr_total() > stderr_before);
         }

@@ -51,10 +51,8 @@ impl Loader<'_> {
                 }
             }
             Isolation::Reused => {
-                let generated = generate.map_or(&[][..], |g| &g.steps[..]);
-                for step in built.iter().chain(cleanup).chain(generated) {
-                    self.check_reusable(step, ends_server, "use isolation: fresh");
-                }
+                let remedy = "use isolation: fresh";
+                self.check_reusable_steps([built, cleanup], generate, ends_server, remedy);
             }
             Isolation::Fresh => {}
         }
@@ -66,10 +64,8 @@ impl Loader<'_> {
         if !reused_in_eras.is_empty() {
             self.check_reused_in_eras(isolation, &reused_in_eras);
             if isolation == Isolation::Fresh && !hands_on {
-                let generated = generate.map_or(&[][..], |g| &g.steps[..]);
-                for step in built.iter().chain(cleanup).chain(generated) {
-                    self.check_reusable(step, false, "leave the era out of reused_in_eras");
-                }
+                let remedy = "leave the era out of reused_in_eras";
+                self.check_reusable_steps([built, cleanup], generate, false, remedy);
             }
         }
         let reuse_group = self.text(root, "", "reuse_group");
@@ -131,6 +127,21 @@ impl Loader<'_> {
                     ),
                 );
             }
+        }
+    }
+
+    /// [`Self::check_reusable`] on every step: the main ones, the cleanup
+    /// and the generated cases'.
+    fn check_reusable_steps(
+        &mut self,
+        [built, cleanup]: [&[Step]; 2],
+        generate: Option<&Generate>,
+        ends_server: bool,
+        remedy: &str,
+    ) {
+        let generated = generate.map_or(&[][..], |g| &g.steps[..]);
+        for step in built.iter().chain(cleanup).chain(generated) {
+            self.check_reusable(step, ends_server, remedy);
         }
     }
 
