@@ -38,8 +38,15 @@ impl Execution<'_> {
     }
 
     /// Binds each `capture` in order (a later one may read an earlier one);
-    /// one that cannot be evaluated is a finding and stays unbound.
-    pub(super) fn capture(&mut self, step: &Step, label: &str) -> Result<(), Stop> {
+    /// one that cannot be evaluated is a finding and stays unbound, or,
+    /// on a setup step's error answer (`refusal`, see
+    /// `Execution::setup_refusal`), makes the scenario not exercised.
+    pub(super) fn capture(
+        &mut self,
+        step: &Step,
+        label: &str,
+        refusal: Option<&str>,
+    ) -> Result<(), Stop> {
         let scenario = self.s;
         let whole = ReadTree::whole();
         for (name, e) in &step.captures {
@@ -49,6 +56,13 @@ impl Execution<'_> {
             match e.program.eval_kept(&self.bindings, kept) {
                 Ok(v) => self.bindings.insert(name.clone(), v),
                 Err(err) => {
+                    if let Some(refusal) = refusal {
+                        // Skip, unless something already failed (`verdict`).
+                        self.skipped = Some(format!(
+                            "not exercised: {label}: {refusal}; capture '{name}' needs its result"
+                        ));
+                        return Err(Stop);
+                    }
                     let msg = format!(
                         "capture '{name}' = {:?} could not be evaluated: {err}",
                         e.source

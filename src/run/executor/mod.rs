@@ -686,9 +686,34 @@ impl<'a> Execution<'a> {
             return Err(Stop);
         }
         self.bind_step(step, answer.clone());
-        self.capture(step, label)?;
+        let refusal = self.setup_refusal(step, answer.json());
+        self.capture(step, label, refusal.as_deref())?;
         self.check_applicable(step, label)?;
         self.check(step, label, answer.json(), None)
+    }
+
+    /// What a setup step's error answer was, when it was one: a step of the
+    /// scenario's own `steps` (not a property case's) that sends a request
+    /// and checks nothing of its answer (no `expect`, no `assert`) only
+    /// gathers what later steps need. The run's probe counts a listing
+    /// answered with an error as empty, so the scenarios that need its
+    /// items skip; a capture that finds no result in such an answer makes
+    /// the scenario not exercised the same way (`Execution::capture`),
+    /// rather than failing a rule nothing tested. A step that checks its
+    /// answer keeps every finding.
+    fn setup_refusal(&self, step: &Step, answer: &Value) -> Option<String> {
+        let is_setup = step.expect.is_none()
+            && step.asserts.is_empty()
+            && matches!(step.action, Action::Request { .. })
+            && self.s.steps.iter().any(|own| std::ptr::eq(own, step));
+        let error = answer.get("error").filter(|_| is_setup)?;
+        let method = match &step.action {
+            Action::Request { method, .. } => method.source().to_string(),
+            _ => String::new(),
+        };
+        let code = error.get("code").map_or_else(String::new, Value::to_string);
+        let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+        Some(format!("{method} was refused ({code} {message:?})"))
     }
 
     /// What the scenario's expressions read of the step's answer (None: the
@@ -743,7 +768,7 @@ impl<'a> Execution<'a> {
             })
             .collect();
         self.bind_step(step, Bound::from(Value::Array(answers)));
-        self.capture(step, label)?;
+        self.capture(step, label, None)?;
         self.check_applicable(step, label)
     }
 

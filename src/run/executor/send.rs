@@ -357,6 +357,10 @@ impl Execution<'_> {
             // A mismatch shows what the server sent: the walk cut each item
             // down to what the pattern looks at, the rest stays as it came.
             (Some(_), _) if step.expect.is_some() => walked.answer,
+            // An error answer is small, and comes whole like an error page
+            // (`PageRead`): what it was is what a setup step's refusal
+            // names (`Execution::setup_refusal`).
+            (Some(_), _) if walked.answer.get("result").is_none() => walked.answer,
             (Some(read), _) => prune(walked.answer, read),
             (None, _) => walked.answer,
         };

@@ -255,7 +255,7 @@ async fn a_scenario_level_assert_and_a_should_level_warn() {
 /// not be evaluated").
 #[tokio::test]
 async fn a_generator_list_a_failed_capture_left_undefined_keeps_that_captures_verdict() {
-    let text = "id: base/unit-test\ntitle: t\nprofile: base\nlevel: SHOULD\nsteps:\n  - id: r\n    request: no/such/method\n    capture:\n      xs: \"r.result.items\"\ngenerate:\n  cases: 2\n  vars:\n    v: { pick: \"xs\" }\n  steps:\n    - request: ping\n";
+    let text = "id: base/unit-test\ntitle: t\nprofile: base\nlevel: SHOULD\nsteps:\n  - id: r\n    request: ping\n    capture:\n      xs: \"r.result.items\"\ngenerate:\n  cases: 2\n  vars:\n    v: { pick: \"xs\" }\n  steps:\n    - request: ping\n";
     let s = load_str(FILE, text).unwrap_or_else(|e| panic!("the test scenario loads: {e}"));
     let r = run_scenario(&s, &isolated(Config::default())).await;
     assert_eq!(r.outcome, Outcome::Warn, "{}: {:?}", r.message, r.findings);
@@ -264,6 +264,69 @@ async fn a_generator_list_a_failed_capture_left_undefined_keeps_that_captures_ve
         "{:?}",
         r.findings
     );
+}
+
+/// A setup step (it checks nothing of its answer) whose request was
+/// refused leaves the scenario not exercised when a capture needs the
+/// result, as the probe's refused listing does in a default run: under
+/// `stateless-needs-discover` over HTTP with `--isolate`, five property
+/// scenarios failed at "No such key: result" and skipped by default.
+#[tokio::test]
+async fn a_refused_setup_step_whose_result_a_capture_needs_is_not_exercised() {
+    let r = run(
+        &[],
+        r#"
+  - id: all
+    request: no/such/list
+    paginate: items
+    capture:
+      names: "all.result.items.map(i, i.name)"
+  - request: ping
+    expect:
+      result: {}
+"#,
+    )
+    .await;
+    assert_eq!(r.outcome, Outcome::Skip, "{}: {:?}", r.message, r.findings);
+    assert!(
+        r.message
+            .contains("step 'all': no/such/list was refused (-32601")
+            && r.message.contains("capture 'names' needs its result"),
+        "{}",
+        r.message
+    );
+}
+
+/// A step that checks its answer keeps every finding: its refused request
+/// is the failure its `expect` or `assert` is about.
+#[tokio::test]
+async fn a_refused_step_that_checks_its_answer_still_fails() {
+    for check in [
+        "expect:\n      result: { items: { $type: array } }",
+        "assert:\n      - expr: \"has(all.result)\"",
+    ] {
+        let steps = format!(
+            "\n  - id: all\n    request: no/such/list\n    capture:\n      names: \"all.result.items\"\n    {check}\n"
+        );
+        let r = run(&[], &steps).await;
+        assert_eq!(
+            r.outcome,
+            Outcome::Fail,
+            "{check}: {}: {:?}",
+            r.message,
+            r.findings
+        );
+    }
+}
+
+/// A property case's step is not setup: a refused generated request whose
+/// capture finds no result stays a finding of that case.
+#[tokio::test]
+async fn a_refused_request_of_a_property_case_stays_a_finding() {
+    let text = "id: base/unit-test\ntitle: t\nprofile: base\nlevel: MUST\nsteps:\n  - request: ping\ngenerate:\n  cases: 2\n  vars:\n    v: { pick: \"[1, 2]\" }\n  steps:\n    - id: c\n      request: no/such/method\n      capture:\n        got: \"c.result.v\"\n";
+    let s = load_str(FILE, text).unwrap_or_else(|e| panic!("the test scenario loads: {e}"));
+    let r = run_scenario(&s, &isolated(Config::default())).await;
+    assert_eq!(r.outcome, Outcome::Fail, "{}: {:?}", r.message, r.findings);
 }
 
 /// Each run validates against its own `--mcp-schema`: two runs in one
