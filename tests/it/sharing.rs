@@ -203,6 +203,31 @@ fn fault_trial(fault: &'static str) -> Trial {
     )
 }
 
+/// The reference with one fault, over Streamable HTTP, every era:
+/// `stateless-needs-discover` refuses the listings of a connection that
+/// did not discover first, which a default run learns from the probe and
+/// an `--isolate` run from each scenario's own setup step (seven property
+/// scenarios failed or warned there, and skipped by default).
+fn http_fault_trial(fault: &'static str) -> Trial {
+    Trial::test(
+        format!("sharing::reference-http-fault-{fault}"),
+        move || {
+            let command = [
+                bin(),
+                "serve-reference",
+                "--fault",
+                fault,
+                "--http",
+                "{addr}",
+            ]
+            .map(String::from);
+            let options = ["--url", "http://{addr}/mcp"];
+            same_verdicts(&format!("reference-http-fault-{fault}"), &options, &command);
+            Ok(())
+        },
+    )
+}
+
 pub fn trials() -> Vec<Trial> {
     let reference = vec![
         bin().to_string(),
@@ -229,6 +254,7 @@ pub fn trials() -> Vec<Trial> {
         fault_trial("cancel-answered"),
         fault_trial("pd-auth-filter-scoped"),
         fault_trial("pd-authorize-any"),
+        http_fault_trial("stateless-needs-discover"),
         peer_trial("server-everything", "stdio"),
         peer_trial("server-sequential-thinking", "stdio"),
         peer_trial("python-mcp", "http"),

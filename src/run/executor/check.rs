@@ -39,14 +39,9 @@ impl Execution<'_> {
 
     /// Binds each `capture` in order (a later one may read an earlier one);
     /// one that cannot be evaluated is a finding and stays unbound, or,
-    /// on a setup step's error answer (`refusal`, see
+    /// when it reads a setup step answered with an error (see
     /// `Execution::setup_refusal`), makes the scenario not exercised.
-    pub(super) fn capture(
-        &mut self,
-        step: &Step,
-        label: &str,
-        refusal: Option<&str>,
-    ) -> Result<(), Stop> {
+    pub(super) fn capture(&mut self, step: &Step, label: &str) -> Result<(), Stop> {
         let scenario = self.s;
         let whole = ReadTree::whole();
         for (name, e) in &step.captures {
@@ -56,10 +51,14 @@ impl Execution<'_> {
             match e.program.eval_kept(&self.bindings, kept) {
                 Ok(v) => self.bindings.insert(name.clone(), v),
                 Err(err) => {
-                    if let Some(refusal) = refusal {
+                    let refused = self
+                        .refused
+                        .iter()
+                        .find(|(id, _)| e.program.reads_variable(id));
+                    if let Some((_, why)) = refused {
                         // Skip, unless something already failed (`verdict`).
                         self.skipped = Some(format!(
-                            "not exercised: {label}: {refusal}; capture '{name}' needs its result"
+                            "not exercised: {why}; capture '{name}' needs its result"
                         ));
                         return Err(Stop);
                     }

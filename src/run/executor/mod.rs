@@ -485,6 +485,9 @@ pub(super) struct Execution<'a> {
     /// Set when a `bounded: true` request outlasted the run's budget and
     /// was cancelled: why its item was not exercised.
     pub(super) unexercised: Option<String>,
+    /// The setup steps answered with an error, by id, each with what it
+    /// was (`Execution::setup_refusal`).
+    pub(super) refused: Vec<(String, String)>,
     /// Lengths of the wire logs last bound, so unchanged logs are not re-bound.
     bound_logs: (usize, usize),
     /// The pool the main session comes from and may go back to.
@@ -561,6 +564,7 @@ impl<'a> Execution<'a> {
             error: None,
             skipped: None,
             unexercised: None,
+            refused: Vec::new(),
             bound_logs: (0, 0),
             pooled: pool,
             donor_pools: Vec::new(),
@@ -686,8 +690,10 @@ impl<'a> Execution<'a> {
             return Err(Stop);
         }
         self.bind_step(step, answer.clone());
-        let refusal = self.setup_refusal(step, answer.json());
-        self.capture(step, label, refusal.as_deref())?;
+        if let (Some(id), Some(why)) = (&step.id, self.setup_refusal(step, answer.json())) {
+            self.refused.push((id.clone(), format!("{label}: {why}")));
+        }
+        self.capture(step, label)?;
         self.check_applicable(step, label)?;
         self.check(step, label, answer.json(), None)
     }
@@ -697,10 +703,10 @@ impl<'a> Execution<'a> {
     /// and checks nothing of its answer (no `expect`, no `assert`) only
     /// gathers what later steps need. The run's probe counts a listing
     /// answered with an error as empty, so the scenarios that need its
-    /// items skip; a capture that finds no result in such an answer makes
-    /// the scenario not exercised the same way (`Execution::capture`),
-    /// rather than failing a rule nothing tested. A step that checks its
-    /// answer keeps every finding.
+    /// items skip; a capture that reads such an answer and cannot be
+    /// evaluated makes the scenario not exercised the same way
+    /// (`Execution::capture`), rather than failing a rule nothing tested.
+    /// A step that checks its answer keeps every finding.
     fn setup_refusal(&self, step: &Step, answer: &Value) -> Option<String> {
         let is_setup = step.expect.is_none()
             && step.asserts.is_empty()
@@ -768,7 +774,7 @@ impl<'a> Execution<'a> {
             })
             .collect();
         self.bind_step(step, Bound::from(Value::Array(answers)));
-        self.capture(step, label, None)?;
+        self.capture(step, label)?;
         self.check_applicable(step, label)
     }
 

@@ -297,6 +297,43 @@ async fn a_refused_setup_step_whose_result_a_capture_needs_is_not_exercised() {
     );
 }
 
+/// A later step's capture that reads the refused setup step's answer
+/// decides the same way (search/property-search lists in one step and
+/// reads the listing in the next); one that reads nothing refused stays a
+/// finding.
+#[tokio::test]
+async fn a_later_capture_of_a_refused_setup_step_is_not_exercised_either() {
+    let r = run(
+        &[],
+        r#"
+  - id: lt
+    request: no/such/list
+  - capture:
+      names: "lt.result.items.map(i, i.name)"
+"#,
+    )
+    .await;
+    assert_eq!(r.outcome, Outcome::Skip, "{}: {:?}", r.message, r.findings);
+    assert!(
+        r.message.contains("step 'lt': no/such/list was refused"),
+        "{}",
+        r.message
+    );
+    let r = run(
+        &[],
+        r#"
+  - id: lt
+    request: no/such/list
+  - id: p
+    request: ping
+  - capture:
+      names: "p.result.items"
+"#,
+    )
+    .await;
+    assert_eq!(r.outcome, Outcome::Fail, "{}: {:?}", r.message, r.findings);
+}
+
 /// A step that checks its answer keeps every finding: its refused request
 /// is the failure its `expect` or `assert` is about.
 #[tokio::test]
