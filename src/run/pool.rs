@@ -9,15 +9,27 @@
 //! while a Python server takes most of a second of CPU to start.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::{Mutex, Notify};
+// Tokio's clock, which a test may pause and advance.
+use tokio::time::Instant;
 
 use crate::session::Session;
 use crate::transport::stdio::StartCounter;
 
 /// How many times its patience a lease waits while donors run.
 const DONOR_PATIENCE: u32 = 4;
+
+/// How many times its patience a lease waits for a pool at its capacity
+/// before it opens a server beyond it, and the least it waits: a lane's
+/// scenarios take milliseconds each, so a wait this long means the
+/// servers are held by scenarios that spend their time waiting (calls
+/// that outlast the budget one after another, answers that never match
+/// their request), and one more server costs less than queueing behind
+/// them.
+const OVERFLOW_PATIENCE: u32 = 8;
+const OVERFLOW_WAIT: Duration = Duration::from_secs(2);
 
 /// How many cores the machine has (2 when it cannot tell).
 fn cores() -> usize {
@@ -140,13 +152,14 @@ impl SessionPool {
         self.freed.notify_one();
     }
 
-    /// A warm session, or leave to open one; waits while every allowed
-    /// session is in use, and for up to `patience` while any is.
+    /// A warm session, or leave to open one; waits for up to `patience`
+    /// while any allowed session is in use, and while every one is, up to
+    /// `OVERFLOW_PATIENCE` times as long (at least `OVERFLOW_WAIT`).
     pub async fn lease(&self) -> Lease {
         let asked = Instant::now();
         loop {
             let notified = self.freed.notified();
-            let wait_at_most = {
+            let limit = {
                 let mut state = self.state.lock().await;
                 if let Some(session) = state.idle.pop() {
                     return Lease::Warm(Box::new(session));
@@ -168,17 +181,19 @@ impl SessionPool {
                         state.live += 1;
                         return Lease::Open;
                     }
-                    Some(patience - waited)
+                    patience - waited
                 } else {
-                    None
+                    let overflow = self
+                        .under_load(self.patience * OVERFLOW_PATIENCE)
+                        .max(OVERFLOW_WAIT);
+                    if waited >= overflow {
+                        state.live += 1;
+                        return Lease::Open;
+                    }
+                    overflow - waited
                 }
             };
-            match wait_at_most {
-                Some(limit) => {
-                    let _ = tokio::time::timeout(limit, notified).await;
-                }
-                None => notified.await,
-            }
+            let _ = tokio::time::timeout(limit, notified).await;
         }
     }
 
@@ -201,7 +216,7 @@ impl SessionPool {
                     return Lease::Open;
                 }
             }
-            let _ = tokio::time::timeout_at(until.into(), notified).await;
+            let _ = tokio::time::timeout_at(until, notified).await;
         }
     }
 
@@ -221,7 +236,7 @@ impl SessionPool {
                     return None;
                 }
             }
-            let _ = tokio::time::timeout_at(until.into(), notified).await;
+            let _ = tokio::time::timeout_at(until, notified).await;
         }
     }
 
@@ -454,6 +469,42 @@ mod tests {
         let waited = asked.elapsed();
         assert!(waited >= Duration::from_millis(150), "{waited:?}");
         assert!(waited < Duration::from_secs(2), "{waited:?}");
+    }
+
+    /// A lane at its capacity whose servers stay busy (scenarios that
+    /// wait out call budgets one after another, a server whose answers
+    /// never match) opens one more after a long wait rather than holding
+    /// every scenario queued behind them: with id-as-float, whose tool
+    /// calls all outlast the budget, the reference's run took 7.4 minutes.
+    #[tokio::test(start_paused = true)]
+    async fn a_pool_at_its_capacity_opens_beyond_it_after_a_long_wait() {
+        let pool = SessionPool::with_capacity(1, Duration::from_millis(10))
+            .with_patience(Duration::from_millis(100));
+        assert!(matches!(pool.lease().await, Lease::Open));
+        let asked = Instant::now();
+        assert!(matches!(pool.lease().await, Lease::Open), "beyond it");
+        assert_eq!(asked.elapsed(), OVERFLOW_WAIT, "at least the floor");
+        let slow = SessionPool::with_capacity(1, Duration::from_millis(10))
+            .with_patience(Duration::from_millis(500));
+        assert!(matches!(slow.lease().await, Lease::Open));
+        let asked = Instant::now();
+        assert!(matches!(slow.lease().await, Lease::Open));
+        assert_eq!(asked.elapsed(), Duration::from_secs(4), "8 starts' worth");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_session_given_back_within_the_long_wait_is_leased_warm() {
+        let pool = Arc::new(
+            SessionPool::with_capacity(1, Duration::from_millis(10))
+                .with_patience(Duration::from_millis(100)),
+        );
+        assert!(matches!(pool.lease().await, Lease::Open));
+        let giver = Arc::clone(&pool);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            giver.put(session()).await;
+        });
+        assert!(matches!(pool.lease().await, Lease::Warm(_)));
     }
 
     #[tokio::test]
