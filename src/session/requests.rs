@@ -185,7 +185,7 @@ impl Session {
         let Some(id) = msg.get("id").filter(|_| msg.get("method").is_some()) else {
             return;
         };
-        let key = id.to_string();
+        let key = super::answers::id_key(id);
         self.answered_ids.remove(&key);
         self.earlier_answered.remove(&key);
         self.sent_ids.insert(key.clone());
