@@ -366,6 +366,58 @@ fn an_answer_to_a_notification_is_not_the_next_scenarios() {
     assert_eq!(json["run"]["server_starts"], 1, "b ran on a's server");
 }
 
+/// A warm server of the reused lanes carries what earlier scenarios left
+/// in its session: under `pd-auth-filter-scoped` a description read
+/// authorizes only the tools of the session's last filtered listing, and
+/// an unfiltered listing clears that. The category-search scenarios begin
+/// with an unfiltered walk; taken from the store of walks, it never reached
+/// a server whose session a shared filter scenario had left filtered, and
+/// their read of tool_search authorized nothing (warn; pass with
+/// `--isolate`). One job at a time, so that the shared filters run first
+/// and their servers go onward to the scenarios that read descriptions.
+fn a_reused_scenarios_own_listing_resets_what_an_earlier_filter_left() {
+    let dir = common::output_dir("warm-pool-filter-view");
+    let report = dir.join("report.json").display().to_string();
+    let bin = common::bin();
+    let out = common::run_cli(&[
+        "-q",
+        "-j",
+        "1",
+        "--protocol-version",
+        "2025-06-18",
+        "-p",
+        "sep-1300",
+        "-p",
+        "category-search",
+        "--report-json",
+        &report,
+        "--",
+        bin,
+        "serve-reference",
+        "--fault",
+        "pd-auth-filter-scoped",
+    ]);
+    let text = std::fs::read_to_string(&report).expect("the report is written");
+    let json: serde_json::Value = serde_json::from_str(&text).expect("the report is JSON");
+    let outcome = |id: &str| {
+        json["scenarios"]
+            .as_array()
+            .and_then(|all| all.iter().find(|s| s["id"] == id))
+            .map(|s| s["outcome"].clone())
+    };
+    for id in [
+        "category-search/category-counts-match",
+        "category-search/default-limit",
+    ] {
+        assert_eq!(
+            outcome(id),
+            Some(serde_json::json!("pass")),
+            "{id}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
+
 /// This module's tests, as trials named `module::function`.
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     let fallback = prereq::trial(
@@ -384,7 +436,8 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         a_scenario_opened_without_the_handshake_hands_its_server_on_once_its_initialize_named_the_era,
         a_donor_that_only_read_gives_its_server_to_the_second_sessions,
         a_propertys_case_servers_serve_the_other_scenarios,
-        an_answer_to_a_notification_is_not_the_next_scenarios
+        an_answer_to_a_notification_is_not_the_next_scenarios,
+        a_reused_scenarios_own_listing_resets_what_an_earlier_filter_left
     ];
     trials.push(fallback);
     trials

@@ -506,9 +506,11 @@ pub(super) struct Execution<'a> {
     /// request goes to the server, whatever the shared store has.
     walked: std::collections::HashSet<String>,
     /// Every step so far only listed or checked, on a server started the
-    /// usual way: its lists are those of any warm server of the run, so a
-    /// walk may come from the shared store even if the scenario runs on a
-    /// server of its own (most `fresh` scenarios begin by listing tools).
+    /// usual way for this scenario: its lists are those of any warm server
+    /// of the run, so a walk may come from the shared store even if the
+    /// scenario runs on a server of its own (most `fresh` scenarios begin
+    /// by listing tools). Not on a warm server of the reused lanes
+    /// (`Execution::adopt`).
     pristine: bool,
     /// Whether a `handshake: false` step should start the server of the
     /// next one as soon as its own is open: a property's cases each start

@@ -160,6 +160,13 @@ impl Execution<'_> {
 
     fn adopt(&mut self, name: &str, mut warm: Session) -> Session {
         warm.adopt(name, self.transcript.clone());
+        if name == MAIN && !self.shared() {
+            // A warm server of the reused lanes carries what earlier
+            // scenarios left in its session (a filtered listing's view,
+            // authorizations): a listing taken from the store would leave
+            // that in place where the scenario's own would have reset it.
+            self.pristine = false;
+        }
         warm
     }
 
