@@ -13,7 +13,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS="${1:-3}"
 OUT=reports/bench-peers.md
-CONFORMANCE_VERSION=0.1.12 # the newest that runs on Node 20 (0.1.13+ need fs.globSync, Node 22)
+# The version docs/official-suite.md reads; 0.1.13 and later need Node 22
+# (fs.globSync): where the machine's Node is older, Node 22 comes from the
+# npm registry (the `node` package) for the official suite alone.
+CONFORMANCE_VERSION=0.1.16
 
 cargo build --release --locked --quiet
 BIN=target/release/mcp-conform
@@ -21,12 +24,22 @@ EV=target/peers/node/node_modules/@modelcontextprotocol/server-everything/dist/i
 PY=target/peers/python/bin/python
 [ -f "$EV" ] && [ -x "$PY" ] || { echo "peers missing: run scripts/install-peers.sh" >&2; exit 1; }
 
-CONF_DIR=target/peers/conformance
-if [ ! -x "$CONF_DIR/node_modules/.bin/conformance" ]; then
+CONF_DIR="target/peers/conformance-$CONFORMANCE_VERSION"
+if [ ! -f "$CONF_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js" ]; then
   mkdir -p "$CONF_DIR"
   (cd "$CONF_DIR" && npm install --silent --no-audit --no-fund "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" >/dev/null)
 fi
-CONF="$CONF_DIR/node_modules/.bin/conformance"
+CONF_JS="$CONF_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+CONF_NODE=node
+if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 22 ]; then
+  NODE22_DIR=target/peers/node22
+  if [ ! -x "$NODE22_DIR/node_modules/.bin/node" ]; then
+    mkdir -p "$NODE22_DIR"
+    (cd "$NODE22_DIR" && npm install --silent --no-audit --no-fund node@22 >/dev/null)
+  fi
+  CONF_NODE="$NODE22_DIR/node_modules/.bin/node"
+fi
+conf() { "$CONF_NODE" "$CONF_JS" "$@"; }
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
@@ -89,14 +102,14 @@ official_http() {
   PORT=$port node "$EV" streamableHttp >/dev/null 2>&1 &
   local pid=$!
   for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/mcp" && break; sleep 0.05; done
-  "$CONF" server --url "http://127.0.0.1:$port/mcp" -o "target/conformance-out" || true
+  conf server --url "http://127.0.0.1:$port/mcp" -o "target/conformance-out" || true
   kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
 }
 row "server-everything over HTTP: mcp-conform, every era ($("$BIN" --list | tail -1))" ours_http
-row "server-everything over HTTP: official suite $CONFORMANCE_VERSION (active suite)" official_http
+row "server-everything over HTTP: official suite $CONFORMANCE_VERSION on Node $("$CONF_NODE" --version) (active suite)" official_http
 
 # Per-scenario times of the official suite (from its last run's output).
-OFFICIAL_SCENARIOS=$("$CONF" list 2>/dev/null | grep -c . || true)
+OFFICIAL_SCENARIOS=$(conf list 2>/dev/null | grep -c . || true)
 
 {
   echo "# Whole-catalog wall time on the servers people ship"
