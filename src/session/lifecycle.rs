@@ -53,6 +53,15 @@ impl Session {
             && self.notifications_dropped == 0
     }
 
+    /// Whether the last `tools/list` the session sent was filtered (or
+    /// searched with a query): a server may keep that listing as session
+    /// state (which tools a description read authorizes, under
+    /// pd-auth-filter-scoped), and only an unfiltered listing the server
+    /// sees resets it.
+    pub fn left_filtered_listing(&self) -> bool {
+        self.filtered_listing
+    }
+
     /// Whether a notification went out since the session was last handed
     /// on (the handshake's own included): what a server wrote back to it,
     /// had it answered, may still be on its way.

@@ -72,6 +72,10 @@ pub struct Session {
     /// on: a server that answers one (it should not) writes that answer
     /// after the scenario may have ended (`Session::checkup` reads it).
     notified: bool,
+    /// Whether the last `tools/list` this session sent narrowed the list
+    /// (a filter or query, anything beside the cursor): a server may keep
+    /// what it listed as session state (`Session::left_filtered_listing`).
+    filtered_listing: bool,
     /// Whether `notifications/initialized` went out on this session.
     initialized_sent: bool,
     abandoned_ids: Vec<Value>,
@@ -139,6 +143,7 @@ impl Session {
             own_initialize: None,
             initialized_sent: false,
             notified: false,
+            filtered_listing: false,
             abandoned_ids: Vec::new(),
             cancelled_ids: Vec::new(),
             dropped_ids: Vec::new(),

@@ -182,6 +182,11 @@ impl Session {
         if msg.get("method").is_some() && msg.get("id").is_none() {
             self.notified = true;
         }
+        if msg.get("method").and_then(Value::as_str) == Some("tools/list") {
+            let params = msg.get("params").and_then(Value::as_object);
+            self.filtered_listing =
+                params.is_some_and(|p| p.keys().any(|k| k != "cursor" && k != "_meta"));
+        }
         let Some(id) = msg.get("id").filter(|_| msg.get("method").is_some()) else {
             return;
         };

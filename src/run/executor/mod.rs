@@ -509,8 +509,8 @@ pub(super) struct Execution<'a> {
     /// usual way for this scenario: its lists are those of any warm server
     /// of the run, so a walk may come from the shared store even if the
     /// scenario runs on a server of its own (most `fresh` scenarios begin
-    /// by listing tools). Not on a warm server of the reused lanes
-    /// (`Execution::adopt`).
+    /// by listing tools). Not for a reuse group's scenario on a warm
+    /// server (`Execution::adopt`).
     pristine: bool,
     /// Whether a `handshake: false` step should start the server of the
     /// next one as soon as its own is open: a property's cases each start

@@ -160,11 +160,13 @@ impl Execution<'_> {
 
     fn adopt(&mut self, name: &str, mut warm: Session) -> Session {
         warm.adopt(name, self.transcript.clone());
-        if name == MAIN && !self.shared() {
-            // A warm server of the reused lanes carries what earlier
-            // scenarios left in its session (a filtered listing's view,
-            // authorizations): a listing taken from the store would leave
-            // that in place where the scenario's own would have reset it.
+        if name == MAIN && self.s.reuse_group.is_some() && warm.left_filtered_listing() {
+            // A reuse group's scenarios read what the session holds (the
+            // descriptions a read authorizes), and this warm server's
+            // session last listed tools filtered: a server may keep that as
+            // session state (pd-auth-filter-scoped), which an unfiltered
+            // listing resets. Taken from the store, that listing would
+            // never reach the server.
             self.pristine = false;
         }
         warm
