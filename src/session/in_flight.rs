@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::answers::id_key;
 use super::{Session, SessionError};
 use crate::jsonrpc;
 use crate::transport::Incoming;
@@ -75,9 +76,7 @@ impl Session {
             }
             Ok(Err(e)) => Err(e),
             Ok(Ok(())) => {
-                self.landed
-                    .answers
-                    .insert(super::answers::id_key(&id), None);
+                self.landed.answers.insert(id_key(&id), None);
                 Ok(Some(InFlight {
                     id,
                     method: method.to_string(),
@@ -98,7 +97,7 @@ impl Session {
         request: &InFlight,
         deadline: Instant,
     ) -> Result<Option<(Value, Instant)>, SessionError> {
-        let key = super::answers::id_key(&request.id);
+        let key = id_key(&request.id);
         loop {
             if let Some((answer, at)) = self.landed.answers.get_mut(&key).and_then(Option::take) {
                 self.landed.answers.remove(&key);
@@ -140,7 +139,7 @@ impl Session {
     /// Keeps an answer to a request in flight; anything else is a stray,
     /// noted as such.
     fn land(&mut self, answer: Value) {
-        let key = answer.get("id").map(super::answers::id_key);
+        let key = answer.get("id").map(id_key);
         if let Some(slot) = key.and_then(|k| self.landed.answers.get_mut(&k)) {
             if slot.is_none() {
                 let id = answer.get("id").cloned();
@@ -165,9 +164,7 @@ impl Session {
     /// `cancel`, it is also cancelled as the era and transport allow (see
     /// `request_within`), having waited that long.
     pub async fn abandon_request(&mut self, request: InFlight, cancel: Option<Duration>) {
-        self.landed
-            .answers
-            .remove(&super::answers::id_key(&request.id));
+        self.landed.answers.remove(&id_key(&request.id));
         match cancel {
             Some(waited) => self.cancel(request.id, request.exchange, waited).await,
             None => self.abandoned_ids.push(request.id),

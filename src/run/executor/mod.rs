@@ -710,15 +710,14 @@ impl<'a> Execution<'a> {
     /// (`Execution::capture`), rather than failing a rule nothing tested.
     /// A step that checks its answer keeps every finding.
     fn setup_refusal(&self, step: &Step, answer: &Value) -> Option<String> {
+        let Action::Request { method, .. } = &step.action else {
+            return None;
+        };
         let is_setup = step.expect.is_none()
             && step.asserts.is_empty()
-            && matches!(step.action, Action::Request { .. })
             && self.s.steps.iter().any(|own| std::ptr::eq(own, step));
         let error = answer.get("error").filter(|_| is_setup)?;
-        let method = match &step.action {
-            Action::Request { method, .. } => method.source().to_string(),
-            _ => String::new(),
-        };
+        let method = method.source();
         let code = error.get("code").map_or_else(String::new, Value::to_string);
         let message = error.get("message").and_then(Value::as_str).unwrap_or("");
         Some(format!("{method} was refused ({code} {message:?})"))
