@@ -54,6 +54,12 @@ pub struct ClientArgs {
     /// How long one scenario's client may run before it is stopped.
     #[arg(long, value_name = "N", default_value_t = 30_000)]
     pub timeout_ms: u64,
+    /// Scenario runs at once, each with a client, a scenario server and a
+    /// relay of its own (default: 2 per core, at most 16); with 1, one at a
+    /// time, for a client that cannot run beside itself (a fixed port, a
+    /// shared state file).
+    #[arg(short = 'j', long, value_name = "N", value_parser = super::positive_usize)]
+    pub jobs: Option<usize>,
     /// Warnings (SHOULD) fail the run too.
     #[arg(long)]
     pub strict: bool,
@@ -133,29 +139,17 @@ pub fn main(args: ClientArgs) -> Result<u8> {
     let mut console = console(&args);
     let info = run_info(&args, &chosen, &started_at, serde_json::Value::Null);
     console.handle(&Event::Started(Box::new(info)));
-    let mut results = Vec::new();
-    let mut client_info = serde_json::Value::Null;
-    for (i, (s, transport, version)) in plan(&chosen, &args).into_iter().enumerate() {
-        let dir = work.join(i.to_string());
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        let spec = RunSpec {
-            scenario: s,
-            transport: &transport,
-            version: version.as_deref(),
-            client: &args.command,
-            exe: &exe,
-            timeout: Duration::from_millis(args.timeout_ms),
-            dir: &dir,
-            rules: &rules,
-        };
-        let out = runtime.block_on(runner::run(&spec));
-        if client_info.is_null() {
-            client_info = out.client_info;
-        }
-        console.handle(&Event::Finished(Box::new(out.result.clone())));
-        results.push(out.result);
-    }
+    let runs = plan(&chosen, &args);
+    let jobs = args.jobs.unwrap_or_else(default_jobs);
+    let (results, client_info) = runtime.block_on(run_each(
+        &runs,
+        &args,
+        &exe,
+        &rules,
+        &work,
+        jobs,
+        &mut console,
+    ))?;
     let _ = std::fs::remove_dir_all(&work);
     runtime.shutdown_timeout(Duration::from_millis(100));
     let data = report(&args, &chosen, results, &started_at, began, client_info);
@@ -172,6 +166,60 @@ pub fn main(args: ClientArgs) -> Result<u8> {
         .verdict
         .as_ref()
         .map_or(super::EXIT_FAILURES, |v| v.exit_code()))
+}
+
+/// Client runs at once by default. A run waits most of its time (on the
+/// client, on process starts), and one that starts an interpreter costs
+/// most of a core while it starts: two per core keeps the cores busy
+/// without queueing every start at once.
+fn default_jobs() -> usize {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    (cores * 2).clamp(2, 16)
+}
+
+/// Runs every planned (scenario, transport, version), `jobs` at a time,
+/// each in a directory of its own under `work`; results come back, and
+/// reach the console, in plan order. Returns them with the clientInfo the
+/// client first sent.
+async fn run_each(
+    runs: &[(&ClientScenario, String, Option<String>)],
+    args: &ClientArgs,
+    exe: &std::path::Path,
+    rules: &[rules::Rule],
+    work: &std::path::Path,
+    jobs: usize,
+    console: &mut ConsoleReporter<std::io::Stderr>,
+) -> Result<(Vec<ScenarioResult>, serde_json::Value)> {
+    use futures::StreamExt;
+    let mut outputs = futures::stream::iter(runs.iter().enumerate())
+        .map(|(i, (s, transport, version))| async move {
+            let dir = work.join(i.to_string());
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            let spec = RunSpec {
+                scenario: s,
+                transport,
+                version: version.as_deref(),
+                client: &args.command,
+                exe,
+                timeout: Duration::from_millis(args.timeout_ms),
+                dir: &dir,
+                rules,
+            };
+            Ok::<_, anyhow::Error>(runner::run(&spec).await)
+        })
+        .buffered(jobs.max(1));
+    let mut results = Vec::new();
+    let mut client_info = serde_json::Value::Null;
+    while let Some(out) = outputs.next().await {
+        let out = out?;
+        if client_info.is_null() {
+            client_info = out.client_info;
+        }
+        console.handle(&Event::Finished(Box::new(out.result.clone())));
+        results.push(out.result);
+    }
+    Ok((results, client_info))
 }
 
 /// The client as the summary names it: its clientInfo and the command.

@@ -24,6 +24,7 @@ pub fn trials() -> Vec<Trial> {
         every_client_rule_is_shown_failing_by_a_fault,
         at_least_twenty_scenarios_over_both_transports,
         a_hanging_client_is_stopped_with_a_verdict_and_nothing_left,
+        runs_side_by_side_keep_the_order_and_verdicts_of_one_at_a_time,
         a_client_that_cannot_start_is_an_error_not_a_pass,
         the_rmcp_driver_gives_its_committed_verdicts,
     ];
@@ -408,6 +409,49 @@ fn a_hanging_client_is_stopped_with_a_verdict_and_nothing_left() {
         .map(|o| text(&o.stdout))
         .unwrap_or_default();
     assert!(left.trim().is_empty(), "processes left behind: {left}");
+}
+
+/// `-j`: the runs overlap (their durations add up to more than the
+/// run's), and the report lists the same outcomes in the same order as
+/// one run at a time.
+fn runs_side_by_side_keep_the_order_and_verdicts_of_one_at_a_time() {
+    let ran = |name: &str, jobs: &str| {
+        let mut args = ERAS[2..].to_vec();
+        args.extend(["-j", jobs, "-q"]);
+        let (code, report, stderr) = client_run(name, &args, &[bin(), "client-driver"], &[]);
+        assert_eq!(code, 0, "-j {jobs}: {stderr}");
+        report
+    };
+    let listed = |report: &Value| -> Vec<String> {
+        results(report)
+            .iter()
+            .map(|r| format!("{} {} {}", r["id"], r["era"], r["outcome"]))
+            .collect()
+    };
+    let one = ran("jobs-one", "1");
+    let many = ran("jobs-eight", "8");
+    assert_eq!(listed(&one), listed(&many));
+    assert!(listed(&one).len() > 40, "{:?}", listed(&one));
+    let overlap = |report: &Value| {
+        let each: u64 = results(report)
+            .iter()
+            .filter_map(|r| r["duration_ms"].as_u64())
+            .sum();
+        let whole = report["summary"]["duration_ms"]
+            .as_u64()
+            .unwrap_or(u64::MAX);
+        (each, whole)
+    };
+    let (each, whole) = overlap(&many);
+    assert!(
+        each > whole * 2,
+        "-j 8: runs took {each} ms in all, the run {whole} ms"
+    );
+    let (each, whole) = overlap(&one);
+    assert!(
+        each <= whole,
+        "-j 1: runs took {each} ms in all, the run {whole} ms"
+    );
 }
 
 fn a_client_that_cannot_start_is_an_error_not_a_pass() {
