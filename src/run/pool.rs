@@ -165,33 +165,25 @@ impl SessionPool {
                     return Lease::Warm(Box::new(session));
                 }
                 let waited = asked.elapsed();
-                if state.live < self.capacity {
+                let patience = if state.live >= self.capacity {
+                    self.under_load(self.patience * OVERFLOW_PATIENCE)
+                        .max(OVERFLOW_WAIT)
+                } else if state.live == 0 && state.donors == 0 {
                     // With nothing busy and no donor running, nothing can
                     // come free: opening at once costs no more than waiting.
-                    let nothing_to_wait_for = state.live == 0 && state.donors == 0;
+                    Duration::ZERO
+                } else if state.donors > 0 {
                     // A donor's server comes after its own start and its
                     // scenario: worth a longer wait than a busy session's.
-                    let patience = if state.donors > 0 {
-                        self.patience * DONOR_PATIENCE
-                    } else {
-                        self.patience
-                    };
-                    let patience = self.under_load(patience);
-                    if nothing_to_wait_for || waited >= patience {
-                        state.live += 1;
-                        return Lease::Open;
-                    }
-                    patience - waited
+                    self.under_load(self.patience * DONOR_PATIENCE)
                 } else {
-                    let overflow = self
-                        .under_load(self.patience * OVERFLOW_PATIENCE)
-                        .max(OVERFLOW_WAIT);
-                    if waited >= overflow {
-                        state.live += 1;
-                        return Lease::Open;
-                    }
-                    overflow - waited
+                    self.under_load(self.patience)
+                };
+                if waited >= patience {
+                    state.live += 1;
+                    return Lease::Open;
                 }
+                patience - waited
             };
             let _ = tokio::time::timeout(limit, notified).await;
         }
