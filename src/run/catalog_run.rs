@@ -624,6 +624,7 @@ async fn era_configs(
             // One donor goes to the garbage lane; where there are more, one
             // that only read goes to the second sessions first.
             read_donors_to_seconds: donors > 1,
+            donors_in_era: donors > 0,
             property: opts.property,
             call_tools: opts.call_tools,
             call_budget: opts.call_budget,
@@ -808,10 +809,9 @@ mod tests {
     /// The start order of a garbage scenario among the others, with a
     /// donor of a server in the era or without one.
     async fn garbage_order(donor: bool) -> Vec<String> {
-        let garbage = "isolation: reused\nsteps:\n  - send_raw: 'not json'\n  - request: ping\n";
         let mut scenarios = vec![
             scenario("base/reads", "shared", false),
-            scenario_with("base/garbage", garbage),
+            scenario_with("base/garbage", GARBAGE),
             scenario("base/changes", "reused", false),
         ];
         if donor {
@@ -834,6 +834,59 @@ mod tests {
             garbage_order(true).await,
             ["base/donor", "base/reads", "base/garbage", "base/changes"],
             "a donor's server goes to it first: it takes that beside the reused lane"
+        );
+    }
+
+    const GARBAGE: &str =
+        "isolation: reused\nsteps:\n  - send_raw: 'not json'\n  - request: ping\n";
+
+    #[test]
+    fn only_garbage_awaiting_a_donor_waits_apart_where_starts_cost() {
+        let garbage = scenario_with("base/garbage", GARBAGE);
+        let reads_and_waits = scenario("base/reads-and-waits", "shared", true);
+        let changes = scenario("base/changes", "reused", false);
+        let mut costly = (*config(Duration::from_secs(1))).clone();
+        assert!(!costly.waits_apart(&garbage), "no donor: it queues in turn");
+        costly.donors_in_era = true;
+        assert!(costly.waits_apart(&garbage), "a donor's server is coming");
+        assert!(!costly.waits_apart(&reads_and_waits));
+        assert!(!costly.waits_apart(&changes));
+        let cheap = config(Duration::from_millis(2));
+        assert!(cheap.waits_apart(&reads_and_waits));
+        assert!(!cheap.waits_apart(&garbage), "it does not wait");
+    }
+
+    /// Where a start costs a while and a donor brings the garbage lane a
+    /// server, its scenario starts while the scenarios before it in the
+    /// start order still hold every job of the rest, not after the last of
+    /// them has started.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn garbage_awaiting_a_donor_does_not_queue_behind_the_other_lanes() {
+        let slow = |n: usize| {
+            let rest = "isolation: fresh\nsteps:\n  - sleep_ms: 300\n  - request: ping\n";
+            scenario_with(&format!("base/own-{n}"), rest)
+        };
+        let mut scenarios: Vec<Scenario> = (0..4).map(slow).collect();
+        scenarios.push(scenario_with("base/garbage", GARBAGE));
+        let mut cfg = (*config(Duration::from_secs(1))).clone();
+        cfg.donors_in_era = true;
+        let work = era_work(&scenarios, &Arc::new(cfg)).await;
+        let (batches, queued) = mpsc::unbounded_channel();
+        let _ = batches.send(work);
+        drop(batches);
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        run_jobs(queued, 2, tx).await;
+        let mut started = Vec::new();
+        while let Ok(event) = rx.try_recv() {
+            if let Event::ScenarioStarted(id) = event {
+                started.push(id);
+            }
+        }
+        let garbage = started.iter().position(|id| id == "base/garbage");
+        let third = started.iter().position(|id| id == "base/own-2");
+        assert!(
+            garbage < third,
+            "the garbage scenario waited for a job of the others: {started:?}"
         );
     }
 

@@ -64,9 +64,11 @@ pub type StartOrder = (u8, u8, usize);
 /// waiting (a sleep, an awaited notification, a bounded call, a server
 /// started per case) take jobs of their own, `WAITER_JOBS` times as many
 /// and in a queue of their own, so that their waits hold up neither the
-/// work nor its queue. Where a start costs more, they take turns with the rest: started
-/// at once they would each start a server of their own rather than wait
-/// for one to come free. With `-j 1` everything takes turns in one queue.
+/// work nor its queue. Where a start costs more, they take turns with the
+/// rest: started at once they would each start a server of their own
+/// rather than wait for one to come free; only the garbage scenarios that
+/// a donor's server is coming to wait apart (`RunConfig::waits_apart`).
+/// With `-j 1` everything takes turns in one queue.
 /// Results come back in the order the jobs arrived.
 pub async fn run_jobs(
     mut batches: mpsc::UnboundedReceiver<Vec<(StartOrder, Job)>>,
@@ -83,7 +85,7 @@ pub async fn run_jobs(
             let mut arrived = 0;
             while let Some(batch) = batches.recv().await {
                 for (order, job) in batch {
-                    let waits = job.0.may_wait() && job.1.cheap_starts();
+                    let waits = job.1.waits_apart(&job.0);
                     let queue = if waits { WAITERS } else { WAITERS + 1 };
                     let queue = &queues[queue.min(queues.len() - 1)];
                     queue.push(order, (arrived, job)).await;

@@ -87,6 +87,10 @@ pub struct RunConfig {
     /// set where more than one `hands_on` scenario is written for the era,
     /// so that the garbage lane still gets a donor's server early.
     pub read_donors_to_seconds: bool,
+    /// Whether a `hands_on` scenario is written for the era, whose server
+    /// the garbage lane may take before the shared lane hands its servers
+    /// on (`RunConfig::donor_pools`).
+    pub donors_in_era: bool,
     /// Complete list walks the shared scenarios on warm servers pass on
     /// (None: every scenario walks its own).
     pub walks: Option<Arc<WalkCache>>,
@@ -166,6 +170,26 @@ impl RunConfig {
     /// ([`CHEAP_START`]).
     pub fn cheap_starts(&self) -> bool {
         self.start_cost < CHEAP_START
+    }
+
+    /// Whether `s` takes a job of the queue of scenarios that spend their
+    /// time waiting (`scheduler::run_jobs`) rather than one of the rest.
+    /// Where a start costs next to nothing, every scenario that may wait
+    /// does. Where it costs more, only the garbage scenarios do, when a
+    /// donor's server is coming to them (`donor_pools`): they wait for it
+    /// holding no core, and take it as soon as the donor is done. Queued
+    /// behind the shared scenarios instead, a Python server's garbage
+    /// scenarios started only once every shared scenario had, and their
+    /// one-second silence windows ran after all the other work. (The
+    /// reused scenarios that may wait were tried the same way: they
+    /// outnumber the donors, took their servers in no useful order, and
+    /// one opened a server of its own after waiting its patience out.)
+    pub fn waits_apart(&self, s: &Scenario) -> bool {
+        if self.cheap_starts() {
+            return s.may_wait();
+        }
+        let garbage = matches!((self.pool_for(s), &self.garbage_pool), (Some(a), Some(b)) if Arc::ptr_eq(a, b));
+        garbage && self.donors_in_era
     }
 
     /// Whether `s` runs on the warm servers of the era's shared scenarios.
@@ -299,6 +323,7 @@ impl RunConfig {
             refused_discover: None,
             group_pools: BTreeMap::new(),
             read_donors_to_seconds: false,
+            donors_in_era: false,
             walks: None,
             property: PropertyRun::default(),
             call_tools: CallTools::default(),
