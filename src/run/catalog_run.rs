@@ -645,7 +645,10 @@ async fn era_configs(
 ///
 /// At most two servers per lane serve the `isolation: reused` scenarios at
 /// once (they are few and short, and a Node or Python start costs more
-/// than waiting). When the last shared scenario is done, the shared servers
+/// than waiting). The garbage lane holds two as well: its scenarios each
+/// wait out a silence window (half a second to a second), and with room
+/// for one a second donor's server was stopped while they queued for the
+/// first (every TypeScript SDK server's run ended on that queue). When the last shared scenario is done, the shared servers
 /// go onward to the reused ones, and theirs in turn to those that write
 /// garbage (`SessionPool::with_onward`), each lane waiting for them as for
 /// a donor. A server that served a later lane never goes back to an
@@ -690,7 +693,7 @@ impl Lanes {
             Arc::new(pool)
         };
         let live = shared.is_some();
-        let garbage_pool = live.then(|| lane(1, Vec::new()));
+        let garbage_pool = live.then(|| lane(2, Vec::new()));
         let to_garbage: Vec<Arc<SessionPool>> = garbage_pool.iter().cloned().collect();
         let group_pools: BTreeMap<String, Arc<SessionPool>> = reuse_groups
             .iter()
@@ -888,6 +891,49 @@ mod tests {
             garbage < third,
             "the garbage scenario waited for a job of the others: {started:?}"
         );
+    }
+
+    /// A server that never writes: what a donor hands on, for the pools.
+    #[cfg(unix)]
+    fn donated_session() -> crate::session::Session {
+        use crate::session::{Connection, Session, Transcript};
+        use crate::transport::stdio::StdioConnection;
+        use crate::transport::StdioSpec;
+        let conn = StdioConnection::spawn(&StdioSpec::new("cat", Vec::new())).expect("cat runs");
+        Session::new(
+            "donor",
+            Connection::Stdio(Box::new(conn)),
+            Era::new("2025-11-25"),
+            Duration::from_secs(1),
+            Transcript::new(),
+        )
+    }
+
+    /// The garbage lane takes the servers of two donors, so that its
+    /// scenarios (an invalid Request and an unparsable line, each waiting
+    /// out a silence window) run side by side rather than one after the
+    /// other on one server while the second donor's server is stopped.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn the_garbage_lane_takes_the_servers_of_two_donors() {
+        let opts = RunOptions::new(EraChoice::All, Duration::from_secs(5), 4);
+        let shared = SessionPool::with_capacity(2, Duration::from_millis(10));
+        let lanes = Lanes::new(
+            Some(shared),
+            Duration::from_secs(1),
+            None,
+            false,
+            &BTreeSet::new(),
+            &opts,
+        );
+        let garbage = lanes.garbage_pool.clone().expect("a garbage lane");
+        garbage.expect_users(2).await;
+        garbage.expect_donors(2).await;
+        for donor in ["first", "second"] {
+            let back = garbage.donor_done(Some(donated_session())).await;
+            assert!(back.is_none(), "the {donor} donor's server was not taken");
+        }
+        garbage.close_all().await;
     }
 
     #[tokio::test]
