@@ -531,21 +531,19 @@ fn when_in_lane(s: &Scenario) -> u8 {
 /// they held jobs the shared scenarios needed while a Python server
 /// started for the donor: the PyPI fixture's run took 0.5 s longer.)
 fn lane_rank(s: &Scenario, cfg: &RunConfig, donated: bool) -> u8 {
-    let is = |pool: &Option<Arc<SessionPool>>, of: Option<&Arc<SessionPool>>| matches!((pool, of), (Some(a), Some(b)) if Arc::ptr_eq(a, b));
-    let own = cfg.pool_for(s);
     if !cfg.donor_pools(s).is_empty() {
         0
-    } else if own.is_none() {
+    } else if cfg.pool_for(s).is_none() {
         1
     } else if cfg.uses_shared_pool(s) {
         2
-    } else if is(&cfg.garbage_pool, own) {
+    } else if cfg.leases_from(s, &cfg.garbage_pool) {
         if donated {
             3
         } else {
             6
         }
-    } else if is(&cfg.reuse_pool, own) {
+    } else if cfg.leases_from(s, &cfg.reuse_pool) {
         4
     } else {
         5

@@ -188,8 +188,13 @@ impl RunConfig {
         if self.cheap_starts() {
             return s.may_wait();
         }
-        let garbage = matches!((self.pool_for(s), &self.garbage_pool), (Some(a), Some(b)) if Arc::ptr_eq(a, b));
-        garbage && self.donors_in_era
+        self.leases_from(s, &self.garbage_pool) && self.donors_in_era
+    }
+
+    /// Whether `s` leases its main session from `pool` (one of this
+    /// configuration's lanes).
+    pub fn leases_from(&self, s: &Scenario, pool: &Option<Arc<SessionPool>>) -> bool {
+        matches!((self.pool_for(s), pool), (Some(a), Some(b)) if Arc::ptr_eq(a, b))
     }
 
     /// Whether `s` runs on the warm servers of the era's shared scenarios.
