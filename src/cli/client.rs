@@ -173,8 +173,7 @@ pub fn main(args: ClientArgs) -> Result<u8> {
 /// most of a core while it starts: two per core keeps the cores busy
 /// without queueing every start at once.
 fn default_jobs() -> usize {
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    (cores * 2).clamp(2, 16)
+    (mcp_conform::run::cores() * 2).clamp(2, 16)
 }
 
 /// Runs every planned (scenario, transport, version), `jobs` at a time,

@@ -64,8 +64,7 @@ impl RunOptions {
     /// real server is spent waiting (for a process to start, for an answer,
     /// for a timeout), so a few per core keep the cores busy.
     pub fn default_jobs() -> usize {
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        (cores * 4).clamp(4, 32)
+        (super::cores() * 4).clamp(4, 32)
     }
 
     pub fn new(eras: EraChoice, timeout: Duration, jobs: usize) -> Self {
@@ -891,22 +890,6 @@ mod tests {
         );
     }
 
-    /// A server that never writes: what a donor hands on, for the pools.
-    #[cfg(unix)]
-    fn donated_session() -> crate::session::Session {
-        use crate::session::{Connection, Session, Transcript};
-        use crate::transport::stdio::StdioConnection;
-        use crate::transport::StdioSpec;
-        let conn = StdioConnection::spawn(&StdioSpec::new("cat", Vec::new())).expect("cat runs");
-        Session::new(
-            "donor",
-            Connection::Stdio(Box::new(conn)),
-            Era::new("2025-11-25"),
-            Duration::from_secs(1),
-            Transcript::new(),
-        )
-    }
-
     /// The garbage lane takes the servers of two donors, so that its
     /// scenarios (an invalid Request and an unparsable line, each waiting
     /// out a silence window) run side by side rather than one after the
@@ -928,7 +911,9 @@ mod tests {
         garbage.expect_users(2).await;
         garbage.expect_donors(2).await;
         for donor in ["first", "second"] {
-            let back = garbage.donor_done(Some(donated_session())).await;
+            let back = garbage
+                .donor_done(Some(crate::run::pool::tests::session()))
+                .await;
             assert!(back.is_none(), "the {donor} donor's server was not taken");
         }
         garbage.close_all().await;

@@ -21,6 +21,12 @@ pub use outcome::{Finding, Outcome, ScenarioResult};
 pub use policy::{RunPolicy, Verdict};
 pub use target::Target;
 
+/// How many cores the machine has (2 when it cannot tell): what job
+/// counts and start-up patience are scaled by.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
 /// How many groups, tags or tools a "for every" invariant checks at most
 /// (`--sample-size`): enough to catch a server that gets membership wrong
 /// in general, few enough that a catalog of 100,000 tools costs no more

@@ -15,6 +15,7 @@ use tokio::sync::{Mutex, Notify};
 // Tokio's clock, which a test may pause and advance.
 use tokio::time::Instant;
 
+use super::cores;
 use crate::session::Session;
 use crate::transport::stdio::StartCounter;
 
@@ -30,11 +31,6 @@ const DONOR_PATIENCE: u32 = 4;
 /// them.
 const OVERFLOW_PATIENCE: u32 = 8;
 const OVERFLOW_WAIT: Duration = Duration::from_secs(2);
-
-/// How many cores the machine has (2 when it cannot tell).
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get())
-}
 
 /// What a shared scenario gets from the pool.
 pub enum Lease {
@@ -393,13 +389,15 @@ impl SessionPool {
 }
 
 #[cfg(all(test, unix))]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::session::{Connection, Era, Transcript};
     use crate::transport::stdio::StdioConnection;
     use crate::transport::StdioSpec;
 
-    fn session() -> Session {
+    /// A server that never writes (`cat`): what the pools hold and hand on,
+    /// for tests of who takes it.
+    pub(crate) fn session() -> Session {
         let conn = StdioConnection::spawn(&StdioSpec::new("cat", Vec::new())).expect("cat runs");
         Session::new(
             "probe",
