@@ -618,10 +618,7 @@ async fn era_configs(
             second_pool,
             refused_discover,
             group_pools,
-            // One donor goes to the garbage lane; where there are more, one
-            // that only read goes to the second sessions first.
-            read_donors_to_seconds: donors > 1,
-            donors_in_era: donors > 0,
+            hands_on_written: donors,
             property: opts.property,
             call_tools: opts.call_tools,
             call_budget: opts.call_budget,
@@ -847,7 +844,7 @@ mod tests {
         let changes = scenario("base/changes", "reused", false);
         let mut costly = (*config(Duration::from_secs(1))).clone();
         assert!(!costly.waits_apart(&garbage), "no donor: it queues in turn");
-        costly.donors_in_era = true;
+        costly.hands_on_written = 1;
         assert!(costly.waits_apart(&garbage), "a donor's server is coming");
         assert!(!costly.waits_apart(&reads_and_waits));
         assert!(!costly.waits_apart(&changes));
@@ -869,7 +866,7 @@ mod tests {
         let mut scenarios: Vec<Scenario> = (0..4).map(slow).collect();
         scenarios.push(scenario_with("base/garbage", GARBAGE));
         let mut cfg = (*config(Duration::from_secs(1))).clone();
-        cfg.donors_in_era = true;
+        cfg.hands_on_written = 1;
         let work = era_work(&scenarios, &Arc::new(cfg)).await;
         let (batches, queued) = mpsc::unbounded_channel();
         let _ = batches.send(work);

@@ -82,15 +82,11 @@ pub struct RunConfig {
     /// instead of starting a server, its `initialize` being the fallback
     /// (None: every scenario fresh).
     pub refused_discover: Option<Arc<SessionPool>>,
-    /// Whether a `hands_on` scenario that only reads (`Scenario::only_reads`)
-    /// hands its server to the pool of second sessions before the others:
-    /// set where more than one `hands_on` scenario is written for the era,
-    /// so that the garbage lane still gets a donor's server early.
-    pub read_donors_to_seconds: bool,
-    /// Whether a `hands_on` scenario is written for the era, whose server
-    /// the garbage lane may take before the shared lane hands its servers
-    /// on (`RunConfig::donor_pools`).
-    pub donors_in_era: bool,
+    /// How many `hands_on` scenarios are written for the era: whether the
+    /// garbage lane may get a donor's server before the shared lane hands
+    /// its servers on (`waits_apart`), and whether one that only read may
+    /// go to the second sessions first (`donor_pools`).
+    pub hands_on_written: usize,
     /// Complete list walks the shared scenarios on warm servers pass on
     /// (None: every scenario walks its own).
     pub walks: Option<Arc<WalkCache>>,
@@ -188,7 +184,7 @@ impl RunConfig {
         if self.cheap_starts() {
             return s.may_wait();
         }
-        self.leases_from(s, &self.garbage_pool) && self.donors_in_era
+        self.leases_from(s, &self.garbage_pool) && self.hands_on_written > 0
     }
 
     /// Whether `s` leases its main session from `pool` (one of this
@@ -226,12 +222,12 @@ impl RunConfig {
 
     /// The pools a `hands_on: true` scenario, which runs on a server of its
     /// own, may hand that server to when it ends: the garbage pool first
-    /// (it has room for one), then the pool of `reused` scenarios. The
+    /// (it has room for two), then the pool of `reused` scenarios. The
     /// loader holds such a scenario to what a `reused` one may do, so the
     /// server it leaves is one a `reused` scenario could have left. One
     /// whose steps only read leaves a server any shared scenario could have
     /// left: where the era has other donors for the garbage lane
-    /// (`read_donors_to_seconds`), it goes to the second sessions of the
+    /// (`hands_on_written`), it goes to the second sessions of the
     /// shared scenarios first, which would otherwise start a server.
     pub fn donor_pools(&self, s: &Scenario) -> Vec<Arc<SessionPool>> {
         if !s.hands_on_in(&self.era.version) {
@@ -240,7 +236,7 @@ impl RunConfig {
         let seconds = self
             .second_pool
             .as_ref()
-            .filter(|_| self.read_donors_to_seconds && s.only_reads());
+            .filter(|_| self.hands_on_written > 1 && s.only_reads());
         seconds
             .into_iter()
             .chain([&self.garbage_pool, &self.reuse_pool].into_iter().flatten())
@@ -327,8 +323,7 @@ impl RunConfig {
             second_pool: None,
             refused_discover: None,
             group_pools: BTreeMap::new(),
-            read_donors_to_seconds: false,
-            donors_in_era: false,
+            hands_on_written: 0,
             walks: None,
             property: PropertyRun::default(),
             call_tools: CallTools::default(),
