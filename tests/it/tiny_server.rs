@@ -117,6 +117,13 @@ fn a_correct_server_fails_nothing() {
         failing_requirements(&[], Some("2025-06-18")),
         BTreeSet::new()
     );
+    // Refusing the request behind a notification is no reply to the
+    // notification (Context7 4.1.1 does this in 2026-07-28, and failed
+    // "MUST NOT reply to a Notification" for it).
+    assert_eq!(
+        failing_requirements(&["refuse-after-notification"], None),
+        BTreeSet::new()
+    );
 }
 
 fn a_server_that_never_answers_gets_a_verdict_within_the_timeout_and_leaves_no_process() {
