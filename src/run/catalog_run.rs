@@ -640,9 +640,11 @@ async fn era_configs(
 /// At most two servers per lane serve the `isolation: reused` scenarios at
 /// once (they are few and short, and a Node or Python start costs more
 /// than waiting). The garbage lane holds two as well: its scenarios each
-/// wait out a silence window (half a second to a second), and with room
-/// for one a second donor's server was stopped while they queued for the
-/// first (every TypeScript SDK server's run ended on that queue). When the last shared scenario is done, the shared servers
+/// wait out a sentinel's grace on a server that drops what they write (a
+/// tenth of a second to half a second), and with room for one a second
+/// donor's server was stopped while they queued for the first (every
+/// TypeScript SDK server's run ended on that queue, when the grace was a
+/// fixed half second). When the last shared scenario is done, the shared servers
 /// go onward to the reused ones, and theirs in turn to those that write
 /// garbage (`SessionPool::with_onward`), each lane waiting for them as for
 /// a donor. A server that served a later lane never goes back to an

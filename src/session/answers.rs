@@ -11,9 +11,33 @@ use crate::jsonrpc;
 use crate::transport::stdio::ExitState;
 use crate::transport::Incoming;
 
-/// How long a sentinel's answer may precede the answer it follows before the
-/// message is taken as dropped (see `Session::arm_sentinel`).
+/// The longest a sentinel's answer may precede the answer it follows before
+/// the message is taken as dropped (see `Session::arm_sentinel`), and how
+/// long the sentinel's own answer is awaited once the message's came.
 pub const SENTINEL_GRACE: Duration = Duration::from_millis(500);
+
+/// The shortest grace after a sentinel's answer.
+pub const SENTINEL_GRACE_MIN: Duration = Duration::from_millis(100);
+
+/// How many of the sentinel's round trips the grace after its answer lasts.
+const SENTINEL_GRACE_ROUND_TRIPS: u32 = 10;
+
+/// How long after the sentinel's answer the message's answer may still
+/// come: ten times what the sentinel took to be answered, within
+/// [`SENTINEL_GRACE_MIN`] and [`SENTINEL_GRACE`]. A server that handles
+/// messages side by side writes the earlier answer about as soon as the
+/// sentinel's, at the pace it shows while loaded: a fixed half second
+/// held a warm server idle that long for every message an SDK drops
+/// (docs/interpretations.md#sentinels).
+pub fn sentinel_grace(round_trip: Duration) -> Duration {
+    let paced = round_trip
+        .saturating_mul(SENTINEL_GRACE_ROUND_TRIPS)
+        .as_millis();
+    // Whole tenths of a second, so that the failure message reads the same
+    // from run to run on a machine whose load holds steady.
+    let tenths = u64::try_from(paced.div_ceil(100)).unwrap_or(u64::MAX / 100);
+    Duration::from_millis(tenths * 100).clamp(SENTINEL_GRACE_MIN, SENTINEL_GRACE)
+}
 
 impl Session {
     pub(super) async fn closed_error(&mut self, during: &str) -> SessionError {
@@ -30,7 +54,7 @@ impl Session {
     /// The next wait for an answer (`request_with`, `send_raw`) sends the
     /// era's liveness request right behind the message, over stdio, where a
     /// server reads its input in order. A server that answers the sentinel
-    /// and, within `SENTINEL_GRACE` more, not the message, has dropped the
+    /// and, within a grace after it (`sentinel_grace`), not the message, has dropped the
     /// message without a word: the wait ends there (`SessionError::Dropped`)
     /// instead of at the timeout. For messages servers commonly drop (an
     /// unparsable line, an id they cannot represent); the rule is written in
@@ -65,13 +89,14 @@ impl Session {
         let exchange = self.conn.last_exchange();
         self.server_requests_answered = 0;
         let sentinel = self.send_sentinel().await?;
-        let mut sentinel_answered = false;
+        let sentinel_sent = Instant::now();
+        let mut grace = None;
         loop {
             let remaining = deadline.saturating_duration_since(Instant::now());
             let next = tokio::time::timeout(remaining, self.next_incoming()).await;
             let Ok(item) = next else {
-                return Err(if sentinel_answered {
-                    self.dropped(id, method, sentinel.as_ref())
+                return Err(if let Some(grace) = grace {
+                    self.dropped(id, method, sentinel.as_ref(), grace)
                 } else {
                     self.timed_out(method, timeout, violations_before, sentinel)
                         .await
@@ -84,8 +109,9 @@ impl Session {
                     };
                     if let Some(s) = sentinel.as_ref().filter(|s| same_id(answer.get("id"), s)) {
                         self.note_answered(s);
-                        sentinel_answered = true;
-                        deadline = deadline.min(Instant::now() + SENTINEL_GRACE);
+                        let after = sentinel_grace(sentinel_sent.elapsed());
+                        grace = Some(after);
+                        deadline = deadline.min(Instant::now() + after);
                         continue;
                     }
                     if let Some(reason) = self.stray(id, &answer) {
@@ -98,7 +124,7 @@ impl Session {
                     if let Some(answered) = id.or(answer.get("id")) {
                         self.note_answered(answered);
                     }
-                    if let (Some(s), false) = (sentinel, sentinel_answered) {
+                    if let (Some(s), None) = (sentinel, grace) {
                         self.settle_sentinel(s, deadline).await;
                     }
                     return Ok(answer);
@@ -125,9 +151,15 @@ impl Session {
         }
     }
 
-    /// The sentinel was answered and, within its grace, the message not:
+    /// The sentinel was answered and, within its `grace`, the message not:
     /// the server dropped it.
-    fn dropped(&self, id: Option<&Value>, method: &str, sentinel: Option<&Value>) -> SessionError {
+    fn dropped(
+        &self,
+        id: Option<&Value>,
+        method: &str,
+        sentinel: Option<&Value>,
+        grace: Duration,
+    ) -> SessionError {
         let liveness = self.era.liveness_method();
         SessionError::Dropped {
             unanswered: match id {
@@ -138,7 +170,7 @@ impl Session {
                 Some(s) => format!("the {liveness} with id {s}"),
                 None => format!("the {liveness}"),
             },
-            grace_ms: SENTINEL_GRACE.as_millis() as u64,
+            grace_ms: grace.as_millis() as u64,
         }
     }
 

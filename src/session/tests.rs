@@ -648,6 +648,75 @@ async fn a_request_the_server_dropped_leaves_the_session_reusable_and_its_late_a
     );
 }
 
+#[test]
+fn a_sentinels_grace_is_ten_of_its_round_trips_in_tenths_of_a_second_within_bounds() {
+    use super::answers::{sentinel_grace, SENTINEL_GRACE_MIN};
+    let ms = Duration::from_millis;
+    assert_eq!(
+        sentinel_grace(ms(0)),
+        SENTINEL_GRACE_MIN,
+        "a prompt answer: the floor"
+    );
+    assert_eq!(sentinel_grace(ms(3)), ms(100));
+    assert_eq!(sentinel_grace(ms(11)), ms(200), "110 ms, rounded up");
+    assert_eq!(sentinel_grace(ms(30)), ms(300));
+    assert_eq!(
+        sentinel_grace(ms(60)),
+        SENTINEL_GRACE,
+        "a slow answer: the ceiling"
+    );
+    assert_eq!(sentinel_grace(Duration::MAX), SENTINEL_GRACE);
+}
+
+/// A session whose server reads a request and the sentinel behind it,
+/// sleeps `before` seconds, answers the sentinel, sleeps `after` seconds,
+/// then answers the request.
+fn answering_after_the_sentinel(before: &str, after: &str) -> Session {
+    scripted(&format!(
+        r#"id_of() {{ printf '%s' "$1" | sed 's/.*"id":\([0-9]*\).*/\1/'; }}
+        read request; read sentinel
+        sleep {before}
+        echo "{{\"jsonrpc\":\"2.0\",\"id\":$(id_of "$sentinel"),\"result\":{{}}}}"
+        sleep {after}
+        echo '{{"jsonrpc":"2.0","id":"late","result":{{"n":1}}}}'
+        sleep 5"#
+    ))
+}
+
+async fn request_behind_a_sentinel(s: &mut Session) -> Result<Value, SessionError> {
+    s.arm_sentinel();
+    let wait = Some(Duration::from_secs(3));
+    s.request_with("ping", None, Some(json!("late")), wait, false)
+        .await
+}
+
+#[tokio::test]
+async fn an_answer_soon_after_the_sentinels_is_the_requests_not_a_drop() {
+    let mut s = answering_after_the_sentinel("0", "0.02");
+    let answer = request_behind_a_sentinel(&mut s).await;
+    assert_eq!(answer.map(|a| a["result"]["n"].clone()), Ok(json!(1)));
+}
+
+#[tokio::test]
+async fn a_server_slow_to_answer_the_sentinel_gets_a_longer_grace() {
+    // The sentinel took at least 60 ms: the grace is the ceiling, 500 ms,
+    // and an answer 250 ms after the sentinel's still counts (the floor,
+    // 100 ms, would have called the request dropped).
+    let mut s = answering_after_the_sentinel("0.06", "0.25");
+    let answer = request_behind_a_sentinel(&mut s).await;
+    assert_eq!(answer.map(|a| a["result"]["n"].clone()), Ok(json!(1)));
+}
+
+#[tokio::test]
+async fn a_drop_names_the_grace_it_waited() {
+    let mut s = answering_after_the_sentinel("0.06", "2");
+    let dropped = request_behind_a_sentinel(&mut s).await;
+    assert!(
+        matches!(dropped, Err(SessionError::Dropped { grace_ms: 500, .. })),
+        "{dropped:?}"
+    );
+}
+
 /// A session with the in-process reference echoing numeric ids as floats
 /// (4711 comes back as 4711.0), opened without the handshake.
 fn with_float_ids() -> Session {

@@ -52,10 +52,11 @@ fn a_dropped_message_fails_when_the_sentinel_is_answered_not_at_the_timeout() {
         };
         assert_eq!(s["outcome"], expected, "{s}");
         let message = s["message"].as_str().unwrap_or_default();
+        // The grace: ten of the sentinel's round trips, 100 ms to 500 ms.
+        let graces = (1..=5).map(|tenths| format!("nothing more came within {tenths}00 ms"));
+        let said = ", sent right after it, was answered, and ";
         assert!(
-            message.contains(
-                ", sent right after it, was answered, and nothing more came within 500 ms"
-            ),
+            message.contains(said) && graces.into_iter().any(|g| message.contains(&g)),
             "{}: {message}",
             s["id"]
         );
