@@ -195,6 +195,11 @@ impl<W: Write> ConsoleReporter<W> {
                 "\nrunning {} scenarios against {graded} ({}, protocol {eras}, {}{seed})",
                 info.scenarios, info.transport, info.target
             ));
+            if let Some(answered) = negotiated_other_revision(info) {
+                self.emit(&format!(
+                    "the server answered initialize with {answered}, a revision this run does not test: each era's rules are checked on that session"
+                ));
+            }
             if let Some(line) = info.tool_calls.as_ref().and_then(|t| t.line()) {
                 self.emit(&line);
             }
@@ -616,6 +621,16 @@ fn running_line(running: &[(String, Instant)], now: Instant) -> String {
     format!("running {}{more}", names.join(", "))
 }
 
+/// The revision the server answered `initialize` with, when it is none of
+/// those the run tests: a server that speaks only an older one (2024-11-05)
+/// answers every initialize with it, as version negotiation allows, and
+/// the run's eras then name what was asked, not what was spoken.
+fn negotiated_other_revision(info: &RunInfo) -> Option<&str> {
+    let answered = info.server.get("protocolVersion")?.as_str()?;
+    let tested = info.eras.iter().chain([&info.era]).any(|e| e == answered);
+    (!tested).then_some(answered)
+}
+
 /// Where to read more about the first problem (`-q`).
 fn hints(r: &ScenarioResult) -> String {
     let explain = r
@@ -693,6 +708,30 @@ mod tests {
             quiet.problem_line(&problems[0]),
             "FAILED [MUST] base/y (2025-06-18, 2025-11-25): no answer"
         );
+    }
+
+    #[test]
+    fn the_header_says_when_the_server_answered_another_revision() {
+        let mut info = RunInfo {
+            target: "server".into(),
+            transport: "stdio".into(),
+            era: "2025-11-25".into(),
+            eras: vec!["2025-06-18".into(), "2025-11-25".into()],
+            probes: Default::default(),
+            server: serde_json::json!({"protocolVersion": "2024-11-05"}),
+            harness_version: String::new(),
+            started_at: String::new(),
+            scenarios: 1,
+            fixture_match: false,
+            seed: 0,
+            tool_calls: None,
+            server_starts: None,
+        };
+        assert_eq!(negotiated_other_revision(&info), Some("2024-11-05"));
+        info.server = serde_json::json!({"protocolVersion": "2025-11-25"});
+        assert_eq!(negotiated_other_revision(&info), None, "an era tested");
+        info.server = serde_json::json!({"supportedVersions": ["2026-07-28"]});
+        assert_eq!(negotiated_other_revision(&info), None, "no initialize");
     }
 
     #[test]

@@ -104,11 +104,11 @@ fn each_base_defect_fails_its_requirement() {
             );
         }
     }
-    let failing = failing_requirements(&["no-server-info"], Some("2025-11-25"));
-    assert!(
-        failing.contains("BASE-INIT-01"),
-        "no-server-info: {failing:?}"
-    );
+    // initialize belongs to the stateful eras (auto picks 2026-07-28).
+    for defect in ["no-server-info", "made-up-version"] {
+        let failing = failing_requirements(&[defect], Some("2025-11-25"));
+        assert!(failing.contains("BASE-INIT-01"), "{defect}: {failing:?}");
+    }
 }
 
 fn a_correct_server_fails_nothing() {
@@ -122,6 +122,13 @@ fn a_correct_server_fails_nothing() {
     // "MUST NOT reply to a Notification" for it).
     assert_eq!(
         failing_requirements(&["refuse-after-notification"], None),
+        BTreeSet::new()
+    );
+    // A server that speaks only an older revision answers initialize with
+    // it, as version negotiation asks (server-github 0.6.2 answers
+    // 2024-11-05, and failed BASE-INIT-01 for it).
+    assert_eq!(
+        failing_requirements(&["speaks-2024-11-05"], None),
         BTreeSet::new()
     );
 }
