@@ -609,19 +609,23 @@ async fn a_session_whose_initialize_settled_another_version_or_none_is_not_compl
     assert!(!never.complete_lifecycle().await, "no initialize at all");
 }
 
+/// A shell function for scripted servers: the numeric id of the JSON-RPC
+/// message in `$1`.
+const ID_OF: &str = r#"id_of() { printf '%s' "$1" | sed 's/.*"id":\([0-9]*\).*/\1/'; }"#;
+
 #[tokio::test]
 async fn a_request_the_server_dropped_leaves_the_session_reusable_and_its_late_answer_ignored() {
     // Answers the sentinel behind the first request, not the request; then,
     // once the next request comes, the first one late and the next one.
-    let mut s = scripted(
-        r#"id_of() { printf '%s' "$1" | sed 's/.*"id":\([0-9]*\).*/\1/'; }
+    let mut s = scripted(&format!(
+        r#"{ID_OF}
         read request; read sentinel
-        echo "{\"jsonrpc\":\"2.0\",\"id\":$(id_of "$sentinel"),\"result\":{}}"
+        echo "{{\"jsonrpc\":\"2.0\",\"id\":$(id_of "$sentinel"),\"result\":{{}}}}"
         read next
-        echo '{"jsonrpc":"2.0","id":"dropped","result":{"late":true}}'
-        echo "{\"jsonrpc\":\"2.0\",\"id\":$(id_of "$next"),\"result\":{\"n\":2}}"
-        sleep 5"#,
-    );
+        echo '{{"jsonrpc":"2.0","id":"dropped","result":{{"late":true}}}}'
+        echo "{{\"jsonrpc\":\"2.0\",\"id\":$(id_of "$next"),\"result\":{{\"n\":2}}}}"
+        sleep 5"#
+    ));
     s.arm_sentinel();
     let wait = Some(Duration::from_secs(3));
     let dropped = s
@@ -673,7 +677,7 @@ fn a_sentinels_grace_is_ten_of_its_round_trips_in_tenths_of_a_second_within_boun
 /// then answers the request.
 fn answering_after_the_sentinel(before: &str, after: &str) -> Session {
     scripted(&format!(
-        r#"id_of() {{ printf '%s' "$1" | sed 's/.*"id":\([0-9]*\).*/\1/'; }}
+        r#"{ID_OF}
         read request; read sentinel
         sleep {before}
         echo "{{\"jsonrpc\":\"2.0\",\"id\":$(id_of "$sentinel"),\"result\":{{}}}}"
