@@ -307,6 +307,11 @@ fn usage_errors_exit_2_with_the_reason() {
         ),
         (&["explian", "X"], "did you mean `mcp-conform explain`?"),
         (
+            &["http://127.0.0.1:9/mcp"],
+            "is a URL, not a command: test a running Streamable HTTP server with `mcp-conform --url http://127.0.0.1:9/mcp`",
+        ),
+        (&["wach"], "did you mean `mcp-conform watch`?"),
+        (
             &["completions"],
             "is neither a subcommand nor a program on PATH",
         ),

@@ -10,7 +10,7 @@ use crate::json::ReadTree;
 use crate::run::outcome::{Finding, Outcome};
 use crate::scenario::diff;
 use crate::scenario::model::{Assertion, Level, Step};
-use crate::scenario::pattern::{AltVerdict, Pattern};
+use crate::scenario::pattern::{kind_mismatch, AltVerdict, Pattern};
 
 /// Other mismatch paths a finding lists besides the first.
 const MAX_OTHER_PATHS: usize = 10;
@@ -134,10 +134,13 @@ impl Execution<'_> {
                 Ok(())
             }
             Err(mismatch) => {
+                // A result where an error was asked for (or the reverse)
+                // says so, rather than where inside the error it failed.
+                let why = kind_mismatch(pattern, answer).unwrap_or_else(|| mismatch.to_string());
                 let mut f = Finding::new(
                     Outcome::for_level(level),
                     Some(label.to_string()),
-                    format!("answer does not match expect: {mismatch}"),
+                    format!("answer does not match expect: {why}"),
                 )
                 .at(self.s, &mismatch.place)
                 .with_answer(answer);

@@ -18,9 +18,11 @@ use crate::expr::{Bindings, Programs};
 pub use crate::json::json_eq;
 use crate::json::ReadTree;
 
+mod answer_kind;
 mod compile;
 mod matching;
 
+pub use answer_kind::kind_mismatch;
 pub(crate) use compile::describe;
 use compile::Compiler;
 pub use matching::{Matched, Mismatch};
