@@ -20,7 +20,7 @@ use crate::common::{cli as mcp_conform, redact_console as redact, text};
 use crate::prereq::{self, Prereq};
 
 pub fn trials() -> Vec<Trial> {
-    let tests: [(&str, fn()); 4] = [
+    let tests: [(&str, fn()); 5] = [
         (
             "each_base_defect_fails_its_requirement",
             each_base_defect_fails_its_requirement,
@@ -28,6 +28,10 @@ pub fn trials() -> Vec<Trial> {
         (
             "a_correct_server_fails_nothing",
             a_correct_server_fails_nothing,
+        ),
+        (
+            "a_parse_error_with_another_code_warns",
+            a_parse_error_with_another_code_warns,
         ),
         (
             "a_server_that_never_answers_gets_a_verdict_within_the_timeout_and_leaves_no_process",
@@ -55,6 +59,16 @@ pub fn trials() -> Vec<Trial> {
 /// `breaks`, run as a default CLI run would: shared scenarios on warm
 /// servers (a Python start each otherwise, most of this trial's time).
 fn failing_requirements(breaks: &[&str], version: Option<&str>) -> BTreeSet<String> {
+    let (failed, warned) = caught_requirements(breaks, version);
+    failed.union(&warned).cloned().collect()
+}
+
+/// The requirements the base scenarios fail, and those they only warn on,
+/// against the tiny server with `breaks`.
+fn caught_requirements(
+    breaks: &[&str],
+    version: Option<&str>,
+) -> (BTreeSet<String>, BTreeSet<String>) {
     let mut cfg = (*common::config(common::tiny_server(breaks), version)).clone();
     cfg.pool = Some(std::sync::Arc::new(SessionPool::new(
         Duration::from_millis(100),
@@ -66,7 +80,7 @@ fn failing_requirements(breaks: &[&str], version: Option<&str>) -> BTreeSet<Stri
         .collect();
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let results = common::runtime().block_on(run_all(base, std::sync::Arc::new(cfg), 2, tx));
-    let mut failing = BTreeSet::new();
+    let (mut failed, mut warned) = (BTreeSet::new(), BTreeSet::new());
     for r in results {
         assert_ne!(
             r.outcome,
@@ -77,11 +91,13 @@ fn failing_requirements(breaks: &[&str], version: Option<&str>) -> BTreeSet<Stri
         );
         // caught: a failure, or a warning where the rule is a SHOULD
         // (BASE-ERR-02: JSON-RPC's code table has no keyword)
-        if matches!(r.outcome, Outcome::Fail | Outcome::Warn) {
-            failing.extend(r.requirements.iter().cloned());
+        match r.outcome {
+            Outcome::Fail => failed.extend(r.requirements.iter().cloned()),
+            Outcome::Warn => warned.extend(r.requirements.iter().cloned()),
+            _ => {}
         }
     }
-    failing
+    (failed, warned)
 }
 
 fn each_base_defect_fails_its_requirement() {
@@ -109,6 +125,16 @@ fn each_base_defect_fails_its_requirement() {
         let failing = failing_requirements(&[defect], Some("2025-11-25"));
         assert!(failing.contains("BASE-INIT-01"), "{defect}: {failing:?}");
     }
+}
+
+/// An unparsable line answered with another code than -32700 is answered:
+/// the MUST ("the Server MUST reply") holds, and the code, from a table
+/// with no keyword, only warns (figma-developer-mcp 0.13.2 over HTTP
+/// answers -32603, and failed BASE-ERR-03 for it).
+fn a_parse_error_with_another_code_warns() {
+    let (failed, warned) = caught_requirements(&["parse-error-internal"], None);
+    assert!(!failed.contains("BASE-ERR-03"), "failed: {failed:?}");
+    assert!(warned.contains("BASE-ERR-03"), "warned: {warned:?}");
 }
 
 fn a_correct_server_fails_nothing() {
