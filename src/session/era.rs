@@ -51,14 +51,25 @@ pub fn client_capabilities(_era: &Era) -> Value {
     json!({})
 }
 
-/// Adds the stateless era's per-request `_meta` to params (which must be an
-/// object or absent; anything else is sent as written, for wrong-type tests).
-pub fn with_meta(params: Option<Value>, era: &Era) -> Option<Value> {
-    let meta = json!({
+/// The `_meta` every request of the era carries: the protocol version, the
+/// client's capabilities and its identity in 2026-07-28, nothing before
+/// (where a dual-era server takes a request carrying them for a 2026-07-28
+/// one, and asks for that revision's headers).
+pub fn request_meta(era: &Era) -> Value {
+    if !era.is_stateless() {
+        return json!({});
+    }
+    json!({
         META_VERSION: era.version,
         META_CAPABILITIES: client_capabilities(era),
         META_CLIENT_INFO: client_info(),
-    });
+    })
+}
+
+/// Adds the stateless era's per-request `_meta` to params (which must be an
+/// object or absent; anything else is sent as written, for wrong-type tests).
+pub fn with_meta(params: Option<Value>, era: &Era) -> Option<Value> {
+    let meta = request_meta(era);
     match params {
         None => Some(json!({ "_meta": meta })),
         Some(Value::Object(mut map)) => {
@@ -109,6 +120,14 @@ mod tests {
             "2026-07-28 declares no roots.listChanged"
         );
         assert_eq!(client_capabilities(&Era::new(V2025_11_25)), json!({}));
+    }
+
+    #[test]
+    fn only_the_stateless_era_carries_request_meta() {
+        assert_eq!(request_meta(&Era::new(V2025_11_25)), json!({}));
+        let meta = request_meta(&Era::new(V2026_07_28));
+        assert_eq!(meta[META_VERSION], V2026_07_28);
+        assert_eq!(meta[META_CAPABILITIES], json!({}));
     }
 }
 

@@ -366,6 +366,12 @@ pub fn trials() -> Vec<Trial> {
             prereq::python,
             every_hostile_http_server_gets_named_verdicts_and_leaves_nothing_behind,
         ),
+        prereq::trial(
+            "hostile::a_dual_era_server_checking_modern_headers_is_sent_none_in_an_earlier_era",
+            Prereq::Python,
+            prereq::python,
+            a_dual_era_server_checking_modern_headers_is_sent_none_in_an_earlier_era,
+        ),
         Trial::test(
             "hostile::a_proxy_from_the_environment_never_gets_the_users_header",
             || {
@@ -601,6 +607,60 @@ fn handshake_with_secret(url: &str, more: &[&str], env: &[(&str, &str)]) -> (Opt
         String::from_utf8_lossy(&out.stderr)
     );
     (out.status.code(), text)
+}
+
+/// The `http` scenarios that run in every era build their request body
+/// whole. In 2025-11-25 it must not carry 2026-07-28's `_meta`: a dual-era
+/// server takes such a request for a 2026-07-28 one and refuses it for the
+/// headers that revision mirrors (supergateway 4.0.0 does, and
+/// request-content-type failed it, a MUST, for answering 400).
+fn a_dual_era_server_checking_modern_headers_is_sent_none_in_an_earlier_era() {
+    let dir = common::output_dir("dual-era-headers");
+    let report = dir.join("report.json");
+    let script = common::root().join("fixtures/hostile/hostile_http_server.py");
+    let port = common::free_port().to_string();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let out = common::run_cli(&[
+        "-q",
+        "-k",
+        "transport-http/request-content-type",
+        "-k",
+        "transport-http/foreign-origin-403",
+        "--protocol-version",
+        "2025-11-25",
+        "--report-json",
+        &report.display().to_string(),
+        "--url",
+        &url,
+        "--",
+        common::python3(),
+        common::FIXTURE_PYTHON_FLAGS,
+        &script.display().to_string(),
+        "modern-meta-headers",
+        &port,
+    ]);
+    let report = common::assert_valid_report(&report);
+    let outcome = |id: &str| {
+        report["scenarios"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|s| s["id"] == id)
+            .map(|s| s["outcome"].as_str().unwrap_or_default().to_string())
+    };
+    let stderr = common::text(&out.stderr);
+    assert_eq!(
+        outcome("transport-http/request-content-type").as_deref(),
+        Some("pass"),
+        "{stderr}"
+    );
+    // The server validates no Origin: served, which the MUST fails, not
+    // refused for its headers, which would only warn.
+    assert_eq!(
+        outcome("transport-http/foreign-origin-403").as_deref(),
+        Some("fail"),
+        "{stderr}"
+    );
 }
 
 /// A proxy set in the environment is a host the user did not name on the

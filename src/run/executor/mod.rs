@@ -417,6 +417,7 @@ fn base_bindings(cfg: &RunConfig) -> Bindings {
     b.insert("server", cfg.server.clone());
     b.insert("era", json!(cfg.era.version));
     b.insert("liveness_method", json!(cfg.era.liveness_method()));
+    b.insert("request_meta", crate::session::era::request_meta(&cfg.era));
     b.insert("transport", json!(cfg.target.transport()));
     b.insert("call_tools", json!(cfg.call_tools.as_str()));
     b.insert("run_seed", json!(cfg.property.seed));
