@@ -1154,6 +1154,23 @@ steps:
     }
 
     #[test]
+    fn a_shared_finding_names_known_transports() {
+        let shared = |transports: &str| {
+            GOOD.replace(
+                "steps:",
+                &format!("shared_finding:\n  note: n\n  see: docs/popular-servers.md#x\n  transports: {transports}\nsteps:"),
+            )
+        };
+        assert_eq!(
+            errors(&shared("[stdio, htp]")),
+            ["t.yaml:9:23: key 'shared_finding.transports.1': \"htp\" is not one of stdio, http"]
+        );
+        let loaded = load_str("t.yaml", &shared("[stdio]"));
+        let transports = loaded.map(|s| s.shared_finding.map(|f| f.transports));
+        assert_eq!(transports.ok().flatten(), Some(vec!["stdio".to_string()]));
+    }
+
+    #[test]
     fn a_number_with_a_decimal_point_is_refused_where_a_count_goes() {
         // Each of these was read as no value at all (the schema's `integer`
         // takes 2.0): a timeout, a sleep or a case count silently defaulted.

@@ -91,6 +91,17 @@ pub struct SharedFinding {
     pub note: String,
     /// The section that explains it, `docs/popular-servers.md#anchor`.
     pub see: String,
+    /// The transports it is shared over (`stdio`, `http`); empty: every
+    /// one. Over another, the note is not shown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub transports: Vec<String>,
+}
+
+impl SharedFinding {
+    /// Whether the finding is shared over `transport`.
+    pub fn holds_over(&self, transport: &str) -> bool {
+        self.transports.is_empty() || self.transports.iter().any(|t| t == transport)
+    }
 }
 
 /// A reference into one of the source documents.

@@ -372,6 +372,12 @@ pub fn trials() -> Vec<Trial> {
             prereq::python,
             a_dual_era_server_checking_modern_headers_is_sent_none_in_an_earlier_era,
         ),
+        prereq::trial(
+            "hostile::a_failure_shared_over_stdio_carries_no_note_over_http",
+            Prereq::Python,
+            prereq::python,
+            a_failure_shared_over_stdio_carries_no_note_over_http,
+        ),
         Trial::test(
             "hostile::a_proxy_from_the_environment_never_gets_the_users_header",
             || {
@@ -661,6 +667,42 @@ fn a_dual_era_server_checking_modern_headers_is_sent_none_in_an_earlier_era() {
         Some("fail"),
         "{stderr}"
     );
+}
+
+/// The SDKs' stdio transports drop an unparsable line; over Streamable
+/// HTTP a server that fails base/parse-error does so in its own way
+/// (supergateway 4.0.0 answers an HTML 400 page), and the stdio note
+/// beside it misled. This server closes the connection on it.
+fn a_failure_shared_over_stdio_carries_no_note_over_http() {
+    let dir = common::output_dir("shared-over-stdio");
+    let report = dir.join("report.json");
+    let script = common::root().join("fixtures/hostile/hostile_http_server.py");
+    let port = common::free_port().to_string();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let out = common::run_cli(&[
+        "-q",
+        "-k",
+        "base/parse-error",
+        "--protocol-version",
+        "2025-11-25",
+        "--report-json",
+        &report.display().to_string(),
+        "--url",
+        &url,
+        "--",
+        common::python3(),
+        common::FIXTURE_PYTHON_FLAGS,
+        &script.display().to_string(),
+        "modern-meta-headers",
+        &port,
+    ]);
+    let stderr = common::text(&out.stderr);
+    let report = common::assert_valid_report(&report);
+    let result = &report["scenarios"][0];
+    assert_eq!(result["id"], "base/parse-error", "{stderr}");
+    assert_eq!(result["outcome"], "fail", "{stderr}");
+    assert!(result.get("shared_finding").is_none(), "{result}");
+    assert!(!stderr.contains("shared:"), "{stderr}");
 }
 
 /// A proxy set in the environment is a host the user did not name on the

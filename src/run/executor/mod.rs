@@ -482,6 +482,11 @@ pub async fn run_scenario(s: &Scenario, cfg: &RunConfig) -> ScenarioResult {
     result
         .spec
         .retain(|spec| spec.applies_to(&cfg.era.version, transport));
+    // And only the shared findings of this transport.
+    result.shared_finding = result
+        .shared_finding
+        .take()
+        .filter(|shared| shared.holds_over(transport));
     result
 }
 

@@ -120,8 +120,10 @@ impl Loader<'_> {
         self.field(obj, pointer, key, "a mapping", Value::as_object)
     }
 
-    /// `shared_finding: {note, see}`: both required, `see` a section of
-    /// docs/popular-servers.md (tests/it/scenarios.rs checks the anchor).
+    /// `shared_finding: {note, see, transports}`: `note` and `see`
+    /// required, `see` a section of docs/popular-servers.md
+    /// (tests/it/scenarios.rs checks the anchor), `transports` the ones it
+    /// is shared over (default: every one).
     pub(super) fn shared_finding(&mut self, root: &Obj) -> Option<SharedFinding> {
         let obj = self.mapping(root, "", "shared_finding")?.clone();
         let note = self.required_text(&obj, "/shared_finding", "note");
@@ -139,7 +141,13 @@ impl Loader<'_> {
                 "shared_finding.note must be one line of text",
             );
         }
-        Some(SharedFinding { note, see })
+        // Each a known transport: the scenario schema says so first.
+        let transports = self.strings(&obj, "/shared_finding", "transports");
+        Some(SharedFinding {
+            note,
+            see,
+            transports,
+        })
     }
 
     /// A list of strings; an item of another type is an error at the item.
