@@ -61,6 +61,12 @@ fn intended(flag: &Opt, opts: &[Opt]) -> Option<String> {
         .map(|o| format!("--{} {}", o.long, o.value_name))
 }
 
+/// Whether a word reads as an http(s) URL, which `--url` takes.
+pub fn is_url(word: &str) -> bool {
+    let lower = word.to_ascii_lowercase();
+    lower.starts_with("http://") || lower.starts_with("https://")
+}
+
 /// Checks the arguments of a run (`raw` without the program name). With a
 /// `--` separator, everything before it must be our options (and their
 /// values): a stray word there is a usage error. Returns warnings for our
@@ -74,6 +80,11 @@ pub fn check(raw: &[String]) -> Result<Vec<String>, String> {
     while i < sep {
         let token = &raw[i];
         let Some(opt) = ours(token, &opts) else {
+            if is_url(token) {
+                return Err(format!(
+                    "`{token}` is a URL: test a Streamable HTTP server with `--url {token}` (the command after `--` then launches it)"
+                ));
+            }
             if !token.starts_with('-') {
                 return Err(format!(
                     "`{token}` before `--` is neither an option nor its value; the server command goes after `--`"
@@ -139,6 +150,15 @@ mod tests {
         assert!(e.contains("`out.json`"), "{e}");
         let e = check(&args("./server -- x")).unwrap_err();
         assert!(e.contains("`./server` before `--`"), "{e}");
+    }
+
+    #[test]
+    fn a_url_before_the_separator_names_the_url_option() {
+        let e = check(&args("http://127.0.0.1:3000/mcp -- ./server")).unwrap_err();
+        assert_eq!(
+            e,
+            "`http://127.0.0.1:3000/mcp` is a URL: test a Streamable HTTP server with `--url http://127.0.0.1:3000/mcp` (the command after `--` then launches it)"
+        );
     }
 
     #[test]

@@ -190,7 +190,7 @@ const SUBCOMMANDS: &[&str] = &[
 /// A server command without a slash must be a program on PATH; otherwise it
 /// is most likely a mistyped subcommand.
 fn check_program(program: &str) -> Result<()> {
-    if is_url(program) && !Path::new(program).exists() {
+    if super::argv::is_url(program) && !Path::new(program).exists() {
         bail!(
             "`{program}` is a URL, not a command: test a running Streamable HTTP server with \
              `mcp-conform --url {program}` (a command after it launches the server first)"
@@ -207,12 +207,6 @@ fn check_program(program: &str) -> Result<()> {
          subcommands: {}; a server command goes after `--`",
         SUBCOMMANDS.join(", ")
     )
-}
-
-/// Whether a server command reads as an http(s) URL, which `--url` takes.
-fn is_url(program: &str) -> bool {
-    let lower = program.to_ascii_lowercase();
-    lower.starts_with("http://") || lower.starts_with("https://")
 }
 
 fn on_path(program: &str) -> bool {
