@@ -167,6 +167,18 @@ pub fn output_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// The result of scenario `id` in a JSON report (its first era's).
+pub fn scenario_result<'a>(
+    report: &'a serde_json::Value,
+    id: &str,
+) -> Option<&'a serde_json::Value> {
+    report["scenarios"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|s| s["id"] == id)
+}
+
 /// Checks a JSON report against schemas/report.schema.json.
 pub fn assert_valid_report(path: &std::path::Path) -> serde_json::Value {
     let schema: serde_json::Value = serde_json::from_str(

@@ -181,11 +181,7 @@ fn skip_unless_skips_with_its_reason_unless_something_failed() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let report = common::assert_valid_report(&report);
     let outcome = |id: &str| {
-        report["scenarios"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|s| s["id"] == id)
+        common::scenario_result(&report, id)
             .map(|s| (s["outcome"].clone(), s["message"].clone()))
             .unwrap_or_else(|| panic!("{id} not in the report"))
     };

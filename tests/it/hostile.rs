@@ -621,50 +621,24 @@ fn handshake_with_secret(url: &str, more: &[&str], env: &[(&str, &str)]) -> (Opt
 /// headers that revision mirrors (supergateway 4.0.0 does, and
 /// request-content-type failed it, a MUST, for answering 400).
 fn a_dual_era_server_checking_modern_headers_is_sent_none_in_an_earlier_era() {
-    let dir = common::output_dir("dual-era-headers");
-    let report = dir.join("report.json");
-    let script = common::root().join("fixtures/hostile/hostile_http_server.py");
-    let port = common::free_port().to_string();
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    let out = common::run_cli(&[
-        "-q",
-        "-k",
-        "transport-http/request-content-type",
-        "-k",
-        "transport-http/foreign-origin-403",
-        "--protocol-version",
-        "2025-11-25",
-        "--report-json",
-        &report.display().to_string(),
-        "--url",
-        &url,
-        "--",
-        common::python3(),
-        common::FIXTURE_PYTHON_FLAGS,
-        &script.display().to_string(),
-        "modern-meta-headers",
-        &port,
-    ]);
-    let report = common::assert_valid_report(&report);
-    let outcome = |id: &str| {
-        report["scenarios"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|s| s["id"] == id)
-            .map(|s| s["outcome"].as_str().unwrap_or_default().to_string())
-    };
-    let stderr = common::text(&out.stderr);
+    let (report, stderr) = strict_http_run(
+        "dual-era-headers",
+        &[
+            "transport-http/request-content-type",
+            "transport-http/foreign-origin-403",
+        ],
+    );
+    let outcome = |id: &str| common::scenario_result(&report, id).map(|s| s["outcome"].clone());
     assert_eq!(
-        outcome("transport-http/request-content-type").as_deref(),
-        Some("pass"),
+        outcome("transport-http/request-content-type"),
+        Some(Value::from("pass")),
         "{stderr}"
     );
     // The server validates no Origin: served, which the MUST fails, not
     // refused for its headers, which would only warn.
     assert_eq!(
-        outcome("transport-http/foreign-origin-403").as_deref(),
-        Some("fail"),
+        outcome("transport-http/foreign-origin-403"),
+        Some(Value::from("fail")),
         "{stderr}"
     );
 }
@@ -674,35 +648,45 @@ fn a_dual_era_server_checking_modern_headers_is_sent_none_in_an_earlier_era() {
 /// (supergateway 4.0.0 answers an HTML 400 page), and the stdio note
 /// beside it misled. This server closes the connection on it.
 fn a_failure_shared_over_stdio_carries_no_note_over_http() {
-    let dir = common::output_dir("shared-over-stdio");
-    let report = dir.join("report.json");
+    let (report, stderr) = strict_http_run("shared-over-stdio", &["base/parse-error"]);
+    let result = common::scenario_result(&report, "base/parse-error")
+        .unwrap_or_else(|| panic!("base/parse-error not in the report: {stderr}"));
+    assert_eq!(result["outcome"], "fail", "{stderr}");
+    assert!(result.get("shared_finding").is_none(), "{result}");
+    assert!(!stderr.contains("shared:"), "{stderr}");
+}
+
+/// A 2025-11-25 run of the scenarios `selected` (each a `-k`) against
+/// hostile_http_server.py in `modern-meta-headers` mode, launched by the
+/// run: its JSON report, and its stderr.
+fn strict_http_run(name: &str, selected: &[&str]) -> (Value, String) {
+    let dir = common::output_dir(name);
+    let report = dir.join("report.json").display().to_string();
     let script = common::root().join("fixtures/hostile/hostile_http_server.py");
+    let script = script.display().to_string();
     let port = common::free_port().to_string();
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let out = common::run_cli(&[
-        "-q",
-        "-k",
-        "base/parse-error",
+    let mut args = vec!["-q"];
+    for id in selected {
+        args.extend(["-k", id]);
+    }
+    args.extend([
         "--protocol-version",
         "2025-11-25",
         "--report-json",
-        &report.display().to_string(),
+        &report,
         "--url",
         &url,
         "--",
         common::python3(),
         common::FIXTURE_PYTHON_FLAGS,
-        &script.display().to_string(),
+        &script,
         "modern-meta-headers",
         &port,
     ]);
-    let stderr = common::text(&out.stderr);
-    let report = common::assert_valid_report(&report);
-    let result = &report["scenarios"][0];
-    assert_eq!(result["id"], "base/parse-error", "{stderr}");
-    assert_eq!(result["outcome"], "fail", "{stderr}");
-    assert!(result.get("shared_finding").is_none(), "{result}");
-    assert!(!stderr.contains("shared:"), "{stderr}");
+    let out = common::run_cli(&args);
+    let report = common::assert_valid_report(std::path::Path::new(&report));
+    (report, common::text(&out.stderr))
 }
 
 /// A proxy set in the environment is a host the user did not name on the
