@@ -450,6 +450,7 @@ impl Loader<'_> {
             reused_in_eras,
             reuse_group,
             ends_server,
+            confirm_fresh,
         } = self.isolation_keys(&root, &built, &cleanup, generate.as_deref());
         let requires = self.build_requires(raw(&root, "", "requires"));
         let asserts = self.build_asserts("", &root);
@@ -490,6 +491,7 @@ impl Loader<'_> {
             reused_in_eras,
             reuse_group,
             ends_server,
+            confirm_fresh,
             steps: built,
             asserts,
             cleanup,
@@ -1288,6 +1290,7 @@ steps:
             (GOOD.replace("steps:", "reused_in_eras: [2026-07-28]\nsteps:").replace("no/such/method", "conform/mutate"), "t.yaml:8:5: isolation: reused, but the step changes the server's catalog (control hook); leave the era out of reused_in_eras"),
             (GOOD.replace("steps:", "isolation: fresh\nhands_on: true\nreused_in_eras: [2025-11-25, 2031-01-01]\nsteps:"), "t.yaml:8:30: reused_in_eras names '2031-01-01', not a protocol version this harness knows"),
             (GOOD.replace("steps:", "isolation: shared\nends_server: true\nsteps:"), "t.yaml:7:14: ends_server: true is for isolation: reused (a fresh scenario's server is stopped after it anyway; a shared one must stay as it was)"),
+            (GOOD.replace("steps:", "confirm_fresh: true\nsteps:"), "t.yaml:6:16: confirm_fresh: true is for isolation: reused scenarios that hand their server on"),
             (GOOD.replace("steps:", "reuse_group: x\nsteps:"), "t.yaml:6:14: reuse_group is for isolation: reused (it names the scenarios a reused server is handed on between)"),
             (GOOD.replace("steps:", "hands_on: true\nsteps:").replace("    request: no/such/method", "    session: b\n    handshake: false\n    request: no/such/method"), "t.yaml:8:5: hands_on: true, but the step opens a session without the handshake; a reused scenario could not take it"),
             (GOOD.replace("steps:", "handshake: \"no\"\nsteps:"), "t.yaml:6:12: key 'handshake' takes true or false, found \"no\""),

@@ -604,6 +604,15 @@ pub struct Scenario {
     /// is stopped after it instead of handed on. It needs no server of its
     /// own: one that served earlier reused scenarios will do.
     pub ends_server: bool,
+    /// `confirm_fresh: true` (reused scenarios only): a verdict other than
+    /// pass reached on a warm server is not the one reported; the scenario
+    /// runs again on a server of its own, whose verdict is. Its server is
+    /// handed on only after a pass. For a scenario that needs state nobody
+    /// set (a tool no description read authorized), which it finds on a
+    /// warm server by leaving out what earlier scenarios named
+    /// (`touched_tools` in CEL): whatever an earlier scenario left that the
+    /// scenario did not foresee can then cost a start, never a verdict.
+    pub confirm_fresh: bool,
     pub steps: Vec<Step>,
     pub asserts: Vec<Assertion>,
     /// Steps that always run last, to undo the scenario's changes to the server.

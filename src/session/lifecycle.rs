@@ -62,6 +62,14 @@ impl Session {
         self.filtered_listing
     }
 
+    /// The tool names this session's `resources/read` URIs named so far
+    /// (their query values), over every scenario it served: on a warm
+    /// server, what earlier scenarios may have authorized (`touched_tools`
+    /// in CEL).
+    pub fn named_tools(&self) -> &std::collections::BTreeSet<String> {
+        &self.named_tools
+    }
+
     /// Whether a notification went out since the session was last handed
     /// on (the handshake's own included): what a server wrote back to it,
     /// had it answered, may still be on its way.

@@ -76,6 +76,9 @@ pub struct Session {
     /// (a filter or query, anything beside the cursor): a server may keep
     /// what it listed as session state (`Session::left_filtered_listing`).
     filtered_listing: bool,
+    /// The tool names this session's `resources/read` URIs named, kept
+    /// across the scenarios a warm session serves (`Session::named_tools`).
+    named_tools: std::collections::BTreeSet<String>,
     /// Whether `notifications/initialized` went out on this session.
     initialized_sent: bool,
     abandoned_ids: Vec<Value>,
@@ -144,6 +147,7 @@ impl Session {
             initialized_sent: false,
             notified: false,
             filtered_listing: false,
+            named_tools: Default::default(),
             abandoned_ids: Vec::new(),
             cancelled_ids: Vec::new(),
             dropped_ids: Vec::new(),

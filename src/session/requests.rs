@@ -175,13 +175,14 @@ impl Session {
     /// Records the id of a request about to be sent. A step may choose an
     /// id used before (by its own scenario or an earlier one on a warm
     /// server): its answer is then a first answer again.
-    fn note_sent(&mut self, msg: &Value) {
+    pub(super) fn note_sent(&mut self, msg: &Value) {
         if msg.get("method").and_then(Value::as_str) == Some("notifications/initialized") {
             self.initialized_sent = true;
         }
         if msg.get("method").is_some() && msg.get("id").is_none() {
             self.notified = true;
         }
+        self.note_named_tools(msg);
         if msg.get("method").and_then(Value::as_str) == Some("tools/list") {
             let params = msg.get("params").and_then(Value::as_object);
             self.filtered_listing =
@@ -195,6 +196,28 @@ impl Session {
         self.earlier_answered.remove(&key);
         self.sent_ids.insert(key.clone());
         self.ids_ever_sent.insert(key);
+    }
+
+    /// Records the tools a `resources/read` names: each comma-separated
+    /// value of its URI's query (the `?tools=` of a tool_descriptions
+    /// read, which authorizes them under progressive disclosure). Any
+    /// other query value is kept as well: a name too many only makes the
+    /// scenarios after it pick others. A call authorizes nothing: "When a
+    /// tool description is fetched via the resource, the server authorizes
+    /// that tool" (progressive disclosure, 5.1 Authorization Model).
+    fn note_named_tools(&mut self, msg: &Value) {
+        if msg.get("method").and_then(Value::as_str) != Some("resources/read") {
+            return;
+        }
+        let uri = msg.pointer("/params/uri").and_then(Value::as_str);
+        let query = uri.and_then(|u| u.split_once('?')).map(|(_, q)| q);
+        let values = query
+            .into_iter()
+            .flat_map(|q| q.split('&'))
+            .filter_map(|pair| pair.split_once('=').map(|(_, v)| v))
+            .flat_map(|v| v.split(','));
+        self.named_tools
+            .extend(values.filter(|v| !v.is_empty()).map(str::to_string));
     }
 
     pub(super) async fn send_value(&mut self, msg: &Value) -> Result<(), SessionError> {

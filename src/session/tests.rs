@@ -778,3 +778,28 @@ fn ids_match_as_numbers_but_never_across_types_or_past_double_precision() {
         "rounded through a double"
     );
 }
+
+#[tokio::test]
+async fn the_tools_a_session_read_descriptions_of_are_kept_across_the_scenarios_it_serves() {
+    let mut s = session().await;
+    s.note_sent(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "page_get", "arguments": {}}}));
+    s.note_sent(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "resources/read",
+        "params": {"uri": "resource:///tool_descriptions?tools=task_get,TASK_LIST"}}),
+    );
+    s.note_sent(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list",
+        "params": {"filter": {"groups": ["tasks"]}}}));
+    s.adopt("next", Transcript::new());
+    s.note_sent(
+        &json!({"jsonrpc": "2.0", "id": 4, "method": "resources/read",
+        "params": {"uri": "docs://glossary"}}),
+    );
+    let named: Vec<&str> = s.named_tools().iter().map(String::as_str).collect();
+    assert_eq!(
+        named,
+        ["TASK_LIST", "task_get"],
+        "a call authorizes nothing"
+    );
+    s.close().await;
+}

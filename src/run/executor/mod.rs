@@ -390,6 +390,7 @@ fn initial_bindings(cfg: &RunConfig) -> Bindings {
     let mut b = base_bindings(cfg);
     b.insert("notifications", json!([]));
     b.insert("stdout_violations", json!([]));
+    b.insert("touched_tools", json!([]));
     b
 }
 
@@ -434,7 +435,8 @@ fn base_bindings(cfg: &RunConfig) -> Bindings {
 
 /// Runs one scenario to its verdict. Never panics on server behaviour.
 /// A shared scenario that errors on a warm server is run again on a fresh
-/// one, and that verdict is the one reported.
+/// one, and that verdict is the one reported; so is a `confirm_fresh`
+/// scenario that did not pass on one.
 pub async fn run_scenario(s: &Scenario, cfg: &RunConfig) -> ScenarioResult {
     let started = Instant::now();
     let not_run = |result: ScenarioResult| async {
@@ -449,12 +451,14 @@ pub async fn run_scenario(s: &Scenario, cfg: &RunConfig) -> ScenarioResult {
         Err(message) => not_run(ScenarioResult::blank(s, Outcome::Error, message)).await,
         Ok(None) => {
             let pooled = cfg.pool_for(s).is_some();
-            let first = execute(s, cfg, pooled).await;
+            let (first, warm) = execute(s, cfg, pooled).await;
             // A failure stands (the equivalence tests hold shared, reused
             // and fresh verdicts equal); a scenario that could not be
-            // evaluated gets a fresh server before it is reported.
-            let result = if pooled && first.outcome == Outcome::Error {
-                let mut again = execute(s, cfg, false).await;
+            // evaluated gets a fresh server before it is reported, as does
+            // any verdict but pass of one that asks for it.
+            let unconfirmed = s.confirm_fresh && warm && first.outcome != Outcome::Pass;
+            let result = if pooled && (first.outcome == Outcome::Error || unconfirmed) {
+                let (mut again, _) = execute(s, cfg, false).await;
                 again.server_exits.insert(
                     0,
                     format!(
@@ -490,12 +494,14 @@ pub async fn run_scenario(s: &Scenario, cfg: &RunConfig) -> ScenarioResult {
     result
 }
 
-async fn execute(s: &Scenario, cfg: &RunConfig, pooled: bool) -> ScenarioResult {
+/// The scenario's result, and whether its main session was a warm server.
+async fn execute(s: &Scenario, cfg: &RunConfig, pooled: bool) -> (ScenarioResult, bool) {
     let mut exec = Execution::new(s, cfg, pooled);
     exec.donor_pools = cfg.donor_pools(s);
     let stopped = exec.run().await;
     exec.cleanup().await;
-    exec.finish(stopped).await
+    let warm = exec.on_warm_server;
+    (exec.finish(stopped).await, warm)
 }
 
 /// A check failed at a level that ends the scenario.
@@ -553,6 +559,9 @@ pub(super) struct Execution<'a> {
     spare: Option<Session>,
     /// Who this scenario's bounded requests wait as (`SlowCalls::claim`).
     pub(super) party: Party,
+    /// Whether the main session is a warm server an earlier scenario
+    /// served (`confirm_fresh` then checks a verdict other than pass again).
+    pub(super) on_warm_server: bool,
 }
 
 impl Execution<'_> {
@@ -603,11 +612,15 @@ impl<'a> Execution<'a> {
             donor_pools: Vec::new(),
             leased: Default::default(),
             walked: Default::default(),
-            pristine: s.handshake && s.fixture.is_none(),
+            // A confirm_fresh scenario reads what its session holds: its
+            // listings (a filtered one sets what a description read may
+            // authorize under pd-auth-filter-scoped) go to its server.
+            pristine: s.handshake && s.fixture.is_none() && !s.confirm_fresh,
             stderr_in_failure: None,
             spare_wanted: false,
             spare: None,
             party: cfg.slow_calls.party(),
+            on_warm_server: false,
         }
     }
 
@@ -662,6 +675,7 @@ impl<'a> Execution<'a> {
             self.error = Some(e);
             return Err(Stop);
         }
+        self.bind_touched_tools();
         for (index, step) in self.s.steps.iter().enumerate() {
             self.run_step(index, step).await?;
         }

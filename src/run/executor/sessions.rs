@@ -30,6 +30,7 @@ impl Execution<'_> {
                     "a warm server of an earlier {earlier} scenario (its handshake is not repeated)"
                 ),
             );
+            self.on_warm_server |= name == MAIN;
             self.sessions.insert(name.to_string(), warm);
             return Ok(());
         }
@@ -197,6 +198,17 @@ impl Execution<'_> {
             }
         }
         self.sessions.get_mut(&name).ok_or(Stop)
+    }
+
+    /// Binds `touched_tools`: the tools the main session's earlier
+    /// scenarios named (none on a server started for this one), which a
+    /// `confirm_fresh` scenario leaves out of its picks.
+    pub(super) fn bind_touched_tools(&mut self) {
+        let Some(main) = self.sessions.get(MAIN) else {
+            return;
+        };
+        let touched: Vec<Value> = main.named_tools().iter().map(|t| json!(t)).collect();
+        self.bindings.insert("touched_tools", Value::Array(touched));
     }
 
     /// Binds the step's answer to its id, and the wire logs (notifications,

@@ -60,8 +60,10 @@ impl Execution<'_> {
         for session in self.sessions.values_mut() {
             stderr_relevant |= session.has_exited();
         }
+        // A confirm_fresh scenario vouches for what it leaves only by passing.
+        let serves_on = !self.s.confirm_fresh || outcome == Outcome::Pass;
         for (name, pool) in std::mem::take(&mut self.leased) {
-            let handed_on = self.give_back(&pool, &name).await;
+            let handed_on = self.give_back(&pool, &name, serves_on).await;
             if let Some(main) = handed_on {
                 if stderr_relevant {
                     append_tail(&mut stderr, several.then_some(&name), &main.stderr_tail());
@@ -114,8 +116,17 @@ impl Execution<'_> {
     /// is ignored wherever it lands), its stream is still in step (a wire
     /// violation is this scenario's finding, not the next one's), and it is
     /// still running (no exit to keep as evidence).
-    async fn give_back(&mut self, pool: &SessionPool, name: &str) -> Option<Session> {
-        let healthy = self.take_if_healthy(name).await;
+    async fn give_back(
+        &mut self,
+        pool: &SessionPool,
+        name: &str,
+        serves_on: bool,
+    ) -> Option<Session> {
+        let healthy = if serves_on {
+            self.take_if_healthy(name).await
+        } else {
+            None
+        };
         if healthy.is_none() {
             pool.release().await;
         }

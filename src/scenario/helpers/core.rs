@@ -2,6 +2,8 @@
 //! can be checked against (JSON Schema validity, base64, arguments and URIs
 //! built from what the server declares, which tools a run may call).
 
+use std::collections::BTreeSet;
+
 use base64::Engine;
 use serde_json::{json, Map, Value};
 
@@ -322,20 +324,49 @@ pub fn pd_uris(resources: &[Value]) -> Vec<String> {
 /// listed names (read-only tools first, so a check prefers tools that
 /// change nothing), those that go into a query unescaped.
 pub fn uri_safe_picks(tools: &[Value], n: usize) -> Vec<String> {
-    let named = |t: &&Value| t.get("name").is_some_and(Value::is_string);
-    let read_only = |t: &&Value| t.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true));
-    let first = tools.iter().filter(named).filter(read_only);
-    let rest = tools.iter().filter(named).filter(|t| !read_only(t));
+    let first = tools.iter().filter(is_named).filter(is_read_only);
+    let rest = tools.iter().filter(is_named).filter(|t| !is_read_only(t));
     first
         .chain(rest)
         .take(n.min(tools.len()))
-        .filter_map(|t| t.get("name").and_then(Value::as_str))
-        .filter(|name| {
-            name.chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
-        })
+        .filter_map(tool_name)
+        .filter(|name| is_uri_safe(name))
         .map(str::to_string)
         .collect()
+}
+
+/// [`uri_safe_picks`] where `touched` is empty; otherwise at most `n` of
+/// the read-only tools whose names go into a URI query unescaped and are
+/// not in `touched`, in the listing's order.
+pub fn untouched_picks(tools: &[Value], n: usize, touched: &BTreeSet<&str>) -> Vec<String> {
+    if touched.is_empty() {
+        return uri_safe_picks(tools, n);
+    }
+    tools
+        .iter()
+        .filter(is_read_only)
+        .filter_map(tool_name)
+        .filter(|name| is_uri_safe(name) && !touched.contains(name))
+        .take(n)
+        .map(str::to_string)
+        .collect()
+}
+
+fn is_named(t: &&Value) -> bool {
+    t.get("name").is_some_and(Value::is_string)
+}
+
+fn is_read_only(t: &&Value) -> bool {
+    t.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true))
+}
+
+fn tool_name(t: &Value) -> Option<&str> {
+    t.get("name").and_then(Value::as_str)
+}
+
+fn is_uri_safe(name: &str) -> bool {
+    name.chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
 }
 
 #[cfg(test)]
@@ -386,6 +417,28 @@ mod tests {
         assert_eq!(uri_safe_picks(&tools, 12), ["read", "write", "last"]);
         assert_eq!(uri_safe_picks(&tools, 2), ["read"]);
         assert_eq!(listed_names(&tools).len(), 4);
+    }
+
+    #[test]
+    fn untouched_picks_leave_out_named_tools_and_take_only_read_only_ones_then() {
+        let ro = |name: &str| json!({"name": name, "annotations": {"readOnlyHint": true}});
+        let tools = [
+            ro("a"),
+            json!({"name": "write"}),
+            ro("b"),
+            ro("c d"),
+            ro("e"),
+        ];
+        let none = BTreeSet::new();
+        assert_eq!(
+            untouched_picks(&tools, 12, &none),
+            uri_safe_picks(&tools, 12)
+        );
+        let touched: BTreeSet<&str> = ["a", "zzz"].into_iter().collect();
+        assert_eq!(untouched_picks(&tools, 12, &touched), ["b", "e"]);
+        assert_eq!(untouched_picks(&tools, 1, &touched), ["b"]);
+        let all: BTreeSet<&str> = ["a", "b", "e"].into_iter().collect();
+        assert!(untouched_picks(&tools, 12, &all).is_empty());
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub const HELPERS: &[Helper] = helper_table! {
     expand_template: 1, template_vars: 1, is_pd_uri: 1, may_call: 2,
     pd_uris: 1 reads pd_uris_read,
     uri_safe_picks: 2 reads uri_safe_picks_read,
+    untouched_picks: 3 reads untouched_picks_read,
     tool_names: 1 reads tool_names_read,
 };
 
@@ -291,6 +292,33 @@ fn uri_safe_picks(a: &Args) -> HelperResult {
         tools,
         usize::try_from(n).unwrap_or(usize::MAX),
     )))
+}
+
+/// `untouched_picks(tools, n, touched)`: `uri_safe_picks(tools, n)` on a
+/// server no scenario named a tool on (`touched` empty); on one that
+/// served earlier scenarios, the read-only tools among them that
+/// `touched` leaves out. Read-only only there: past them a fresh server's
+/// picks would be tools the run would not otherwise call.
+fn untouched_picks(a: &Args) -> HelperResult {
+    let n = a[1].as_u64().ok_or_else(|| {
+        ExecutionError::function_error(
+            "untouched_picks",
+            "expects a tools/list answer, a count and a list of names",
+        )
+    })?;
+    let touched: BTreeSet<&str> = list_arg("untouched_picks", &a[2])?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let tools = core::listed_items(&a[0], "tools");
+    let n = usize::try_from(n).unwrap_or(usize::MAX);
+    Ok(strings(core::untouched_picks(tools, n, &touched)))
+}
+
+fn untouched_picks_read(args: &[Option<&str>]) -> Vec<ReadTree> {
+    let mut read = uri_safe_picks_read(args);
+    read.push(ReadTree::whole());
+    read
 }
 
 fn uri_safe_picks_read(_: &[Option<&str>]) -> Vec<ReadTree> {

@@ -1,6 +1,6 @@
 //! The keys that say which server a scenario runs on (`isolation`,
 //! `handshake`, `hands_on`, `reused_in_eras`, `reuse_group`,
-//! `ends_server`), and the checks that hold each scenario to what its kind
+//! `ends_server`, `confirm_fresh`), and the checks that hold each scenario to what its kind
 //! of server allows.
 
 use serde_json::{Map, Value};
@@ -17,6 +17,7 @@ pub(super) struct IsolationKeys {
     pub reused_in_eras: Vec<String>,
     pub reuse_group: Option<String>,
     pub ends_server: bool,
+    pub confirm_fresh: bool,
 }
 
 impl Loader<'_> {
@@ -75,6 +76,13 @@ impl Loader<'_> {
             "reuse_group is for isolation: reused (it names the scenarios a reused server is handed on between)",
         );
         }
+        let confirm_fresh = self.flag(root, "", "confirm_fresh", false);
+        if confirm_fresh && (isolation != Isolation::Reused || ends_server) {
+            self.error(
+                "/confirm_fresh",
+                "confirm_fresh: true is for isolation: reused scenarios that hand their server on (a fresh one has a server of its own already; a shared one only reads)",
+            );
+        }
         IsolationKeys {
             isolation,
             handshake,
@@ -82,6 +90,7 @@ impl Loader<'_> {
             reused_in_eras,
             reuse_group,
             ends_server,
+            confirm_fresh,
         }
     }
 
