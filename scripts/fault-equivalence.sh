@@ -80,6 +80,10 @@ for fault in "${faults[@]}"; do
 done
 
 [ $# -gt 0 ] && exit 0
+# What the last report explains by hand (from its first "## " heading on)
+# is kept below the new table.
+NOTES=""
+if [ -f "$OUT" ]; then NOTES=$(awk '/^## /{keep=1} keep' "$OUT"); fi
 {
   echo "# --isolate and warm servers give the same verdicts on a broken reference"
   echo
@@ -97,6 +101,10 @@ done
     echo "| fault | outcomes that differ |"
     echo "|---|---|"
     printf '%s\n' "${rows[@]}"
+  fi
+  if [ -n "$NOTES" ]; then
+    echo
+    echo "$NOTES"
   fi
 } > "$OUT"
 cat "$OUT"
