@@ -1,7 +1,7 @@
 //! The keys that say which server a scenario runs on (`isolation`,
 //! `handshake`, `hands_on`, `reused_in_eras`, `reuse_group`,
-//! `ends_server`, `confirm_fresh`), and the checks that hold each scenario to what its kind
-//! of server allows.
+//! `ends_server`, `confirm_fresh`), and the checks that hold each scenario
+//! to what its kind of server allows.
 
 use serde_json::{Map, Value};
 
