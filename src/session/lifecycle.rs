@@ -66,8 +66,8 @@ impl Session {
     /// (their query values), over every scenario it served: on a warm
     /// server, what earlier scenarios may have authorized (`touched_tools`
     /// in CEL).
-    pub fn named_tools(&self) -> &std::collections::BTreeSet<String> {
-        &self.named_tools
+    pub fn touched_tools(&self) -> &std::collections::BTreeSet<String> {
+        &self.touched_tools
     }
 
     /// Whether a notification went out since the session was last handed

@@ -77,8 +77,8 @@ pub struct Session {
     /// what it listed as session state (`Session::left_filtered_listing`).
     filtered_listing: bool,
     /// The tool names this session's `resources/read` URIs named, kept
-    /// across the scenarios a warm session serves (`Session::named_tools`).
-    named_tools: std::collections::BTreeSet<String>,
+    /// across the scenarios a warm session serves (`Session::touched_tools`).
+    touched_tools: std::collections::BTreeSet<String>,
     /// Whether `notifications/initialized` went out on this session.
     initialized_sent: bool,
     abandoned_ids: Vec<Value>,
@@ -147,7 +147,7 @@ impl Session {
             initialized_sent: false,
             notified: false,
             filtered_listing: false,
-            named_tools: Default::default(),
+            touched_tools: Default::default(),
             abandoned_ids: Vec::new(),
             cancelled_ids: Vec::new(),
             dropped_ids: Vec::new(),

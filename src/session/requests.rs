@@ -182,7 +182,7 @@ impl Session {
         if msg.get("method").is_some() && msg.get("id").is_none() {
             self.notified = true;
         }
-        self.note_named_tools(msg);
+        self.note_touched_tools(msg);
         if msg.get("method").and_then(Value::as_str) == Some("tools/list") {
             let params = msg.get("params").and_then(Value::as_object);
             self.filtered_listing =
@@ -205,7 +205,7 @@ impl Session {
     /// scenarios after it pick others. A call authorizes nothing: "When a
     /// tool description is fetched via the resource, the server authorizes
     /// that tool" (progressive disclosure, 5.1 Authorization Model).
-    fn note_named_tools(&mut self, msg: &Value) {
+    fn note_touched_tools(&mut self, msg: &Value) {
         if msg.get("method").and_then(Value::as_str) != Some("resources/read") {
             return;
         }
@@ -216,7 +216,7 @@ impl Session {
             .flat_map(|q| q.split('&'))
             .filter_map(|pair| pair.split_once('=').map(|(_, v)| v))
             .flat_map(|v| v.split(','));
-        self.named_tools
+        self.touched_tools
             .extend(values.filter(|v| !v.is_empty()).map(str::to_string));
     }
 

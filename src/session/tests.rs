@@ -795,7 +795,7 @@ async fn the_tools_a_session_read_descriptions_of_are_kept_across_the_scenarios_
         &json!({"jsonrpc": "2.0", "id": 4, "method": "resources/read",
         "params": {"uri": "docs://glossary"}}),
     );
-    let named: Vec<&str> = s.named_tools().iter().map(String::as_str).collect();
+    let named: Vec<&str> = s.touched_tools().iter().map(String::as_str).collect();
     assert_eq!(
         named,
         ["TASK_LIST", "task_get"],

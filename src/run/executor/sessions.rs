@@ -207,7 +207,7 @@ impl Execution<'_> {
         let Some(main) = self.sessions.get(MAIN) else {
             return;
         };
-        let touched: Vec<Value> = main.named_tools().iter().map(|t| json!(t)).collect();
+        let touched: Vec<Value> = main.touched_tools().iter().map(|t| json!(t)).collect();
         self.bindings.insert("touched_tools", Value::Array(touched));
     }
 

@@ -420,7 +420,7 @@ mod tests {
     }
 
     #[test]
-    fn untouched_picks_leave_out_named_tools_and_take_only_read_only_ones_then() {
+    fn untouched_picks_leave_out_touched_tools_and_take_only_read_only_ones_then() {
         let ro = |name: &str| json!({"name": name, "annotations": {"readOnlyHint": true}});
         let tools = [
             ro("a"),

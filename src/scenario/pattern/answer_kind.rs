@@ -127,7 +127,7 @@ mod tests {
     }
 
     #[test]
-    fn an_error_where_a_result_is_expected_names_its_code_and_message() {
+    fn an_error_where_a_result_is_expected_names_its_code() {
         let p = pattern(json!({"result": {"tools": {"$type": "array"}}}));
         let answer = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found"}});
         assert_eq!(
