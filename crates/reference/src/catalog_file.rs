@@ -171,6 +171,20 @@ pub struct Tool {
     /// Whether `inputSchema` is an object with `"type": "object"`, decided
     /// while the schema is at hand so validation need not parse it again.
     object_schema: bool,
+    /// Whether `inputSchema` may mark a parameter with `x-mcp-header`
+    /// (its text names the keyword), so a 2026-07-28 listing parses only
+    /// those schemas to show the marked parameters.
+    header_parameters: bool,
+}
+
+/// The parts of a tool's details that a full `tools/list` entry shows
+/// (`Null` where the catalog leaves them out).
+#[derive(Debug, Default, Deserialize)]
+pub struct SchemaAndExamples {
+    #[serde(rename = "inputSchema", default)]
+    pub input_schema: Value,
+    #[serde(default)]
+    pub examples: Value,
 }
 
 /// A tool as it is read from a catalog file: the heavy fields stay raw JSON
@@ -213,6 +227,16 @@ struct ToolSource {
 struct SchemaHead<'a> {
     #[serde(rename = "type", borrow, default)]
     kind: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// The schema keyword of MCP 2026-07-28 that maps a tool parameter to a
+/// request header (Streamable HTTP, Custom Headers from Tool Parameters).
+pub const HEADER_KEYWORD: &str = "x-mcp-header";
+
+/// Whether raw JSON text may hold `word` in a string: spelled out, or
+/// behind an escape sequence that could spell it.
+fn may_name(raw: &str, word: &str) -> bool {
+    raw.contains(word) || raw.contains("\\u")
 }
 
 fn raw_is_object_schema(raw: &RawValue) -> bool {
@@ -260,6 +284,7 @@ impl From<ToolSource> for Tool {
         };
         Tool {
             object_schema: raw_is_object_schema(&src.input_schema),
+            header_parameters: may_name(src.input_schema.get(), HEADER_KEYWORD),
             visible: src.audience.is_empty(),
             details,
             annotations,
@@ -347,11 +372,21 @@ impl Tool {
         self.details.value()
     }
 
+    /// Whether the input schema's text names `x-mcp-header` at all; when
+    /// not, no parameter of it is marked.
+    pub fn may_mark_header_parameters(&self) -> bool {
+        self.header_parameters
+    }
+
     pub fn input_schema(&self) -> Value {
-        match self.details() {
-            Value::Object(mut d) => d.remove("inputSchema").unwrap_or(Value::Null),
-            _ => Value::Null,
-        }
+        self.schema_and_examples().input_schema
+    }
+
+    /// `inputSchema` and `examples` alone, as a full listing shows them:
+    /// the other details (the long descriptions and guidance) are skipped
+    /// over rather than built, since every listing of a catalog reads these.
+    pub fn schema_and_examples(&self) -> SchemaAndExamples {
+        serde_json::from_str(self.details.as_str()).unwrap_or_default()
     }
 
     pub fn category_id(&self) -> Option<&str> {
@@ -788,6 +823,39 @@ mod tests {
             .rfind(|t| ***t == **a)
             .expect("tag");
         assert!(Arc::ptr_eq(a, b), "labels are interned");
+    }
+
+    #[test]
+    fn only_a_schema_that_may_name_the_header_keyword_is_looked_into() {
+        let tool = |schema: &str| {
+            let text = format!(r#"{{"name":"t","description":"d","inputSchema":{schema}}}"#);
+            let src: ToolSource = serde_json::from_str(&text).expect("a tool");
+            Tool::from(src).may_mark_header_parameters()
+        };
+        assert!(!tool(
+            r#"{"type":"object","properties":{"a":{"type":"string"}}}"#
+        ));
+        assert!(tool(
+            r#"{"type":"object","properties":{"a":{"x-mcp-header":"A"}}}"#
+        ));
+        // An escape could spell the keyword: such a schema is parsed.
+        assert!(tool(
+            r#"{"type":"object","properties":{"a":{"x\u002dmcp-header":"A"}}}"#
+        ));
+    }
+
+    #[test]
+    fn a_listing_reads_the_schema_and_examples_the_details_hold() {
+        let cat = load(&mini_value()).expect("mini loads");
+        let mut with_examples = 0;
+        for tool in cat.tools.iter() {
+            let details = tool.details();
+            let shown = tool.schema_and_examples();
+            assert_eq!(shown.input_schema, details["inputSchema"], "{}", tool.name);
+            assert_eq!(shown.examples, details["examples"], "{}", tool.name);
+            with_examples += usize::from(!shown.examples.is_null());
+        }
+        assert!(with_examples > 0, "the mini catalog has tools with examples");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use super::minimal_schema;
 use super::{category, grouping, progressive, window, with_next, Ctx, LIST_PAGE};
 use crate::args;
-use crate::catalog_file::Tool;
+use crate::catalog_file::{Tool, HEADER_KEYWORD};
 use crate::error::RpcError;
 use crate::filter::ToolFilter;
 use crate::params::Params;
@@ -20,10 +20,9 @@ pub fn list_entry(tool: &Tool, full: bool) -> Value {
     }
     e.insert("description".into(), json!(&*tool.description));
     if full {
-        let mut d = tool.details();
-        let mut take = |key: &str| d.get_mut(key).map(Value::take).unwrap_or(Value::Null);
-        e.insert("inputSchema".into(), take("inputSchema"));
-        e.insert("examples".into(), take("examples"));
+        let shown = tool.schema_and_examples();
+        e.insert("inputSchema".into(), shown.input_schema);
+        e.insert("examples".into(), shown.examples);
     } else {
         e.insert("inputSchema".into(), minimal_schema());
     }
@@ -55,13 +54,16 @@ pub fn entry(ctx: &Ctx<'_>, tool: &Tool) -> Value {
 /// Custom Headers from Tool Parameters). Only those properties are shown,
 /// so the listing stays minimal otherwise.
 fn show_header_parameters(entry: &mut Value, tool: &Tool) {
+    if !tool.may_mark_header_parameters() {
+        return;
+    }
     let schema = tool.input_schema();
     let Some(props) = schema.get("properties").and_then(Value::as_object) else {
         return;
     };
     let marked: Map<String, Value> = props
         .iter()
-        .filter(|(_, p)| p.get("x-mcp-header").is_some())
+        .filter(|(_, p)| p.get(HEADER_KEYWORD).is_some())
         .map(|(k, p)| (k.clone(), p.clone()))
         .collect();
     if marked.is_empty() {
