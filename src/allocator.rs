@@ -68,15 +68,18 @@ unsafe impl std::alloc::GlobalAlloc for PromptlyPurgingLarge {
 /// peak RSS was the same as with an immediate purge (352-384 MiB against
 /// 371-374 MiB), and 1 s held 10 to 20 MiB more.
 ///
-/// mimalloc does not ask for transparent huge pages (`allow_thp` off,
-/// set after mimalloc started, so it only stops its `madvise`: it does not
-/// switch them off for the process, which the servers the harness starts
-/// would inherit). Where the system grants huge pages only on request
+/// mimalloc never asks for transparent huge pages: it is built without
+/// its `madvise(MADV_HUGEPAGE)` (libmimalloc-sys's `no_thp` feature,
+/// Cargo.toml). Where the system grants huge pages only on request
 /// (`madvise` mode), each first touch of an arena's 2 MiB block was zeroed
-/// whole: a fifth of the CPU time of loading the catalog (perf). On the
-/// reference as a command, five paired runs: 1.07-1.29 s (median 1.12)
-/// against 1.12-1.57 s (1.23), CPU 2.0-2.4 s against 2.1-2.9 s; on 10,000
-/// tools the peak RSS stayed at 229-241 MiB.
+/// whole. Turning mimalloc's `allow_thp` option off here, as before, came
+/// too late for the arena mimalloc reserves before `main`, which then held
+/// the whole heap of a run: on server-everything the harness took 36 to
+/// 38 huge-page faults a run and the kernel 0.74-0.86 s of CPU, against
+/// none and 0.47-0.53 s built without it (three paired runs; wall median
+/// 2.67 against 2.33 s in six). The option is not set from the
+/// environment (`MIMALLOC_ALLOW_THP`) either: mimalloc would then switch
+/// huge pages off for the process, which the servers it starts inherit.
 #[cfg(unix)]
 pub fn tune_allocator() {
     // The numbers of `mi_option_arena_eager_commit` and
@@ -84,29 +87,28 @@ pub fn tune_allocator() {
     // libmimalloc-sys 0.1.49 builds (it names only some options).
     const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
     const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-    const ALLOW_THP: libmimalloc_sys::mi_option_t = 43;
     // SAFETY: plain stores into mimalloc's option table; `mi_option_set` is
     // not thread safe, and this runs first in `main`, before any thread.
     unsafe {
         libmimalloc_sys::mi_option_set(ARENA_EAGER_COMMIT, 0);
         libmimalloc_sys::mi_option_set(PURGE_DELAY, 100);
-        libmimalloc_sys::mi_option_set(ALLOW_THP, 0);
     }
 }
 
-/// mimalloc asks the kernel for transparent huge pages for its arenas, and
-/// where the system grants them (`madvise` mode, common on Linux) each first
-/// touch of an arena's 2 MiB block is zeroed whole. A run starts one or two
-/// hundred short-lived reference servers (this binary), each touching a few
-/// such blocks: page zeroing was 13% of a whole-catalog run's CPU time
-/// (perf). The reference server opts out, and keeps its memory in 4 KiB
-/// pages; with it (and its arenas committed eagerly, as mimalloc does by
-/// default), a whole-catalog run spent 0.95-1.2 s in the kernel instead of
-/// 1.3-1.8 s, in paired runs. The harness does only where it starts no
-/// server of the user's (`starts_no_user_server` in `main.rs`): the
-/// setting would be inherited by every server it starts, and restoring it
-/// in the child means forking instead of spawning, whose page-table copies
-/// cost more than the zeroing saved.
+/// Where the system grants transparent huge pages always (not only on
+/// request), the kernel backs any large enough anonymous range with them,
+/// asked or not, and each first touch of a 2 MiB block is zeroed whole. A
+/// run starts one or two hundred short-lived reference servers (this
+/// binary), each touching a few such blocks. The reference server opts
+/// out, and keeps its memory in 4 KiB pages. (Measured when mimalloc still
+/// asked for huge pages, which had the same effect: page zeroing was 13%
+/// of a whole-catalog run's CPU time (perf), and opting out the reference
+/// brought the kernel's share from 1.3-1.8 s to 0.95-1.2 s, in paired
+/// runs.) The harness does only where it starts no server of the user's
+/// (`starts_no_user_server` in `main.rs`): the setting would be inherited
+/// by every server it starts, and restoring it in the child means forking
+/// instead of spawning, whose page-table copies cost more than the zeroing
+/// saved.
 #[cfg(target_os = "linux")]
 pub fn avoid_huge_pages() {
     // SAFETY: PR_SET_THP_DISABLE takes plain integer arguments and changes

@@ -36,10 +36,11 @@ fn main() -> ExitCode {
 /// server (which opts out of huge pages itself) or none at all (`--url`
 /// alone): the harness can keep its memory in 4 KiB pages too, without
 /// a server inheriting the setting (see `allocator::avoid_huge_pages`).
-/// Where huge pages come only on request, `tune_allocator` already keeps
-/// mimalloc from asking; this covers systems that grant them always. On
-/// the built-in reference, before mimalloc stopped asking, it spent
-/// 0.38-0.50 s in the kernel instead of 0.51-0.91 s, in five paired runs.
+/// Where huge pages come only on request, mimalloc is built never to ask
+/// (`allocator::tune_allocator` says why); this covers systems that grant
+/// them always. On the built-in reference, when mimalloc still asked, it
+/// spent 0.38-0.50 s in the kernel instead of 0.51-0.91 s, in five paired
+/// runs.
 #[cfg(target_os = "linux")]
 fn starts_no_user_server(args: &cli::Cli) -> bool {
     args.command.is_none() && args.run.command.is_empty()

@@ -70,6 +70,7 @@ mod fuzz_properties;
 mod gates;
 mod grouping_ext;
 mod hostile;
+mod huge_pages;
 #[cfg(unix)]
 mod inspector;
 mod junit_xsd;
@@ -147,6 +148,7 @@ fn main() {
     trials.extend(rate_limit::trials());
     trials.extend(tiny_server::trials());
     trials.extend(server_starts::trials());
+    trials.extend(huge_pages::trials());
     trials.extend(browser::trials());
     trials.extend(rmcp_client::trials());
     trials.extend(reference_profiles::trials());

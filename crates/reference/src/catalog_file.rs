@@ -855,7 +855,10 @@ mod tests {
             assert_eq!(shown.examples, details["examples"], "{}", tool.name);
             with_examples += usize::from(!shown.examples.is_null());
         }
-        assert!(with_examples > 0, "the mini catalog has tools with examples");
+        assert!(
+            with_examples > 0,
+            "the mini catalog has tools with examples"
+        );
     }
 
     #[test]
