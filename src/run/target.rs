@@ -175,12 +175,18 @@ impl Target {
         })
     }
 
-    /// Stops a server the harness launched for the run.
+    /// Stops a server the harness launched for the run: SIGTERM, and
+    /// SIGKILL if it has not exited half a second later.
     pub async fn stop(&self) -> Option<String> {
+        self.stop_within(Duration::from_millis(500)).await
+    }
+
+    /// [`Target::stop`], SIGKILL after `grace`; how the server ended.
+    pub async fn stop_within(&self, grace: Duration) -> Option<String> {
         match self {
             Target::Http {
                 process: Some(p), ..
-            } => Some(p.lock().await.shutdown(Duration::from_millis(500)).await),
+            } => Some(p.lock().await.terminate(grace).await),
             _ => None,
         }
     }

@@ -404,19 +404,43 @@ impl StdioConnection {
     /// Closes stdin, waits, then SIGTERM, then SIGKILL to the whole process group.
     pub async fn shutdown(&mut self, grace: Duration) -> String {
         self.stdin = None;
-        let how = if let Some(status) = self.wait_for(grace).await {
-            describe_exit(&status)
-        } else {
-            process_group::signal(self.pgid, Stop::Terminate);
-            match self.wait_for(grace).await {
-                Some(status) => format!("{} after SIGTERM", describe_exit(&status)),
-                None => {
-                    process_group::signal(self.pgid, Stop::Kill);
-                    let _ = self.wait_for(grace).await;
-                    "ignored SIGTERM and was killed".to_string()
-                }
-            }
+        let how = match self.wait_for(grace).await {
+            Some(status) => describe_exit(&status),
+            None => self.terminate_then_kill(grace).await,
         };
+        self.after_stop(how).await
+    }
+
+    /// Stops a server that serves elsewhere than on its stdio (a Streamable
+    /// HTTP server the run launched), as such a server is stopped: stdin
+    /// closed and SIGTERM at once, SIGKILL after `grace`. Closing stdin
+    /// alone ends none of them, and waiting for it held every run with a
+    /// launched server half a second past its report.
+    pub async fn terminate(&mut self, grace: Duration) -> String {
+        self.stdin = None;
+        let how = match self.wait_for(Duration::ZERO).await {
+            Some(status) => describe_exit(&status),
+            None => self.terminate_then_kill(grace).await,
+        };
+        self.after_stop(how).await
+    }
+
+    /// SIGTERM to the process group, then SIGKILL if the server has not
+    /// exited after `grace`; how it ended.
+    async fn terminate_then_kill(&mut self, grace: Duration) -> String {
+        process_group::signal(self.pgid, Stop::Terminate);
+        match self.wait_for(grace).await {
+            Some(status) => format!("{} after SIGTERM", describe_exit(&status)),
+            None => {
+                process_group::signal(self.pgid, Stop::Kill);
+                let _ = self.wait_for(grace).await;
+                "ignored SIGTERM and was killed".to_string()
+            }
+        }
+    }
+
+    /// What every stop ends with, once the leader has exited or been killed.
+    async fn after_stop(&mut self, how: String) -> String {
         // Children that kept running after the leader exited are stopped too.
         process_group::signal(self.pgid, Stop::Kill);
         unregister_group(self.pgid);
@@ -604,6 +628,32 @@ mod tests {
         conn.send(b"go\n").await.expect("send");
         assert!(conn.recv().await.is_some());
         assert_eq!((spec.starts.get(), spec.starts.starting()), (1, 0));
+    }
+
+    #[tokio::test]
+    async fn terminate_signals_at_once_a_server_that_outlives_its_stdin() {
+        // `sleep` never reads its stdin: closing it ends nothing, and a
+        // stop that waited for that would wait out the whole grace.
+        let spec = StdioSpec::new("sleep", vec!["30".into()]);
+        let mut conn = StdioConnection::spawn(&spec).expect("spawn");
+        let grace = Duration::from_secs(20);
+        let asked = std::time::Instant::now();
+        let how = conn.terminate(grace).await;
+        assert_eq!(how, "was killed by signal 15 (SIGTERM) after SIGTERM");
+        assert!(asked.elapsed() < grace / 2, "took {:?}", asked.elapsed());
+    }
+
+    #[tokio::test]
+    async fn terminate_tells_a_server_that_had_already_exited() {
+        let spec = StdioSpec::new("sh", vec!["-c".into(), "exit 4".into()]);
+        let mut conn = StdioConnection::spawn(&spec).expect("spawn");
+        while conn.try_exit().is_none() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(
+            conn.terminate(Duration::from_millis(500)).await,
+            "exited with status 4"
+        );
     }
 
     #[tokio::test]

@@ -331,7 +331,7 @@ pub fn run_over_http(
 /// Starts `serve-reference --control --http` with `faults` on a free port,
 /// drawing another port when the one drawn was taken before the server bound
 /// it.
-async fn launch_http_reference(faults: &[&str], timeout: Duration) -> Target {
+pub async fn launch_http_reference(faults: &[&str], timeout: Duration) -> Target {
     use mcp_conform::transport::HttpSpec;
     let mut last = String::new();
     for _ in 0..5 {

@@ -963,7 +963,25 @@ fn the_harness_launches_the_http_server_itself() {
     assert!(std::net::TcpListener::bind(&addr).is_ok());
 }
 
+/// A Streamable HTTP server the run launched is stopped as a network
+/// server is, with SIGTERM, not first given time to exit on a closed stdin
+/// that it does not read (which held every such run half a second past
+/// its report).
+async fn a_launched_server_is_stopped_with_sigterm() {
+    let target = crate::common::launch_http_reference(&[], Duration::from_secs(3)).await;
+    // A grace far longer than a stop takes: waiting it out shows.
+    let grace = Duration::from_secs(30);
+    let asked = std::time::Instant::now();
+    let how = target.stop_within(grace).await.unwrap_or_default();
+    assert!(how.ends_with("after SIGTERM"), "the launched server {how}");
+    assert!(
+        asked.elapsed() < grace / 2,
+        "the stop waited {:?} before its SIGTERM",
+        asked.elapsed()
+    );
+}
+
 /// This module's tests, as trials named `module::function`.
 pub fn trials() -> Vec<libtest_mimic::Trial> {
-    trials![the_harness_passes_against_a_running_http_server, the_harness_launches_the_http_server_itself; async initialize_issues_a_session_that_later_requests_need, delete_ends_the_session_and_unknown_ids_are_404, idle_sessions_expire, foreign_origins_are_forbidden, notifications_and_responses_get_202, malformed_oversized_and_unacceptable_posts, protocol_version_header_is_checked, a_mutation_answers_as_a_stream_and_reaches_other_sessions, concurrent_mutations_are_all_applied, progressive_disclosure_authorization_is_per_session, the_shared_auth_fault_still_leaks_across_http_sessions, rest_endpoints_equal_the_category_tools, stateless_requests_need_no_session_and_headers_must_match, listen_streams_hear_every_change, sigterm_ends_listen_streams_with_their_result, the_session_cap_answers_503]
+    trials![the_harness_passes_against_a_running_http_server, the_harness_launches_the_http_server_itself; async initialize_issues_a_session_that_later_requests_need, delete_ends_the_session_and_unknown_ids_are_404, idle_sessions_expire, foreign_origins_are_forbidden, notifications_and_responses_get_202, malformed_oversized_and_unacceptable_posts, protocol_version_header_is_checked, a_mutation_answers_as_a_stream_and_reaches_other_sessions, concurrent_mutations_are_all_applied, progressive_disclosure_authorization_is_per_session, the_shared_auth_fault_still_leaks_across_http_sessions, rest_endpoints_equal_the_category_tools, stateless_requests_need_no_session_and_headers_must_match, listen_streams_hear_every_change, sigterm_ends_listen_streams_with_their_result, the_session_cap_answers_503, a_launched_server_is_stopped_with_sigterm]
 }
