@@ -155,7 +155,7 @@ impl Target {
             if Instant::now() >= deadline {
                 let exit = process.exit_state().await;
                 let tail = process.stderr_tail();
-                process.shutdown(Duration::from_millis(300)).await;
+                process.terminate(Duration::from_millis(300)).await;
                 return Err(TransportError::Spawn {
                     command: display,
                     reason: format!(
@@ -166,7 +166,9 @@ impl Target {
                     ),
                 });
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            // A refused connection costs next to nothing: asking often
+            // starts the run as soon as the server listens.
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
         Ok(Target::Http {
             spec,
