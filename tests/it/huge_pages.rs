@@ -3,7 +3,10 @@
 //! server carries the `hg` flag that `madvise(MADV_HUGEPAGE)` sets. A
 //! build that asked did so for the arena it reserves before `main`, so
 //! the reference server, started and answering, shows what every process
-//! of this binary does.
+//! of this binary does. (Where the system's transparent huge pages are
+//! `never`, mimalloc asked for none either, so the check has something to
+//! find only where they are `madvise` or `always`, as on most Linux
+//! distributions.)
 
 use libtest_mimic::{Completion, Trial};
 
