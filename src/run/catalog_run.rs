@@ -686,6 +686,11 @@ impl Lanes {
                 .with_patience(patience)
                 .with_start_load(starting.clone())
                 .with_onward(onward);
+            let pool = if cheap {
+                pool.donors_not_worth_waiting_for()
+            } else {
+                pool
+            };
             Arc::new(pool)
         };
         let live = shared.is_some();
