@@ -403,12 +403,7 @@ impl StdioConnection {
 
     /// Closes stdin, waits, then SIGTERM, then SIGKILL to the whole process group.
     pub async fn shutdown(&mut self, grace: Duration) -> String {
-        self.stdin = None;
-        let how = match self.wait_for(grace).await {
-            Some(status) => describe_exit(&status),
-            None => self.terminate_then_kill(grace).await,
-        };
-        self.after_stop(how).await
+        self.stop(grace, grace).await
     }
 
     /// Stops a server that serves elsewhere than on its stdio (a Streamable
@@ -417,8 +412,15 @@ impl StdioConnection {
     /// alone ends none of them, and waiting for it held every run with a
     /// launched server half a second past its report.
     pub async fn terminate(&mut self, grace: Duration) -> String {
+        self.stop(Duration::ZERO, grace).await
+    }
+
+    /// Closes stdin and gives the server `on_eof` to exit of itself (a
+    /// server that has exited already is told as such), then SIGTERM, then
+    /// SIGKILL after `grace`.
+    async fn stop(&mut self, on_eof: Duration, grace: Duration) -> String {
         self.stdin = None;
-        let how = match self.wait_for(Duration::ZERO).await {
+        let how = match self.wait_for(on_eof).await {
             Some(status) => describe_exit(&status),
             None => self.terminate_then_kill(grace).await,
         };
