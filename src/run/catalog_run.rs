@@ -491,12 +491,16 @@ async fn era_work(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<(StartOrd
         }
     }
     count_pool_users(scenarios, cfg).await;
+    // Where starts are cheap, no lane waits for a donor's server.
+    if let (Some(_), Some(pool), false) = (&cfg.bounded_lead, &cfg.reuse_pool, cfg.cheap_starts()) {
+        pool.expect_first().await;
+    }
     let cheap = cfg.cheap_starts();
     let mut seen: BTreeMap<(u8, u8), usize> = BTreeMap::new();
     scenarios
         .iter()
         .map(|s| {
-            let (lane, when) = (lane_rank(s, cfg, donors > 0), when_in_lane(s));
+            let (lane, when) = (lane_rank(s, cfg, donors > 0), when_in_lane(s, cfg));
             let place = seen.entry((lane, when)).or_default();
             *place += 1;
             let order = if cheap {
@@ -509,16 +513,27 @@ async fn era_work(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<(StartOrd
         .collect()
 }
 
-/// Where a scenario comes within its lane: those that may wait first, so
-/// that their waits overlap the rest (even one that ends its server: a
-/// wait at the end of the run costs more than the start of a server for
-/// the scenarios after it); then the rest, those that end their server
-/// last, since no scenario of the lane can take that server after them.
-fn when_in_lane(s: &Scenario) -> u8 {
-    match (s.may_wait(), s.ends_server) {
-        (true, _) => 0,
-        (false, false) => 1,
-        (false, true) => 2,
+/// Where a scenario comes within its lane: the bounded lead
+/// (`RunConfig::bounded_lead_of`) first; then those that may wait, so that
+/// their waits overlap the rest (even one that ends its server: a wait at
+/// the end of the run costs more than the start of a server for the
+/// scenarios after it); then the rest; then the lead's lane's other
+/// scenarios that send bounded requests, which skip a request the lead
+/// found slow instead of holding a server while it finds out; and those
+/// that end their server last, since no scenario of the lane can take
+/// that server after them.
+fn when_in_lane(s: &Scenario, cfg: &RunConfig) -> u8 {
+    if cfg.leads_bounded(s) {
+        return 0;
+    }
+    let follows_lead = cfg.bounded_lead.is_some()
+        && s.makes_bounded_requests()
+        && cfg.leases_from(s, &cfg.reuse_pool);
+    match (s.may_wait() && !follows_lead, s.ends_server, follows_lead) {
+        (true, _, _) => 1,
+        (false, false, false) => 2,
+        (false, false, true) => 3,
+        (false, true, _) => 4,
     }
 }
 
@@ -601,7 +616,7 @@ async fn era_configs(
             garbage_pool,
             group_pools,
         } = lanes;
-        configs.push(Arc::new(RunConfig {
+        let mut cfg = RunConfig {
             target: target.clone(),
             era: probe.era.clone(),
             server: probe.server.clone(),
@@ -619,6 +634,7 @@ async fn era_configs(
             refused_discover,
             group_pools,
             hands_on_written: donors,
+            bounded_lead: None,
             property: opts.property,
             call_tools: opts.call_tools,
             call_budget: opts.call_budget,
@@ -628,7 +644,9 @@ async fn era_configs(
             schemas: opts.schemas.clone(),
             client_fault: opts.client_fault,
             eval_options: opts.eval_options,
-        }));
+        };
+        cfg.bounded_lead = cfg.bounded_lead_of(scenarios);
+        configs.push(Arc::new(cfg));
     }
     (configs, pools)
 }
@@ -799,7 +817,12 @@ mod tests {
             scenario("base/reads-and-waits", "shared", true),
             scenario("base/own", "fresh", false),
         ];
-        let mut work = era_work(&scenarios, &config(start_cost)).await;
+        start_order(&scenarios, &config(start_cost)).await
+    }
+
+    /// The ids of `scenarios` in the order the run starts them.
+    async fn start_order(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<String> {
+        let mut work = era_work(scenarios, cfg).await;
         work.sort_by_key(|(order, _)| *order);
         work.into_iter().map(|(_, (s, _))| s.id).collect()
     }
@@ -934,6 +957,56 @@ mod tests {
                 "base/changes-and-waits",
                 "base/changes"
             ]
+        );
+    }
+
+    /// The start order where the era's reused lane has a bounded lead.
+    async fn order_with_lead(start_cost: Duration) -> Vec<String> {
+        let scenarios = [
+            scenario("base/reads", "shared", false),
+            scenario("base/changes", "reused", false),
+            scenario("base/changes-and-waits", "reused", true),
+            scenario("base/changes-and-waits-too", "reused", true),
+            scenario("base/reads-and-waits", "shared", true),
+        ];
+        let mut cfg = (*config(start_cost)).clone();
+        cfg.bounded_lead = cfg.bounded_lead_of(&scenarios);
+        assert_eq!(cfg.bounded_lead.as_deref(), Some("base/changes-and-waits"));
+        start_order(&scenarios, &Arc::new(cfg)).await
+    }
+
+    #[tokio::test]
+    async fn the_bounded_lead_starts_first_in_its_lane_and_the_others_bounded_last() {
+        assert_eq!(
+            order_with_lead(Duration::from_secs(1)).await,
+            [
+                "base/reads-and-waits",
+                "base/reads",
+                "base/changes-and-waits",
+                "base/changes",
+                "base/changes-and-waits-too"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_bounded_lead_is_the_first_reused_scenario_that_applies_and_sends_one() {
+        let mut cfg = (*config(Duration::from_secs(1))).clone();
+        let shared = scenario("base/shared-waits", "shared", true);
+        let plain = scenario("base/changes", "reused", false);
+        let not_here = scenario_with(
+            "base/not-here",
+            "isolation: reused\neras: [2025-06-18]\neras_reason: r\nsteps:\n  - request: ping\n    bounded: true\n",
+        );
+        let lead = scenario("base/lead", "reused", true);
+        let after = scenario("base/after", "reused", true);
+        let catalog = [shared, plain, not_here, lead, after];
+        assert_eq!(cfg.bounded_lead_of(&catalog).as_deref(), Some("base/lead"));
+        cfg.reuse_pool = None;
+        assert_eq!(
+            cfg.bounded_lead_of(&catalog),
+            None,
+            "no reused lane, no lead"
         );
     }
 

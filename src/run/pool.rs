@@ -8,6 +8,7 @@
 //! (`patience`): a warm server serves a read-only scenario in milliseconds,
 //! while a Python server takes most of a second of CPU to start.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -52,6 +53,9 @@ struct State {
     users: usize,
     /// Whether the servers went onward (nothing leases here any more).
     handed_onward: bool,
+    /// Whether a scenario is to have the pool's first server
+    /// (`expect_first`), until its lease (`lease_first`) ends.
+    first_expected: bool,
 }
 
 /// The warm sessions of one era.
@@ -76,6 +80,25 @@ pub struct SessionPool {
     cores: usize,
     /// How many times its patience a lease waits while donors run.
     donor_patience: u32,
+    /// Leases under way (`lease`, `lease_first`): scenarios waiting here.
+    waiting: AtomicUsize,
+}
+
+/// Counts a lease as waiting while it is under way (dropped with it, even
+/// when the scenario is given up mid-wait).
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn on(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        Self(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl std::fmt::Debug for SessionPool {
@@ -97,6 +120,7 @@ impl SessionPool {
                 donors: 0,
                 users: 0,
                 handed_onward: false,
+                first_expected: false,
             }),
             onward: Vec::new(),
             freed: Notify::new(),
@@ -106,6 +130,7 @@ impl SessionPool {
             starting: None,
             cores: cores(),
             donor_patience: DONOR_PATIENCE,
+            waiting: AtomicUsize::new(0),
         }
     }
 
@@ -166,6 +191,7 @@ impl SessionPool {
     /// while any allowed session is in use, and while every one is, up to
     /// `OVERFLOW_PATIENCE` times as long (at least `OVERFLOW_WAIT`).
     pub async fn lease(&self) -> Lease {
+        let _waiting = Waiting::on(&self.waiting);
         let asked = Instant::now();
         loop {
             let notified = self.freed.notified();
@@ -196,6 +222,93 @@ impl SessionPool {
                 patience - waited
             };
             let _ = tokio::time::timeout(limit, notified).await;
+        }
+    }
+
+    /// A warm session for the scenario that is to have the pool's first
+    /// server (`RunConfig::bounded_lead`), or the leave to open one once
+    /// none can come (nothing live, no donor to come). It waits without
+    /// the patience of other leases: waiting from the start of the run,
+    /// it would run out of that and start a server of its own (on a Python
+    /// server, one more start than the run needs). While it waits, a
+    /// donor's server comes here before any other pool
+    /// (`SessionPool::first_server_to_front`).
+    pub async fn lease_first(&self) -> Lease {
+        let _waiting = Waiting::on(&self.waiting);
+        let lease = loop {
+            let notified = self.freed.notified();
+            {
+                let mut state = self.state.lock().await;
+                if let Some(session) = state.idle.pop() {
+                    break Lease::Warm(Box::new(session));
+                }
+                if state.live == 0 && state.donors == 0 {
+                    state.live += 1;
+                    break Lease::Open;
+                }
+            }
+            notified.await;
+        };
+        self.state.lock().await.first_expected = false;
+        lease
+    }
+
+    /// A scenario of the era is to have this pool's first server
+    /// (`lease_first`): until it has it, a donor's server comes here
+    /// before any other pool (`first_server_to_front`).
+    pub async fn expect_first(&self) {
+        self.state.lock().await.first_expected = true;
+    }
+
+    /// Takes back the server of the scenario that had the pool's first
+    /// one (`lease_first`), or passes it on: when no scenario waits here
+    /// and one of a later lane (`with_onward`) does, that lane gets it,
+    /// since the server it would have had from a donor came here instead
+    /// (on a Python server, the garbage lane otherwise waited its
+    /// patience out and started a server of its own).
+    pub async fn put_or_pass_on(&self, session: Session) {
+        if self.waiting.load(Ordering::SeqCst) == 0 {
+            for pool in &self.onward {
+                if pool.waiting.load(Ordering::SeqCst) == 0 {
+                    continue;
+                }
+                let mut state = self.state.lock().await;
+                state.live = state.live.saturating_sub(1);
+                drop(state);
+                match pool.offer(session).await {
+                    None => return,
+                    Some(back) => {
+                        self.state.lock().await.live += 1;
+                        return self.put(back).await;
+                    }
+                }
+            }
+        }
+        self.put(session).await
+    }
+
+    /// Moves ahead of the later lanes in `pools` (those its servers go
+    /// onward to) the first pool that expects a scenario to take its first
+    /// server (`expect_first`) and has none yet: a donor's server, offered
+    /// to `pools` in turn, goes there before those lanes, and waits there
+    /// for that scenario if it has not asked yet. An earlier lane (the
+    /// shared scenarios' second sessions) keeps its turn.
+    pub async fn first_server_to_front(pools: &mut [Arc<SessionPool>]) {
+        for i in 0..pools.len() {
+            let waits = {
+                let state = pools[i].state.lock().await;
+                state.first_expected && state.live == 0
+            };
+            if waits {
+                let later =
+                    |p: &Arc<SessionPool>| pools[i].onward.iter().any(|o| Arc::ptr_eq(o, p));
+                let mut ahead = i;
+                while ahead > 0 && later(&pools[ahead - 1]) {
+                    ahead -= 1;
+                }
+                pools[ahead..=i].rotate_right(1);
+                return;
+            }
         }
     }
 
@@ -565,6 +678,124 @@ pub(crate) mod tests {
             waited(pool().donors_not_worth_waiting_for()).await,
             patience
         );
+    }
+
+    /// The bounded lead waits from the start of the run: with a patience
+    /// it would run out of it and start a server the run does not need.
+    #[tokio::test(start_paused = true)]
+    async fn the_first_lease_waits_for_a_donor_past_any_patience() {
+        let pool = Arc::new(
+            SessionPool::with_capacity(2, Duration::from_millis(10))
+                .with_patience(Duration::from_millis(100)),
+        );
+        pool.expect_users(1).await;
+        pool.expect_donors(1).await;
+        pool.expect_first().await;
+        let donor = Arc::clone(&pool);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            assert!(donor.donor_done(Some(session())).await.is_none());
+        });
+        let asked = Instant::now();
+        let Lease::Warm(mut warm) = pool.lease_first().await else {
+            panic!("it opened a server of its own while a donor ran");
+        };
+        assert_eq!(asked.elapsed(), Duration::from_secs(60));
+        warm.close_in_background(Duration::from_millis(10)).await;
+        assert!(!pool.state.lock().await.first_expected, "it had it");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_first_lease_opens_at_once_when_nothing_can_come() {
+        let pool = SessionPool::with_capacity(2, Duration::from_millis(10))
+            .with_patience(Duration::from_millis(100));
+        pool.expect_users(1).await;
+        let asked = Instant::now();
+        assert!(matches!(pool.lease_first().await, Lease::Open));
+        assert_eq!(asked.elapsed(), Duration::ZERO);
+    }
+
+    /// Three lanes in order: the shared scenarios' second sessions, the
+    /// garbage lane, the reused lane (whose servers go on to the garbage
+    /// one), as a donor that only read offers its server.
+    fn donor_lanes() -> [Arc<SessionPool>; 3] {
+        let lane = || {
+            SessionPool::with_capacity(2, Duration::from_millis(10))
+                .with_patience(Duration::from_secs(1))
+        };
+        let garbage = Arc::new(lane());
+        let reuse = Arc::new(lane().with_onward(vec![Arc::clone(&garbage)]));
+        [Arc::new(lane()), garbage, reuse]
+    }
+
+    #[tokio::test]
+    async fn a_donor_serves_the_lane_expecting_its_first_server_before_the_later_lanes() {
+        let [seconds, garbage, reuse] = donor_lanes();
+        let mut pools = [
+            Arc::clone(&seconds),
+            Arc::clone(&garbage),
+            Arc::clone(&reuse),
+        ];
+        SessionPool::first_server_to_front(&mut pools).await;
+        assert!(
+            Arc::ptr_eq(&pools[1], &garbage),
+            "nobody expects a first server"
+        );
+        reuse.expect_first().await;
+        SessionPool::first_server_to_front(&mut pools).await;
+        assert!(
+            Arc::ptr_eq(&pools[0], &seconds),
+            "an earlier lane keeps its turn"
+        );
+        assert!(Arc::ptr_eq(&pools[1], &reuse), "ahead of the garbage lane");
+        assert!(Arc::ptr_eq(&pools[2], &garbage));
+        let mut again = [
+            Arc::clone(&seconds),
+            Arc::clone(&garbage),
+            Arc::clone(&reuse),
+        ];
+        reuse.expect_users(1).await;
+        reuse.seed(session()).await;
+        SessionPool::first_server_to_front(&mut again).await;
+        assert!(
+            Arc::ptr_eq(&again[1], &garbage),
+            "once it has a server, no more"
+        );
+        reuse.close_all().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_first_server_goes_on_to_a_waiting_later_lane_when_none_waits_in_its_own() {
+        let [_, garbage, reuse] = donor_lanes();
+        reuse.expect_users(2).await;
+        garbage.expect_users(1).await;
+        garbage.expect_donors(1).await;
+        let waiter = Arc::clone(&garbage);
+        let garbage_lease = tokio::spawn(async move { waiter.lease().await });
+        tokio::task::yield_now().await;
+        reuse.seed(session()).await;
+        let Lease::Warm(first) = reuse.lease_first().await else {
+            panic!("the seeded server");
+        };
+        reuse.put_or_pass_on(*first).await;
+        let Ok(Lease::Warm(mut passed)) = garbage_lease.await else {
+            panic!("the garbage lane did not get the server");
+        };
+        passed.close_in_background(Duration::from_millis(10)).await;
+        assert_eq!(reuse.state.lock().await.live, 0, "it left the lane");
+        // With a scenario of its own lane waiting, it stays.
+        reuse.seed(session()).await;
+        let Lease::Warm(second) = reuse.lease().await else {
+            panic!("the seeded server");
+        };
+        let waiter = Arc::clone(&reuse);
+        let reuse_lease = tokio::spawn(async move { waiter.lease().await });
+        tokio::task::yield_now().await;
+        reuse.put_or_pass_on(*second).await;
+        let Ok(Lease::Warm(mut kept)) = reuse_lease.await else {
+            panic!("the reused lane's scenario did not get it");
+        };
+        kept.close_in_background(Duration::from_millis(10)).await;
     }
 
     #[tokio::test]

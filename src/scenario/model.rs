@@ -755,13 +755,19 @@ impl Scenario {
         let generated = self.generate.iter().flat_map(|g| g.steps.iter());
         let starts_per_case = generated.clone().any(|step| !step.handshake);
         starts_per_case
+            || self.makes_bounded_requests()
             || self.steps.iter().chain(generated).any(|step| {
-                step.bounded
-                    || matches!(
-                        step.action,
-                        Action::Sleep { .. } | Action::WaitNotification { .. }
-                    )
+                matches!(
+                    step.action,
+                    Action::Sleep { .. } | Action::WaitNotification { .. }
+                )
             })
+    }
+
+    /// Whether a step (of any kind) sends a `bounded: true` request, one
+    /// that may use up the run's call budget.
+    pub fn makes_bounded_requests(&self) -> bool {
+        self.every_step().any(|step| step.bounded)
     }
 
     /// Whether the scenario reads what only the probe of every era tells:

@@ -123,7 +123,10 @@ impl Execution<'_> {
     /// back at the end), or with nothing leased.
     async fn lease_warm(&mut self, name: &str, handshake: bool) -> Option<Session> {
         let pool = self.pooled.clone()?;
-        let lease = if name == MAIN {
+        let first = self.cfg.leads_bounded(self.s) && !self.cfg.cheap_starts();
+        let lease = if name == MAIN && first {
+            pool.lease_first().await
+        } else if name == MAIN {
             pool.lease().await
         } else if self.shared() && handshake {
             if let Some(idle) = pool.try_idle().await {

@@ -73,7 +73,11 @@ impl Execution<'_> {
                         "{name}: server still running, handed on to the next scenario"
                     ));
                 }
-                pool.put(main).await
+                if name == MAIN && self.cfg.leads_bounded(self.s) {
+                    pool.put_or_pass_on(main).await
+                } else {
+                    pool.put(main).await
+                }
             }
         }
         self.hand_on_own_server(!wait_for_exit).await;
@@ -168,10 +172,11 @@ impl Execution<'_> {
     /// verdict needs the server's exit as evidence keeps it); every pool
     /// that waited hears that it is done either way.
     async fn hand_on_own_server(&mut self, may_hand_on: bool) {
-        let pools = std::mem::take(&mut self.donor_pools);
+        let mut pools = std::mem::take(&mut self.donor_pools);
         if pools.is_empty() {
             return;
         }
+        SessionPool::first_server_to_front(&mut pools).await;
         let mut server = if may_hand_on {
             self.take_if_healthy(MAIN).await
         } else {
