@@ -227,14 +227,20 @@ impl SessionPool {
 
     /// A warm session for the scenario that is to have the pool's first
     /// server (`RunConfig::bounded_lead`), or the leave to open one once
-    /// none can come (nothing live, no donor to come). It waits without
-    /// the patience of other leases: waiting from the start of the run,
-    /// it would run out of that and start a server of its own (on a Python
-    /// server, one more start than the run needs). While it waits, a
-    /// donor's server comes here before any other pool
+    /// none can come (nothing live, no donor to come). It waits as long as
+    /// a lease at the pool's capacity does (`OVERFLOW_PATIENCE`), not the
+    /// patience of other leases: waiting from the start of the run, it
+    /// would run out of that and start a server of its own (on a Python
+    /// server, one more start than the run needs); bounded all the same,
+    /// since with `-j 1` a donor may be queued behind it. While it waits, a
+    /// donor's server comes here before the later lanes
     /// (`SessionPool::first_server_to_front`).
     pub async fn lease_first(&self) -> Lease {
         let _waiting = Waiting::on(&self.waiting);
+        let until = Instant::now()
+            + self
+                .under_load(self.patience * OVERFLOW_PATIENCE)
+                .max(OVERFLOW_WAIT);
         let lease = loop {
             let notified = self.freed.notified();
             {
@@ -242,12 +248,13 @@ impl SessionPool {
                 if let Some(session) = state.idle.pop() {
                     break Lease::Warm(Box::new(session));
                 }
-                if state.live == 0 && state.donors == 0 {
+                let nothing_to_come = state.live == 0 && state.donors == 0;
+                if nothing_to_come || Instant::now() >= until {
                     state.live += 1;
                     break Lease::Open;
                 }
             }
-            notified.await;
+            let _ = tokio::time::timeout_at(until, notified).await;
         };
         self.state.lock().await.first_expected = false;
         lease
@@ -683,7 +690,7 @@ pub(crate) mod tests {
     /// The bounded lead waits from the start of the run: with a patience
     /// it would run out of it and start a server the run does not need.
     #[tokio::test(start_paused = true)]
-    async fn the_first_lease_waits_for_a_donor_past_any_patience() {
+    async fn the_first_lease_waits_for_a_donor_past_the_patience_of_others() {
         let pool = Arc::new(
             SessionPool::with_capacity(2, Duration::from_millis(10))
                 .with_patience(Duration::from_millis(100)),
@@ -693,16 +700,30 @@ pub(crate) mod tests {
         pool.expect_first().await;
         let donor = Arc::clone(&pool);
         tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_secs(60)).await;
+            tokio::time::sleep(Duration::from_millis(1500)).await;
             assert!(donor.donor_done(Some(session())).await.is_none());
         });
         let asked = Instant::now();
         let Lease::Warm(mut warm) = pool.lease_first().await else {
             panic!("it opened a server of its own while a donor ran");
         };
-        assert_eq!(asked.elapsed(), Duration::from_secs(60));
+        assert_eq!(asked.elapsed(), Duration::from_millis(1500));
+        assert!(asked.elapsed() > Duration::from_millis(100) * DONOR_PATIENCE);
         warm.close_in_background(Duration::from_millis(10)).await;
         assert!(!pool.state.lock().await.first_expected, "it had it");
+    }
+
+    /// With `-j 1` a donor may be queued behind the lead: it opens a server
+    /// after the long wait rather than wait for ever.
+    #[tokio::test(start_paused = true)]
+    async fn the_first_lease_opens_after_the_long_wait_when_no_donor_comes() {
+        let pool = SessionPool::with_capacity(2, Duration::from_millis(10))
+            .with_patience(Duration::from_millis(100));
+        pool.expect_users(1).await;
+        pool.expect_donors(1).await;
+        let asked = Instant::now();
+        assert!(matches!(pool.lease_first().await, Lease::Open));
+        assert_eq!(asked.elapsed(), OVERFLOW_WAIT);
     }
 
     #[tokio::test(start_paused = true)]
