@@ -232,7 +232,7 @@ impl SessionPool {
     /// patience of other leases: waiting from the start of the run, it
     /// would run out of that and start a server of its own (on a Python
     /// server, one more start than the run needs); bounded all the same,
-    /// since with `-j 1` a donor may be queued behind it. While it waits, a
+    /// since with few jobs a donor may be queued behind it. While it waits, a
     /// donor's server comes here before the later lanes
     /// (`SessionPool::first_server_to_front`).
     pub async fn lease_first(&self) -> Lease {
@@ -713,8 +713,8 @@ pub(crate) mod tests {
         assert!(!pool.state.lock().await.first_expected, "it had it");
     }
 
-    /// With `-j 1` a donor may be queued behind the lead: it opens a server
-    /// after the long wait rather than wait for ever.
+    /// With few jobs a donor may be queued behind the lead: it opens a
+    /// server after the long wait rather than wait for ever.
     #[tokio::test(start_paused = true)]
     async fn the_first_lease_opens_after_the_long_wait_when_no_donor_comes() {
         let pool = SessionPool::with_capacity(2, Duration::from_millis(10))
