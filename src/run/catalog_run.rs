@@ -491,8 +491,7 @@ async fn era_work(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<(StartOrd
         }
     }
     count_pool_users(scenarios, cfg).await;
-    // Where starts are cheap, no lane waits for a donor's server.
-    if let (Some(_), Some(pool), false) = (&cfg.bounded_lead, &cfg.reuse_pool, cfg.cheap_starts()) {
+    if let (true, Some(pool)) = (cfg.lead_takes_first_server(), &cfg.reuse_pool) {
         pool.expect_first().await;
     }
     let cheap = cfg.cheap_starts();

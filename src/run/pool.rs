@@ -101,6 +101,11 @@ impl Drop for Waiting<'_> {
     }
 }
 
+/// Nothing live and no donor to come: no server can come to the pool.
+fn nothing_to_come(state: &State) -> bool {
+    state.live == 0 && state.donors == 0
+}
+
 impl std::fmt::Debug for SessionPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("SessionPool")
@@ -191,6 +196,34 @@ impl SessionPool {
     /// while any allowed session is in use, and while every one is, up to
     /// `OVERFLOW_PATIENCE` times as long (at least `OVERFLOW_WAIT`).
     pub async fn lease(&self) -> Lease {
+        self.lease_within(|state| {
+            if state.live >= self.capacity {
+                self.long_wait()
+            } else if nothing_to_come(state) {
+                // With nothing busy and no donor running, nothing can
+                // come free: opening at once costs no more than waiting.
+                Duration::ZERO
+            } else if state.donors > 0 {
+                // A donor's server comes after its own start and its
+                // scenario: worth a longer wait than a busy session's.
+                self.under_load(self.patience * self.donor_patience)
+            } else {
+                self.under_load(self.patience)
+            }
+        })
+        .await
+    }
+
+    /// How long a lease at the pool's capacity waits before it opens a
+    /// server beyond it.
+    fn long_wait(&self) -> Duration {
+        self.under_load(self.patience * OVERFLOW_PATIENCE)
+            .max(OVERFLOW_WAIT)
+    }
+
+    /// A warm session, or leave to open one once it has waited what
+    /// `patience` says for the pool as it is now.
+    async fn lease_within(&self, patience: impl Fn(&State) -> Duration) -> Lease {
         let _waiting = Waiting::on(&self.waiting);
         let asked = Instant::now();
         loop {
@@ -201,20 +234,7 @@ impl SessionPool {
                     return Lease::Warm(Box::new(session));
                 }
                 let waited = asked.elapsed();
-                let patience = if state.live >= self.capacity {
-                    self.under_load(self.patience * OVERFLOW_PATIENCE)
-                        .max(OVERFLOW_WAIT)
-                } else if state.live == 0 && state.donors == 0 {
-                    // With nothing busy and no donor running, nothing can
-                    // come free: opening at once costs no more than waiting.
-                    Duration::ZERO
-                } else if state.donors > 0 {
-                    // A donor's server comes after its own start and its
-                    // scenario: worth a longer wait than a busy session's.
-                    self.under_load(self.patience * self.donor_patience)
-                } else {
-                    self.under_load(self.patience)
-                };
+                let patience = patience(&state);
                 if waited >= patience {
                     state.live += 1;
                     return Lease::Open;
@@ -236,26 +256,16 @@ impl SessionPool {
     /// donor's server comes here before the later lanes
     /// (`SessionPool::first_server_to_front`).
     pub async fn lease_first(&self) -> Lease {
-        let _waiting = Waiting::on(&self.waiting);
-        let until = Instant::now()
-            + self
-                .under_load(self.patience * OVERFLOW_PATIENCE)
-                .max(OVERFLOW_WAIT);
-        let lease = loop {
-            let notified = self.freed.notified();
-            {
-                let mut state = self.state.lock().await;
-                if let Some(session) = state.idle.pop() {
-                    break Lease::Warm(Box::new(session));
+        let long_wait = self.long_wait();
+        let lease = self
+            .lease_within(|state| {
+                if nothing_to_come(state) {
+                    Duration::ZERO
+                } else {
+                    long_wait
                 }
-                let nothing_to_come = state.live == 0 && state.donors == 0;
-                if nothing_to_come || Instant::now() >= until {
-                    state.live += 1;
-                    break Lease::Open;
-                }
-            }
-            let _ = tokio::time::timeout_at(until, notified).await;
-        };
+            })
+            .await;
         self.state.lock().await.first_expected = false;
         lease
     }

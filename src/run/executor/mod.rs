@@ -219,6 +219,13 @@ impl RunConfig {
         self.bounded_lead.as_deref() == Some(s.id.as_str())
     }
 
+    /// Whether the era's bounded lead waits for the reused lane's first
+    /// server (`SessionPool::lease_first`): only where starts cost, since
+    /// where they are cheap no lane waits for a donor's server.
+    pub fn lead_takes_first_server(&self) -> bool {
+        self.bounded_lead.is_some() && !self.cheap_starts()
+    }
+
     /// Whether `s` leases its main session from `pool` (one of this
     /// configuration's lanes).
     pub fn leases_from(&self, s: &Scenario, pool: &Option<Arc<SessionPool>>) -> bool {

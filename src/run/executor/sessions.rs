@@ -123,7 +123,7 @@ impl Execution<'_> {
     /// back at the end), or with nothing leased.
     async fn lease_warm(&mut self, name: &str, handshake: bool) -> Option<Session> {
         let pool = self.pooled.clone()?;
-        let first = self.cfg.leads_bounded(self.s) && !self.cfg.cheap_starts();
+        let first = self.cfg.leads_bounded(self.s) && self.cfg.lead_takes_first_server();
         let lease = if name == MAIN && first {
             pool.lease_first().await
         } else if name == MAIN {
