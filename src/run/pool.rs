@@ -245,6 +245,11 @@ impl SessionPool {
         }
     }
 
+    /// An idle session, or leave to open one at once.
+    pub async fn lease_at_once(&self) -> Lease {
+        self.lease_within(|_| Duration::ZERO).await
+    }
+
     /// A warm session for the scenario that is to have the pool's first
     /// server (`RunConfig::bounded_lead`), or the leave to open one once
     /// none can come (nothing live, no donor to come). It waits as long as
@@ -744,6 +749,25 @@ pub(crate) mod tests {
         let asked = Instant::now();
         assert!(matches!(pool.lease_first().await, Lease::Open));
         assert_eq!(asked.elapsed(), Duration::ZERO);
+    }
+
+    /// Where sessions are cheap, the bounded lead does not wait for a
+    /// donor or a busy session: its first call starts the run's longest
+    /// wait. An idle one it takes all the same.
+    #[tokio::test(start_paused = true)]
+    async fn the_lease_at_once_waits_for_nothing_and_takes_an_idle_session() {
+        let pool = SessionPool::with_capacity(2, Duration::from_millis(10))
+            .with_patience(Duration::from_millis(100));
+        pool.expect_users(2).await;
+        pool.expect_donors(1).await;
+        let asked = Instant::now();
+        assert!(matches!(pool.lease_at_once().await, Lease::Open));
+        assert_eq!(asked.elapsed(), Duration::ZERO);
+        pool.seed(session()).await;
+        let Lease::Warm(mut warm) = pool.lease_at_once().await else {
+            panic!("an idle session was left for a new one");
+        };
+        warm.close_in_background(Duration::from_millis(10)).await;
     }
 
     /// Three lanes in order: the shared scenarios' second sessions, the
