@@ -522,17 +522,19 @@ async fn era_work(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<(StartOrd
 /// that end their server last, since no scenario of the lane can take
 /// that server after them.
 fn when_in_lane(s: &Scenario, cfg: &RunConfig) -> u8 {
-    if cfg.leads_bounded(s) {
-        return 0;
-    }
     let follows_lead = cfg.bounded_lead.is_some()
         && s.makes_bounded_requests()
         && cfg.leases_from(s, &cfg.reuse_pool);
-    match (s.may_wait() && !follows_lead, s.ends_server, follows_lead) {
-        (true, _, _) => 1,
-        (false, false, false) => 2,
-        (false, false, true) => 3,
-        (false, true, _) => 4,
+    if cfg.leads_bounded(s) {
+        0
+    } else if s.may_wait() && !follows_lead {
+        1
+    } else if s.ends_server {
+        4
+    } else if follows_lead {
+        3
+    } else {
+        2
     }
 }
 
