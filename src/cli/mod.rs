@@ -237,7 +237,8 @@ pub struct RunArgs {
     #[arg(long = "header", value_name = "K:V", value_parser = parse_header)]
     pub headers: Vec<(String, String)>,
     /// How long a launched server may take to start: to answer its handshake (stdio,
-    /// each new process) or its URL (HTTP); the request timeout applies after that.
+    /// each new process; never less than --timeout-ms) or its URL (HTTP); the request
+    /// timeout applies after that.
     #[arg(long, value_name = "N", default_value_t = 10000, value_parser = positive_u64)]
     pub startup_timeout_ms: u64,
     /// Environment variable for the server (K=V, repeatable).
