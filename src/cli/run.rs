@@ -3,6 +3,7 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -11,12 +12,14 @@ use super::target::{build_target, era_choice};
 use super::usage::Usage;
 use super::write_file;
 use super::{select, Format, RunArgs, EXIT_FAILURES, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE};
+use mcp_conform::builtin;
 use mcp_conform::expr::EvalOptions;
 use mcp_conform::report::console::{ConsoleOptions, ConsoleReporter};
 use mcp_conform::report::data::{Collector, ReportData};
 use mcp_conform::report::{github, html, json, junit, markdown, Renderer};
+use mcp_conform::requirements;
 use mcp_conform::run::baseline::{self, Baseline};
-use mcp_conform::run::catalog_run::{run_catalog, RunOptions};
+use mcp_conform::run::catalog_run::{run_catalog, Catalog, RunOptions};
 use mcp_conform::run::events::Event;
 use mcp_conform::run::probe::EraChoice;
 use mcp_conform::run::property::PropertyRun;
@@ -57,10 +60,10 @@ pub fn main_job(args: RunArgs) -> Result<u8> {
     match plan(&args) {
         Ok(Plan::Listed) => Ok(EXIT_OK),
         Ok(Plan::Run {
-            selected,
+            scenarios,
             opts,
             policy,
-        }) => execute(&args, selected, &opts, &policy),
+        }) => execute(&args, scenarios, &opts, &policy),
         Err(usage) => Ok(usage.report()),
     }
 }
@@ -70,16 +73,31 @@ enum Plan {
     /// `--list` or `--list-profiles`: printed, nothing to run.
     Listed,
     Run {
-        selected: Vec<Scenario>,
-        opts: RunOptions,
+        scenarios: Planned,
+        opts: Box<RunOptions>,
         policy: RunPolicy,
     },
 }
 
+/// The scenarios a run will use.
+enum Planned {
+    /// Loaded and selected.
+    Selected(Vec<Scenario>),
+    /// The user's own files, loaded; the built-in catalog they join is
+    /// compiled while the server starts (`select::builtins_may_load_later`).
+    WithBuiltinsLater(Vec<Scenario>),
+}
+
 /// Checks the arguments and loads what the run needs, before any server
-/// starts: every mistake found here is the user's to fix.
+/// starts: every mistake found here is the user's to fix. Only the built-in
+/// catalog, when nothing selects among it, is left to compile while the
+/// server starts.
 fn plan(args: &RunArgs) -> Result<Plan, Usage> {
     check_usage(args)?;
+    if select::builtins_may_load_later(args) {
+        let user = select::load_user_files(args)?;
+        return run_plan(args, Planned::WithBuiltinsLater(user));
+    }
     let loaded = select::load(args)?;
     for note in &loaded.replaced {
         eprintln!("{note}");
@@ -100,6 +118,12 @@ fn plan(args: &RunArgs) -> Result<Plan, Usage> {
         }
         return Ok(Plan::Listed);
     }
+    run_plan(args, Planned::Selected(selected))
+}
+
+/// The run's settings beside its scenarios: the baseline, the schemas and
+/// the eras, each refused here when the user's input is wrong.
+fn run_plan(args: &RunArgs, scenarios: Planned) -> Result<Plan, Usage> {
     let baseline = args
         .baseline
         .as_deref()
@@ -113,8 +137,12 @@ fn plan(args: &RunArgs) -> Result<Plan, Usage> {
         })?,
     };
     Ok(Plan::Run {
-        selected,
-        opts: run_options(args, era_choice(&args.protocol_version)?, schemas),
+        scenarios,
+        opts: Box::new(run_options(
+            args,
+            era_choice(&args.protocol_version)?,
+            schemas,
+        )),
         policy: RunPolicy {
             baseline,
             strict: args.strict,
@@ -123,14 +151,42 @@ fn plan(args: &RunArgs) -> Result<Plan, Usage> {
     })
 }
 
+/// The planned scenarios as the run takes them: the built-in catalog, when
+/// left for later, compiles on a thread of its own from now on, and joins
+/// the user's files as `plan` would have joined them.
+fn catalog(planned: Planned, drafts_only: bool) -> Catalog {
+    let user = match planned {
+        Planned::Selected(scenarios) => return scenarios.into(),
+        Planned::WithBuiltinsLater(user) => user,
+    };
+    let (sender, compiled) = tokio::sync::oneshot::channel();
+    // A thread of its own rather than the runtime's blocking pool: a run
+    // that ends before it is awaited (a server that never started) does not
+    // wait for it.
+    std::thread::spawn(move || {
+        let _ = sender.send(builtin::scenarios().map(|b| select::with_user_files(b, user)));
+    });
+    Catalog::loading(async move {
+        let loaded = compiled
+            .await
+            .map_err(|_| "the built-in scenarios were not compiled (their thread stopped)")?
+            .map_err(|e| format!("the built-in scenarios did not load: {e}"))?;
+        for note in &loaded.replaced {
+            eprintln!("{note}");
+        }
+        Ok(requirements::drafts_only_if(drafts_only, loaded.scenarios))
+    })
+}
+
 /// Starts the target, runs the plan and reports; stops every server process
 /// on Ctrl-C.
 fn execute(
     args: &RunArgs,
-    selected: Vec<Scenario>,
+    scenarios: Planned,
     opts: &RunOptions,
     policy: &RunPolicy,
 ) -> Result<u8> {
+    let scenarios = catalog(scenarios, args.drafts_only);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -144,7 +200,7 @@ fn execute(
             }
         };
         let code = tokio::select! {
-            code = run_and_report(args, target.clone(), opts, selected, policy) => code,
+            code = run_and_report(args, target.clone(), opts, scenarios, policy) => code,
             _ = tokio::signal::ctrl_c() => {
                 kill_all_groups();
                 eprintln!("\ninterrupted: every server process was stopped");
@@ -351,10 +407,17 @@ async fn run_and_report(
     args: &RunArgs,
     target: Target,
     opts: &RunOptions,
-    scenarios: Vec<Scenario>,
+    scenarios: Catalog,
     policy: &RunPolicy,
 ) -> Result<u8> {
-    let order: Vec<String> = scenarios.iter().map(|s| s.id.clone()).collect();
+    // The report lists scenarios in catalog order, known once compiled.
+    let order = Arc::new(OnceLock::new());
+    let noted = Arc::clone(&order);
+    let scenarios = Catalog::loading(async move {
+        let scenarios = scenarios.scenarios().await?;
+        let _ = noted.set(scenarios.iter().map(|s| s.id.clone()).collect::<Vec<_>>());
+        Ok(scenarios)
+    });
     let mut console = console(args);
     let mut collector = Collector::default();
     let outcome = run_catalog(target, scenarios, opts, policy, |event| {
@@ -364,7 +427,8 @@ async fn run_and_report(
         collector.handle(&event);
     })
     .await;
-    let Some(data) = collector.finish(&order, args.strict) else {
+    let order = order.get().map_or(&[][..], Vec::as_slice);
+    let Some(data) = collector.finish(order, args.strict) else {
         bail!("the run ended without a summary");
     };
     if let Err(e) = write_reports(args, &data) {

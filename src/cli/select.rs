@@ -16,36 +16,50 @@ pub struct Loaded {
 
 /// Loads the catalog for a run; scenario files with errors stop everything.
 pub fn load(args: &RunArgs) -> Result<Loaded, LoadErrors> {
-    let mut scenarios = if args.no_builtin {
+    let builtin = if args.no_builtin {
         Vec::new()
     } else {
         builtin::scenarios()?
     };
-    let builtin_count = scenarios.len();
-    let mut replaced = Vec::new();
+    Ok(with_user_files(builtin, load_user_files(args)?))
+}
+
+/// Whether the run may compile the built-in catalog while its server
+/// starts: nothing in the arguments selects among the built-in scenarios,
+/// so no mistake of the user's can show in them (they are checked before
+/// every release), and the user's own files are loaded first. With `-k`,
+/// `-p`, `--skip` or `--shard` a pattern that names nothing must be
+/// refused before anything starts, and that takes the whole catalog.
+pub fn builtins_may_load_later(args: &RunArgs) -> bool {
+    !args.no_builtin
+        && !args.list
+        && !args.list_profiles
+        && args.profiles.is_empty()
+        && args.filters.is_empty()
+        && args.skip.is_empty()
+        && args.shard.is_none()
+}
+
+/// The scenarios of `--scenarios` paths, every file loaded; ids must be
+/// unique among them (one may replace a built-in scenario).
+pub fn load_user_files(args: &RunArgs) -> Result<Vec<Scenario>, LoadErrors> {
+    let mut user: Vec<Scenario> = Vec::new();
     let mut errors = Vec::new();
     for path in &args.scenarios {
         match load_path(path) {
             Ok(mut extra) => {
                 mcp_conform::sources::resolve_scenarios(&mut extra);
                 for s in extra {
-                    match scenarios.iter().position(|b| b.id == s.id) {
-                        Some(i) if i < builtin_count => {
-                            replaced.push(format!(
-                                "note: {} replaces the built-in scenario {}",
-                                s.origin, s.id
-                            ));
-                            scenarios[i] = s;
-                        }
-                        Some(i) => errors.push(LoadError {
+                    match user.iter().find(|u| u.id == s.id) {
+                        Some(first) => errors.push(LoadError {
                             file: s.origin.clone(),
                             position: Position { line: 1, col: 1 },
                             message: format!(
                                 "scenario id '{}' is already used by {}",
-                                s.id, scenarios[i].origin
+                                s.id, first.origin
                             ),
                         }),
-                        None => scenarios.push(s),
+                        None => user.push(s),
                     }
                 }
             }
@@ -53,12 +67,31 @@ pub fn load(args: &RunArgs) -> Result<Loaded, LoadErrors> {
         }
     }
     if errors.is_empty() {
-        Ok(Loaded {
-            scenarios,
-            replaced,
-        })
+        Ok(user)
     } else {
         Err(LoadErrors(errors))
+    }
+}
+
+/// The built-in catalog with the user's scenarios: one with a built-in id
+/// takes its place (and says so), the others follow in their order.
+pub fn with_user_files(mut scenarios: Vec<Scenario>, user: Vec<Scenario>) -> Loaded {
+    let mut replaced = Vec::new();
+    for s in user {
+        match scenarios.iter().position(|b| b.id == s.id) {
+            Some(i) => {
+                replaced.push(format!(
+                    "note: {} replaces the built-in scenario {}",
+                    s.origin, s.id
+                ));
+                scenarios[i] = s;
+            }
+            None => scenarios.push(s),
+        }
+    }
+    Loaded {
+        scenarios,
+        replaced,
     }
 }
 

@@ -4,6 +4,8 @@
 //! many-server matrix both drive this.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -86,6 +88,38 @@ impl RunOptions {
     }
 }
 
+/// The scenarios of a run: compiled, or still compiling while the server
+/// starts (the built-in catalog takes about a tenth of a second of CPU,
+/// which would otherwise come before the first server start). A run awaits
+/// them once the server is probed, before its first scenario.
+pub enum Catalog {
+    Ready(Vec<Scenario>),
+    Loading(Pin<Box<dyn Future<Output = Result<Vec<Scenario>, String>> + Send>>),
+}
+
+impl Catalog {
+    /// Scenarios that `loading` compiles; its error says why there are none.
+    pub fn loading(
+        loading: impl Future<Output = Result<Vec<Scenario>, String>> + Send + 'static,
+    ) -> Self {
+        Self::Loading(Box::pin(loading))
+    }
+
+    /// The scenarios, once compiled.
+    pub async fn scenarios(self) -> Result<Vec<Scenario>, String> {
+        match self {
+            Self::Ready(scenarios) => Ok(scenarios),
+            Self::Loading(loading) => loading.await,
+        }
+    }
+}
+
+impl From<Vec<Scenario>> for Catalog {
+    fn from(scenarios: Vec<Scenario>) -> Self {
+        Self::Ready(scenarios)
+    }
+}
+
 fn run_info(target: &Target, probes: &[Probe], scenarios: usize, opts: &RunOptions) -> RunInfo {
     let newest = probes.last();
     let seed = opts.property.seed;
@@ -146,7 +180,7 @@ async fn warm_pool(
 /// Started comes once every era is known, with what finished before it.
 pub async fn run_catalog(
     target: Target,
-    scenarios: Vec<Scenario>,
+    scenarios: impl Into<Catalog>,
     opts: &RunOptions,
     policy: &RunPolicy,
     mut sink: impl FnMut(Event),
@@ -163,6 +197,19 @@ pub async fn run_catalog(
     {
         Ok(p) => p,
         Err(e) => {
+            not_run(&target, opts, &e, started, &mut sink);
+            return Err(e);
+        }
+    };
+    let scenarios = match scenarios.into().scenarios().await {
+        Ok(s) => s,
+        Err(message) => {
+            let e = ProbeError {
+                message,
+                stderr: String::new(),
+                refusal: None,
+            };
+            staged.close().await;
             not_run(&target, opts, &e, started, &mut sink);
             return Err(e);
         }

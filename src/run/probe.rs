@@ -318,6 +318,13 @@ impl StagedEras {
         }
         eras
     }
+
+    /// Ends every probe's session: the run goes no further.
+    pub async fn close(self) {
+        for era in self.finish().await {
+            era.close().await;
+        }
+    }
 }
 
 /// Each accepted era was asked for on a connection of its own and answered

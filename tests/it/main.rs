@@ -60,6 +60,7 @@ mod reference_common;
 mod architecture;
 mod bad_scenarios;
 mod browser;
+mod catalog_loading;
 mod cli;
 mod client;
 mod concurrency;
@@ -148,6 +149,7 @@ fn main() {
     trials.extend(rate_limit::trials());
     trials.extend(tiny_server::trials());
     trials.extend(server_starts::trials());
+    trials.extend(catalog_loading::trials());
     trials.extend(huge_pages::trials());
     trials.extend(browser::trials());
     trials.extend(rmcp_client::trials());
