@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
+use super::select::{Candidate, Selectable};
 use super::target::{build_target, era_choice};
 use super::usage::Usage;
 use super::write_file;
@@ -30,7 +31,7 @@ use mcp_conform::schema::Schemas;
 use mcp_conform::transport::stdio::kill_all_groups;
 
 /// `--shard K/N`: the K-th of N deterministic slices (round robin over sorted ids).
-pub fn shard(mut scenarios: Vec<Scenario>, spec: &str) -> Result<Vec<Scenario>> {
+pub fn shard<T: Selectable>(mut scenarios: Vec<T>, spec: &str) -> Result<Vec<T>> {
     let (k, n) = spec
         .split_once('/')
         .and_then(|(k, n)| {
@@ -41,7 +42,7 @@ pub fn shard(mut scenarios: Vec<Scenario>, spec: &str) -> Result<Vec<Scenario>> 
         })
         .filter(|(k, n)| *n >= 1 && (1..=*n).contains(k))
         .with_context(|| format!("--shard {spec:?}: expected K/N with 1 <= K <= N, e.g. 2/4"))?;
-    scenarios.sort_by(|a, b| a.id.cmp(&b.id));
+    scenarios.sort_by(|a, b| a.id().cmp(b.id()));
     Ok(scenarios
         .into_iter()
         .enumerate()
@@ -83,20 +84,29 @@ enum Plan {
 enum Planned {
     /// Loaded and selected.
     Selected(Vec<Scenario>),
-    /// The user's own files, loaded; the built-in catalog they join is
-    /// compiled while the server starts (`select::builtins_may_load_later`).
-    WithBuiltinsLater(Vec<Scenario>),
+    /// Selected from the index of the built-in catalog and the user's own
+    /// files: the built-in ones among them are compiled while the server
+    /// starts (`select::builtins_may_load_later`).
+    Later(Vec<Candidate>),
 }
 
 /// Checks the arguments and loads what the run needs, before any server
 /// starts: every mistake found here is the user's to fix. Only the built-in
-/// catalog, when nothing selects among it, is left to compile while the
-/// server starts.
+/// scenarios the run selects are left to compile while the server starts.
 fn plan(args: &RunArgs) -> Result<Plan, Usage> {
     check_usage(args)?;
-    if select::builtins_may_load_later(args) {
+    if let Some(index) = builtin::index().filter(|_| select::builtins_may_load_later(args)) {
         let user = select::load_user_files(args)?;
-        return run_plan(args, Planned::WithBuiltinsLater(user));
+        let (candidates, replaced) = select::candidates(index, user);
+        for note in &replaced {
+            eprintln!("{note}");
+        }
+        let selected = select::select(candidates, args).map_err(|e| e.to_string())?;
+        let selected = match &args.shard {
+            Some(spec) => shard(selected, spec)?,
+            None => selected,
+        };
+        return run_plan(args, Planned::Later(selected));
     }
     let loaded = select::load(args)?;
     for note in &loaded.replaced {
@@ -110,6 +120,7 @@ fn plan(args: &RunArgs) -> Result<Plan, Usage> {
     if let Some(spec) = &args.shard {
         selected = shard(selected, spec)?;
     }
+    let selected = requirements::drafts_only_if(args.drafts_only, selected);
     if args.list {
         if args.json {
             select::print_list_json(&selected);
@@ -151,30 +162,25 @@ fn run_plan(args: &RunArgs, scenarios: Planned) -> Result<Plan, Usage> {
     })
 }
 
-/// The planned scenarios as the run takes them: the built-in catalog, when
-/// left for later, compiles on a thread of its own from now on, and joins
-/// the user's files as `plan` would have joined them.
+/// The planned scenarios as the run takes them: the built-in ones, when
+/// left for later, compile on a thread of their own from now on.
 fn catalog(planned: Planned, drafts_only: bool) -> Catalog {
-    let user = match planned {
+    let selected = match planned {
         Planned::Selected(scenarios) => return scenarios.into(),
-        Planned::WithBuiltinsLater(user) => user,
+        Planned::Later(selected) => selected,
     };
     let (sender, compiled) = tokio::sync::oneshot::channel();
     // A thread of its own rather than the runtime's blocking pool: a run
     // that ends before it is awaited (a server that never started) does not
     // wait for it.
     std::thread::spawn(move || {
-        let _ = sender.send(builtin::scenarios().map(|b| select::with_user_files(b, user)));
+        let _ = sender.send(select::compile(selected));
     });
     Catalog::loading(async move {
-        let loaded = compiled
-            .await
-            .map_err(|_| "the built-in scenarios were not compiled (their thread stopped)")?
-            .map_err(|e| format!("the built-in scenarios did not load: {e}"))?;
-        for note in &loaded.replaced {
-            eprintln!("{note}");
-        }
-        Ok(requirements::drafts_only_if(drafts_only, loaded.scenarios))
+        let scenarios = compiled.await.map_err(|_| {
+            "internal: the built-in scenarios were not compiled (their thread stopped)"
+        })??;
+        Ok(requirements::drafts_only_if(drafts_only, scenarios))
     })
 }
 

@@ -2,7 +2,7 @@
 //! `-k` and `-p` selection.
 
 use super::RunArgs;
-use mcp_conform::builtin;
+use mcp_conform::builtin::{self, Indexed};
 use mcp_conform::scenario::load::{load_path, LoadError, LoadErrors};
 use mcp_conform::scenario::model::Scenario;
 use mcp_conform::scenario::source::Position;
@@ -12,6 +12,121 @@ pub struct Loaded {
     pub scenarios: Vec<Scenario>,
     /// `--scenarios` files that replace a built-in scenario of the same id.
     pub replaced: Vec<String>,
+}
+
+/// What selection (`-p`, `-k`, `--skip`, `--shard`) reads of a scenario:
+/// a compiled one, or a built-in one not compiled yet.
+pub trait Selectable {
+    fn id(&self) -> &str;
+    fn profile(&self) -> &str;
+    fn checks(&self, requirement: &str) -> bool;
+}
+
+impl Selectable for Scenario {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn profile(&self) -> &str {
+        &self.profile
+    }
+    fn checks(&self, requirement: &str) -> bool {
+        self.requirements
+            .iter()
+            .any(|r| r.eq_ignore_ascii_case(requirement))
+    }
+}
+
+impl Selectable for Indexed {
+    fn id(&self) -> &str {
+        self.id
+    }
+    fn profile(&self) -> &str {
+        self.profile
+    }
+    fn checks(&self, requirement: &str) -> bool {
+        self.requirements
+            .iter()
+            .any(|r| r.eq_ignore_ascii_case(requirement))
+    }
+}
+
+/// A scenario a run may select: a built-in one, compiled once selected,
+/// or one of the user's, compiled already.
+pub enum Candidate {
+    Builtin(Indexed),
+    User(Box<Scenario>),
+}
+
+impl Selectable for Candidate {
+    fn id(&self) -> &str {
+        match self {
+            Self::Builtin(b) => b.id(),
+            Self::User(s) => s.id(),
+        }
+    }
+    fn profile(&self) -> &str {
+        match self {
+            Self::Builtin(b) => b.profile(),
+            Self::User(s) => s.profile(),
+        }
+    }
+    fn checks(&self, requirement: &str) -> bool {
+        match self {
+            Self::Builtin(b) => b.checks(requirement),
+            Self::User(s) => s.checks(requirement),
+        }
+    }
+}
+
+/// The built-in catalog as indexed, with the user's scenarios: one with a
+/// built-in id takes its place (and says so, as [`with_user_files`] does),
+/// the others follow in their order.
+pub fn candidates(index: Vec<Indexed>, user: Vec<Scenario>) -> (Vec<Candidate>, Vec<String>) {
+    let mut all: Vec<Candidate> = index.into_iter().map(Candidate::Builtin).collect();
+    let mut replaced = Vec::new();
+    for s in user {
+        match all.iter().position(|c| c.id() == s.id) {
+            Some(i) => {
+                replaced.push(replaced_note(&s));
+                all[i] = Candidate::User(Box::new(s));
+            }
+            None => all.push(Candidate::User(Box::new(s))),
+        }
+    }
+    (all, replaced)
+}
+
+/// The selected candidates compiled, in their order: the built-in ones
+/// loaded now, the user's as they are.
+pub fn compile(selected: Vec<Candidate>) -> Result<Vec<Scenario>, String> {
+    let paths: Vec<&str> = selected
+        .iter()
+        .filter_map(|c| match c {
+            Candidate::Builtin(b) => Some(b.path),
+            Candidate::User(_) => None,
+        })
+        .collect();
+    let mut compiled: std::collections::HashMap<String, Scenario> = builtin::scenarios_at(&paths)
+        .map_err(|e| format!("the built-in scenarios did not load: {e}"))?
+        .into_iter()
+        .map(|s| (s.id.clone(), s))
+        .collect();
+    selected
+        .into_iter()
+        .map(|c| match c {
+            Candidate::User(s) => Ok(*s),
+            Candidate::Builtin(b) => compiled.remove(b.id).ok_or_else(|| {
+                format!(
+                    "internal: the built-in scenario {} was not compiled from {}",
+                    b.id, b.path
+                )
+            }),
+        })
+        .collect()
+}
+
+fn replaced_note(s: &Scenario) -> String {
+    format!("note: {} replaces the built-in scenario {}", s.origin, s.id)
 }
 
 /// Loads the catalog for a run; scenario files with errors stop everything.
@@ -24,20 +139,14 @@ pub fn load(args: &RunArgs) -> Result<Loaded, LoadErrors> {
     Ok(with_user_files(builtin, load_user_files(args)?))
 }
 
-/// Whether the run may compile the built-in catalog while its server
-/// starts: nothing in the arguments selects among the built-in scenarios,
-/// so no mistake of the user's can show in them (they are checked before
-/// every release), and the user's own files are loaded first. With `-k`,
-/// `-p`, `--skip` or `--shard` a pattern that names nothing must be
-/// refused before anything starts, and that takes the whole catalog.
+/// Whether the run may compile the built-in scenarios it selects while its
+/// server starts: it selects from the index of the built-in catalog (the
+/// user's own files are loaded first), and a pattern that names nothing is
+/// refused before anything starts all the same. Listing prints what only
+/// compiling tells (levels, titles), and `--no-builtin` has nothing to
+/// compile later.
 pub fn builtins_may_load_later(args: &RunArgs) -> bool {
-    !args.no_builtin
-        && !args.list
-        && !args.list_profiles
-        && args.profiles.is_empty()
-        && args.filters.is_empty()
-        && args.skip.is_empty()
-        && args.shard.is_none()
+    !args.no_builtin && !args.list && !args.list_profiles
 }
 
 /// The scenarios of `--scenarios` paths, every file loaded; ids must be
@@ -80,10 +189,7 @@ pub fn with_user_files(mut scenarios: Vec<Scenario>, user: Vec<Scenario>) -> Loa
     for s in user {
         match scenarios.iter().position(|b| b.id == s.id) {
             Some(i) => {
-                replaced.push(format!(
-                    "note: {} replaces the built-in scenario {}",
-                    s.origin, s.id
-                ));
+                replaced.push(replaced_note(&s));
                 scenarios[i] = s;
             }
             None => scenarios.push(s),
@@ -142,24 +248,21 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
 }
 
 /// Profiles of a catalog, sorted, each once.
-pub fn profiles(scenarios: &[Scenario]) -> Vec<String> {
-    let set: std::collections::BTreeSet<&str> =
-        scenarios.iter().map(|s| s.profile.as_str()).collect();
+pub fn profiles<T: Selectable>(scenarios: &[T]) -> Vec<String> {
+    let set: std::collections::BTreeSet<&str> = scenarios.iter().map(|s| s.profile()).collect();
     set.into_iter().map(str::to_string).collect()
 }
 
 /// Whether `-k PATTERN` selects `s`: its id (substring or glob) or one of
 /// its requirement ids (exact, any case).
-pub fn selects(s: &Scenario, pattern: &str) -> bool {
-    id_matches(&s.id, pattern)
-        || s.requirements
-            .iter()
-            .any(|r| r.eq_ignore_ascii_case(pattern))
+pub fn selects(s: &impl Selectable, pattern: &str) -> bool {
+    id_matches(s.id(), pattern) || s.checks(pattern)
 }
 
 /// Applies `-p`, `-k` and `--skip`; refuses a selection that names what
-/// doesn't exist or would test nothing.
-pub fn select(scenarios: Vec<Scenario>, args: &RunArgs) -> Result<Vec<Scenario>, SelectionError> {
+/// doesn't exist or would test nothing. (`--drafts-only` changes levels,
+/// not the selection: `requirements::drafts_only_if`.)
+pub fn select<T: Selectable>(scenarios: Vec<T>, args: &RunArgs) -> Result<Vec<T>, SelectionError> {
     let valid = profiles(&scenarios);
     for name in &args.profiles {
         if !valid.contains(name) {
@@ -170,14 +273,13 @@ pub fn select(scenarios: Vec<Scenario>, args: &RunArgs) -> Result<Vec<Scenario>,
             });
         }
     }
-    let in_profiles: Vec<Scenario> =
-        mcp_conform::requirements::drafts_only_if(args.drafts_only, scenarios)
-            .into_iter()
-            .filter(|s| args.profiles.is_empty() || args.profiles.contains(&s.profile))
-            .collect();
+    let in_profiles: Vec<T> = scenarios
+        .into_iter()
+        .filter(|s| args.profiles.is_empty() || args.profiles.iter().any(|p| p == s.profile()))
+        .collect();
     for pattern in &args.filters {
         if !in_profiles.iter().any(|s| selects(s, pattern)) {
-            let ids = in_profiles.iter().map(|s| s.id.as_str());
+            let ids = in_profiles.iter().map(|s| s.id());
             return Err(SelectionError::NoMatch {
                 pattern: pattern.clone(),
                 profiles: args.profiles.clone(),
@@ -185,7 +287,7 @@ pub fn select(scenarios: Vec<Scenario>, args: &RunArgs) -> Result<Vec<Scenario>,
             });
         }
     }
-    let selected: Vec<Scenario> = in_profiles
+    let selected: Vec<T> = in_profiles
         .into_iter()
         .filter(|s| args.filters.is_empty() || args.filters.iter().any(|f| selects(s, f)))
         .filter(|s| !args.skip.iter().any(|f| selects(s, f)))
@@ -287,6 +389,61 @@ pub fn print_profiles(scenarios: &[Scenario], as_json: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn user_scenario(id: &str, profile: &str) -> Scenario {
+        let text = format!(
+            "id: {id}\ntitle: mine\nprofile: {profile}\nlevel: MUST\nrequirements: []\nsteps:\n  - request: ping\n"
+        );
+        mcp_conform::scenario::load::load_sources(&[("mine.yaml".into(), text)])
+            .unwrap_or_else(|e| panic!("{e}"))
+            .remove(0)
+    }
+
+    fn ids(scenarios: &[impl Selectable]) -> Vec<&str> {
+        scenarios.iter().map(Selectable::id).collect()
+    }
+
+    #[test]
+    fn a_users_scenario_takes_its_built_in_namesakes_place_and_the_rest_follow() {
+        let index = builtin::index().unwrap_or_default();
+        let (all, replaced) = candidates(
+            index.clone(),
+            vec![
+                user_scenario("core/ping", "core"),
+                user_scenario("base/mine", "base"),
+            ],
+        );
+        assert_eq!(
+            replaced,
+            ["note: mine.yaml replaces the built-in scenario core/ping"]
+        );
+        assert_eq!(all.len(), index.len() + 1);
+        let ping = all.iter().position(|c| c.id() == "core/ping");
+        assert_eq!(ping, index.iter().position(|b| b.id == "core/ping"));
+        assert!(matches!(ping.map(|i| &all[i]), Some(Candidate::User(_))));
+        assert_eq!(all.last().map(Selectable::id), Some("base/mine"));
+    }
+
+    #[test]
+    fn compiling_a_selection_keeps_its_order_and_the_users_scenarios() {
+        let index = builtin::index().unwrap_or_default();
+        let pick = |id: &str| {
+            index
+                .iter()
+                .find(|b| b.id == id)
+                .copied()
+                .map(Candidate::Builtin)
+                .unwrap_or_else(|| panic!("no built-in {id}"))
+        };
+        let selected = vec![
+            pick("core/ping"),
+            Candidate::User(Box::new(user_scenario("base/mine", "base"))),
+            pick("base/handshake"),
+        ];
+        let compiled = compile(selected).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(ids(&compiled), ["core/ping", "base/mine", "base/handshake"]);
+        assert_eq!(compiled[1].title, "mine");
+    }
 
     #[test]
     fn suggests_the_closest_profile_ignoring_case() {
