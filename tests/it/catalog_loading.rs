@@ -149,18 +149,33 @@ fn the_users_mistakes_stop_the_run_before_its_server_starts() {
     let dir = std::env::temp_dir().join(format!("mcp-conform-early-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
     let marker = dir.join("started");
-    let cases: [&[&str]; 4] = [
+    // Two of the user's files that give one id (a built-in one): which
+    // should run is the user's to say.
+    let twice = ["a", "b"].map(|sub| {
+        let file = dir.join(sub).join("ping.yaml");
+        std::fs::create_dir_all(dir.join(sub)).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&file, "id: core/ping\ntitle: mine\nprofile: core\nlevel: MUST\nrequirements: []\nsteps:\n  - request: ping\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        file.display().to_string()
+    });
+    let cases: [&[&str]; 5] = [
         &["--scenarios", "fixtures/bad-scenarios"],
         &["--scenarios", "fixtures/bad-scenarios", "-p", "base"],
         &["--baseline", "fixtures/bad-scenarios/bad-baseline.yaml"],
         &["-k", "no-such-scenario-anywhere"],
+        &["--scenarios", &twice[0], "--scenarios", &twice[1]],
     ];
     for args in cases {
         let mut argv: Vec<String> = args.iter().map(|a| a.to_string()).collect();
         argv.extend(marking_server(&marker));
         let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
         let out = common::run_cli(&argv);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(
             !marker.exists(),
             "{args:?} started the server before refusing: {}",
