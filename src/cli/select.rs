@@ -19,7 +19,13 @@ pub struct Loaded {
 pub trait Selectable {
     fn id(&self) -> &str;
     fn profile(&self) -> &str;
-    fn checks(&self, requirement: &str) -> bool;
+    fn requirement_ids(&self) -> impl Iterator<Item = &str>;
+
+    /// Whether it checks `requirement` (any case).
+    fn checks(&self, requirement: &str) -> bool {
+        self.requirement_ids()
+            .any(|r| r.eq_ignore_ascii_case(requirement))
+    }
 }
 
 impl Selectable for Scenario {
@@ -29,10 +35,8 @@ impl Selectable for Scenario {
     fn profile(&self) -> &str {
         &self.profile
     }
-    fn checks(&self, requirement: &str) -> bool {
-        self.requirements
-            .iter()
-            .any(|r| r.eq_ignore_ascii_case(requirement))
+    fn requirement_ids(&self) -> impl Iterator<Item = &str> {
+        self.requirements.iter().map(String::as_str)
     }
 }
 
@@ -43,10 +47,8 @@ impl Selectable for Indexed {
     fn profile(&self) -> &str {
         self.profile
     }
-    fn checks(&self, requirement: &str) -> bool {
-        self.requirements
-            .iter()
-            .any(|r| r.eq_ignore_ascii_case(requirement))
+    fn requirement_ids(&self) -> impl Iterator<Item = &str> {
+        self.requirements.iter().copied()
     }
 }
 
@@ -70,30 +72,23 @@ impl Selectable for Candidate {
             Self::User(s) => s.profile(),
         }
     }
-    fn checks(&self, requirement: &str) -> bool {
-        match self {
-            Self::Builtin(b) => b.checks(requirement),
-            Self::User(s) => s.checks(requirement),
-        }
+    fn requirement_ids(&self) -> impl Iterator<Item = &str> {
+        let (builtin, user) = match self {
+            Self::Builtin(b) => (Some(b.requirement_ids()), None),
+            Self::User(s) => (None, Some(s.requirement_ids())),
+        };
+        builtin
+            .into_iter()
+            .flatten()
+            .chain(user.into_iter().flatten())
     }
 }
 
-/// The built-in catalog as indexed, with the user's scenarios: one with a
-/// built-in id takes its place (and says so, as [`with_user_files`] does),
-/// the others follow in their order.
+/// The built-in catalog as indexed, with the user's scenarios in it
+/// ([`with_user_files`]).
 pub fn candidates(index: Vec<Indexed>, user: Vec<Scenario>) -> (Vec<Candidate>, Vec<String>) {
-    let mut all: Vec<Candidate> = index.into_iter().map(Candidate::Builtin).collect();
-    let mut replaced = Vec::new();
-    for s in user {
-        match all.iter().position(|c| c.id() == s.id) {
-            Some(i) => {
-                replaced.push(replaced_note(&s));
-                all[i] = Candidate::User(Box::new(s));
-            }
-            None => all.push(Candidate::User(Box::new(s))),
-        }
-    }
-    (all, replaced)
+    let index = index.into_iter().map(Candidate::Builtin).collect();
+    with_user_files(index, user, |s| Candidate::User(Box::new(s)))
 }
 
 /// The selected candidates compiled, in their order: the built-in ones
@@ -125,10 +120,6 @@ pub fn compile(selected: Vec<Candidate>) -> Result<Vec<Scenario>, String> {
         .collect()
 }
 
-fn replaced_note(s: &Scenario) -> String {
-    format!("note: {} replaces the built-in scenario {}", s.origin, s.id)
-}
-
 /// Loads the catalog for a run; scenario files with errors stop everything.
 pub fn load(args: &RunArgs) -> Result<Loaded, LoadErrors> {
     let builtin = if args.no_builtin {
@@ -136,7 +127,11 @@ pub fn load(args: &RunArgs) -> Result<Loaded, LoadErrors> {
     } else {
         builtin::scenarios()?
     };
-    Ok(with_user_files(builtin, load_user_files(args)?))
+    let (scenarios, replaced) = with_user_files(builtin, load_user_files(args)?, |s| s);
+    Ok(Loaded {
+        scenarios,
+        replaced,
+    })
 }
 
 /// Whether the run may compile the built-in scenarios it selects while its
@@ -183,22 +178,26 @@ pub fn load_user_files(args: &RunArgs) -> Result<Vec<Scenario>, LoadErrors> {
 }
 
 /// The built-in catalog with the user's scenarios: one with a built-in id
-/// takes its place (and says so), the others follow in their order.
-pub fn with_user_files(mut scenarios: Vec<Scenario>, user: Vec<Scenario>) -> Loaded {
+/// takes its place (the notes say which), the others follow in their order.
+pub fn with_user_files<T: Selectable>(
+    mut catalog: Vec<T>,
+    user: Vec<Scenario>,
+    wrap: impl Fn(Scenario) -> T,
+) -> (Vec<T>, Vec<String>) {
     let mut replaced = Vec::new();
     for s in user {
-        match scenarios.iter().position(|b| b.id == s.id) {
+        match catalog.iter().position(|b| b.id() == s.id) {
             Some(i) => {
-                replaced.push(replaced_note(&s));
-                scenarios[i] = s;
+                replaced.push(format!(
+                    "note: {} replaces the built-in scenario {}",
+                    s.origin, s.id
+                ));
+                catalog[i] = wrap(s);
             }
-            None => scenarios.push(s),
+            None => catalog.push(wrap(s)),
         }
     }
-    Loaded {
-        scenarios,
-        replaced,
-    }
+    (catalog, replaced)
 }
 
 /// Why a selection is refused: it would run nothing, or name what doesn't exist.
@@ -422,6 +421,25 @@ mod tests {
         assert_eq!(ping, index.iter().position(|b| b.id == "core/ping"));
         assert!(matches!(ping.map(|i| &all[i]), Some(Candidate::User(_))));
         assert_eq!(all.last().map(Selectable::id), Some("base/mine"));
+    }
+
+    #[test]
+    fn a_requirement_id_selects_an_indexed_scenario_as_a_compiled_one() {
+        let index = builtin::index().unwrap_or_default();
+        let (all, _) = candidates(index, Vec::new());
+        let by_requirement: Vec<&str> = all
+            .iter()
+            .filter(|c| selects(*c, "core-util-01"))
+            .map(Selectable::id)
+            .collect();
+        let compiled = builtin::scenarios().unwrap_or_else(|e| panic!("{e}"));
+        let expected: Vec<&str> = compiled
+            .iter()
+            .filter(|s| selects(*s, "core-util-01"))
+            .map(Selectable::id)
+            .collect();
+        assert!(by_requirement.contains(&"core/ping"), "{by_requirement:?}");
+        assert_eq!(by_requirement, expected);
     }
 
     #[test]
