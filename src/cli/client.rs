@@ -32,7 +32,8 @@ use super::{EXIT_OK, EXIT_USAGE};
                   The scenario name is in MCP_CONFORMANCE_SCENARIO and its context (the actions \
                   to perform) in MCP_CONFORMANCE_CONTEXT. See docs/client.md.\n\n\
                   Exit codes: 0 no client MUST broken, 1 a MUST broken or a scenario not \
-                  exercised, 2 usage error, 3 nothing tested (every scenario skipped)."
+                  exercised, 2 usage error, 3 nothing tested (the client command could not be \
+                  started, or every scenario was skipped)."
 )]
 pub struct ClientArgs {
     /// List the client scenarios (name, eras, transports, title) and exit.
@@ -141,7 +142,7 @@ pub fn main(args: ClientArgs) -> Result<u8> {
     console.handle(&Event::Started(Box::new(info)));
     let runs = plan(&chosen, &args);
     let jobs = args.jobs.unwrap_or_else(default_jobs);
-    let (results, client_info) = runtime.block_on(run_each(
+    let (results, client_info, unstartable) = runtime.block_on(run_each(
         &runs,
         &args,
         &exe,
@@ -152,12 +153,19 @@ pub fn main(args: ClientArgs) -> Result<u8> {
     ))?;
     let _ = std::fs::remove_dir_all(&work);
     runtime.shutdown_timeout(Duration::from_millis(100));
-    let data = report(&args, &chosen, results, &started_at, began, client_info);
-    console.handle(&Event::Done(data.summary.clone()));
-    eprintln!(
-        "mcp-conform client: graded {}",
-        graded(&data.run.server["clientInfo"], &args.command)
-    );
+    let mut data = report(&args, &chosen, results, &started_at, began, client_info);
+    if let Some(why) = &unstartable {
+        print_not_started(why, &args.command);
+        data.summary.verdict = Some(mcp_conform::run::policy::Verdict::NotRun {
+            reason: format!("the client could not be started ({why})"),
+        });
+    } else {
+        console.handle(&Event::Done(data.summary.clone()));
+        eprintln!(
+            "mcp-conform client: graded {}",
+            graded(&data.run.server["clientInfo"], &args.command)
+        );
+    }
     for (path, render) in super::run::report_files(&args.reports.paths()) {
         write_file(&path, &render(&data))?;
     }
@@ -176,10 +184,29 @@ fn default_jobs() -> usize {
     (mcp_conform::run::cores() * 2).clamp(2, 16)
 }
 
+/// One block for a client command that could not be started: what the
+/// system said, and what to try.
+fn print_not_started(why: &str, command: &[String]) {
+    eprintln!("error: the client could not be started; nothing was tested");
+    eprintln!("  {why}");
+    eprintln!(
+        "hint: check that `{}` runs by hand (a path to an executable, or a program on PATH, \
+         then its arguments); over HTTP mcp-conform appends the server URL as its last argument",
+        command.first().map_or("", String::as_str)
+    );
+    eprintln!("conformance result: NOT RUN");
+}
+
+/// What [`run_each`] gives back: the results in plan order, the clientInfo
+/// the client first sent, and why the client could not be started, if so.
+type Ran = (Vec<ScenarioResult>, serde_json::Value, Option<String>);
+
 /// Runs every planned (scenario, transport, version), `jobs` at a time,
 /// each in a directory of its own under `work`; results come back, and
 /// reach the console, in plan order. Returns them with the clientInfo the
-/// client first sent.
+/// client first sent. A client command that cannot be started ends the
+/// loop at the first result that says so (every other run would say the
+/// same); the runs under way are dropped, their servers killed on drop.
 async fn run_each(
     runs: &[(&ClientScenario, String, Option<String>)],
     args: &ClientArgs,
@@ -188,7 +215,7 @@ async fn run_each(
     work: &std::path::Path,
     jobs: usize,
     console: &mut ConsoleReporter<std::io::Stderr>,
-) -> Result<(Vec<ScenarioResult>, serde_json::Value)> {
+) -> Result<Ran> {
     use futures::StreamExt;
     let mut outputs = futures::stream::iter(runs.iter().enumerate())
         .map(|(i, (s, transport, version))| async move {
@@ -212,13 +239,17 @@ async fn run_each(
     let mut client_info = serde_json::Value::Null;
     while let Some(out) = outputs.next().await {
         let out = out?;
+        if out.unstartable.is_some() {
+            results.push(out.result);
+            return Ok((results, client_info, out.unstartable));
+        }
         if client_info.is_null() {
             client_info = out.client_info;
         }
         console.handle(&Event::Finished(Box::new(out.result.clone())));
         results.push(out.result);
     }
-    Ok((results, client_info))
+    Ok((results, client_info, None))
 }
 
 /// The client as the summary names it: its clientInfo and the command.

@@ -61,6 +61,9 @@ pub struct RunSpec<'a> {
 pub struct RunOutput {
     pub result: ScenarioResult,
     pub client_info: Value,
+    /// Why the client command could not be started at all (it is not there,
+    /// or not executable): no scenario can run it, so a run stops here.
+    pub unstartable: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -84,6 +87,7 @@ pub async fn run(spec: &RunSpec<'_>) -> RunOutput {
     let (mut sink, mut facts) = match converse(spec).await {
         Ok(done) => done,
         Err(e) => {
+            let unstartable = matches!(e, SetupError::Client { .. }).then(|| e.to_string());
             let facts = RunFacts {
                 transport: spec.transport.to_string(),
                 asked: spec.version.map(str::to_string),
@@ -95,6 +99,7 @@ pub async fn run(spec: &RunSpec<'_>) -> RunOutput {
             return RunOutput {
                 result,
                 client_info: Value::Null,
+                unstartable,
             };
         }
     };
@@ -115,6 +120,7 @@ pub async fn run(spec: &RunSpec<'_>) -> RunOutput {
             &facts,
         ),
         client_info: client_info(&checker.conv.msgs),
+        unstartable: None,
     }
 }
 

@@ -454,15 +454,24 @@ fn runs_side_by_side_keep_the_order_and_verdicts_of_one_at_a_time() {
     );
 }
 
+/// A client command that is not there is not a client that failed 57
+/// scenarios: the run stops at the first, says why once, and exits 3 (nothing
+/// was tested), its report saying the same.
 fn a_client_that_cannot_start_is_an_error_not_a_pass() {
-    let (code, report, _) = client_run(
-        "no-such-client",
-        &["-k", "handshake", "--transport", "stdio"],
-        &["/nonexistent/mcp-client"],
-        &[],
+    let (code, report, stderr) =
+        client_run("no-such-client", &[], &["/nonexistent/mcp-client"], &[]);
+    assert_eq!(code, 3, "{stderr}");
+    assert_eq!(
+        report["summary"]["verdict"]["status"], "not_run",
+        "{report}"
     );
-    assert_eq!(code, 1);
-    let r = results(&report)[0];
+    let results = results(&report);
+    assert_eq!(
+        results.len(),
+        1,
+        "the run went on past the first: {results:?}"
+    );
+    let r = results[0];
     assert_eq!(r["outcome"], "error", "{r}");
     assert!(
         r["message"]
@@ -470,6 +479,17 @@ fn a_client_that_cannot_start_is_an_error_not_a_pass() {
             .unwrap_or_default()
             .contains("cannot start the client"),
         "{r}"
+    );
+    assert!(
+        stderr.contains("error: the client could not be started; nothing was tested")
+            && stderr.contains("No such file or directory")
+            && stderr.contains("conformance result: NOT RUN"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("cannot start the client").count(),
+        1,
+        "said more than once:\n{stderr}"
     );
 }
 
