@@ -153,6 +153,7 @@ pub fn matrix(
         .build()?;
     let mut columns = Vec::new();
     let mut quality_rows = Vec::new();
+    let mut reached = 0;
     for server in &spec.servers {
         let target = matrix_target(server, timeout_ms, &runtime)?;
         let mut opts = RunOptions::new(
@@ -177,9 +178,19 @@ pub fn matrix(
         ));
         runtime.block_on(launched.stop());
         let outcome = run.map(|_| collector).map_err(|e| e.message);
+        reached += usize::from(outcome.is_ok());
         columns.push(column(server, outcome, &scenarios, out_dir)?);
     }
     write_matrix(out_dir, &columns, &quality_rows)?;
+    if reached == 0 {
+        eprintln!(
+            "error: no server of {} could be started or reached, so nothing was compared \
+             (the matrix in {} says why for each)",
+            file.display(),
+            out_dir.display()
+        );
+        return Ok(super::EXIT_UNREACHABLE);
+    }
     Ok(EXIT_OK)
 }
 
@@ -189,8 +200,12 @@ fn read_matrix_file(file: &Path) -> Result<MatrixFile> {
         std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     let doc = mcp_conform::scenario::source::parse_yaml(&text)
         .map_err(|e| anyhow::anyhow!("{}:{e}", file.display()))?;
-    serde_json::from_value(doc.value)
-        .with_context(|| format!("{}: not a matrix file", file.display()))
+    let spec: MatrixFile = serde_json::from_value(doc.value)
+        .with_context(|| format!("{}: not a matrix file", file.display()))?;
+    if spec.servers.is_empty() {
+        bail!("{}: `servers` lists no server to compare", file.display());
+    }
+    Ok(spec)
 }
 
 /// The target of one matrix server: its command (the built-in reference

@@ -65,6 +65,15 @@ pub enum Command {
         report_html: Option<PathBuf>,
     },
     /// Run the catalog against every server of FILE and write one comparison (matrix.md, matrix.html).
+    #[command(
+        long_about = "Runs the catalog against every server of FILE and writes one comparison \
+                      (matrix.md, matrix.html, the drafts and quality tables, and one JSON report \
+                      per server). A server that cannot be started or reached is a column that \
+                      says why.\n\n\
+                      Exit codes: 0 the comparison was written, 2 usage error or a bad FILE, \
+                      3 no server of FILE could be started or reached (the comparison is still \
+                      written, saying why for each)."
+    )]
     Matrix {
         /// YAML: `servers: [{name, command: [..], env: {K: V}, cwd, protocol_version, faults: [..]}]` (no command = the built-in reference server, with `faults`).
         file: PathBuf,

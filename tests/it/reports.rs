@@ -303,6 +303,31 @@ fn matrix_compares_servers() {
     }
 }
 
+/// A matrix whose servers cannot be started compared nothing: it is still
+/// written (each column says why), but the run exits 3, not 0; a file that
+/// names no server is refused (2).
+fn matrix_of_servers_that_never_start_exits_3() {
+    let dir = output_dir("reports-matrix-unreachable");
+    let file = dir.join("servers.yaml");
+    let _ = std::fs::write(
+        &file,
+        "servers:\n  - name: gone\n    command: [/nonexistent/mcp-server]\n",
+    );
+    let out_dir = dir.join("out");
+    let (f, o) = (file.display().to_string(), out_dir.display().to_string());
+    let out = run_cli(&["matrix", &f, "--out-dir", &o, "-p", "base"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("no server of"), "{stderr}");
+    let md = std::fs::read_to_string(out_dir.join("matrix.md")).unwrap_or_default();
+    assert!(md.contains("gone"), "{md}");
+    let _ = std::fs::write(&file, "servers: []\n");
+    let out = run_cli(&["matrix", &f, "--out-dir", &o]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("lists no server"), "{stderr}");
+}
+
 /// This module's tests, as trials named `module::function`.
 /// `--report-sarif` validated against the SARIF 2.1.0 schema, and the same
 /// problems as workflow annotations under `--format github -q`.
@@ -380,7 +405,8 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         console_output_of_the_fixed_run,
         baselines_gate_on_regressions_and_stale_entries,
         shards_merge_into_the_whole_run,
-        matrix_compares_servers
+        matrix_compares_servers,
+        matrix_of_servers_that_never_start_exits_3
     ];
     list.push(crate::prereq::trial(
         "reports::sarif_log_is_valid_against_the_sarif_schema",
