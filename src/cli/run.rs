@@ -201,7 +201,7 @@ fn execute(
         let target = match build_target(args).await {
             Ok(t) => t,
             Err(e) => {
-                print_not_started(&format!("{e:#}"), args.url.is_some());
+                print_not_started(&format!("{e:#}"), args.url.is_some(), &args.headers);
                 return Ok(EXIT_UNREACHABLE);
             }
         };
@@ -331,13 +331,40 @@ fn check_writable(path: &Path) -> Result<()> {
     }
 }
 
+/// What a server over HTTP that refused the handshake wants, read from the
+/// status the reason names: a credential (401), or a permission the
+/// credential lacks (403); None for any other failure.
+fn auth_hint(reason: &str, headers: &[(String, String)]) -> Option<&'static str> {
+    let credential = headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
+    if reason.contains("HTTP POST with 401") {
+        return Some(if credential {
+            "hint: the server refused the Authorization header given with --header \
+             (401 Unauthorized): check the token, its expiry and its audience"
+        } else {
+            "hint: the server wants a credential (401 Unauthorized): pass one with \
+             --header 'Authorization: Bearer TOKEN'"
+        });
+    }
+    if reason.contains("HTTP POST with 403") {
+        return Some(
+            "hint: the server refused the request (403 Forbidden): the credential may lack \
+             a permission or scope the server needs, or the server refuses this client",
+        );
+    }
+    None
+}
+
 /// One block for a server that could not be started or reached.
-fn print_not_started(reason: &str, over_http: bool) {
+fn print_not_started(reason: &str, over_http: bool, headers: &[(String, String)]) {
     eprintln!("error: the server could not be started or reached; nothing was tested");
     for line in reason.lines() {
         eprintln!("  {line}");
     }
-    if over_http {
+    if let Some(hint) = over_http.then(|| auth_hint(reason, headers)).flatten() {
+        eprintln!("{hint}");
+    } else if over_http {
         eprintln!(
             "hint: check that the server listens on the --url address (scheme, host, port \
              and path, e.g. http://127.0.0.1:3000/mcp) and answers POST requests there"
@@ -443,7 +470,7 @@ async fn run_and_report(
     let results = match outcome {
         Ok(r) => r,
         Err(e) => {
-            print_not_started(&e.to_string(), args.url.is_some());
+            print_not_started(&e.to_string(), args.url.is_some(), &args.headers);
             return Ok(EXIT_UNREACHABLE);
         }
     };
@@ -552,4 +579,42 @@ pub fn write_reports(args: &RunArgs, data: &ReportData) -> Result<()> {
         write_file(&path, &render(data))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::auth_hint;
+
+    const REFUSED: &str = "cannot talk to http://127.0.0.1:1/mcp: no answer to initialize: \
+                           the server answered its HTTP POST with 401 Unauthorized and no \
+                           JSON-RPC response";
+
+    fn header(k: &str) -> Vec<(String, String)> {
+        vec![(k.to_string(), "Bearer x".to_string())]
+    }
+
+    #[test]
+    fn a_401_asks_for_a_credential_or_says_the_one_given_was_refused() {
+        let without = auth_hint(REFUSED, &[]).unwrap_or_default();
+        assert!(
+            without.contains("--header 'Authorization: Bearer TOKEN'"),
+            "{without}"
+        );
+        let with = auth_hint(REFUSED, &header("authorization")).unwrap_or_default();
+        assert!(with.contains("refused the Authorization header"), "{with}");
+        let other = auth_hint(REFUSED, &header("X-Api-Key")).unwrap_or_default();
+        assert_eq!(
+            other, without,
+            "only an Authorization header is a credential given"
+        );
+    }
+
+    #[test]
+    fn a_403_names_a_missing_permission_and_other_failures_get_no_auth_hint() {
+        let forbidden = REFUSED.replace("401 Unauthorized", "403 Forbidden");
+        assert!(auth_hint(&forbidden, &[]).is_some_and(|h| h.contains("403 Forbidden")));
+        let missing = REFUSED.replace("401 Unauthorized", "404 Not Found");
+        assert_eq!(auth_hint(&missing, &[]), None);
+        assert_eq!(auth_hint("connection refused", &[]), None);
+    }
 }

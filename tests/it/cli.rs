@@ -146,6 +146,43 @@ fn a_command_that_cannot_start_exits_3() {
     );
 }
 
+/// A server over HTTP that answers 401 is not "not listening": the hint
+/// names `--header` with an Authorization credential, and once one is
+/// given, says it was refused. Exit 3 either way.
+fn a_server_that_wants_a_credential_gets_a_hint_about_header() {
+    let script = common::root().join("fixtures/hostile/hostile_http_server.py");
+    let script = script.display().to_string();
+    let run = |extra: &[&str]| {
+        let port = common::free_port().to_string();
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        let mut args = vec!["-q", "-k", "core/ping", "--url", &url];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&[
+            "--",
+            common::python3(),
+            common::FIXTURE_PYTHON_FLAGS,
+            &script,
+            "unauthorized",
+            &port,
+        ]);
+        let out = mcp_conform(&args);
+        assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+        text(&out.stderr)
+    };
+    let without = run(&[]);
+    assert!(
+        without.contains("401 Unauthorized")
+            && without.contains("--header 'Authorization: Bearer TOKEN'")
+            && !without.contains("check that the server listens"),
+        "{without}"
+    );
+    let with = run(&["--header", "Authorization: Bearer expired"]);
+    assert!(
+        with.contains("refused the Authorization header given with --header"),
+        "{with}"
+    );
+}
+
 /// `skip_unless`: a false condition skips with its interpolated reason, but a
 /// check that already failed keeps the scenario failed.
 fn skip_unless_skips_with_its_reason_unless_something_failed() {
@@ -491,7 +528,7 @@ fn an_mcp_schema_file_is_validated_against() {
 }
 
 pub fn trials() -> Vec<libtest_mimic::Trial> {
-    trials![
+    let mut list = trials![
         a_malformed_scenario_file_exits_2_with_file_line_col,
         list_needs_no_server,
         glued_short_options_are_options_and_server_flags_stay_the_servers,
@@ -509,5 +546,12 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         drafts_only_reports_project_rules_as_info,
         a_failing_check_points_at_its_line_and_a_baseline_names_its_step_id,
         an_mcp_schema_file_is_validated_against
-    ]
+    ];
+    list.push(crate::prereq::trial(
+        "cli::a_server_that_wants_a_credential_gets_a_hint_about_header",
+        crate::prereq::Prereq::Python,
+        crate::prereq::python,
+        a_server_that_wants_a_credential_gets_a_hint_about_header,
+    ));
+    list
 }
