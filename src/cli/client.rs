@@ -142,7 +142,11 @@ pub fn main(args: ClientArgs) -> Result<u8> {
     console.handle(&Event::Started(Box::new(info)));
     let runs = plan(&chosen, &args);
     let jobs = args.jobs.unwrap_or_else(default_jobs);
-    let (results, client_info, unstartable) = runtime.block_on(run_each(
+    let Ran {
+        results,
+        client_info,
+        unstartable,
+    } = runtime.block_on(run_each(
         &runs,
         &args,
         &exe,
@@ -153,12 +157,19 @@ pub fn main(args: ClientArgs) -> Result<u8> {
     ))?;
     let _ = std::fs::remove_dir_all(&work);
     runtime.shutdown_timeout(Duration::from_millis(100));
-    let mut data = report(&args, &chosen, results, &started_at, began, client_info);
+    let data = report(
+        &args,
+        &chosen,
+        Ran {
+            results,
+            client_info,
+            unstartable: unstartable.clone(),
+        },
+        &started_at,
+        began,
+    );
     if let Some(why) = &unstartable {
         print_not_started(why, &args.command);
-        data.summary.verdict = Some(mcp_conform::run::policy::Verdict::NotRun {
-            reason: format!("the client could not be started ({why})"),
-        });
     } else {
         console.handle(&Event::Done(data.summary.clone()));
         eprintln!(
@@ -187,19 +198,23 @@ fn default_jobs() -> usize {
 /// One block for a client command that could not be started: what the
 /// system said, and what to try.
 fn print_not_started(why: &str, command: &[String]) {
-    eprintln!("error: the client could not be started; nothing was tested");
-    eprintln!("  {why}");
-    eprintln!(
+    let hint = format!(
         "hint: check that `{}` runs by hand (a path to an executable, or a program on PATH, \
          then its arguments); over HTTP mcp-conform appends the server URL as its last argument",
         command.first().map_or("", String::as_str)
     );
-    eprintln!("conformance result: NOT RUN");
+    super::run::print_nothing_tested("the client could not be started", why, &hint);
 }
 
-/// What [`run_each`] gives back: the results in plan order, the clientInfo
-/// the client first sent, and why the client could not be started, if so.
-type Ran = (Vec<ScenarioResult>, serde_json::Value, Option<String>);
+/// What [`run_each`] gives back.
+struct Ran {
+    /// In plan order.
+    results: Vec<ScenarioResult>,
+    /// What the client first sent as its clientInfo.
+    client_info: serde_json::Value,
+    /// Why the client command could not be started, if so.
+    unstartable: Option<String>,
+}
 
 /// Runs every planned (scenario, transport, version), `jobs` at a time,
 /// each in a directory of its own under `work`; results come back, and
@@ -241,7 +256,11 @@ async fn run_each(
         let out = out?;
         if out.unstartable.is_some() {
             results.push(out.result);
-            return Ok((results, client_info, out.unstartable));
+            return Ok(Ran {
+                results,
+                client_info,
+                unstartable: out.unstartable,
+            });
         }
         if client_info.is_null() {
             client_info = out.client_info;
@@ -249,7 +268,11 @@ async fn run_each(
         console.handle(&Event::Finished(Box::new(out.result.clone())));
         results.push(out.result);
     }
-    Ok((results, client_info, None))
+    Ok(Ran {
+        results,
+        client_info,
+        unstartable: None,
+    })
 }
 
 /// The client as the summary names it: its clientInfo and the command.
@@ -351,22 +374,21 @@ fn run_info(
 fn report(
     args: &ClientArgs,
     chosen: &[&ClientScenario],
-    results: Vec<ScenarioResult>,
+    ran: Ran,
     started_at: &str,
     began: Instant,
-    client: serde_json::Value,
 ) -> ReportData {
     let policy = RunPolicy {
         strict: args.strict,
         ..RunPolicy::default()
     };
-    let mut results = results;
+    let mut results = ran.results;
     for r in &mut results {
         policy.apply(r);
     }
     let mut summary = Summary::from_results(&results, began.elapsed().as_millis() as u64);
-    summary.verdict = Some(verdict(&policy, &results));
-    let mut run = run_info(args, chosen, started_at, client);
+    summary.verdict = Some(verdict(&policy, &results, ran.unstartable.as_deref()));
+    let mut run = run_info(args, chosen, started_at, ran.client_info);
     let mut eras: Vec<String> = results
         .iter()
         .map(|r| r.era.clone())
@@ -385,9 +407,19 @@ fn report(
     }
 }
 
-/// The run's verdict; a run in which every scenario was skipped tested
-/// nothing, and must not gate green (exit 3).
-fn verdict(policy: &RunPolicy, results: &[ScenarioResult]) -> mcp_conform::run::policy::Verdict {
+/// The run's verdict; a run whose client could not be started, or in
+/// which every scenario was skipped, tested nothing, and must not gate
+/// green (exit 3).
+fn verdict(
+    policy: &RunPolicy,
+    results: &[ScenarioResult],
+    unstartable: Option<&str>,
+) -> mcp_conform::run::policy::Verdict {
+    if let Some(why) = unstartable {
+        return mcp_conform::run::policy::Verdict::NotRun {
+            reason: format!("the client could not be started ({why})"),
+        };
+    }
     let graded = results
         .iter()
         .any(|r| r.outcome != mcp_conform::run::outcome::Outcome::Skip);

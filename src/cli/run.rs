@@ -358,23 +358,28 @@ fn auth_hint(reason: &str, headers: &[(String, String)]) -> Option<&'static str>
 
 /// One block for a server that could not be started or reached.
 fn print_not_started(reason: &str, over_http: bool, headers: &[(String, String)]) {
-    eprintln!("error: the server could not be started or reached; nothing was tested");
+    let hint = match over_http.then(|| auth_hint(reason, headers)).flatten() {
+        Some(hint) => hint,
+        None if over_http => {
+            "hint: check that the server listens on the --url address (scheme, host, port \
+             and path, e.g. http://127.0.0.1:3000/mcp) and answers POST requests there"
+        }
+        None => {
+            "hint: run the command by hand to see it start; a stdio server must read JSON-RPC \
+             on stdin and write only JSON-RPC to stdout (logs go to stderr)"
+        }
+    };
+    print_nothing_tested("the server could not be started or reached", reason, hint);
+}
+
+/// The block of a run that tested nothing because `what` went wrong: the
+/// error, the reason line by line, a hint, and the not-run result.
+pub fn print_nothing_tested(what: &str, reason: &str, hint: &str) {
+    eprintln!("error: {what}; nothing was tested");
     for line in reason.lines() {
         eprintln!("  {line}");
     }
-    if let Some(hint) = over_http.then(|| auth_hint(reason, headers)).flatten() {
-        eprintln!("{hint}");
-    } else if over_http {
-        eprintln!(
-            "hint: check that the server listens on the --url address (scheme, host, port \
-             and path, e.g. http://127.0.0.1:3000/mcp) and answers POST requests there"
-        );
-    } else {
-        eprintln!(
-            "hint: run the command by hand to see it start; a stdio server must read JSON-RPC \
-             on stdin and write only JSON-RPC to stdout (logs go to stderr)"
-        );
-    }
+    eprintln!("{hint}");
     eprintln!("conformance result: NOT RUN");
 }
 
