@@ -287,6 +287,10 @@ pub struct RunArgs {
     /// The server command and its arguments (default: the built-in reference server).
     #[arg(trailing_var_arg = true, value_name = "SERVER_CMD")]
     pub command: Vec<String>,
+    /// The command came after `--`: it is meant as one, never a mistyped
+    /// subcommand.
+    #[arg(skip)]
+    pub command_after_separator: bool,
 }
 
 /// How the console writes problems.
@@ -404,7 +408,11 @@ pub fn dispatch(cli: Cli, raw: &[String]) -> Result<u8> {
         Some(Command::Watch(args)) => watch::main(args),
         Some(Command::Client(args)) => client::main(args),
         Some(Command::ClientDriver(args)) => client::driver(args),
-        None => run::main_job(cli.run),
+        None => {
+            let mut run = cli.run;
+            run.command_after_separator = raw.iter().any(|a| a == "--");
+            run::main_job(run)
+        }
     }
 }
 

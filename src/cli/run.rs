@@ -225,7 +225,7 @@ fn execute(
 /// for a server command, report files that can't be written.
 fn check_usage(args: &RunArgs) -> Result<()> {
     if let Some(program) = args.command.first() {
-        check_program(program)?;
+        check_program(program, args.command_after_separator)?;
     }
     for (path, _) in report_files(&args.reports.paths()) {
         check_writable(&path)?;
@@ -249,16 +249,18 @@ const SUBCOMMANDS: &[&str] = &[
     "help",
 ];
 
-/// A server command without a slash must be a program on PATH; otherwise it
-/// is most likely a mistyped subcommand.
-fn check_program(program: &str) -> Result<()> {
+/// A server command without a slash must be a program on PATH; otherwise,
+/// unless it came after `--`, it is most likely a mistyped subcommand. One
+/// after `--` is left to fail to start, as a path that names no file does:
+/// the run then says the server could not be started (exit 3).
+fn check_program(program: &str, after_separator: bool) -> Result<()> {
     if super::argv::is_url(program) && !Path::new(program).exists() {
         bail!(
             "`{program}` is a URL, not a command: test a running Streamable HTTP server with \
              `mcp-conform --url {program}` (a command after it launches the server first)"
         );
     }
-    if program.contains('/') || on_path(program) {
+    if after_separator || program.contains('/') || on_path(program) {
         return Ok(());
     }
     let hint = select::closest(program, SUBCOMMANDS.iter().copied())
@@ -363,6 +365,10 @@ fn print_not_started(reason: &str, over_http: bool, headers: &[(String, String)]
         None if over_http => {
             "hint: check that the server listens on the --url address (scheme, host, port \
              and path, e.g. http://127.0.0.1:3000/mcp) and answers POST requests there"
+        }
+        None if reason.starts_with("cannot start `") => {
+            "hint: the command could not be launched: a name without a slash is looked up on \
+             PATH, a path is taken from the current directory, and either must be executable"
         }
         None => {
             "hint: run the command by hand to see it start; a stdio server must read JSON-RPC \

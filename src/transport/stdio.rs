@@ -234,6 +234,18 @@ pub struct StdioConnection {
     unfinished_write: bool,
 }
 
+/// Why a server could not be started. A bare program name is looked up
+/// on PATH, so "No such file or directory" would send the user looking for
+/// a file beside them.
+fn spawn_reason(program: &str, e: &std::io::Error) -> String {
+    let bare = !program.contains('/') && !program.contains(std::path::MAIN_SEPARATOR);
+    if bare && e.kind() == std::io::ErrorKind::NotFound {
+        format!("no program named `{program}` on PATH (give its path, or install it)")
+    } else {
+        e.to_string()
+    }
+}
+
 /// How long a write may block unless the session sets its own limit.
 const WRITE_LIMIT: Duration = Duration::from_secs(10);
 
@@ -255,7 +267,7 @@ impl StdioConnection {
         }
         let mut child = cmd.spawn().map_err(|e| TransportError::Spawn {
             command: spec.display(),
-            reason: e.to_string(),
+            reason: spawn_reason(&spec.program, &e),
         })?;
         let starting_up = Some(spec.starts.add_one());
         let pgid = child.id().map_or(0, |id| id as i32);
@@ -581,6 +593,22 @@ mod tests {
         let mut small = RingBuffer::new(100);
         small.push(b"ok");
         assert_eq!(small.tail(), "ok");
+    }
+
+    #[test]
+    fn a_bare_name_not_found_is_said_to_be_missing_from_path() {
+        let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+        assert_eq!(
+            spawn_reason("no-such-server", &missing),
+            "no program named `no-such-server` on PATH (give its path, or install it)"
+        );
+        // A path names a file: the system's own words say what is wrong.
+        assert_eq!(
+            spawn_reason("./no/such/server", &missing),
+            missing.to_string()
+        );
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert_eq!(spawn_reason("server", &denied), denied.to_string());
     }
 
     #[test]

@@ -144,6 +144,25 @@ fn a_command_that_cannot_start_exits_3() {
         err.contains("cannot start `/nonexistent/mcp-server-binary`"),
         "{err}"
     );
+    assert!(
+        err.contains("hint: the command could not be launched"),
+        "{err}"
+    );
+}
+
+/// After `--` a word is a server command, never a mistyped subcommand: a
+/// name on no PATH directory fails to start like a path that names no file
+/// (exit 3, not run), and says PATH was searched.
+fn a_command_after_the_separator_that_is_on_no_path_exits_3() {
+    let out = mcp_conform(&["--", "mcp-conform-no-such-server", "--stdio"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("no program named `mcp-conform-no-such-server` on PATH"),
+        "{err}"
+    );
+    assert!(!err.contains("neither a subcommand"), "{err}");
+    assert!(err.contains("conformance result: NOT RUN"), "{err}");
 }
 
 /// A server over HTTP that answers 401 is not "not listening": the hint
@@ -536,6 +555,7 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         our_option_after_the_separator_is_warned_about,
         quiet_prints_one_line_per_distinct_problem,
         a_command_that_cannot_start_exits_3,
+        a_command_after_the_separator_that_is_on_no_path_exits_3,
         skip_unless_skips_with_its_reason_unless_something_failed,
         console_bounded_diff_of_a_big_list,
         console_shows_the_error_answer_over_http_and_quotes_what_applies,
