@@ -335,7 +335,7 @@ async fn run_client(
     process_group::isolate(&mut cmd);
     let mut child = cmd.spawn().map_err(|e| SetupError::Client {
         command: spec.client.join(" "),
-        reason: e.to_string(),
+        reason: crate::transport::stdio::spawn_reason(program, &e),
     })?;
     let pgid = child.id().map(|p| p as i32);
     let waited = tokio::time::timeout(spec.timeout, child.wait()).await;

@@ -237,7 +237,7 @@ pub struct StdioConnection {
 /// Why a server could not be started. A bare program name is looked up
 /// on PATH, so "No such file or directory" would send the user looking for
 /// a file beside them.
-fn spawn_reason(program: &str, e: &std::io::Error) -> String {
+pub fn spawn_reason(program: &str, e: &std::io::Error) -> String {
     let bare = !program.contains('/') && !program.contains(std::path::MAIN_SEPARATOR);
     if bare && e.kind() == std::io::ErrorKind::NotFound {
         format!("no program named `{program}` on PATH (give its path, or install it)")

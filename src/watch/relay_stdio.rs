@@ -129,7 +129,8 @@ fn spawn(opts: &StdioOptions) -> Result<Child, SpawnError> {
         cmd.current_dir(dir);
     }
     isolate(&mut cmd);
-    cmd.spawn().map_err(|e| err(e.to_string()))
+    cmd.spawn()
+        .map_err(|e| err(crate::transport::stdio::spawn_reason(program, &e)))
 }
 
 /// The server leads a process group of its own (so it and everything it
