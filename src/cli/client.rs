@@ -142,11 +142,7 @@ pub fn main(args: ClientArgs) -> Result<u8> {
     console.handle(&Event::Started(Box::new(info)));
     let runs = plan(&chosen, &args);
     let jobs = args.jobs.unwrap_or_else(default_jobs);
-    let Ran {
-        results,
-        client_info,
-        unstartable,
-    } = runtime.block_on(run_each(
+    let ran = runtime.block_on(run_each(
         &runs,
         &args,
         &exe,
@@ -157,17 +153,8 @@ pub fn main(args: ClientArgs) -> Result<u8> {
     ))?;
     let _ = std::fs::remove_dir_all(&work);
     runtime.shutdown_timeout(Duration::from_millis(100));
-    let data = report(
-        &args,
-        &chosen,
-        Ran {
-            results,
-            client_info,
-            unstartable: unstartable.clone(),
-        },
-        &started_at,
-        began,
-    );
+    let unstartable = ran.unstartable.clone();
+    let data = report(&args, &chosen, ran, &started_at, began);
     if let Some(why) = &unstartable {
         print_not_started(why, &args.command);
     } else {
