@@ -355,6 +355,7 @@ fn run_info(
         seed: 0,
         tool_calls: None,
         server_starts: None,
+        jobs_narrowed: None,
     }
 }
 

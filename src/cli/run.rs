@@ -422,6 +422,7 @@ fn run_options(args: &RunArgs, eras: EraChoice, schemas: Schemas) -> RunOptions 
         Duration::from_millis(args.timeout_ms),
         args.jobs.unwrap_or_else(RunOptions::default_jobs),
     );
+    opts.jobs_chosen = args.jobs.is_some();
     opts.shutdown_grace = Duration::from_millis(args.shutdown_grace_ms);
     opts.isolate = args.isolate;
     opts.startup = Duration::from_millis(args.startup_timeout_ms);

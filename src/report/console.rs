@@ -203,6 +203,9 @@ impl<W: Write> ConsoleReporter<W> {
             if let Some(line) = info.tool_calls.as_ref().and_then(|t| t.line()) {
                 self.emit(&line);
             }
+            if let Some(narrowed) = &info.jobs_narrowed {
+                self.emit(&narrowed.line());
+            }
         }
         if self.opts.progress {
             let bar = indicatif::ProgressBar::new(info.scenarios as u64);
@@ -726,6 +729,7 @@ mod tests {
             seed: 0,
             tool_calls: None,
             server_starts: None,
+            jobs_narrowed: None,
         };
         assert_eq!(negotiated_other_revision(&info), Some("2024-11-05"));
         info.server = serde_json::json!({"protocolVersion": "2025-11-25"});

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use super::events::ToolCalls;
-use super::events::{Event, RunInfo, Summary};
+use super::events::{Event, NarrowedJobs, RunInfo, Summary};
 use super::executor::{applicability, CallTools, RunConfig};
 use super::outcome::ScenarioResult;
 use super::policy::{RunPolicy, Verdict};
@@ -38,7 +38,11 @@ use crate::transport::stdio::StartCounter;
 pub struct RunOptions {
     pub eras: EraChoice,
     pub timeout: Duration,
+    /// Scenarios at once (`-j`, else [`RunOptions::default_jobs`]).
     pub jobs: usize,
+    /// Whether the user chose `jobs` (`-j`); a default is narrowed for a
+    /// large catalog ([`RunOptions::jobs_for`]), a choice never.
+    pub jobs_chosen: bool,
     /// How long a stdio server may take to exit once its stdin is closed.
     pub shutdown_grace: Duration,
     /// Every scenario on a fresh server, and no skip decided from the probe.
@@ -69,11 +73,27 @@ impl RunOptions {
         (super::cores() * 4).clamp(4, 32)
     }
 
+    /// Scenarios at once for a server that lists `tools` tools: the
+    /// default narrowed so that the listings the scenarios hold together
+    /// come to about [`TOOLS_AT_ONCE`] tools, and never below two; a
+    /// number the user chose, as chosen. A scenario over a large catalog
+    /// holds listings of all of it, and the default's several scenarios
+    /// per core are for waiting servers, not for memory: over 10,000
+    /// tools on two cores, eight at once peaked at 246 to 272 MiB, four at
+    /// 215 to 225 MiB, and took no longer (reports/bench-scale.md).
+    pub fn jobs_for(&self, tools: usize) -> usize {
+        if self.jobs_chosen {
+            return self.jobs;
+        }
+        self.jobs.min((TOOLS_AT_ONCE / tools.max(1)).max(2))
+    }
+
     pub fn new(eras: EraChoice, timeout: Duration, jobs: usize) -> Self {
         Self {
             eras,
             timeout,
             jobs,
+            jobs_chosen: false,
             shutdown_grace: Duration::from_millis(100),
             isolate: false,
             startup: Duration::from_secs(10),
@@ -87,6 +107,10 @@ impl RunOptions {
         }
     }
 }
+
+/// About how many tools the listings of a run's scenarios may hold at once
+/// when the user left `-j` to its default (see [`RunOptions::jobs_for`]).
+pub const TOOLS_AT_ONCE: usize = 40_000;
 
 /// The scenarios of a run: compiled, or still compiling while the server
 /// starts (the built-in catalog takes about a tenth of a second of CPU,
@@ -141,7 +165,15 @@ fn run_info(target: &Target, probes: &[Probe], scenarios: usize, opts: &RunOptio
         seed,
         tool_calls: newest.map(|p| ToolCalls::of(opts.call_tools, p)),
         server_starts: None,
+        jobs_narrowed: None,
     }
+}
+
+/// The most tools a probe listed: what the largest listing of the run
+/// holds. (A stateless era probed after the others is not counted: its
+/// scenarios join jobs already sized.)
+fn largest_listing(probes: &[Probe]) -> usize {
+    probes.iter().map(|p| p.tool_names.len()).max().unwrap_or(0)
 }
 
 /// The warm sessions of one era's shared scenarios, the probe's session the
@@ -224,6 +256,18 @@ pub async fn run_catalog(
         legacy,
     } = staged;
     let mut probes: Vec<Probe> = eras.iter().map(|p| p.probe.clone()).collect();
+    let narrowed = NarrowedJobs::of(opts, largest_listing(&probes));
+    let sized;
+    let opts = match narrowed {
+        Some(n) => {
+            sized = RunOptions {
+                jobs: n.jobs,
+                ..opts.clone()
+            };
+            &sized
+        }
+        None => opts,
+    };
     let whole = RunWide::of(&probes, Arc::default());
     let (configs, mut pools) =
         era_configs(&target, eras, &whole, (&scenarios, &reuse_groups), opts).await;
@@ -267,12 +311,9 @@ pub async fn run_catalog(
         let _ = batches.send(in_start_order(joined));
     }
     drop(batches);
-    sink(Event::Started(Box::new(run_info(
-        &target,
-        &probes,
-        scenarios.len(),
-        opts,
-    ))));
+    let mut info = run_info(&target, &probes, scenarios.len(), opts);
+    info.jobs_narrowed = narrowed;
+    sink(Event::Started(Box::new(info)));
     let mut results = Vec::new();
     for event in early {
         take_event(event, policy, &mut results, &mut sink);
@@ -1026,6 +1067,29 @@ mod tests {
         cfg.bounded_lead = cfg.bounded_lead_of(&scenarios);
         assert_eq!(cfg.bounded_lead.as_deref(), Some("base/changes-and-waits"));
         start_order(&scenarios, &Arc::new(cfg)).await
+    }
+
+    #[test]
+    fn a_default_number_of_jobs_narrows_for_a_large_catalog_and_a_chosen_one_never() {
+        let mut opts = RunOptions::new(EraChoice::All, Duration::from_secs(5), 8);
+        assert_eq!(opts.jobs_for(0), 8);
+        assert_eq!(opts.jobs_for(5_000), 8);
+        assert_eq!(opts.jobs_for(10_000), 4);
+        assert_eq!(opts.jobs_for(20_000), 2);
+        assert_eq!(opts.jobs_for(100_000), 2, "never below two");
+        let narrowed = NarrowedJobs::of(&opts, 10_000);
+        assert_eq!(
+            narrowed,
+            Some(NarrowedJobs {
+                jobs: 4,
+                default: 8,
+                tools: 10_000
+            })
+        );
+        assert_eq!(NarrowedJobs::of(&opts, 5_000), None);
+        opts.jobs_chosen = true;
+        assert_eq!(opts.jobs_for(100_000), 8);
+        assert_eq!(NarrowedJobs::of(&opts, 100_000), None);
     }
 
     #[tokio::test]

@@ -40,6 +40,43 @@ pub struct RunInfo {
     /// included (known when the run is done; absent in process).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_starts: Option<usize>,
+    /// Where the default number of scenarios at once was narrowed for a
+    /// large catalog: to what, from what, and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jobs_narrowed: Option<NarrowedJobs>,
+}
+
+/// Scenarios at once where `-j` was left to its default and the catalog
+/// is large (`RunOptions::jobs_for`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NarrowedJobs {
+    /// Scenarios at once in this run.
+    pub jobs: usize,
+    /// The default it was narrowed from.
+    pub default: usize,
+    /// The most tools a probe listed.
+    pub tools: usize,
+}
+
+impl NarrowedJobs {
+    /// What a run with `opts` does for a server that lists `tools` tools:
+    /// None where the number stays.
+    pub fn of(opts: &super::catalog_run::RunOptions, tools: usize) -> Option<Self> {
+        let jobs = opts.jobs_for(tools);
+        (jobs < opts.jobs).then_some(NarrowedJobs {
+            jobs,
+            default: opts.jobs,
+            tools,
+        })
+    }
+
+    /// The console's line for it.
+    pub fn line(&self) -> String {
+        format!(
+            "{} tools listed: {} scenarios at a time instead of {}, so that their listings fit in memory (-j N chooses)",
+            self.tools, self.jobs, self.default
+        )
+    }
 }
 
 /// `--call-tools` and the listed tools it leaves uncalled, by reason.

@@ -74,6 +74,7 @@ pub fn build(checker: &Checker, target: &Target) -> ReportData {
             seed: 0,
             tool_calls: None,
             server_starts: None,
+            jobs_narrowed: None,
         },
         summary,
         scenarios: results,

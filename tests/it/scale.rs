@@ -7,7 +7,10 @@
 use crate::common::{assert_valid_report, bin, output_dir, run_cli, text};
 
 pub fn trials() -> Vec<libtest_mimic::Trial> {
-    trials![five_thousand_tools_no_failure]
+    trials![
+        five_thousand_tools_no_failure,
+        a_large_catalog_narrows_the_default_jobs_and_never_a_chosen_number
+    ]
 }
 
 /// The scenarios that walk whole lists, or loop over every group, tag or
@@ -70,4 +73,66 @@ fn five_thousand_tools_no_failure() {
         bad.join("\n")
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}
+
+/// Over 20,000 tools, `-j` left to its default runs two scenarios at a
+/// time (`RunOptions::jobs_for`), says so on the console and in the JSON
+/// report; `-j 8` runs eight, and the report says nothing of it.
+fn a_large_catalog_narrows_the_default_jobs_and_never_a_chosen_number() {
+    let dir = output_dir("scale-jobs");
+    let catalog = dir.join("catalog-20000.json");
+    let catalog = catalog.to_string_lossy().into_owned();
+    let gen = run_cli(&[
+        "serve-reference",
+        "--catalog-gen",
+        "20000",
+        "--out",
+        &catalog,
+    ]);
+    assert!(gen.status.success(), "{}", text(&gen.stderr));
+    let run = |jobs: Option<&str>, name: &str| {
+        let report = dir.join(name);
+        let report_arg = report.to_string_lossy().into_owned();
+        let mut args = vec![
+            "--protocol-version",
+            "2025-11-25",
+            "-k",
+            "core/ping",
+            "--report-json",
+            report_arg.as_str(),
+        ];
+        if let Some(jobs) = jobs {
+            args.extend(["-j", jobs]);
+        }
+        args.extend(["--", bin(), "serve-reference", "--catalog", &catalog[..]]);
+        let out = crate::common::cli(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+        (out, assert_valid_report(&report))
+    };
+
+    let (out, report) = run(None, "default.json");
+    let narrowed = &report["run"]["jobs_narrowed"];
+    assert_eq!(narrowed["jobs"], 2, "{narrowed}");
+    assert_eq!(narrowed["tools"], 20_000, "{narrowed}");
+    assert!(
+        narrowed["default"].as_u64().is_some_and(|d| d > 2),
+        "{narrowed}"
+    );
+    let line = format!(
+        "20000 tools listed: 2 scenarios at a time instead of {}",
+        narrowed["default"]
+    );
+    assert!(text(&out.stdout).contains(&line), "{}", text(&out.stdout));
+
+    let (out, report) = run(Some("8"), "chosen.json");
+    assert!(
+        report["run"].get("jobs_narrowed").is_none(),
+        "{}",
+        report["run"]
+    );
+    assert!(
+        !text(&out.stdout).contains("tools listed:"),
+        "{}",
+        text(&out.stdout)
+    );
 }
