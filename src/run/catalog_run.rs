@@ -79,8 +79,8 @@ impl RunOptions {
     /// number the user chose, as chosen. A scenario over a large catalog
     /// holds listings of all of it, and the default's several scenarios
     /// per core are for waiting servers, not for memory: over 10,000
-    /// tools on two cores, eight at once peaked at 246 to 272 MiB, four at
-    /// 215 to 225 MiB, and took no longer (reports/bench-scale.md).
+    /// tools on two cores, eight at once peaked at 240 to 279 MiB, four at
+    /// 210 to 238 MiB, and took no longer (reports/bench-scale.md).
     pub fn jobs_for(&self, tools: usize) -> usize {
         if self.jobs_chosen {
             return self.jobs;
