@@ -29,18 +29,26 @@ const SAMPLE: &[&str] = &[
     "grouping/groups-list-pagination",
 ];
 
-fn five_thousand_tools_no_failure() {
-    let dir = output_dir("scale");
-    let catalog = dir.join("catalog-5000.json");
-    let catalog = catalog.to_string_lossy();
+/// A reference catalog of `tools` generated tools (`serve-reference
+/// --catalog-gen`), written in `dir`; its path.
+fn generated_catalog(dir: &std::path::Path, tools: usize) -> String {
+    let catalog = dir.join(format!("catalog-{tools}.json"));
+    let catalog = catalog.to_string_lossy().into_owned();
+    let count = tools.to_string();
     let gen = run_cli(&[
         "serve-reference",
         "--catalog-gen",
-        "5000",
+        &count,
         "--out",
         &catalog,
     ]);
     assert!(gen.status.success(), "{}", text(&gen.stderr));
+    catalog
+}
+
+fn five_thousand_tools_no_failure() {
+    let dir = output_dir("scale");
+    let catalog = generated_catalog(&dir, 5000);
     let report = dir.join("report.json");
     let report_arg = report.to_string_lossy().into_owned();
     let mut args = vec![
@@ -80,16 +88,7 @@ fn five_thousand_tools_no_failure() {
 /// report; `-j 8` runs eight, and the report says nothing of it.
 fn a_large_catalog_narrows_the_default_jobs_and_never_a_chosen_number() {
     let dir = output_dir("scale-jobs");
-    let catalog = dir.join("catalog-20000.json");
-    let catalog = catalog.to_string_lossy().into_owned();
-    let gen = run_cli(&[
-        "serve-reference",
-        "--catalog-gen",
-        "20000",
-        "--out",
-        &catalog,
-    ]);
-    assert!(gen.status.success(), "{}", text(&gen.stderr));
+    let catalog = generated_catalog(&dir, 20_000);
     let run = |jobs: Option<&str>, name: &str| {
         let report = dir.join(name);
         let report_arg = report.to_string_lossy().into_owned();
