@@ -170,8 +170,11 @@ fn run_info(target: &Target, probes: &[Probe], scenarios: usize, opts: &RunOptio
 }
 
 /// The most tools a probe listed: what the largest listing of the run
-/// holds. (A stateless era probed after the others is not counted: its
-/// scenarios join jobs already sized.)
+/// holds. (A stateless era probed after stateful ones is not counted: its
+/// scenarios join jobs already sized by the same server's listings. A
+/// server that speaks only the stateless era is probed before any job
+/// starts: `probe_eras_staged` leaves nothing pending without a stateful
+/// era.)
 fn largest_listing(probes: &[Probe]) -> usize {
     probes.iter().map(|p| p.tool_names.len()).max().unwrap_or(0)
 }

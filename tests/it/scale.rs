@@ -9,7 +9,8 @@ use crate::common::{assert_valid_report, bin, output_dir, run_cli, text};
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     trials![
         five_thousand_tools_no_failure,
-        a_large_catalog_narrows_the_default_jobs_and_never_a_chosen_number
+        a_large_catalog_narrows_the_default_jobs_and_never_a_chosen_number,
+        a_server_of_the_stateless_era_alone_narrows_the_default_jobs_too
     ]
 }
 
@@ -131,6 +132,39 @@ fn a_large_catalog_narrows_the_default_jobs_and_never_a_chosen_number() {
     );
     assert!(
         !text(&out.stdout).contains("tools listed:"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+/// A server that speaks only 2026-07-28 is probed in that era alone, and
+/// its listing sizes the jobs as a stateful era's does: nothing runs
+/// before its probe ends, so nothing starts at the unsized default.
+fn a_server_of_the_stateless_era_alone_narrows_the_default_jobs_too() {
+    let dir = output_dir("scale-jobs-stateless");
+    let catalog = generated_catalog(&dir, 20_000);
+    let report = dir.join("report.json");
+    let report_arg = report.to_string_lossy().into_owned();
+    let out = crate::common::cli(&[
+        "-k",
+        "core/ping",
+        "--report-json",
+        report_arg.as_str(),
+        "--",
+        bin(),
+        "serve-reference",
+        "--modern-only",
+        "--catalog",
+        &catalog[..],
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let report = assert_valid_report(&report);
+    assert_eq!(report["run"]["eras"], serde_json::json!(["2026-07-28"]));
+    let narrowed = &report["run"]["jobs_narrowed"];
+    assert_eq!(narrowed["jobs"], 2, "{}", report["run"]);
+    assert_eq!(narrowed["tools"], 20_000, "{narrowed}");
+    assert!(
+        text(&out.stdout).contains("20000 tools listed: 2 scenarios at a time"),
         "{}",
         text(&out.stdout)
     );
