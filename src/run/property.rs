@@ -72,8 +72,8 @@ pub(super) async fn run_cases(exec: &mut Execution<'_>, g: &Generate) -> Result<
     };
     let last = indices.len().saturating_sub(1);
     for (position, index) in indices.into_iter().enumerate() {
-        // A case that starts a server may start the later cases' with it.
-        exec.spares_wanted = last - position;
+        // A case that starts a server may start the next case's with it.
+        exec.spare_wanted = position < last;
         let case = g.draw(run.seed, &exec.s.id, index, &sources, &examples);
         let mark = exec.findings.len();
         let signature = match try_case(exec, g, &case).await {
@@ -85,8 +85,8 @@ pub(super) async fn run_cases(exec: &mut Execution<'_>, g: &Generate) -> Result<
             CaseVerdict::Fail(signature) => signature,
         };
         // Shrinking stops at no known case: nothing is started ahead.
-        exec.spares_wanted = 0;
-        exec.close_spares().await;
+        exec.spare_wanted = false;
+        exec.close_spare().await;
         let mut kept = exec.findings.split_off(mark);
         let gens = g.with_sources(&sources);
         let mut shrinker = Shrinker::new(case.clone(), g.max_shrinks);

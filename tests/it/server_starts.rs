@@ -60,9 +60,9 @@ pub fn trials() -> Vec<Trial> {
             },
         ),
         Trial::test(
-            "server_starts::every_later_case_s_server_starts_while_the_first_case_runs",
+            "server_starts::the_next_case_s_server_starts_while_a_case_runs",
             || {
-                every_later_case_s_server_starts_while_the_first_case_runs();
+                the_next_case_s_server_starts_while_a_case_runs();
                 Ok(())
             },
         ),
@@ -160,11 +160,10 @@ fn a_property_starts_one_server_per_case_and_none_ahead_of_a_case_that_never_com
 }
 
 /// The first case's server (the run's second start, after the probe's)
-/// will not answer until the fifth server has started, and gives up after
-/// three seconds: it answers only if the three later cases' servers are
-/// started while the first case runs, side by side, as they are when
-/// starts overlap cases instead of following one another.
-fn every_later_case_s_server_starts_while_the_first_case_runs() {
+/// will not answer until a third server has started, and gives up after
+/// three seconds: it answers only if the next case's server is started
+/// while this case runs, as it is when starts overlap cases.
+fn the_next_case_s_server_starts_while_a_case_runs() {
     let dir = common::output_dir("server_starts-ahead");
     let log = dir.join("starts.log");
     let _ = std::fs::remove_file(&log);
@@ -173,7 +172,7 @@ fn every_later_case_s_server_starts_while_the_first_case_runs() {
         "#!/bin/sh\nlog='{log}'\necho start >> \"$log\"\n\
          if [ \"$(wc -l < \"$log\")\" -eq 2 ]; then\n\
          tries=0\n\
-         while [ \"$(wc -l < \"$log\")\" -lt 5 ]; do\n\
+         while [ \"$(wc -l < \"$log\")\" -lt 3 ]; do\n\
          tries=$((tries + 1)); [ \"$tries\" -gt 30 ] && exit 3\n\
          sleep 0.1\n\
          done\n\
@@ -198,7 +197,7 @@ fn every_later_case_s_server_starts_while_the_first_case_runs() {
     assert_eq!(
         verdict.values().collect::<Vec<_>>(),
         ["pass"],
-        "the first case's server gave up waiting for the later cases' servers: {}",
+        "the first case's server gave up waiting for the next one's: {}",
         report["scenarios"][0]["message"]
     );
 }

@@ -589,15 +589,14 @@ pub(super) struct Execution<'a> {
     /// by listing tools). Not for a reuse group's scenario on a warm
     /// server (`Execution::adopt`).
     pristine: bool,
-    /// How many servers a `handshake: false` step should have started
-    /// ahead, for the steps still to come, as soon as its own is open: a
-    /// property's cases each start a server, and their start-ups (most of a
-    /// second each for an interpreter) then overlap one another and this
-    /// case's work instead of following one another.
-    pub(in crate::run) spares_wanted: usize,
-    /// The servers started ahead for the next `handshake: false` steps of
-    /// their name (`spares_wanted`); closed unused if no step takes them.
-    spares: Vec<Session>,
+    /// Whether a `handshake: false` step should start the server of the
+    /// next one as soon as its own is open: a property's cases each start
+    /// a server, one after another, and the next case's start-up (most of
+    /// a second for an interpreter) then overlaps this case's work.
+    pub(in crate::run) spare_wanted: bool,
+    /// The server started ahead for the next `handshake: false` step of
+    /// this name (`spare_wanted`); closed unused if no step takes it.
+    spare: Option<Session>,
     /// Who this scenario's bounded requests wait as (`SlowCalls::claim`).
     pub(super) party: Party,
     /// Whether the main session is a warm server an earlier scenario
@@ -658,8 +657,8 @@ impl<'a> Execution<'a> {
             // authorize under pd-auth-filter-scoped) go to its server.
             pristine: s.handshake && s.fixture.is_none() && !s.confirm_fresh,
             stderr_in_failure: None,
-            spares_wanted: 0,
-            spares: Vec::new(),
+            spare_wanted: false,
+            spare: None,
             party: cfg.slow_calls.party(),
             on_warm_server: false,
         }

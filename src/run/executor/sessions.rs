@@ -12,12 +12,6 @@ use crate::run::pool::Lease;
 use crate::scenario::model::Step;
 use crate::session::{Session, SessionError};
 
-/// The most servers a scenario has started ahead of the steps that will
-/// take them: enough for the cases of the catalog's properties to start
-/// side by side, few enough that a property with many cases does not start
-/// more servers at once than a run keeps for all its other scenarios.
-const SPARES_AHEAD: usize = 3;
-
 impl Execution<'_> {
     /// Opens the session `name`: a warm one from the pool for a shared
     /// scenario's main session, else a fresh connection and its handshake.
@@ -41,10 +35,7 @@ impl Execution<'_> {
             return Ok(());
         }
         let main_without = name == MAIN && !self.s.handshake;
-        let spare = match self.spares.iter().position(|spare| spare.name == name) {
-            Some(at) if !handshake => Some(self.spares.swap_remove(at)),
-            _ => None,
-        };
+        let spare = self.spare.take_if(|spare| !handshake && spare.name == name);
         let refused = if spare.is_none() && (main_without || !handshake) {
             self.refused_discover(name).await
         } else {
@@ -109,22 +100,17 @@ impl Execution<'_> {
         .with_client_fault(self.cfg.client_fault))
     }
 
-    /// Starts the servers the next `handshake: false` steps of session
-    /// `name` will take, up to `spares_wanted` (at most [`SPARES_AHEAD`]).
-    /// One that cannot start is left to its step to report.
-    async fn start_spares(&mut self, name: &str) {
-        let wanted = self.spares_wanted.min(SPARES_AHEAD);
-        while self.spares.len() < wanted {
-            match self.start_server(name).await {
-                Ok(spare) => self.spares.push(spare),
-                Err(_) => break,
-            }
+    /// Starts the server the next `handshake: false` step of session `name`
+    /// will take. One that cannot start is left to that step to report.
+    async fn start_spare(&mut self, name: &str) {
+        if let Ok(spare) = self.start_server(name).await {
+            self.spare = Some(spare);
         }
     }
 
-    /// Stops the servers started ahead that no step took.
-    pub(in crate::run) async fn close_spares(&mut self) {
-        for mut unused in std::mem::take(&mut self.spares) {
+    /// Stops a server started ahead that no step took.
+    pub(in crate::run) async fn close_spare(&mut self) {
+        if let Some(mut unused) = self.spare.take() {
             unused.close_in_background(self.cfg.shutdown_grace).await;
         }
     }
@@ -215,8 +201,9 @@ impl Execution<'_> {
                 let _ = self.step_finding(step, label, e, &step.place);
                 return Err(Stop);
             }
-            if !step.handshake {
-                self.start_spares(&name).await;
+            // One server ahead at most: a case's other sessions wait their turn.
+            if !step.handshake && self.spare_wanted && self.spare.is_none() {
+                self.start_spare(&name).await;
             }
         }
         self.sessions.get_mut(&name).ok_or(Stop)

@@ -87,7 +87,7 @@ impl Execution<'_> {
                 self.hand_on_opened(&name).await;
             }
         }
-        self.close_spares().await;
+        self.close_spare().await;
         for (name, session) in self.sessions.iter_mut() {
             let how = if wait_for_exit {
                 session
