@@ -14,6 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::percentile;
+
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-conform");
 
 struct Opts {
@@ -85,14 +88,6 @@ fn queries(server: &Server) -> Vec<String> {
     let step = (snap.len() / 20).max(1);
     q.extend(snap.tools().step_by(step).map(|t| t.name.to_string()));
     q
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[idx.min(sorted.len() - 1)]
 }
 
 fn report(label: &str, mut samples: Vec<Duration>) {

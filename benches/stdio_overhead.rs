@@ -11,30 +11,15 @@ use std::time::{Duration, Instant};
 use mcp_conform::session::{Connection, Era, Session, Transcript};
 use mcp_conform::transport::{StdioConnection, StdioSpec};
 
+mod common;
+use common::percentile;
+
 const ROUNDS: usize = 20_000;
 const WARMUP: usize = 1_000;
 
-fn echo_server() {
-    let stdin = std::io::stdin();
-    let mut out = std::io::stdout().lock();
-    for line in stdin.lock().lines() {
-        let Ok(line) = line else { break };
-        let id = serde_json::from_str::<serde_json::Value>(&line)
-            .ok()
-            .and_then(|v| v.get("id").cloned())
-            .unwrap_or(serde_json::Value::Null);
-        let _ = writeln!(out, "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}");
-        let _ = out.flush();
-    }
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
-}
-
 fn raw_round_trips(exe: &str) -> Vec<Duration> {
     let mut child = Command::new(exe)
-        .env("ECHO_SERVER", "1")
+        .env(common::ECHO_SERVER, "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -71,7 +56,7 @@ fn harness_round_trips(exe: &str) -> Vec<Duration> {
         .unwrap_or_else(|e| panic!("{e}"));
     rt.block_on(async {
         let mut spec = StdioSpec::new(exe, vec![]);
-        spec.env.push(("ECHO_SERVER".into(), "1".into()));
+        spec.env.push((common::ECHO_SERVER.into(), "1".into()));
         let conn = StdioConnection::spawn(&spec).unwrap_or_else(|e| panic!("{e}"));
         let mut session = Session::new(
             "bench",
@@ -109,8 +94,7 @@ fn report(name: &str, mut times: Vec<Duration>) -> (Duration, Duration) {
 }
 
 fn main() {
-    if std::env::var_os("ECHO_SERVER").is_some() {
-        echo_server();
+    if common::serve_echo_if_asked() {
         return;
     }
     let exe = std::env::current_exe()

@@ -10,27 +10,12 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::percentile;
+
 const STDIO_ROUNDS: usize = 20_000;
 const HTTP_ROUNDS: usize = 3_000;
 const WARMUP: usize = 500;
-
-fn echo_server() {
-    let stdin = std::io::stdin();
-    let mut out = std::io::stdout().lock();
-    for line in stdin.lock().lines() {
-        let Ok(line) = line else { break };
-        let id = serde_json::from_str::<serde_json::Value>(&line)
-            .ok()
-            .and_then(|v| v.get("id").cloned())
-            .unwrap_or(serde_json::Value::Null);
-        let _ = writeln!(out, "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}");
-        let _ = out.flush();
-    }
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
-}
 
 fn stdio_round_trips(mut child: Child) -> Vec<Duration> {
     let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("stdin"));
@@ -80,12 +65,12 @@ fn report(name: &str, direct: &[Duration], watched: &[Duration]) {
 }
 
 fn stdio(exe: &str, watch: &str) {
-    let direct = stdio_round_trips(spawn(Command::new(exe).env("ECHO_SERVER", "1")));
+    let direct = stdio_round_trips(spawn(Command::new(exe).env(common::ECHO_SERVER, "1")));
     let watched = stdio_round_trips(spawn(
         Command::new(watch)
             .args(["watch", "-q", "--"])
             .arg(exe)
-            .env("ECHO_SERVER", "1"),
+            .env(common::ECHO_SERVER, "1"),
     ));
     report("stdio", &direct, &watched);
 }
@@ -188,8 +173,7 @@ fn http(watch: &str) {
 }
 
 fn main() {
-    if std::env::var_os("ECHO_SERVER").is_some() {
-        echo_server();
+    if common::serve_echo_if_asked() {
         return;
     }
     let exe = std::env::current_exe()
