@@ -5,7 +5,8 @@
 //! `show`, `--list`) are run. A renamed option or subcommand fails here
 //! with the file and line of the command that uses it. The shared-finding
 //! notes of the scenarios point at sections of docs/popular-servers.md that
-//! exist.
+//! exist, and that page's table of pinned servers says what their committed
+//! verdicts say.
 
 use std::path::{Path, PathBuf};
 
@@ -354,6 +355,82 @@ fn readme_shows_what_ci_runs_and_stays_short() {
     );
 }
 
+/// The pinned servers' table of docs/popular-servers.md says, for every
+/// server whose verdicts are committed under reports/peers/popular/, the
+/// eras it speaks and the scenarios it fails and warns on, as the verdicts
+/// have them (a table written once went stale as scenarios were added).
+fn the_popular_servers_table_agrees_with_the_committed_verdicts() {
+    let doc = std::fs::read_to_string(common::root().join("docs/popular-servers.md"))
+        .unwrap_or_else(|e| panic!("docs/popular-servers.md: {e}"));
+    let ids = regex::Regex::new(r"[a-z0-9-]+/[a-z0-9-]+").unwrap_or_else(|e| panic!("{e}"));
+    let eras = regex::Regex::new(r"\d{4}-\d{2}-\d{2}").unwrap_or_else(|e| panic!("{e}"));
+    let set = |re: &regex::Regex, text: &str| -> std::collections::BTreeSet<String> {
+        re.find_iter(text).map(|m| m.as_str().to_string()).collect()
+    };
+    let mut checked = 0;
+    let mut problems = Vec::new();
+    for row in doc.lines().take_while(|l| !l.starts_with("## ")) {
+        let cells: Vec<&str> = row.trim_matches('|').split(" | ").collect();
+        let [server, _version, row_eras, failed, warned] = cells[..] else {
+            continue;
+        };
+        let Some(file) = popular_verdicts_file(server) else {
+            continue;
+        };
+        let verdicts =
+            std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let of = |outcome: &str| -> std::collections::BTreeSet<String> {
+            verdicts
+                .lines()
+                .filter_map(|l| {
+                    let mut words = l.split_whitespace();
+                    let (_, id, o) = (words.next()?, words.next()?, words.next()?);
+                    (o == outcome).then(|| id.to_string())
+                })
+                .collect()
+        };
+        let spoken: std::collections::BTreeSet<String> = verdicts
+            .lines()
+            .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+            .collect();
+        for (what, table, committed) in [
+            ("eras", set(&eras, row_eras), spoken),
+            ("failed", set(&ids, failed), of("fail")),
+            ("warned", set(&ids, warned), of("warn")),
+        ] {
+            if table != committed {
+                problems.push(format!(
+                    "{server}: the table's {what} {table:?}, the committed verdicts' {committed:?} ({})",
+                    file.display()
+                ));
+            }
+        }
+        checked += 1;
+    }
+    assert!(
+        checked >= 7,
+        "only {checked} rows of the table name a server with committed verdicts"
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The committed verdicts of the server a table row names (its first cell),
+/// if tests/it/popular.rs commits them.
+fn popular_verdicts_file(server: &str) -> Option<PathBuf> {
+    let name = if server.contains("fastmcp") {
+        "fastmcp-server".to_string()
+    } else {
+        let package = server.split('`').nth(1)?;
+        package
+            .trim_start_matches("@modelcontextprotocol/")
+            .to_string()
+    };
+    let file = common::root()
+        .join("reports/peers/popular")
+        .join(format!("{name}.verdicts"));
+    file.exists().then_some(file)
+}
+
 /// This module's tests, as trials named `module::function`.
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     trials![
@@ -361,6 +438,7 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         a_wrong_command_is_caught,
         cheap_documented_commands_run,
         shared_findings_point_at_sections_that_exist,
+        the_popular_servers_table_agrees_with_the_committed_verdicts,
         readme_shows_what_ci_runs_and_stays_short
     ]
 }
