@@ -7,7 +7,9 @@
 # conformance suite (@modelcontextprotocol/conformance, Node) against
 # server-everything over HTTP, per scenario, beside ours over HTTP.
 #
-# Usage: scripts/bench-peers.sh [RUNS]   (default 3; writes reports/bench-peers.md)
+# Usage: scripts/bench-peers.sh [RUNS]   (default 3)
+# Adds a dated section with its tables at the top of reports/bench-peers.md;
+# the sections already there (earlier runs, measurements and notes) are kept.
 # Needs: a release build (built here), scripts/install-peers.sh done, npm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +21,7 @@ OUT=reports/bench-peers.md
 CONFORMANCE_VERSION=0.1.16
 
 cargo build --release --locked --quiet
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 BIN=target/release/mcp-conform
 EV=target/peers/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 PY=target/peers/python/bin/python
@@ -63,9 +66,6 @@ row() { # label, command...
 }
 
 rm -f "$OUT.rows"
-# The notes section of the last report is kept.
-NOTES=""
-if [ -f "$OUT" ]; then NOTES=$(awk '/^## Notes/{keep=1; next} keep' "$OUT"); fi
 row "reference, every era (stdio)" "$BIN" -q
 row "reference, one era (stdio, --protocol-version 2026-07-28)" "$BIN" -q --protocol-version 2026-07-28
 row "server-everything (npm), every era it speaks (stdio)" "$BIN" -q -- node "$EV" stdio
@@ -111,11 +111,14 @@ row "server-everything over HTTP: official suite $CONFORMANCE_VERSION on Node $(
 # Per-scenario times of the official suite (from its last run's output).
 OFFICIAL_SCENARIOS=$(conf list 2>/dev/null | grep -c . || true)
 
+TITLE="# Whole-catalog wall time on the servers people ship"
 {
-  echo "# Whole-catalog wall time on the servers people ship"
+  echo "$TITLE"
   echo
-  echo "\`scripts/bench-peers.sh $RUNS\` on $(date -u +%Y-%m-%d), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg);"
-  echo "release build, default options unless stated. Seconds, min / median / max of $RUNS runs."
+  echo "## $(date -u +%Y-%m-%d): \`scripts/bench-peers.sh $RUNS\`"
+  echo
+  echo "$(nproc) cores, load $LOAD_BEFORE before the runs; release build of"
+  echo "$(git rev-parse --short HEAD), default options unless stated. Seconds, min / median / max of $RUNS runs."
   echo
   echo "| run | wall (s) |"
   echo "|---|---:|"
@@ -131,9 +134,9 @@ OFFICIAL_SCENARIOS=$(conf list 2>/dev/null | grep -c . || true)
   echo "its active server suite checks the base protocol only, with no tool-discovery"
   echo "coverage, over HTTP only."
   echo
-  echo "## Notes"
-  echo
-  echo "$NOTES"
-} > "$OUT"
+  # The earlier sections, as they were (the title once).
+  if [ -f "$OUT" ]; then grep -vxF "$TITLE" "$OUT" | sed '/./,$!d'; fi
+} > "$OUT.new"
+mv "$OUT.new" "$OUT"
 rm -f "$OUT.rows" "$OUT.starts"
 echo "wrote $OUT"
