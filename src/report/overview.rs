@@ -248,7 +248,9 @@ fn merge_eras<'a>(
     let mut out: Vec<(&'a ScenarioResult, Vec<&'a str>)> = Vec::new();
     for r in results {
         let same = |(shown, _): &&mut (&'a ScenarioResult, Vec<&'a str>)| {
-            shown.id == r.id && shown.outcome == r.outcome && shown.message == r.message
+            shown.id == r.id
+                && shown.outcome == r.outcome
+                && same_problem(&shown.message, &r.message)
         };
         match out.iter_mut().find(same) {
             Some((shown, eras)) => {
@@ -268,6 +270,29 @@ fn merge_eras<'a>(
         }
     }
     out
+}
+
+/// Whether two results' messages tell the same problem. A dropped message's
+/// finding names the request the harness sent behind it ("the ping with id
+/// 45") and the grace it then waited ("within 200 ms"): the id is the
+/// harness's own counter, which differs with what the warm server served
+/// before, and the grace follows the server's pace, so neither tells one
+/// era's problem from another's.
+fn same_problem(a: &str, b: &str) -> bool {
+    a == b || without_sentinel_details(a) == without_sentinel_details(b)
+}
+
+fn without_sentinel_details(message: &str) -> std::borrow::Cow<'_, str> {
+    static DETAILS: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?P<sentinel>the \S+) with id [^,]+(?P<after>, sent right after it, was answered, and nothing more came within )\d+ ms",
+        )
+        .ok()
+    });
+    match DETAILS.as_ref() {
+        Some(re) => re.replace_all(message, "${sentinel}${after}the grace"),
+        None => std::borrow::Cow::Borrowed(message),
+    }
 }
 
 /// Where an outcome goes in a report that leads with what to fix:
@@ -340,6 +365,34 @@ mod tests {
             ["base/d", "base/f", "base/c", "base/e", "base/a", "base/b"]
         );
         assert!(rows.iter().all(|r| r.eras == ["2025-06-18", "2025-11-25"]));
+    }
+
+    #[test]
+    fn a_dropped_message_is_one_problem_whatever_id_and_grace_its_sentinel_had() {
+        let dropped = |era: &str, sentinel: &str, grace: u32| {
+            let mut r = ScenarioResult::for_test("base/parse-error", Outcome::Fail);
+            r.era = era.into();
+            r.message = format!(
+                "step 'garbage': no answer to the raw message: {sentinel}, sent right after it, was answered, and nothing more came within {grace} ms"
+            );
+            r
+        };
+        let all = [
+            dropped("2025-06-18", "the ping with id 45", 200),
+            dropped("2025-11-25", "the ping with id 2", 100),
+            dropped("2026-07-28", "the server/discover with id 7", 100),
+        ];
+        let found = problems(&all);
+        let eras: Vec<Vec<&str>> = found.iter().map(|p| p.eras.clone()).collect();
+        assert_eq!(eras, [vec!["2025-06-18", "2025-11-25"], vec!["2026-07-28"]]);
+        // Another answer is another problem, numbers and all.
+        let mut other = ScenarioResult::for_test("base/parse-error", Outcome::Fail);
+        other.era = "2025-11-25".into();
+        other.message = "step 'garbage': at error.code: expected -32700, found 0".into();
+        let mut first = other.clone();
+        first.era = "2025-06-18".into();
+        first.message = "step 'garbage': at error.code: expected -32700, found -32603".into();
+        assert_eq!(problems(&[first, other]).len(), 2);
     }
 
     #[test]
