@@ -20,8 +20,9 @@
 # Peer runs use the peers' baselines (fixtures/peers/<peer>.baseline.yaml):
 # exit 0 means exactly the known failures, and at least one scenario passed.
 #
-# The binary is built once (maturin, release profile, into the wheel); the
-# npm platform package and the release archive take it out of the wheel.
+# The binary is built once (maturin, into the wheel, in the `package-check`
+# profile; PACKAGE_PROFILE=release builds the release one); the npm
+# platform package and the release archive take it out of the wheel.
 # Needs python3 (venv), node and npm, and the peers of scripts/install-peers.sh;
 # maturin and uv come from PyPI into target/packaging/tools. Any missing piece
 # fails the run: nothing is skipped. Times each install+run.
@@ -115,17 +116,23 @@ if ! "$tools/bin/maturin" --version 2>/dev/null | grep -qx "maturin $MATURIN_VER
 fi
 ok "$("$tools/bin/maturin" --version), $("$tools/bin/uv" --version)"
 
-step "build the wheel (the one release build of the binary)"
+# The wheel is built in the `package-check` profile (Cargo.toml): what this
+# script checks (the files in each package, that each installs and runs)
+# does not depend on how the binary was optimised, and the release
+# profile's whole-program LTO took most of the script's time. A release is
+# built with `release` (release.yml); PACKAGE_PROFILE=release checks that.
+profile=${PACKAGE_PROFILE:-package-check}
+step "build the wheel (the one build of the binary, profile $profile)"
 t=$(now)
 # No --compatibility: maturin tags the wheel with the oldest manylinux policy
 # the binary's glibc symbols allow (here manylinux_2_34: built against glibc
 # 2.36, the binary needs 2.34); the release builds in a manylinux_2_28
 # container instead (docs/packaging.md).
-"$tools/bin/maturin" build --release --locked --out "$work/dist" 2>&1 | tail -n 3
+"$tools/bin/maturin" build --profile "$profile" --locked --out "$work/dist" 2>&1 | tail -n 3
 wheels=("$work"/dist/mcp_conform_harness-"$version"-*.whl)
 [ ${#wheels[@]} = 1 ] && [ -f "${wheels[0]}" ] || die "expected one wheel for $version in $work/dist, got: ${wheels[*]}"
 wheel=${wheels[0]}
-timings+=("build the wheel (cargo release build inside)|$(elapsed "$t") s")
+timings+=("build the wheel (cargo build, profile $profile, inside)|$(elapsed "$t") s")
 ok "$(basename "$wheel") ($(du -k "$wheel" | cut -f1) KiB)"
 
 step "stage the npm packages from the wheel's binary"
