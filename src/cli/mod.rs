@@ -230,6 +230,9 @@ pub struct RunArgs {
     /// Print only failures and the summary.
     #[arg(short, long)]
     pub quiet: bool,
+    /// After the summary, print the N slowest scenario runs, each with when it started and ended (seconds from the start of the run; 0: every run). The JSON report records both for every run (`started_ms`, `duration_ms`)
+    #[arg(long, value_name = "N")]
+    pub durations: Option<usize>,
     /// Test a Streamable HTTP server at URL; with SERVER_CMD, launch it first and wait until the URL answers.
     #[arg(long, value_name = "URL", value_parser = parse_url)]
     pub url: Option<String>,

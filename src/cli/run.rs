@@ -402,6 +402,7 @@ fn console(args: &RunArgs) -> ConsoleReporter<std::io::Stdout> {
             progress: std::io::stderr().is_terminal(),
             heartbeat: Some(Duration::from_secs(10)),
             github: args.format.unwrap_or_else(default_format) == Format::Github,
+            durations: args.durations,
         },
     )
 }

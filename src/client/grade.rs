@@ -167,6 +167,7 @@ fn base_result(s: &ClientScenario, facts: &RunFacts, era: &str) -> ScenarioResul
         message: String::new(),
         findings: Vec::new(),
         alternatives: Vec::new(),
+        started_ms: None,
         duration_ms: facts.duration_ms,
         transcript: Vec::new(),
         transcript_dropped: 0,

@@ -35,6 +35,9 @@ pub struct ConsoleOptions {
     /// Problems also as GitHub workflow annotations (under -q: instead of
     /// their line).
     pub github: bool,
+    /// After the summary, this many of the slowest scenario runs, each with
+    /// when it started (`--durations`; 0: every run).
+    pub durations: Option<usize>,
 }
 
 impl Default for ConsoleOptions {
@@ -47,6 +50,7 @@ impl Default for ConsoleOptions {
             progress: false,
             heartbeat: None,
             github: false,
+            durations: None,
         }
     }
 }
@@ -79,6 +83,61 @@ pub struct ConsoleReporter<W: Write> {
     running: Running,
     /// Dropped when the run is done, which ends the heartbeat thread.
     heartbeat: Option<std::sync::mpsc::Sender<()>>,
+    /// Each result's timing, kept for `--durations`.
+    timings: Vec<Timing>,
+}
+
+/// When one scenario run started and how long it took.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Timing {
+    id: String,
+    era: String,
+    started_ms: Option<u64>,
+    duration_ms: u64,
+}
+
+impl Timing {
+    fn of(r: &ScenarioResult) -> Self {
+        Self {
+            id: r.id.clone(),
+            era: r.era.clone(),
+            started_ms: r.started_ms,
+            duration_ms: r.duration_ms,
+        }
+    }
+}
+
+/// The `--durations` lines: the `n` slowest runs (0: all), longest first,
+/// each with its span within the run where one was recorded.
+fn slowest_lines(timings: &[Timing], n: usize, several_eras: bool) -> Vec<String> {
+    let mut sorted: Vec<&Timing> = timings.iter().collect();
+    sorted.sort_by(|a, b| b.duration_ms.cmp(&a.duration_ms).then(a.id.cmp(&b.id)));
+    let shown = if n == 0 {
+        sorted.len()
+    } else {
+        n.min(sorted.len())
+    };
+    let secs = |ms: u64| ms as f64 / 1000.0;
+    let mut lines = vec![format!(
+        "slowest {shown} of {} scenario runs (seconds from the start of the run):",
+        timings.len()
+    )];
+    for t in &sorted[..shown] {
+        let era = if several_eras && !t.era.is_empty() {
+            format!(" [{}]", t.era)
+        } else {
+            String::new()
+        };
+        let span = t.started_ms.map_or(String::new(), |start| {
+            format!(", {:.2} to {:.2}", secs(start), secs(start + t.duration_ms))
+        });
+        lines.push(format!(
+            "  {:>6.2} s  {}{era}{span}",
+            secs(t.duration_ms),
+            t.id
+        ));
+    }
+    lines
 }
 
 const RED: &str = "\x1b[31m";
@@ -103,6 +162,7 @@ impl<W: Write> ConsoleReporter<W> {
             several_eras: false,
             running: Running::default(),
             heartbeat: None,
+            timings: Vec::new(),
         }
     }
 
@@ -238,6 +298,10 @@ impl<W: Write> ConsoleReporter<W> {
             bar.inc(1);
         }
         self.briefs.push(Brief::of(r));
+        // A skip is no run: its time is the probe's decision, not the server's.
+        if self.opts.durations.is_some() && r.outcome != Outcome::Skip {
+            self.timings.push(Timing::of(r));
+        }
         // Under -q, problems are printed once each at the end.
         if !self.opts.quiet {
             let era = if self.several_eras && !r.era.is_empty() {
@@ -300,6 +364,11 @@ impl<W: Write> ConsoleReporter<W> {
             self.line("");
         }
         self.summary_lines(summary, &view);
+        if let Some(n) = self.opts.durations {
+            for line in slowest_lines(&self.timings, n, self.several_eras) {
+                self.line(&line);
+            }
+        }
         if let Some(p) = problems.first().filter(|_| self.opts.quiet) {
             self.line(&hints(p.result));
         }
@@ -682,6 +751,67 @@ mod tests {
         let mut r = ScenarioResult::for_test("base/y", Outcome::Fail);
         r.findings = vec![finding];
         r
+    }
+
+    fn timing(id: &str, era: &str, started_ms: Option<u64>, duration_ms: u64) -> Timing {
+        Timing {
+            id: id.into(),
+            era: era.into(),
+            started_ms,
+            duration_ms,
+        }
+    }
+
+    #[test]
+    fn durations_lists_the_slowest_runs_longest_first_with_their_span() {
+        let timings = [
+            timing("base/a", "2025-06-18", Some(10), 5),
+            timing("core/slow", "2025-11-25", Some(566), 1184),
+            timing("core/mid", "2025-06-18", Some(900), 300),
+            timing("watch/rule", "", None, 40),
+        ];
+        let lines = slowest_lines(&timings, 2, true);
+        assert_eq!(
+            lines,
+            [
+                "slowest 2 of 4 scenario runs (seconds from the start of the run):",
+                "    1.18 s  core/slow [2025-11-25], 0.57 to 1.75",
+                "    0.30 s  core/mid [2025-06-18], 0.90 to 1.20",
+            ]
+        );
+        let all = slowest_lines(&timings, 0, false);
+        assert_eq!(all.len(), 5, "{all:?}");
+        assert_eq!(all[4], "    0.01 s  base/a, 0.01 to 0.01");
+        assert_eq!(
+            all[3], "    0.04 s  watch/rule",
+            "no span where none was recorded"
+        );
+    }
+
+    #[test]
+    fn durations_are_printed_after_the_summary_only_when_asked() {
+        let run = |durations: Option<usize>| {
+            let mut console = ConsoleReporter::new(
+                Vec::new(),
+                ConsoleOptions {
+                    durations,
+                    ..ConsoleOptions::default()
+                },
+            );
+            let mut r = ScenarioResult::for_test("base/y", Outcome::Pass);
+            r.started_ms = Some(120);
+            r.duration_ms = 250;
+            console.handle(&Event::Finished(Box::new(r)));
+            console.handle(&Event::Done(Summary::from_results(&[], 400)));
+            String::from_utf8(console.out).unwrap_or_default()
+        };
+        let asked = run(Some(3));
+        assert!(
+            asked.contains("slowest 1 of 1 scenario runs")
+                && asked.contains("0.25 s  base/y, 0.12 to 0.37"),
+            "{asked}"
+        );
+        assert!(!run(None).contains("slowest"));
     }
 
     #[test]

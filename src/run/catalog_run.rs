@@ -271,7 +271,7 @@ pub async fn run_catalog(
         }
         None => opts,
     };
-    let whole = RunWide::of(&probes, Arc::default());
+    let whole = RunWide::of(&probes, Arc::default(), started);
     let (configs, mut pools) =
         era_configs(&target, eras, &whole, (&scenarios, &reuse_groups), opts).await;
     let mut work = Vec::new();
@@ -452,13 +452,16 @@ struct RunWide {
     run_eras: Vec<String>,
     fixture_match: bool,
     slow_calls: Arc<SlowCalls>,
+    /// When the run began (its results' `started_ms` count from it).
+    began: Instant,
 }
 
 impl RunWide {
     /// A tool that outlasted the call budget in one era is not called
     /// again in another (`slow_calls`): it would only be waited out again.
-    fn of(probes: &[Probe], slow_calls: Arc<SlowCalls>) -> Self {
+    fn of(probes: &[Probe], slow_calls: Arc<SlowCalls>, began: Instant) -> Self {
         Self {
+            began,
             run_eras: probes.iter().map(|p| p.era.version.clone()).collect(),
             fixture_match: probes
                 .last()
@@ -498,7 +501,8 @@ impl LaterEra<'_> {
             era.probe = marked.clone();
         }
         let slow_calls = configs.first().map(|c| Arc::clone(&c.slow_calls));
-        let whole = RunWide::of(probes, slow_calls.unwrap_or_default());
+        let began = configs.first().map_or_else(Instant::now, |c| c.began);
+        let whole = RunWide::of(probes, slow_calls.unwrap_or_default(), began);
         let mut joined = Vec::new();
         for (order, (s, provisional)) in held {
             let known = probes
@@ -731,6 +735,7 @@ async fn era_configs(
             call_tools: opts.call_tools,
             call_budget: opts.call_budget,
             slow_calls: Arc::clone(&whole.slow_calls),
+            began: whole.began,
             run_eras: whole.run_eras.clone(),
             sample_size: opts.sample_size,
             schemas: opts.schemas.clone(),

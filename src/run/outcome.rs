@@ -226,6 +226,12 @@ pub struct ScenarioResult {
     pub findings: Vec<Finding>,
     /// Labels of the accepted alternatives (`$one_of` … `$label`) the server chose.
     pub alternatives: Vec<String>,
+    /// When the scenario started, in milliseconds from the start of the
+    /// run (its probes come first): with `duration_ms`, where a run's time
+    /// went. None where there is no such schedule (`client`, `watch`) and
+    /// in a report from before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_ms: Option<u64>,
     pub duration_ms: u64,
     pub transcript: Vec<Entry>,
     pub transcript_dropped: usize,
@@ -258,6 +264,7 @@ impl ScenarioResult {
             message,
             findings: Vec::new(),
             alternatives: Vec::new(),
+            started_ms: None,
             duration_ms: 0,
             transcript: Vec::new(),
             transcript_dropped: 0,

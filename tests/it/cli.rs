@@ -136,6 +136,76 @@ fn quiet_prints_one_line_per_distinct_problem() {
     );
 }
 
+/// `--durations N` prints the N slowest runs after the summary, longest
+/// first, each within the run's time; the JSON report has every run's start.
+fn durations_lists_the_slowest_runs_within_the_run() {
+    let dir = common::scratch_dir("cli-durations");
+    let json = dir.join("report.json");
+    let out = mcp_conform(&[
+        "-q",
+        "-p",
+        "core",
+        "--durations",
+        "3",
+        "--report-json",
+        &json.to_string_lossy(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    let head = lines
+        .iter()
+        .position(|l| l.starts_with("slowest 3 of "))
+        .unwrap_or_else(|| panic!("no durations heading:\n{stdout}"));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{e}"));
+    let whole = report["summary"]["duration_ms"].as_u64().unwrap_or(0);
+    let mut shown = Vec::new();
+    for line in &lines[head + 1..head + 4] {
+        // "    0.30 s  core/x [2025-06-18], 0.12 to 0.42"
+        let (took, rest) = line
+            .trim()
+            .split_once(" s  ")
+            .unwrap_or_else(|| panic!("{line}"));
+        let (_, span) = rest.split_once(", ").unwrap_or_else(|| panic!("{line}"));
+        let (from, to) = span.split_once(" to ").unwrap_or_else(|| panic!("{line}"));
+        let secs = |s: &str| s.parse::<f64>().unwrap_or_else(|e| panic!("{line}: {e}"));
+        assert!(
+            secs(from) <= secs(to) && secs(to) <= whole as f64 / 1000.0 + 0.01,
+            "{line}"
+        );
+        shown.push(secs(took));
+    }
+    assert!(
+        shown.windows(2).all(|w| w[0] >= w[1]),
+        "longest first:\n{stdout}"
+    );
+    let runs = report["scenarios"].as_array().cloned().unwrap_or_default();
+    assert!(!runs.is_empty());
+    for r in &runs {
+        let start = r["started_ms"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no started_ms: {r}"));
+        let took = r["duration_ms"].as_u64().unwrap_or(0);
+        assert!(
+            start + took <= whole + 5,
+            "{} ends after the run: {start} + {took} > {whole}",
+            r["id"]
+        );
+    }
+    let longest = runs
+        .iter()
+        .filter(|r| r["outcome"] != "skip")
+        .filter_map(|r| r["duration_ms"].as_u64())
+        .max()
+        .unwrap_or(0);
+    assert!(
+        (shown[0] - longest as f64 / 1000.0).abs() < 0.006,
+        "the first line is the longest run ({longest} ms):\n{stdout}"
+    );
+}
+
 fn a_command_that_cannot_start_exits_3() {
     let out = mcp_conform(&["--", "/nonexistent/mcp-server-binary"]);
     assert_eq!(out.status.code(), Some(3));
@@ -554,6 +624,7 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         a_value_after_a_flag_is_a_usage_error_naming_the_intended_option,
         our_option_after_the_separator_is_warned_about,
         quiet_prints_one_line_per_distinct_problem,
+        durations_lists_the_slowest_runs_within_the_run,
         a_command_that_cannot_start_exits_3,
         a_command_after_the_separator_that_is_on_no_path_exits_3,
         skip_unless_skips_with_its_reason_unless_something_failed,

@@ -116,6 +116,8 @@ pub struct RunConfig {
     pub client_fault: Option<ClientFault>,
     /// How expressions are evaluated (the test suites verify reads).
     pub eval_options: EvalOptions,
+    /// When the run began: each result's `started_ms` counts from it.
+    pub began: Instant,
 }
 
 /// A start that costs less than this (a Streamable HTTP session, an
@@ -373,6 +375,7 @@ impl RunConfig {
             schemas: Schemas::default(),
             client_fault: None,
             eval_options: EvalOptions::default(),
+            began: Instant::now(),
         }
     }
 }
@@ -520,6 +523,7 @@ pub async fn run_scenario(s: &Scenario, cfg: &RunConfig) -> ScenarioResult {
         }
     };
     result.duration_ms = started.elapsed().as_millis() as u64;
+    result.started_ms = Some(started.saturating_duration_since(cfg.began).as_millis() as u64);
     result.era = cfg.era.version.clone();
     // Quote only the rules that hold in this era over this transport.
     let transport = cfg.target.transport();
