@@ -107,6 +107,15 @@ impl Timing {
     }
 }
 
+/// ` [2025-11-25]` after a scenario's id, when the run tests several eras.
+fn era_tag(several_eras: bool, era: &str) -> String {
+    if several_eras && !era.is_empty() {
+        format!(" [{era}]")
+    } else {
+        String::new()
+    }
+}
+
 /// The `--durations` lines: the `n` slowest runs (0: all), longest first,
 /// each with its span within the run where one was recorded.
 fn slowest_lines(timings: &[Timing], n: usize, several_eras: bool) -> Vec<String> {
@@ -123,11 +132,7 @@ fn slowest_lines(timings: &[Timing], n: usize, several_eras: bool) -> Vec<String
         timings.len()
     )];
     for t in &sorted[..shown] {
-        let era = if several_eras && !t.era.is_empty() {
-            format!(" [{}]", t.era)
-        } else {
-            String::new()
-        };
+        let era = era_tag(several_eras, &t.era);
         let span = t.started_ms.map_or(String::new(), |start| {
             format!(", {:.2} to {:.2}", secs(start), secs(start + t.duration_ms))
         });
@@ -304,11 +309,7 @@ impl<W: Write> ConsoleReporter<W> {
         }
         // Under -q, problems are printed once each at the end.
         if !self.opts.quiet {
-            let era = if self.several_eras && !r.era.is_empty() {
-                format!(" [{}]", r.era)
-            } else {
-                String::new()
-            };
+            let era = era_tag(self.several_eras, &r.era);
             let mut line = format!(
                 "scenario {}{era} ... {}",
                 r.id,
