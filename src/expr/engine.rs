@@ -75,14 +75,12 @@ impl Engine {
     /// Compiles an expression, so syntax errors surface when the file is
     /// loaded; the scenario model keeps the program, so a run never compiles.
     pub fn compile(&self, source: &str) -> Result<Compiled, ExprError> {
-        let program = self
-            .env
-            .compile(source)
+        let expression = super::parse::parse(&self.env, source)
             .map_err(|e| ExprError::Syntax(clean_parse_error(&e.to_string())))?;
         Ok(Compiled {
             env: Arc::clone(&self.env),
-            reads: Arc::new(Reads::of(program.expression(), &self.helpers)),
-            evaluated: Arc::new(super::select::rewrite(program.expression())),
+            reads: Arc::new(Reads::of(&expression, &self.helpers)),
+            evaluated: Arc::new(super::select::rewrite(&expression)),
             validates: source.contains(SCHEMA_ERRORS),
         })
     }
@@ -154,6 +152,16 @@ impl Programs {
         };
         self.reads.include(&compiled.reads);
         Ok(compiled)
+    }
+
+    /// Every text compiled, and the language it was compiled in (for the
+    /// tests that check what parsing gives for each).
+    #[cfg(test)]
+    pub(crate) fn texts(&self) -> (Vec<&str>, &Env) {
+        (
+            self.known.keys().map(String::as_str).collect(),
+            &self.engine.env,
+        )
     }
 
     /// What the programs compiled since the last call read, together.

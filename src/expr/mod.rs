@@ -25,6 +25,7 @@ mod engine;
 mod helper;
 mod helpers;
 mod json_at;
+mod parse;
 mod reads;
 mod regex;
 mod select;
@@ -33,4 +34,6 @@ pub use bindings::{Bindings, Bound, EvalOptions};
 pub use engine::{Compiled, Engine, ExprError, Programs};
 pub(crate) use helper::helper_table;
 pub use helper::{call, list_arg, str_arg, strings, Args, ArgsRead, Helper, HelperResult};
+#[cfg(test)]
+pub(crate) use parse::agrees_with_environment_parser;
 pub use reads::Reads;

@@ -936,6 +936,26 @@ steps:
         message: must be method not found
 ";
 
+    /// The built-in catalog's expressions are parsed by the faster parser
+    /// where it gives the environment's tree (`expr::parse`); this holds it
+    /// to that for every one of them.
+    #[test]
+    fn every_builtin_expression_parses_as_the_environments_parser_parses_it() {
+        let mut programs = crate::scenario::helpers::programs();
+        for (path, text) in crate::builtin::files() {
+            if path.ends_with(".yaml") && !matches!(*path, "requirements.yaml" | "sources.yaml") {
+                load_among(&mut programs, path, text).unwrap_or_else(|e| panic!("{e}"));
+            }
+        }
+        let (texts, env) = programs.texts();
+        assert!(texts.len() > 1000, "only {} expressions", texts.len());
+        let differ: Vec<String> = texts
+            .iter()
+            .filter_map(|t| crate::expr::agrees_with_environment_parser(env, t).err())
+            .collect();
+        assert!(differ.is_empty(), "{}", differ.join("\n"));
+    }
+
     fn errors(text: &str) -> Vec<String> {
         load_str("t.yaml", text)
             .expect_err("must fail")
