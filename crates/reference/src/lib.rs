@@ -238,8 +238,8 @@ pub fn run(args: ServeArgs) -> Result<(), ReferenceError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let result = rt.block_on(stdio::serve(&server, tokio::io::stdin(), std::io::stdout()));
-    // Do not wait for the blocking stdin reader thread: exit promptly.
+    let input = stdio::BlockingStdin::new();
+    let result = rt.block_on(stdio::serve(&server, input, std::io::stdout()));
     rt.shutdown_background();
     result.map_err(ReferenceError::from)
 }

@@ -5,8 +5,10 @@ use super::dispatch::{overlong_error, parse_error};
 use super::server::Server;
 use mcp_conform_protocol::jsonrpc::{decode_line, encode_line, Frame, LineReader};
 use serde_json::Value;
-use std::io::Write;
-use tokio::io::{AsyncRead, BufReader};
+use std::io::{Read, Write};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use tokio::io::{AsyncRead, BufReader, ReadBuf};
 
 /// Serves one session until the input ends (or a write fails because the
 /// client went away).
@@ -62,4 +64,40 @@ fn write_all<W: Write>(output: &mut W, messages: &[Value]) -> std::io::Result<()
     }
     output.write_all(&buf)?;
     output.flush()
+}
+
+/// Standard input read on the serving thread itself, for [`serve`] on a
+/// runtime of its own (`serve-reference`). The loop handles one message at
+/// a time and nothing runs beside it, so a read that blocks stalls nothing
+/// else; tokio's own stdin would hand every read to a thread of its
+/// blocking pool and wake the runtime with the bytes: a thread started in
+/// every server process, and two thread switches per message.
+pub struct BlockingStdin(std::io::Stdin);
+
+impl BlockingStdin {
+    pub fn new() -> Self {
+        Self(std::io::stdin())
+    }
+}
+
+impl Default for BlockingStdin {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl AsyncRead for BlockingStdin {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let read = loop {
+            match self.0.lock().read(buf.initialize_unfilled()) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                other => break other,
+            }
+        };
+        Poll::Ready(read.map(|n| buf.advance(n)))
+    }
 }
