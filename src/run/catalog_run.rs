@@ -236,8 +236,9 @@ pub async fn run_catalog(
             return Err(e);
         }
     };
-    let scenarios = match scenarios.into().scenarios().await {
-        Ok(s) => s,
+    // Each era's work holds the scenarios it runs, shared rather than copied.
+    let scenarios: Vec<Arc<Scenario>> = match scenarios.into().scenarios().await {
+        Ok(s) => s.into_iter().map(Arc::new).collect(),
         Err(message) => {
             let e = ProbeError {
                 message,
@@ -475,7 +476,7 @@ impl RunWide {
 /// started: what joins the run then.
 struct LaterEra<'a> {
     target: &'a Target,
-    scenarios: &'a [Scenario],
+    scenarios: &'a [Arc<Scenario>],
     reuse_groups: &'a BTreeSet<String>,
     opts: &'a RunOptions,
 }
@@ -577,7 +578,7 @@ fn not_run(
 /// another's servers, and the scenarios that may wait come first whatever
 /// their lane. Results are reported in the input order whatever the order
 /// they ran in.
-async fn era_work(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<(StartOrder, Job)> {
+async fn era_work(scenarios: &[Arc<Scenario>], cfg: &Arc<RunConfig>) -> Vec<(StartOrder, Job)> {
     let mut donors = 0;
     for s in scenarios {
         donors += usize::from(!cfg.donor_pools(s).is_empty());
@@ -602,7 +603,7 @@ async fn era_work(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<(StartOrd
             } else {
                 (lane, when, *place)
             };
-            (order, (s.clone(), Arc::clone(cfg)))
+            (order, (Arc::clone(s), Arc::clone(cfg)))
         })
         .collect()
 }
@@ -663,7 +664,7 @@ fn lane_rank(s: &Scenario, cfg: &RunConfig, donated: bool) -> u8 {
 /// Counts, for each pool of the era, the scenarios that will lease from
 /// it (those that apply: one skipped before it starts leases nothing),
 /// then lets the pools settle who waits for whose servers.
-async fn count_pool_users(scenarios: &[Scenario], cfg: &RunConfig) {
+async fn count_pool_users(scenarios: &[Arc<Scenario>], cfg: &RunConfig) {
     for s in scenarios {
         if matches!(applicability(s, cfg), Ok(None)) {
             for pool in cfg.pools_used_by(s) {
@@ -689,7 +690,7 @@ async fn era_configs(
     target: &Target,
     probed: Vec<ProbedEra>,
     whole: &RunWide,
-    (scenarios, reuse_groups): (&[Scenario], &BTreeSet<String>),
+    (scenarios, reuse_groups): (&[Arc<Scenario>], &BTreeSet<String>),
     opts: &RunOptions,
 ) -> (Vec<Arc<RunConfig>>, Vec<Arc<SessionPool>>) {
     let mut configs = Vec::new();
@@ -863,7 +864,7 @@ impl Lanes {
 }
 
 /// Results in (era, input) order: eras oldest first, scenarios as given.
-fn sort_results(results: &mut [ScenarioResult], scenarios: &[Scenario]) {
+fn sort_results(results: &mut [ScenarioResult], scenarios: &[Arc<Scenario>]) {
     let eras: Vec<String> = KNOWN_VERSIONS.iter().map(|v| v.to_string()).collect();
     results.sort_by_key(|r| {
         (
@@ -924,9 +925,13 @@ mod tests {
 
     /// The ids of `scenarios` in the order the run starts them.
     async fn start_order(scenarios: &[Scenario], cfg: &Arc<RunConfig>) -> Vec<String> {
-        let mut work = era_work(scenarios, cfg).await;
+        let mut work = era_work(&shared(scenarios), cfg).await;
         work.sort_by_key(|(order, _)| *order);
-        work.into_iter().map(|(_, (s, _))| s.id).collect()
+        work.into_iter().map(|(_, (s, _))| s.id.clone()).collect()
+    }
+
+    fn shared(scenarios: &[Scenario]) -> Vec<Arc<Scenario>> {
+        scenarios.iter().cloned().map(Arc::new).collect()
     }
 
     /// A scenario from its YAML text after the header.
@@ -947,9 +952,9 @@ mod tests {
             let hands_on = "hands_on: true\nsteps:\n  - request: ping\n";
             scenarios.push(scenario_with("base/donor", hands_on));
         }
-        let mut work = era_work(&scenarios, &config(Duration::from_secs(1))).await;
+        let mut work = era_work(&shared(&scenarios), &config(Duration::from_secs(1))).await;
         work.sort_by_key(|(order, _)| *order);
-        work.into_iter().map(|(_, (s, _))| s.id).collect()
+        work.into_iter().map(|(_, (s, _))| s.id.clone()).collect()
     }
 
     #[tokio::test]
@@ -999,7 +1004,7 @@ mod tests {
         scenarios.push(scenario_with("base/garbage", GARBAGE));
         let mut cfg = (*config(Duration::from_secs(1))).clone();
         cfg.hands_on_written = 1;
-        let work = era_work(&scenarios, &Arc::new(cfg)).await;
+        let work = era_work(&shared(&scenarios), &Arc::new(cfg)).await;
         let (batches, queued) = mpsc::unbounded_channel();
         let _ = batches.send(work);
         drop(batches);

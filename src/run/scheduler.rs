@@ -26,7 +26,7 @@ pub async fn run_all(
     let work = scenarios
         .into_iter()
         .enumerate()
-        .map(|(i, s)| ((0, 0, i), (s, Arc::clone(&cfg))))
+        .map(|(i, s)| ((0, 0, i), (Arc::new(s), Arc::clone(&cfg))))
         .collect();
     let (batches, queued) = mpsc::unbounded_channel();
     let _ = batches.send(work);
@@ -35,7 +35,7 @@ pub async fn run_all(
 }
 
 /// A scenario of one configuration, to run.
-pub type Job = (Scenario, Arc<RunConfig>);
+pub type Job = (Arc<Scenario>, Arc<RunConfig>);
 
 /// The queue of the scenarios that may spend their time waiting, where a
 /// start costs next to nothing (see `run_jobs`).
@@ -357,7 +357,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn a_later_batch_joins_the_jobs_not_started_yet_in_start_order() {
         let cfg = reference_config();
-        let job = |n: usize| ((0, 0, n), (scenario(n), Arc::clone(&cfg)));
+        let job = |n: usize| ((0, 0, n), (Arc::new(scenario(n)), Arc::clone(&cfg)));
         let (batches, queued) = mpsc::unbounded_channel();
         let _ = batches.send(vec![job(0), job(2), job(4)]);
         let _ = batches.send(vec![job(1), job(3)]);

@@ -208,9 +208,13 @@ impl RunConfig {
     /// holding a server while it is found. (On server-everything over stdio
     /// the first call of its long-running tool went out 1.04 s into a run
     /// of 2.3-2.5 s; as the lead's, at 0.6 s, in a run of 1.9-2.0 s.)
-    pub fn bounded_lead_of(&self, scenarios: &[Scenario]) -> Option<String> {
+    pub fn bounded_lead_of<S: std::borrow::Borrow<Scenario>>(
+        &self,
+        scenarios: &[S],
+    ) -> Option<String> {
         scenarios
             .iter()
+            .map(std::borrow::Borrow::borrow)
             .filter(|s| s.makes_bounded_requests() && self.leases_from(s, &self.reuse_pool))
             .find(|s| matches!(applicability(s, self), Ok(None)))
             .map(|s| s.id.clone())
