@@ -72,6 +72,12 @@ impl Engine {
         }
     }
 
+    /// The environment programs are compiled and evaluated in.
+    #[cfg(test)]
+    pub(crate) fn env(&self) -> &Env {
+        &self.env
+    }
+
     /// Compiles an expression, so syntax errors surface when the file is
     /// loaded; the scenario model keeps the program, so a run never compiles.
     pub fn compile(&self, source: &str) -> Result<Compiled, ExprError> {
@@ -160,7 +166,7 @@ impl Programs {
     pub(crate) fn texts(&self) -> (Vec<&str>, &Env) {
         (
             self.known.keys().map(String::as_str).collect(),
-            &self.engine.env,
+            self.engine.env(),
         )
     }
 

@@ -81,27 +81,22 @@ mod tests {
         env.compile(source).map(|p| p.expression().clone())
     }
 
-    fn engine_env() -> Env {
-        let mut env = Env::stdlib();
-        env.add_extension(cel::extensions::strings)
-            .unwrap_or_else(|e| panic!("{e}"));
-        env.add_extension(cel::extensions::lists)
-            .unwrap_or_else(|e| panic!("{e}"));
-        env.add_extension(cel::extensions::math)
-            .unwrap_or_else(|e| panic!("{e}"));
-        env
+    /// The engine's own language, with every extension it adds.
+    fn engine() -> crate::expr::Engine {
+        crate::expr::Engine::new(&[])
     }
 
     #[test]
     fn extension_macros_are_expanded() {
-        let env = engine_env();
+        let engine = engine();
+        let env = engine.env();
         for source in [
             "math.greatest([1, 2])",
             "math.least(1, 2)",
             "[2, 1].sortBy(x, -x)",
         ] {
-            let parsed = parse(&env, source).unwrap_or_else(|e| panic!("{source}: {e}"));
-            let slow = antlr(&env, source).unwrap_or_else(|e| panic!("{source}: {e}"));
+            let parsed = parse(env, source).unwrap_or_else(|e| panic!("{source}: {e}"));
+            let slow = antlr(env, source).unwrap_or_else(|e| panic!("{source}: {e}"));
             assert_eq!(shape(&parsed), shape(&slow), "{source}");
             // The Pratt parser alone would leave the macro a plain call.
             let fast = PrattParser::default()
@@ -113,10 +108,11 @@ mod tests {
 
     #[test]
     fn a_refused_text_gets_the_environment_parsers_error() {
-        let env = engine_env();
+        let engine = engine();
+        let env = engine.env();
         for source in ["a +", "size(", "a.b(", "'unclosed", "1 ? 2", "a..b"] {
-            let ours = parse(&env, source).map(|e| shape(&e));
-            let theirs = antlr(&env, source).map(|e| shape(&e));
+            let ours = parse(env, source).map(|e| shape(&e));
+            let theirs = antlr(env, source).map(|e| shape(&e));
             assert!(ours.is_err(), "{source} was accepted");
             assert_eq!(
                 ours.map_err(|e| e.to_string()),
